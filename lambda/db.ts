@@ -1,0 +1,40 @@
+import { Signer } from '@aws-sdk/rds-signer';
+import postgres from 'postgres';
+import type { DatabaseConfig } from './config.ts';
+
+/**
+ * Creates the postgres.js client of a Lambda execution environment (call it once, at module scope).
+ *
+ * - `prepare: false`: RDS Proxy pins a client that uses named prepared statements.
+ * - `max` = the configured pool size (default 1): a Lambda environment handles one invocation at a time,
+ *   and the database's connection budget is shared by every concurrent environment.
+ * - `idle_timeout` closes connections of a frozen environment; `connect_timeout` bounds a dead database.
+ * - With IAM auth, a fresh token is signed for every new connection (tokens live 15 minutes).
+ * - `connection.application_name` names the worker in `pg_stat_activity`.
+ */
+export function createSql(config: DatabaseConfig, options: { applicationName?: string } = {}): postgres.Sql {
+  const common = {
+    prepare: false,
+    max: config.poolSize,
+    idle_timeout: 30,
+    connect_timeout: 5,
+    max_lifetime: 60 * 10,
+    onnotice: () => {},
+    connection: { application_name: options.applicationName ?? 'sqs-inbox-worker' },
+  } satisfies postgres.Options<Record<string, postgres.PostgresType>>;
+  if (config.kind === 'url') return postgres(config.url, common);
+
+  const signer =
+    config.auth === 'iam'
+      ? new Signer({ hostname: config.host, port: config.port, username: config.user, region: config.region })
+      : undefined;
+  return postgres({
+    ...common,
+    host: config.host,
+    port: config.port,
+    database: config.database,
+    username: config.user,
+    password: signer ? () => signer.getAuthToken() : config.password,
+    ssl: config.ssl ? 'require' : false,
+  });
+}

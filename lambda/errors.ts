@@ -1,0 +1,64 @@
+/**
+ * Errors of the toolkit. Handlers throw {@link RetryableError} or {@link TerminalError}; everything else is
+ * classified by `lambda/worker/classify-error.ts`.
+ */
+
+/** Base of every error this toolkit throws on purpose. */
+export class WorkerError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'WorkerError';
+  }
+}
+
+/** Thrown by a domain handler when the message may succeed later (a dependency is down, a row is locked). */
+export class RetryableError extends WorkerError {
+  /** Stable failure code, stored in `worker_inbox.failure_code` and matched by `terminalAfterCodes`. */
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'RetryableError';
+    this.code = code;
+  }
+}
+
+/** Thrown by a domain handler when the message can never succeed as it is (bad data, missing aggregate). */
+export class TerminalError extends WorkerError {
+  /** Stable failure code, stored in `worker_inbox.failure_code` and `worker_quarantine.reason_code`. */
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'TerminalError';
+    this.code = code;
+  }
+}
+
+/** Thrown at cold start when an environment variable or option is missing or invalid. */
+export class ConfigError extends WorkerError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Thrown when the migrations on disk or in the database are inconsistent. */
+export class MigrationError extends WorkerError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MigrationError';
+  }
+}
+
+/**
+ * Thrown by the worker handler when every record of a batch failed, so that Lambda counts the invocation as
+ * failed and scales the SQS poller down instead of hammering a sick database.
+ */
+export class BatchFailedError extends WorkerError {
+  /** SQS message ids of the failed records. */
+  readonly messageIds: readonly string[];
+  constructor(messageIds: readonly string[], reason: string) {
+    super(`All ${messageIds.length} records of the batch failed (${reason}); failing the invocation so Lambda backs off.`);
+    this.name = 'BatchFailedError';
+    this.messageIds = messageIds;
+  }
+}

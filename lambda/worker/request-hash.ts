@@ -1,0 +1,32 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * JSON with object keys sorted at every depth, so that two payloads that differ only in key order serialize
+ * the same. Array order is kept (it is meaningful); `undefined` members are dropped as JSON.stringify does.
+ */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, member: unknown) => {
+    if (member === null || typeof member !== 'object' || Array.isArray(member)) return member;
+    const sorted: Record<string, unknown> = {};
+    for (const key of Object.keys(member).sort()) sorted[key] = (member as Record<string, unknown>)[key];
+    return sorted;
+  });
+}
+
+/**
+ * The request hash stored with an idempotency key: sha256 (hex) of the canonical JSON of messageType,
+ * schemaVersion and payload. The same for any key order; different when any value differs.
+ *
+ * @example
+ * ```ts
+ * requestHash({ messageType: 'PaymentCaptured', schemaVersion: 1, payload: { paymentId: 'p-1' } });
+ * ```
+ */
+export function requestHash(input: { messageType: string; schemaVersion: number; payload: unknown }): string {
+  const canonical = canonicalJson({
+    messageType: input.messageType,
+    schemaVersion: input.schemaVersion,
+    payload: input.payload,
+  });
+  return createHash('sha256').update(canonical).digest('hex');
+}

