@@ -11,6 +11,9 @@ export default defineConfig({
       AWS_SECRET_ACCESS_KEY: 'local',
       POWERTOOLS_METRICS_NAMESPACE: 'SqsInboxWorkerTest',
       POWERTOOLS_SERVICE_NAME: 'sqs-inbox-worker-test',
+      // Telemetry is asserted where it matters (test/integration/observability.test.ts); elsewhere it is noise.
+      POWERTOOLS_METRICS_DISABLED: 'true',
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
     },
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -50,7 +50,10 @@ const positiveInt = (name: string, fallback: number, max = 1_000_000) =>
       if (value === undefined || value === '') return fallback;
       const parsed = Number(value);
       if (!Number.isInteger(parsed) || parsed < 1 || parsed > max) {
-        ctx.addIssue({ code: 'custom', message: `${name} must be a whole number from 1 to ${max} (given "${value}")` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} must be a whole number from 1 to ${max} (given "${value}")`,
+        });
         return z.NEVER;
       }
       return parsed;
@@ -63,7 +66,10 @@ const oneOf = <T extends string>(name: string, values: readonly T[], fallback: T
     .transform((value, ctx) => {
       if (value === undefined || value === '') return fallback;
       if (!values.includes(value as T)) {
-        ctx.addIssue({ code: 'custom', message: `${name} must be one of ${values.join(', ')} (given "${value}")` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} must be one of ${values.join(', ')} (given "${value}")`,
+        });
         return z.NEVER;
       }
       return value as T;
@@ -91,7 +97,11 @@ const envSchema = z.object({
   WORKER_LOCK_TIMEOUT_MS: positiveInt('WORKER_LOCK_TIMEOUT_MS', 5000, 600_000),
   WORKER_STATEMENT_TIMEOUT_MS: positiveInt('WORKER_STATEMENT_TIMEOUT_MS', 15_000, 900_000),
   WORKER_DEADLINE_GUARD_MS: z.string().optional(),
-  WORKER_FAIL_INVOCATION_ON_FULL_FAILURE: oneOf('WORKER_FAIL_INVOCATION_ON_FULL_FAILURE', ['true', 'false'] as const, 'true'),
+  WORKER_FAIL_INVOCATION_ON_FULL_FAILURE: oneOf(
+    'WORKER_FAIL_INVOCATION_ON_FULL_FAILURE',
+    ['true', 'false'] as const,
+    'true',
+  ),
   SQS_ENDPOINT: z.string().optional(),
 });
 
@@ -151,7 +161,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (e.WORKER_DEADLINE_GUARD_MS !== undefined && e.WORKER_DEADLINE_GUARD_MS !== '') {
     deadlineGuardMs = Number(e.WORKER_DEADLINE_GUARD_MS);
     if (!Number.isInteger(deadlineGuardMs) || deadlineGuardMs < 0) {
-      problems.push(`WORKER_DEADLINE_GUARD_MS must be a whole number of milliseconds ≥ 0 (given "${e.WORKER_DEADLINE_GUARD_MS}")`);
+      problems.push(
+        `WORKER_DEADLINE_GUARD_MS must be a whole number of milliseconds ≥ 0 (given "${e.WORKER_DEADLINE_GUARD_MS}")`,
+      );
     }
   }
   if (e.WORKER_BACKOFF_BASE_SECONDS > e.WORKER_BACKOFF_MAX_SECONDS) {
@@ -159,7 +171,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       `WORKER_BACKOFF_BASE_SECONDS (${e.WORKER_BACKOFF_BASE_SECONDS}) must not exceed WORKER_BACKOFF_MAX_SECONDS (${e.WORKER_BACKOFF_MAX_SECONDS})`,
     );
   }
-  if (problems.length > 0 || !database) throw new ConfigError(`Invalid worker configuration:\n- ${problems.join('\n- ')}`);
+  if (problems.length > 0 || !database)
+    throw new ConfigError(`Invalid worker configuration:\n- ${problems.join('\n- ')}`);
 
   return {
     database,

@@ -57,7 +57,9 @@ export class BatchFailedError extends WorkerError {
   /** SQS message ids of the failed records. */
   readonly messageIds: readonly string[];
   constructor(messageIds: readonly string[], reason: string) {
-    super(`All ${messageIds.length} records of the batch failed (${reason}); failing the invocation so Lambda backs off.`);
+    super(
+      `All ${messageIds.length} records of the batch failed (${reason}); failing the invocation so Lambda backs off.`,
+    );
     this.name = 'BatchFailedError';
     this.messageIds = messageIds;
   }

@@ -39,7 +39,11 @@ export interface CapacityResult {
   /** The term that set the result. */
   readonly binding: CapacityTerm;
   /** Every term that could be computed, with its value (not rounded). */
-  readonly terms: ReadonlyArray<{ readonly term: CapacityTerm; readonly value: number; readonly formula: string }>;
+  readonly terms: ReadonlyArray<{
+    readonly term: CapacityTerm;
+    readonly value: number;
+    readonly formula: string;
+  }>;
   /** One sentence naming the binding term, for annotations and the CLI. */
   readonly explanation: string;
 }
@@ -71,12 +75,26 @@ export function safeWorkerConcurrency(inputs: CapacityInputs): CapacityResult {
   const ratio = (term: CapacityTerm, a: string, x: number | undefined, b: string, y: number | undefined) => {
     if (x === undefined && y === undefined) return;
     if (x === undefined || y === undefined) {
-      throw new RangeError(`Capacity inputs ${a} and ${b} go together (given ${a}=${String(x)}, ${b}=${String(y)})`);
+      throw new RangeError(
+        `Capacity inputs ${a} and ${b} go together (given ${a}=${String(x)}, ${b}=${String(y)})`,
+      );
     }
     terms.push({ term, value: x / y, formula: `${a} ${x} / ${b} ${y}` });
   };
-  ratio('write_iops', 'db_write_iops_budget', inputs.dbWriteIopsBudget, 'write_iops_per_message', inputs.writeIopsPerMessage);
-  ratio('downstream_rate', 'downstream_rate_limit', inputs.downstreamRateLimit, 'calls_per_message', inputs.callsPerMessage);
+  ratio(
+    'write_iops',
+    'db_write_iops_budget',
+    inputs.dbWriteIopsBudget,
+    'write_iops_per_message',
+    inputs.writeIopsPerMessage,
+  );
+  ratio(
+    'downstream_rate',
+    'downstream_rate_limit',
+    inputs.downstreamRateLimit,
+    'calls_per_message',
+    inputs.callsPerMessage,
+  );
   if (inputs.lockContentionSafeParallelism !== undefined) {
     terms.push({
       term: 'lock_contention',

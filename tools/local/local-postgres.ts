@@ -38,7 +38,9 @@ export async function freePort(): Promise<number> {
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }
@@ -97,7 +99,9 @@ async function embeddedPostgresModuleUrl(): Promise<string> {
  * await pg.stop();
  * ```
  */
-export async function startLocalPostgres(options: { onLog?: (line: string) => void } = {}): Promise<LocalPostgres> {
+export async function startLocalPostgres(
+  options: { onLog?: (line: string) => void } = {},
+): Promise<LocalPostgres> {
   const { default: EmbeddedPostgres } = await import(await embeddedPostgresModuleUrl());
   const port = await freePort();
   const databaseDir = await mkdtemp(join(tmpdir(), 'sqs-inbox-worker-pg-'));

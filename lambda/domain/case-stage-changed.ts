@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { defineHandler } from '../worker/message-handler.ts';
+
+/**
+ * `CaseStageChanged` v1 `{ caseId, stage, version }`: creates the case or moves it forward only when
+ * `version` is newer (pattern document §21). An older or equal version is a successful no-op: out-of-order
+ * events never roll state back.
+ */
+export const caseStageChanged = defineHandler({
+  messageType: 'CaseStageChanged',
+  schemaVersion: 1,
+  payload: z.object({
+    caseId: z.string().min(1).max(200),
+    stage: z.string().min(1).max(50),
+    version: z.number().int().min(1),
+  }),
+  async handle({ sql, payload }) {
+    const rows = await sql`
+      insert into cases (case_id, stage, version)
+      values (${payload.caseId}, ${payload.stage}, ${payload.version})
+      on conflict (case_id) do update
+        set stage = excluded.stage, version = excluded.version
+        where cases.version < excluded.version
+      returning version
+    `;
+    return { resultRef: `cases/${payload.caseId}@${payload.version}`, stale: rows.length === 0 };
+  },
+});

@@ -1,0 +1,16 @@
+import type { MessageHandler } from '../worker/message-handler.ts';
+import { caseDeadlineCalculationRequested } from './case-deadline-calculation-requested.ts';
+import { caseStageChanged } from './case-stage-changed.ts';
+import { paymentCaptured } from './payment-captured.ts';
+
+export { caseDeadlineCalculationRequested, STAGE_SLA_DAYS } from './case-deadline-calculation-requested.ts';
+export { caseStageChanged } from './case-stage-changed.ts';
+export { paymentCaptured } from './payment-captured.ts';
+
+/** The example domain's handlers, as the deployable worker registers them. */
+// biome-ignore lint/suspicious/noExplicitAny: handlers of any payload schema
+export const exampleHandlers: readonly MessageHandler<any>[] = [
+  caseStageChanged,
+  caseDeadlineCalculationRequested,
+  paymentCaptured,
+];

@@ -1,0 +1,39 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { loadConfig } from '../config.ts';
+import { createSql } from '../db.ts';
+import { exampleHandlers } from '../domain/index.ts';
+import { createWorker } from '../worker/create-worker.ts';
+
+// Cold start: configuration is read and validated once; clients live at module scope and are reused.
+const config = loadConfig();
+const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? config.consumer });
+const metrics = new Metrics({
+  namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'SqsInboxWorker',
+  serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? config.consumer,
+});
+const sql = createSql(config.database, { applicationName: config.consumer });
+const sqs = new SQSClient(
+  config.sqsEndpoint ? { endpoint: config.sqsEndpoint, useQueueUrlAsEndpoint: false } : {},
+);
+
+/** The deployable worker: the example domain on the inbox engine. */
+export const handler = createWorker({
+  consumer: config.consumer,
+  handlers: exampleHandlers,
+  sql,
+  sqs,
+  logger,
+  metrics,
+  terminalPolicy: config.terminalPolicy,
+  recordConcurrency: config.recordConcurrency,
+  commitMode: config.commitMode,
+  backoff: { baseSeconds: config.backoffBaseSeconds, maxSeconds: config.backoffMaxSeconds },
+  maxBusinessAttempts: config.maxBusinessAttempts,
+  claimLockTimeoutMs: config.claimLockTimeoutMs,
+  lockTimeoutMs: config.lockTimeoutMs,
+  statementTimeoutMs: config.statementTimeoutMs,
+  deadlineGuardMs: config.deadlineGuardMs,
+  failInvocationOnFullBatchFailure: config.failInvocationOnFullBatchFailure,
+});

@@ -1,0 +1,46 @@
+import type { Failure } from './classify-error.ts';
+import type { AttemptPolicy } from './envelope.ts';
+
+/** Worker-wide defaults for the envelope's attempt policy. */
+export interface AttemptDefaults {
+  /** Used when the envelope gives no `maxBusinessAttempts`. */
+  readonly maxBusinessAttempts: number;
+}
+
+/**
+ * Turns a retryable failure terminal when the message's business retry budget is spent (pattern document
+ * §14): its code is in `terminalAfterCodes`, `attempts` reached `maxBusinessAttempts`, or `retryableUntil`
+ * has passed. A terminal failure stays terminal. The returned message says which rule fired.
+ *
+ * @param attempts business attempts including the one that just failed (`worker_inbox.receive_count`).
+ */
+export function applyAttemptPolicy(
+  failure: Failure,
+  input: { policy: AttemptPolicy | null | undefined; attempts: number; now: Date; defaults: AttemptDefaults },
+): Failure {
+  if (!failure.retryable) return failure;
+  const policy = input.policy ?? {};
+  if (policy.terminalAfterCodes?.includes(failure.code)) {
+    return {
+      ...failure,
+      retryable: false,
+      message: `${failure.message} [terminal: code listed in terminalAfterCodes]`,
+    };
+  }
+  const max = policy.maxBusinessAttempts ?? input.defaults.maxBusinessAttempts;
+  if (input.attempts >= max) {
+    return {
+      ...failure,
+      retryable: false,
+      message: `${failure.message} [terminal: attempt ${input.attempts} of maxBusinessAttempts ${max}]`,
+    };
+  }
+  if (policy.retryableUntil && Date.parse(policy.retryableUntil) <= input.now.getTime()) {
+    return {
+      ...failure,
+      retryable: false,
+      message: `${failure.message} [terminal: retryableUntil ${policy.retryableUntil} passed]`,
+    };
+  }
+  return failure;
+}

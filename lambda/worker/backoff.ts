@@ -1,0 +1,28 @@
+/** Longest visibility timeout SQS accepts (12 hours). */
+export const MAX_VISIBILITY_SECONDS = 43_200;
+
+/** Backoff settings of a worker. */
+export interface BackoffSettings {
+  /** Delay cap of the first retry, in seconds. */
+  readonly baseSeconds: number;
+  /** Upper bound of any delay, in seconds (at most 12 hours). */
+  readonly maxSeconds: number;
+}
+
+/**
+ * Exponential backoff with full jitter for a retryable failure:
+ * `random(0, min(maxSeconds, baseSeconds × 2^(receiveCount − 1)))`, whole seconds, so that many messages
+ * failing together do not come back together (no retry storms).
+ *
+ * @param receiveCount SQS ApproximateReceiveCount of the delivery that failed (1 for the first).
+ * @param random a source of numbers in [0, 1); injectable for tests.
+ */
+export function backoffSeconds(
+  receiveCount: number,
+  settings: BackoffSettings,
+  random: () => number = Math.random,
+): number {
+  const exponent = Math.max(0, Math.min(30, receiveCount - 1));
+  const cap = Math.min(settings.maxSeconds, MAX_VISIBILITY_SECONDS, settings.baseSeconds * 2 ** exponent);
+  return Math.min(Math.floor(random() * (cap + 1)), cap);
+}

@@ -1,0 +1,275 @@
+import {
+  BatchProcessor,
+  EventType,
+  processPartialResponse,
+  SqsFifoPartialProcessorAsync,
+} from '@aws-lambda-powertools/batch';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import pLimit from 'p-limit';
+import type postgres from 'postgres';
+import { BatchFailedError, ConfigError } from '../errors.ts';
+import { type BackoffSettings, backoffSeconds } from './backoff.ts';
+import { changeVisibility } from './change-visibility.ts';
+import { DeadlineGuard } from './deadline-guard.ts';
+import { createHandlerRegistry } from './handler-registry.ts';
+import type { MessageHandler } from './message-handler.ts';
+import type { RecordOutcome } from './outcome.ts';
+import {
+  type BatchState,
+  processRecord,
+  type RecordDependencies,
+  type TransactionRunner,
+} from './process-record.ts';
+import { queueUrlFromArn } from './queue-url.ts';
+import { recordTelemetry } from './record-telemetry.ts';
+
+/** Options of {@link createWorker}. Only `consumer`, `handlers` and `sql` are required. */
+export interface WorkerOptions {
+  /** Inbox namespace of this worker (`worker_inbox.consumer`), 1–100 characters. */
+  readonly consumer: string;
+  /** Domain handlers, one per messageType and schemaVersion. */
+  // biome-ignore lint/suspicious/noExplicitAny: handlers of any payload schema
+  readonly handlers: readonly MessageHandler<any>[];
+  /** The postgres.js client (module scope, `prepare: false`). */
+  readonly sql: postgres.Sql;
+  /** SQS client for the backoff visibility changes. Without it, failures wait for the queue's visibility timeout. */
+  readonly sqs?: SQSClient;
+  /** Powertools Logger. @default a Logger of service POWERTOOLS_SERVICE_NAME */
+  readonly logger?: Logger;
+  /** Powertools Metrics. @default a Metrics of namespace POWERTOOLS_METRICS_NAMESPACE (or `SqsInboxWorker`) */
+  readonly metrics?: Metrics;
+  /** `quarantine`: store terminal messages and acknowledge them; `dlq`: report them until SQS moves them. @default 'quarantine' */
+  readonly terminalPolicy?: 'quarantine' | 'dlq';
+  /** Records processed at once, 1 to the pool size (`sql.options.max`). @default 1 */
+  readonly recordConcurrency?: number;
+  /** `per-message`: one transaction per record; `per-batch`: one per batch, a savepoint per record. @default 'per-message' */
+  readonly commitMode?: 'per-message' | 'per-batch';
+  /** Backoff of retryable failures. @default { baseSeconds: 2, maxSeconds: 900 } */
+  readonly backoff?: Partial<BackoffSettings>;
+  /** Attempts after which a retryable failure is terminal, when the envelope gives none. @default 10 */
+  readonly maxBusinessAttempts?: number;
+  /** Lock wait for the inbox claim; past it a duplicate in flight is retried later. @default 1000 */
+  readonly claimLockTimeoutMs?: number;
+  /** Lock wait for the domain mutation. @default 5000 */
+  readonly lockTimeoutMs?: number;
+  /** Statement timeout, further bounded by the Lambda time left. @default 15000 */
+  readonly statementTimeoutMs?: number;
+  /** Do not start a record with less than this left; default: max(2 s, observed p99 of records). */
+  readonly deadlineGuardMs?: number;
+  /** Throw when every record of a batch failed, so Lambda backs off. @default true */
+  readonly failInvocationOnFullBatchFailure?: boolean;
+  /** Clock in epoch milliseconds (tests). @default Date.now */
+  readonly now?: () => number;
+  /** Random source in [0, 1) for backoff jitter (tests). @default Math.random */
+  readonly random?: () => number;
+}
+
+/** The Lambda handler returned by {@link createWorker}. */
+export type WorkerHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+
+/**
+ * Builds the Lambda SQS handler of a worker: exactly-once effects under at-least-once delivery.
+ *
+ * Per record (in `processRecord`): decode and route, then ONE transaction that claims the inbox row,
+ * skips duplicates, rejects a reused key with another payload, applies the domain handler and marks the
+ * row COMPLETED. Per batch: Powertools `BatchProcessor` (or `SqsFifoPartialProcessorAsync` for `.fifo`
+ * queues, stopping a group at its first failure) builds `batchItemFailures`; reported records get an
+ * exponential backoff with jitter in one ChangeMessageVisibilityBatch; a batch in which every record
+ * failed throws so Lambda scales its poller down.
+ *
+ * A processor is created per invocation: Powertools processors keep per-batch state, and the local event
+ * source mapping may run several invocations of one handler at once.
+ *
+ * @example
+ * ```ts
+ * const sql = createSql(config.database);
+ * export const handler = createWorker({ consumer: 'case-worker', handlers: exampleHandlers, sql, sqs: new SQSClient({}) });
+ * ```
+ */
+export function createWorker(options: WorkerOptions): WorkerHandler {
+  const registry = createHandlerRegistry(options.handlers);
+  const poolSize = options.sql.options?.max ?? 1;
+  const recordConcurrency = options.recordConcurrency ?? 1;
+  const problems: string[] = [];
+  if (!options.consumer || options.consumer.length > 100) {
+    problems.push(`consumer must be 1–100 characters (given "${options.consumer}")`);
+  }
+  if (!Number.isInteger(recordConcurrency) || recordConcurrency < 1 || recordConcurrency > poolSize) {
+    problems.push(
+      `recordConcurrency must be a whole number from 1 to the pool size ${poolSize} (given ${recordConcurrency}); raise the pool size (postgres max) or lower recordConcurrency`,
+    );
+  }
+  if (options.commitMode === 'per-batch' && recordConcurrency !== 1) {
+    problems.push(
+      `commitMode per-batch runs records one after another in one transaction; set recordConcurrency to 1 (given ${recordConcurrency})`,
+    );
+  }
+  if (problems.length > 0) throw new ConfigError(`Invalid worker options:\n- ${problems.join('\n- ')}`);
+
+  const logger =
+    options.logger ?? new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? options.consumer });
+  const metrics =
+    options.metrics ??
+    new Metrics({
+      namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'SqsInboxWorker',
+      serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? options.consumer,
+    });
+  const now = options.now ?? Date.now;
+  const random = options.random ?? Math.random;
+  const backoff: BackoffSettings = { baseSeconds: 2, maxSeconds: 900, ...options.backoff };
+  const guard = new DeadlineGuard(options.deadlineGuardMs);
+  const perMessage: TransactionRunner = (fn) => options.sql.begin(fn) as never;
+  const baseDeps: RecordDependencies = {
+    consumer: options.consumer,
+    registry,
+    transaction: perMessage,
+    bookkeeping: perMessage,
+    terminalPolicy: options.terminalPolicy ?? 'quarantine',
+    attemptDefaults: { maxBusinessAttempts: options.maxBusinessAttempts ?? 10 },
+    backoff,
+    claimLockTimeoutMs: options.claimLockTimeoutMs ?? 1000,
+    lockTimeoutMs: options.lockTimeoutMs ?? 5000,
+    statementTimeoutMs: options.statementTimeoutMs ?? 15_000,
+    now,
+    random,
+  };
+
+  return async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
+    const records = event.Records ?? [];
+    const arn = records[0]?.eventSourceARN ?? '';
+    const queue = arn.split(':').at(-1) ?? '';
+    const fifo = arn.endsWith('.fifo');
+    const batch: BatchState = { databaseDown: false, remainingMs: () => context.getRemainingTimeInMillis() };
+    const outcomes = new Map<string, RecordOutcome>();
+    const limit = pLimit(recordConcurrency);
+
+    const runRecord = (deps: RecordDependencies) => async (record: SQSRecord) => {
+      const outcome = await limit(async () => {
+        if (batch.remainingMs() < guard.guardMs()) return deferred(record);
+        const result = await processRecord(record, deps, batch);
+        guard.observe(result.processingMs);
+        return result;
+      });
+      outcomes.set(record.messageId, outcome);
+      if (!outcome.acknowledged) throw new Error(`${outcome.result} ${outcome.failureCode ?? ''}`.trim());
+      return outcome.result;
+    };
+    const run = (deps: RecordDependencies) => {
+      const fn = runRecord(deps);
+      return fifo
+        ? processPartialResponse(event, fn, new SqsFifoPartialProcessorAsync(), {
+            context,
+            skipGroupOnError: true,
+            throwOnFullBatchFailure: false,
+          })
+        : processPartialResponse(event, fn, new BatchProcessor(EventType.SQS), {
+            context,
+            throwOnFullBatchFailure: false,
+            processInParallel: deps.transaction === perMessage,
+          });
+    };
+
+    let response: SQSBatchResponse;
+    if (options.commitMode === 'per-batch') {
+      response = await runBatchTransaction(run);
+    } else {
+      response = await run(baseDeps);
+    }
+
+    for (const outcome of outcomes.values()) recordTelemetry(outcome, { logger, metrics, queue });
+    metrics.addMetric('BatchSize', MetricUnit.Count, records.length);
+    metrics.publishStoredMetrics();
+
+    if (options.sqs && arn) {
+      const reported = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
+      const changes = records.flatMap((record) => {
+        const seconds = outcomes.get(record.messageId)?.visibilitySeconds;
+        return reported.has(record.messageId) && seconds !== undefined
+          ? [{ messageId: record.messageId, receiptHandle: record.receiptHandle, visibilitySeconds: seconds }]
+          : [];
+      });
+      if (changes.length > 0) {
+        const queueUrl = await queueUrlFromArn(options.sqs, arn).catch((error: unknown) => {
+          logger.warn('worker_queue_url_unresolved', { eventSourceARN: arn, error: String(error) });
+          return undefined;
+        });
+        if (queueUrl) await changeVisibility(options.sqs, queueUrl, changes, logger);
+      }
+    }
+
+    const failed = response.batchItemFailures.length;
+    if (
+      (options.failInvocationOnFullBatchFailure ?? true) &&
+      records.length > 0 &&
+      failed === records.length
+    ) {
+      const codes = [
+        ...new Set([...outcomes.values()].map((outcome) => outcome.failureCode ?? outcome.result)),
+      ];
+      throw new BatchFailedError(
+        records.map((record) => record.messageId),
+        codes.join(', '),
+      );
+    }
+    return response;
+
+    /** A record not started because the Lambda timeout is near: reported, visible again at once. */
+    function deferred(record: SQSRecord): RecordOutcome {
+      return {
+        messageId: record.messageId,
+        result: 'DEADLINE_DEFERRED',
+        acknowledged: false,
+        visibilitySeconds: 0,
+        failureCode: 'DEADLINE_DEFERRED',
+        failureMessage: `not started: ${batch.remainingMs()} ms left, guard ${guard.guardMs()} ms`,
+        receiveCount: Number(record.attributes?.ApproximateReceiveCount) || 1,
+        processingMs: 0,
+        dbTransactionMs: 0,
+        messageAgeMs: 0,
+      };
+    }
+
+    /**
+     * Per-batch commit mode: one transaction for the batch, a savepoint per record (a failed record rolls
+     * back to its savepoint and is reported), one COMMIT. If the commit fails, nothing of the batch
+     * happened: every record is reported retryable.
+     */
+    async function runBatchTransaction(
+      process: (deps: RecordDependencies) => Promise<SQSBatchResponse>,
+    ): Promise<SQSBatchResponse> {
+      const started = now();
+      try {
+        return (await options.sql.begin(async (tx) => {
+          const savepoint: TransactionRunner = (fn) => tx.savepoint(fn) as never;
+          return process({ ...baseDeps, transaction: savepoint, bookkeeping: savepoint });
+        })) as SQSBatchResponse;
+      } catch (error) {
+        const code = (error as { code?: string }).code ?? 'BATCH_COMMIT_FAILED';
+        for (const record of records) {
+          const previous = outcomes.get(record.messageId);
+          const receiveCount = Number(record.attributes?.ApproximateReceiveCount) || 1;
+          outcomes.set(record.messageId, {
+            messageId: record.messageId,
+            receiveCount,
+            processingMs: now() - started,
+            dbTransactionMs: now() - started,
+            messageAgeMs: previous?.messageAgeMs ?? 0,
+            messageType: previous?.messageType,
+            idempotencyKey: previous?.idempotencyKey,
+            aggregateId: previous?.aggregateId,
+            correlationId: previous?.correlationId,
+            result: 'RETRYABLE_FAILURE',
+            acknowledged: false,
+            visibilitySeconds: backoffSeconds(receiveCount, backoff, random),
+            failureCode: 'BATCH_COMMIT_FAILED',
+            failureMessage: `the batch transaction did not commit (${code}); every record is retried`,
+          });
+        }
+        return { batchItemFailures: records.map((record) => ({ itemIdentifier: record.messageId })) };
+      }
+    }
+  };
+}

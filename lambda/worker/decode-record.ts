@@ -1,0 +1,102 @@
+import type { SQSRecord } from 'aws-lambda';
+import { describeIssues, type Envelope, envelopeSchema } from './envelope.ts';
+import type { HandlerRegistry } from './handler-registry.ts';
+import type { MessageHandler } from './message-handler.ts';
+import { requestHash } from './request-hash.ts';
+
+/** A record that can be processed. */
+export interface DecodedRecord {
+  readonly ok: true;
+  readonly envelope: Envelope;
+  readonly handler: MessageHandler;
+  readonly payload: unknown;
+  readonly requestHash: string;
+}
+
+/** A record that can never be processed as it is, with what could be read of it. */
+export interface UndecodableRecord {
+  readonly ok: false;
+  readonly code:
+    | 'INVALID_JSON'
+    | 'INVALID_ENVELOPE'
+    | 'UNKNOWN_MESSAGE_TYPE'
+    | 'UNSUPPORTED_SCHEMA_VERSION'
+    | 'INVALID_PAYLOAD';
+  /** Safe text: names fields and rules, never values. */
+  readonly message: string;
+  /** Present when the envelope itself was valid (the payload or the route was not). */
+  readonly envelope?: Envelope;
+  readonly requestHash?: string;
+  /** Best-effort identifiers for quarantine and logs (only short strings are kept). */
+  readonly idempotencyKey?: string;
+  readonly messageType?: string;
+}
+
+const shortString = (value: unknown, max: number) =>
+  typeof value === 'string' && value.length <= max ? value : undefined;
+
+/**
+ * Parses and routes one SQS record: JSON → envelope schema → handler by messageType and schemaVersion →
+ * the handler's payload schema. Pure: no I/O.
+ */
+export function decodeRecord(
+  record: SQSRecord,
+  registry: HandlerRegistry,
+): DecodedRecord | UndecodableRecord {
+  let body: unknown;
+  try {
+    body = JSON.parse(record.body);
+  } catch {
+    return {
+      ok: false,
+      code: 'INVALID_JSON',
+      message: `body is not JSON (${record.body.length} characters)`,
+    };
+  }
+  const parsed = envelopeSchema.safeParse(body);
+  if (!parsed.success) {
+    const raw = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+    return {
+      ok: false,
+      code: 'INVALID_ENVELOPE',
+      message: `invalid envelope: ${describeIssues(parsed.error)}`,
+      idempotencyKey: shortString(raw.idempotencyKey, 200),
+      messageType: shortString(raw.messageType, 100),
+    };
+  }
+  const envelope = parsed.data;
+  const hash = requestHash(envelope);
+  const known = {
+    envelope,
+    requestHash: hash,
+    idempotencyKey: envelope.idempotencyKey,
+    messageType: envelope.messageType,
+  };
+  const handler = registry.find(envelope.messageType, envelope.schemaVersion);
+  if (!handler) {
+    const versions = registry.versions(envelope.messageType);
+    return versions.length === 0
+      ? {
+          ok: false,
+          code: 'UNKNOWN_MESSAGE_TYPE',
+          message: `no handler for messageType ${envelope.messageType}`,
+          ...known,
+        }
+      : {
+          ok: false,
+          code: 'UNSUPPORTED_SCHEMA_VERSION',
+          message: `${envelope.messageType} schemaVersion ${envelope.schemaVersion} is not supported (supported: ${versions.join(', ')})`,
+          ...known,
+        };
+  }
+  const payload = handler.payload.safeParse(envelope.payload);
+  if (!payload.success) {
+    return {
+      ok: false,
+      code: 'INVALID_PAYLOAD',
+      message: `invalid payload: ${describeIssues(payload.error, 'payload.')}`,
+      ...known,
+    };
+  }
+  return { ok: true, envelope, handler, payload: payload.data, requestHash: hash };
+}

@@ -1,0 +1,310 @@
+import type { SQSRecord } from 'aws-lambda';
+import type postgres from 'postgres';
+import { RetryableError } from '../errors.ts';
+import { type AttemptDefaults, applyAttemptPolicy } from './attempt-policy.ts';
+import { type BackoffSettings, backoffSeconds, MAX_VISIBILITY_SECONDS } from './backoff.ts';
+import { classifyError, type Failure, truncate } from './classify-error.ts';
+import { type DecodedRecord, decodeRecord, type UndecodableRecord } from './decode-record.ts';
+import type { HandlerRegistry } from './handler-registry.ts';
+import {
+  claimInbox,
+  completeInbox,
+  countFailedAttempt,
+  type InboxEntry,
+  markInboxTerminal,
+  recordInboxFailure,
+} from './inbox.ts';
+import type { OutcomeResult, RecordOutcome } from './outcome.ts';
+import { quarantineMessage } from './quarantine.ts';
+
+/** Runs `fn` in a transaction: `sql.begin` per message, or a savepoint of the batch transaction. */
+export type TransactionRunner = <T>(fn: (tx: postgres.TransactionSql) => Promise<T>) => Promise<T>;
+
+/** Collaborators and settings of {@link processRecord}; built once by `createWorker`. */
+export interface RecordDependencies {
+  readonly consumer: string;
+  readonly registry: HandlerRegistry;
+  /** Runs the inbox transaction of a record. */
+  readonly transaction: TransactionRunner;
+  /** Runs the short bookkeeping transaction after a rollback (DESIGN.md rule 3). */
+  readonly bookkeeping: TransactionRunner;
+  readonly terminalPolicy: 'quarantine' | 'dlq';
+  readonly attemptDefaults: AttemptDefaults;
+  readonly backoff: BackoffSettings;
+  readonly claimLockTimeoutMs: number;
+  readonly lockTimeoutMs: number;
+  readonly statementTimeoutMs: number;
+  readonly now: () => number;
+  readonly random: () => number;
+}
+
+/** State shared by the records of one invocation. */
+export interface BatchState {
+  /** Set after a connection-class failure: the rest of the batch is reported without touching the database. */
+  databaseDown: boolean;
+  /** Milliseconds left before the Lambda timeout. */
+  remainingMs(): number;
+}
+
+/** Margin kept between a statement timeout and the Lambda timeout. */
+const TIMEOUT_MARGIN_MS = 500;
+
+type Decision = Omit<
+  RecordOutcome,
+  'messageId' | 'receiveCount' | 'processingMs' | 'dbTransactionMs' | 'messageAgeMs'
+>;
+
+/**
+ * Processes one SQS record end to end and decides its outcome (DESIGN.md "Path of one message"):
+ * decode → route → ONE transaction (claim + lock the inbox row, duplicate / hash-mismatch / terminal checks,
+ * domain mutation, COMPLETED) → on failure: classify, count the attempt in a short transaction, apply the
+ * attempt policy, quarantine terminal messages. Never throws: every path ends in an outcome, and a message
+ * is acknowledged only when its effect (or its quarantine row) is committed.
+ */
+export async function processRecord(
+  record: SQSRecord,
+  deps: RecordDependencies,
+  batch: BatchState,
+): Promise<RecordOutcome> {
+  const startedAt = deps.now();
+  const receiveCount = Number(record.attributes?.ApproximateReceiveCount) || 1;
+  const sentAt = Number(record.attributes?.SentTimestamp);
+  let dbTransactionMs = 0;
+  let ids: Pick<RecordOutcome, 'messageType' | 'idempotencyKey' | 'aggregateId' | 'correlationId'> = {};
+
+  const timed = async <T>(fn: () => Promise<T>): Promise<T> => {
+    const t = deps.now();
+    try {
+      return await fn();
+    } finally {
+      dbTransactionMs += deps.now() - t;
+    }
+  };
+  const finish = (partial: Decision): RecordOutcome => ({
+    messageId: record.messageId,
+    receiveCount,
+    processingMs: deps.now() - startedAt,
+    dbTransactionMs,
+    messageAgeMs: Number.isFinite(sentAt) && sentAt > 0 ? Math.max(0, startedAt - sentAt) : 0,
+    ...ids,
+    ...partial,
+  });
+  const retry = (failure: Pick<Failure, 'code' | 'message'>, attempts?: number): Decision => ({
+    result: 'RETRYABLE_FAILURE',
+    acknowledged: false,
+    visibilitySeconds: backoffSeconds(receiveCount, deps.backoff, deps.random),
+    failureCode: failure.code,
+    failureMessage: failure.message,
+    attempts,
+  });
+
+  if (batch.databaseDown) {
+    return finish(
+      retry({
+        code: 'DATABASE_UNAVAILABLE',
+        message: 'not attempted: the database failed earlier in this batch',
+      }),
+    );
+  }
+
+  const decoded = decodeRecord(record, deps.registry);
+  ids = {
+    messageType: decoded.ok ? decoded.envelope.messageType : decoded.messageType,
+    idempotencyKey: decoded.ok ? decoded.envelope.idempotencyKey : decoded.idempotencyKey,
+    aggregateId: decoded.envelope?.aggregateId,
+    correlationId: decoded.envelope?.correlationId ?? undefined,
+  };
+  if (!decoded.ok) {
+    const failure: Failure = {
+      retryable: false,
+      code: decoded.code,
+      message: decoded.message,
+      connection: false,
+    };
+    return finish(await settleFailure(failure, decoded));
+  }
+
+  const notBefore = decoded.envelope.attemptPolicy?.notBefore;
+  if (notBefore && Date.parse(notBefore) > deps.now()) {
+    const waitSeconds = Math.ceil((Date.parse(notBefore) - deps.now()) / 1000);
+    return finish({
+      result: 'NOT_YET_DUE',
+      acknowledged: false,
+      visibilitySeconds: Math.min(waitSeconds, MAX_VISIBILITY_SECONDS),
+      failureCode: 'NOT_YET_DUE',
+      failureMessage: `notBefore ${notBefore} is ${waitSeconds} s away`,
+    });
+  }
+
+  const entry: InboxEntry = {
+    consumer: deps.consumer,
+    envelope: decoded.envelope,
+    requestHash: decoded.requestHash,
+    sqsMessageId: record.messageId,
+  };
+  let attempts: number | undefined;
+  try {
+    const outcome = await timed(() =>
+      deps.transaction((tx) =>
+        applyInTransaction(tx, decoded, entry, (claimed) => {
+          attempts = claimed;
+        }),
+      ),
+    );
+    return finish(outcome);
+  } catch (error) {
+    return finish(await settleFailure(classifyError(error), decoded, attempts));
+  }
+
+  /** The inbox transaction: claim, checks, effect, COMPLETED. Throws to roll back. */
+  async function applyInTransaction(
+    tx: postgres.TransactionSql,
+    message: DecodedRecord,
+    inbox: InboxEntry,
+    onClaim: (receiveCount: number) => void,
+  ): Promise<Decision> {
+    const statementTimeout = Math.max(
+      100,
+      Math.min(deps.statementTimeoutMs, batch.remainingMs() - TIMEOUT_MARGIN_MS),
+    );
+    // One round trip: the timeouts and the claim are pipelined on the transaction's connection. set_config(…, true)
+    // is transaction-scoped (like SET LOCAL), so nothing outlives the transaction on a pooled/proxied connection.
+    const [, claim] = await Promise.all([
+      tx`select set_config('lock_timeout', ${`${deps.claimLockTimeoutMs}ms`}, true), set_config('statement_timeout', ${`${statementTimeout}ms`}, true)`,
+      claimInbox(tx, inbox).catch((error: unknown) => {
+        if ((error as { code?: string }).code === '55P03') {
+          throw new RetryableError(
+            'IN_PROGRESS_ELSEWHERE',
+            'another delivery of this idempotency key holds its inbox row',
+            {
+              cause: error,
+            },
+          );
+        }
+        throw error;
+      }),
+      tx`select set_config('lock_timeout', ${`${deps.lockTimeoutMs}ms`}, true)`,
+    ]);
+    onClaim(claim.receiveCount);
+    const key = message.envelope.idempotencyKey;
+
+    if (claim.requestHash !== message.requestHash) {
+      const failure = {
+        code: 'IDEMPOTENCY_HASH_MISMATCH',
+        message: `idempotency key already used by a different request (inbox status ${claim.status}); the new message was not applied`,
+      };
+      await markInboxTerminal(tx, { consumer: deps.consumer, idempotencyKey: key, ...failure });
+      return { ...(await terminal(tx, failure, claim.receiveCount)), hashMismatch: true };
+    }
+    if (claim.status === 'COMPLETED') {
+      return { result: 'DUPLICATE', acknowledged: true, attempts: claim.receiveCount };
+    }
+    if (claim.status === 'FAILED_TERMINAL') {
+      const failure = {
+        code: claim.failureCode ?? 'PREVIOUSLY_TERMINAL',
+        message:
+          'this idempotency key already failed terminally; fix the cause, then release it from quarantine',
+      };
+      return terminal(tx, failure, claim.receiveCount);
+    }
+    const result = await message.handler.handle({
+      sql: tx,
+      payload: message.payload,
+      envelope: message.envelope,
+      record,
+    });
+    await completeInbox(tx, {
+      consumer: deps.consumer,
+      idempotencyKey: key,
+      resultRef: result?.resultRef?.slice(0, 300) ?? null,
+    });
+    const kind: OutcomeResult = result?.stale ? 'STALE_VERSION_SKIPPED' : 'COMPLETED';
+    return { result: kind, acknowledged: true, attempts: claim.receiveCount };
+  }
+
+  /** A terminal outcome decided inside a transaction that commits (quarantine row included). */
+  async function terminal(
+    sql: postgres.TransactionSql,
+    failure: { code: string; message: string },
+    attemptCount: number | undefined,
+  ): Promise<Decision> {
+    const quarantined = deps.terminalPolicy === 'quarantine';
+    if (quarantined) {
+      await quarantineMessage(sql, {
+        consumer: deps.consumer,
+        record,
+        reason: { ...failure, idempotencyKey: ids.idempotencyKey, messageType: ids.messageType },
+      });
+    }
+    return {
+      result: 'TERMINAL_FAILURE',
+      acknowledged: quarantined,
+      quarantined,
+      failureCode: failure.code,
+      failureMessage: failure.message,
+      attempts: attemptCount,
+    };
+  }
+
+  /**
+   * After a rollback (or before any transaction, for undecodable records): count the attempt, apply the
+   * attempt policy, write status and failure, quarantine a terminal message, all in one short transaction.
+   * Skipped when the database is unreachable (the record is reported; nothing is lost) and when another
+   * delivery holds the row (its transaction will write the row).
+   */
+  async function settleFailure(
+    failure: Failure,
+    message: DecodedRecord | UndecodableRecord,
+    claimedAttempts?: number,
+  ): Promise<Decision> {
+    if (failure.connection) {
+      batch.databaseDown = true;
+      return retry(failure, claimedAttempts);
+    }
+    if (failure.code === 'IN_PROGRESS_ELSEWHERE') return retry(failure, claimedAttempts);
+
+    try {
+      return await timed(() =>
+        deps.bookkeeping(async (tx) => {
+          const inbox: InboxEntry | undefined =
+            message.envelope && message.requestHash
+              ? {
+                  consumer: deps.consumer,
+                  envelope: message.envelope,
+                  requestHash: message.requestHash,
+                  sqsMessageId: record.messageId,
+                }
+              : undefined;
+          const counted = inbox
+            ? await countFailedAttempt(tx, inbox, failure.retryable ? 'FAILED_RETRYABLE' : 'FAILED_TERMINAL')
+            : undefined;
+          const decided = applyAttemptPolicy(failure, {
+            policy: message.envelope?.attemptPolicy,
+            attempts: counted ?? claimedAttempts ?? receiveCount,
+            now: new Date(deps.now()),
+            defaults: deps.attemptDefaults,
+          });
+          if (inbox && counted !== undefined) {
+            await recordInboxFailure(tx, {
+              consumer: deps.consumer,
+              idempotencyKey: inbox.envelope.idempotencyKey,
+              status: decided.retryable ? 'FAILED_RETRYABLE' : 'FAILED_TERMINAL',
+              code: decided.code,
+              message: truncate(decided.message),
+            });
+          }
+          return decided.retryable ? retry(decided, counted) : terminal(tx, decided, counted);
+        }),
+      );
+    } catch (error) {
+      // The bookkeeping itself failed: report the record so SQS keeps it. A terminal message is never
+      // acknowledged without its quarantine row.
+      const bookkeepingFailure = classifyError(error);
+      if (bookkeepingFailure.connection) batch.databaseDown = true;
+      return retry({
+        code: failure.code,
+        message: `${failure.message} [bookkeeping failed: ${bookkeepingFailure.code}]`,
+      });
+    }
+  }
+}

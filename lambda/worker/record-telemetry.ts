@@ -1,0 +1,55 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { OutcomeResult, RecordOutcome } from './outcome.ts';
+
+/** EMF metric counted once per record, by result. */
+export const OUTCOME_METRICS: Record<OutcomeResult, string> = {
+  COMPLETED: 'Completed',
+  DUPLICATE: 'Duplicate',
+  STALE_VERSION_SKIPPED: 'StaleVersionSkipped',
+  RETRYABLE_FAILURE: 'RetryableFailure',
+  TERMINAL_FAILURE: 'TerminalFailure',
+  NOT_YET_DUE: 'NotYetDue',
+  DEADLINE_DEFERRED: 'DeadlineDeferred',
+};
+
+/**
+ * Writes the one structured log line of a record (the pattern document's fields, §23) and its EMF metrics:
+ * one count for its result, plus HashMismatch and Quarantined when they apply, and ProcessingMs,
+ * DbTransactionMs and MessageAgeMs. Never logs a payload value: only identifiers from the envelope.
+ */
+export function recordTelemetry(
+  outcome: RecordOutcome,
+  sinks: { logger: Logger; metrics: Metrics; queue: string },
+): void {
+  const fields = {
+    queue: sinks.queue,
+    messageId: outcome.messageId,
+    messageType: outcome.messageType,
+    idempotencyKey: outcome.idempotencyKey,
+    aggregateId: outcome.aggregateId,
+    correlationId: outcome.correlationId,
+    receiveCount: outcome.receiveCount,
+    attempts: outcome.attempts,
+    processingMs: outcome.processingMs,
+    dbTransactionMs: outcome.dbTransactionMs,
+    messageAgeMs: outcome.messageAgeMs,
+    result: outcome.result,
+    acknowledged: outcome.acknowledged,
+    failureCode: outcome.failureCode,
+    failureMessage: outcome.failureMessage,
+    quarantined: outcome.quarantined,
+    visibilitySeconds: outcome.visibilitySeconds,
+  };
+  const message = `worker_message_${outcome.result.toLowerCase()}`;
+  if (outcome.result === 'TERMINAL_FAILURE') sinks.logger.error(message, fields);
+  else if (outcome.result === 'RETRYABLE_FAILURE') sinks.logger.warn(message, fields);
+  else sinks.logger.info(message, fields);
+
+  sinks.metrics.addMetric(OUTCOME_METRICS[outcome.result], MetricUnit.Count, 1);
+  if (outcome.hashMismatch) sinks.metrics.addMetric('HashMismatch', MetricUnit.Count, 1);
+  if (outcome.quarantined) sinks.metrics.addMetric('Quarantined', MetricUnit.Count, 1);
+  sinks.metrics.addMetric('ProcessingMs', MetricUnit.Milliseconds, outcome.processingMs);
+  sinks.metrics.addMetric('DbTransactionMs', MetricUnit.Milliseconds, outcome.dbTransactionMs);
+  sinks.metrics.addMetric('MessageAgeMs', MetricUnit.Milliseconds, outcome.messageAgeMs);
+}

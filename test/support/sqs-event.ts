@@ -1,0 +1,76 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+
+/** ARN of the standard test queue. */
+export const QUEUE_ARN = 'arn:aws:sqs:us-east-1:000000000000:case-worker-queue';
+
+/** A full, valid envelope (pattern document §4) with `overrides` merged in. */
+export function envelopeFactory(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  const id = randomUUID();
+  return {
+    messageId: `msg_${id}`,
+    schemaVersion: 1,
+    messageType: 'PaymentCaptured',
+    producer: 'payment-service',
+    occurredAt: '2026-07-06T10:15:30Z',
+    idempotencyKey: `payment:${id}`,
+    aggregateType: 'payment',
+    aggregateId: `PAY-${id}`,
+    causationId: `cmd_${id}`,
+    correlationId: `trace_${id}`,
+    attemptPolicy: { maxBusinessAttempts: 5, notBefore: null },
+    payload: { paymentId: `PAY-${id}`, accountId: 'ACC-1', amount: '10.50', currency: 'EUR' },
+    ...overrides,
+  };
+}
+
+/** A full SQS record as Lambda delivers it; `body` may be an object (JSON-encoded) or a raw string. */
+export function sqsRecordFactory(
+  body: unknown,
+  overrides: Partial<SQSRecord> & { receiveCount?: number } = {},
+): SQSRecord {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  const { receiveCount, ...rest } = overrides;
+  const now = Date.now();
+  return {
+    messageId: randomUUID(),
+    receiptHandle: `rh-${randomUUID()}`,
+    body: text,
+    attributes: {
+      ApproximateReceiveCount: String(receiveCount ?? 1),
+      SentTimestamp: String(now - 50),
+      SenderId: 'AIDAEXAMPLE',
+      ApproximateFirstReceiveTimestamp: String(now),
+    },
+    messageAttributes: {},
+    md5OfBody: createHash('md5').update(text).digest('hex'),
+    eventSource: 'aws:sqs',
+    eventSourceARN: QUEUE_ARN,
+    awsRegion: 'us-east-1',
+    ...rest,
+  };
+}
+
+/** An SQS event of the given records. */
+export function sqsEvent(records: SQSRecord[]): SQSEvent {
+  return { Records: records };
+}
+
+/** A fake Lambda context whose remaining time counts down from `remainingMs`. */
+export function lambdaContext(remainingMs = 30_000): Context {
+  const deadline = Date.now() + remainingMs;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: 'case-worker',
+    functionVersion: '$LATEST',
+    invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:case-worker',
+    memoryLimitInMB: '512',
+    awsRequestId: randomUUID(),
+    logGroupName: '/aws/lambda/case-worker',
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => {},
+    fail: () => {},
+    succeed: () => {},
+  };
+}
