@@ -200,11 +200,15 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
       }
     }
 
+    // Every record failed: throw, so Lambda counts an error and scales the poller down. Records that are only
+    // waiting for their notBefore are not failures and never trigger it.
     const failed = response.batchItemFailures.length;
+    const waiting = [...outcomes.values()].some((outcome) => outcome.result === 'NOT_YET_DUE');
     if (
       (options.failInvocationOnFullBatchFailure ?? true) &&
       records.length > 0 &&
-      failed === records.length
+      failed === records.length &&
+      !waiting
     ) {
       const codes = [
         ...new Set([...outcomes.values()].map((outcome) => outcome.failureCode ?? outcome.result)),

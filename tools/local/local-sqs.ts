@@ -1,5 +1,5 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { startFauxqs } from 'fauxqs';
+import { type FauxqsServer, startFauxqs } from 'fauxqs';
 
 /** A local SQS emulator started by {@link startLocalSqs}. */
 export interface LocalSqs {
@@ -9,6 +9,8 @@ export interface LocalSqs {
   readonly region: string;
   /** A real AWS SDK client pointed at the emulator. */
   client(): SQSClient;
+  /** Non-destructive view of a queue's messages (ready, delayed, in flight with their visibility deadlines). */
+  inspectQueue(name: string): ReturnType<FauxqsServer['inspectQueue']>;
   /** Stops the emulator. */
   stop(): Promise<void>;
 }
@@ -48,6 +50,7 @@ export async function startLocalSqs(options: { region?: string } = {}): Promise<
       clients.push(client);
       return client;
     },
+    inspectQueue: (name) => server.inspectQueue(name),
     async stop() {
       for (const client of clients) client.destroy();
       await server.stop();

@@ -1,0 +1,439 @@
+import { randomUUID } from 'node:crypto';
+import postgres from 'postgres';
+import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { exampleHandlers } from '../../lambda/domain/index.ts';
+import { BatchFailedError, TerminalError } from '../../lambda/errors.ts';
+import { defineHandler } from '../../lambda/worker/message-handler.ts';
+import { createTestDatabase } from '../support/database.ts';
+import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
+import { startTcpProxy } from '../support/tcp-proxy.ts';
+import { alwaysRetryable, slowLedgerWrite } from '../support/test-handlers.ts';
+import { exampleWorker } from '../support/test-worker.ts';
+
+const db = await createTestDatabase();
+const handlers = [...exampleHandlers, alwaysRetryable, slowLedgerWrite];
+
+const payment = () => {
+  const paymentId = `PAY-${randomUUID()}`;
+  return envelopeFactory({
+    idempotencyKey: `payment:${paymentId}`,
+    aggregateId: paymentId,
+    payload: { paymentId, accountId: 'ACC-1', amount: '5.00', currency: 'EUR' },
+  });
+};
+const paymentId = (envelope: Record<string, unknown>) =>
+  (envelope.payload as { paymentId: string }).paymentId;
+const ledgerCount = async (ids: string[]) =>
+  Number(
+    (await db.sql`select count(*) from ledger_entries where source_event_id in ${db.sql(ids)}`)[0]?.count,
+  );
+const inboxRow = async (key: string) =>
+  (await db.sql`select * from worker_inbox where consumer = 'case-worker' and idempotency_key = ${key}`)[0];
+const withReceiveCount = (record: ReturnType<typeof sqsRecordFactory>, count: number) => ({
+  ...record,
+  attributes: { ...record.attributes, ApproximateReceiveCount: String(count) },
+});
+
+describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode %s', (commitMode) => {
+  const worker = exampleWorker(db.sql, { commitMode, handlers });
+
+  it('quarantines and acknowledges each kind of poison message while the rest of the batch completes', async () => {
+    // Prepare
+    const good = [payment(), payment()];
+    const poison = {
+      INVALID_JSON: '{"idempotencyKey": "half a message',
+      INVALID_ENVELOPE: JSON.stringify({ messageType: 'PaymentCaptured', payload: { paymentId: 'x' } }),
+      UNKNOWN_MESSAGE_TYPE: JSON.stringify(envelopeFactory({ messageType: 'CaseTeleported' })),
+      UNSUPPORTED_SCHEMA_VERSION: JSON.stringify(envelopeFactory({ schemaVersion: 7 })),
+      INVALID_PAYLOAD: JSON.stringify(
+        envelopeFactory({ payload: { paymentId: 'p', amount: 'ten', currency: 'euro' } }),
+      ),
+      LONG_KEY: JSON.stringify(envelopeFactory({ idempotencyKey: 'k'.repeat(300) })),
+    };
+    const poisonRecords = Object.values(poison).map((body) => sqsRecordFactory(`${body}${' '.repeat(0)}`));
+    const records = [sqsRecordFactory(good[0]), ...poisonRecords, sqsRecordFactory(good[1])];
+
+    // Act
+    const response = await worker(sqsEvent(records), lambdaContext());
+
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(await ledgerCount(good.map(paymentId))).toBe(2);
+    const quarantined = await db.sql`
+      select sqs_message_id, reason_code, body from worker_quarantine where sqs_message_id in ${db.sql(poisonRecords.map((r) => r.messageId))}
+    `;
+    const byMessage = new Map(quarantined.map((row) => [row.sqs_message_id, row]));
+    expect(poisonRecords.map((record) => byMessage.get(record.messageId)?.reason_code)).toEqual([
+      'INVALID_JSON',
+      'INVALID_ENVELOPE',
+      'UNKNOWN_MESSAGE_TYPE',
+      'UNSUPPORTED_SCHEMA_VERSION',
+      'INVALID_PAYLOAD',
+      'INVALID_ENVELOPE',
+    ]);
+    expect(poisonRecords.map((record) => byMessage.get(record.messageId)?.body)).toEqual(
+      poisonRecords.map((r) => r.body),
+    );
+    expect(await ledgerCount(['p', 'x'])).toBe(0);
+  });
+
+  it('quarantines a TerminalError (FAILED_TERMINAL, acknowledged) and, with policy dlq, reports it instead', async () => {
+    // Prepare
+    const missingCase = () =>
+      envelopeFactory({
+        messageType: 'CaseDeadlineCalculationRequested',
+        idempotencyKey: `deadline:${randomUUID()}`,
+        payload: { caseId: `CASE-${randomUUID()}`, stage: 'REVIEW', effectiveAt: '2026-07-06T10:15:00Z' },
+      });
+    const quarantineCase = missingCase();
+    const dlqCase = missingCase();
+    const dlqWorker = exampleWorker(db.sql, { commitMode, handlers, terminalPolicy: 'dlq' });
+    const dlqRecord = sqsRecordFactory(dlqCase);
+
+    // Act
+    const quarantined = await worker(sqsEvent([sqsRecordFactory(quarantineCase)]), lambdaContext());
+    const reported = await dlqWorker(sqsEvent([dlqRecord, sqsRecordFactory(payment())]), lambdaContext());
+    const redelivered = await worker(sqsEvent([sqsRecordFactory(quarantineCase)]), lambdaContext());
+
+    // Assess
+    expect(quarantined).toEqual({ batchItemFailures: [] });
+    expect(reported).toEqual({ batchItemFailures: [{ itemIdentifier: dlqRecord.messageId }] });
+    expect(redelivered).toEqual({ batchItemFailures: [] });
+    expect(await inboxRow(quarantineCase.idempotencyKey as string)).toMatchObject({
+      status: 'FAILED_TERMINAL',
+      failure_code: 'CASE_NOT_FOUND',
+      receive_count: 2,
+    });
+    expect(await inboxRow(dlqCase.idempotencyKey as string)).toMatchObject({
+      status: 'FAILED_TERMINAL',
+      failure_code: 'CASE_NOT_FOUND',
+    });
+    const rows = await db.sql`
+      select idempotency_key, reason_code, occurrences from worker_quarantine
+      where idempotency_key in ${db.sql([quarantineCase.idempotencyKey as string, dlqCase.idempotencyKey as string])}
+    `;
+    // Quarantined once (the redelivery of the same body counts an occurrence); the dlq-policy message is not.
+    expect(rows).toEqual([
+      { idempotency_key: quarantineCase.idempotencyKey, reason_code: 'CASE_NOT_FOUND', occurrences: 2 },
+    ]);
+  });
+
+  it('reports a retryable failure twice and makes it terminal on the third attempt (maxBusinessAttempts 3)', async () => {
+    // Prepare
+    const envelope = envelopeFactory({
+      messageType: 'AlwaysRetryable',
+      idempotencyKey: `flaky:${randomUUID()}`,
+      attemptPolicy: { maxBusinessAttempts: 3 },
+      payload: { note: 'n' },
+    });
+    const record = sqsRecordFactory(envelope);
+
+    // Act
+    const responses = [];
+    const rows = [];
+    for (const attempt of [1, 2, 3]) {
+      responses.push(
+        await worker(
+          sqsEvent([withReceiveCount(record, attempt), sqsRecordFactory(payment())]),
+          lambdaContext(),
+        ),
+      );
+      rows.push(await inboxRow(envelope.idempotencyKey as string));
+    }
+
+    // Assess
+    expect(responses).toEqual([
+      { batchItemFailures: [{ itemIdentifier: record.messageId }] },
+      { batchItemFailures: [{ itemIdentifier: record.messageId }] },
+      { batchItemFailures: [] },
+    ]);
+    expect(rows.map((row) => [row?.status, row?.receive_count, row?.failure_code])).toEqual([
+      ['FAILED_RETRYABLE', 1, 'DOWNSTREAM_UNAVAILABLE'],
+      ['FAILED_RETRYABLE', 2, 'DOWNSTREAM_UNAVAILABLE'],
+      ['FAILED_TERMINAL', 3, 'DOWNSTREAM_UNAVAILABLE'],
+    ]);
+    expect(rows[2]?.failure_message).toContain('attempt 3 of maxBusinessAttempts 3');
+    const quarantine =
+      await db.sql`select reason_code from worker_quarantine where idempotency_key = ${envelope.idempotencyKey as string}`;
+    expect(quarantine).toEqual([{ reason_code: 'DOWNSTREAM_UNAVAILABLE' }]);
+  });
+
+  it('turns a retryable failure terminal when its code is in terminalAfterCodes or retryableUntil has passed', async () => {
+    // Prepare
+    const listed = envelopeFactory({
+      messageType: 'AlwaysRetryable',
+      idempotencyKey: `listed:${randomUUID()}`,
+      attemptPolicy: { terminalAfterCodes: ['DOWNSTREAM_UNAVAILABLE'] },
+      payload: {},
+    });
+    const expired = envelopeFactory({
+      messageType: 'AlwaysRetryable',
+      idempotencyKey: `expired:${randomUUID()}`,
+      attemptPolicy: { retryableUntil: '2020-01-01T00:00:00Z' },
+      payload: {},
+    });
+
+    // Act
+    const response = await worker(
+      sqsEvent([sqsRecordFactory(listed), sqsRecordFactory(expired)]),
+      lambdaContext(),
+    );
+
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect((await inboxRow(listed.idempotencyKey as string))?.failure_message).toContain(
+      'terminalAfterCodes',
+    );
+    expect((await inboxRow(expired.idempotencyKey as string))?.failure_message).toContain('retryableUntil');
+    expect((await inboxRow(expired.idempotencyKey as string))?.status).toBe('FAILED_TERMINAL');
+  });
+
+  it('reports a message whose notBefore is in the future, touching nothing', async () => {
+    // Prepare
+    const envelope = payment();
+    envelope.attemptPolicy = { notBefore: new Date(Date.now() + 3_600_000).toISOString() };
+    const record = sqsRecordFactory(envelope);
+
+    // Act
+    const response = await worker(sqsEvent([record]), lambdaContext());
+
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: record.messageId }] });
+    expect(await inboxRow(envelope.idempotencyKey as string)).toBeUndefined();
+    expect(await ledgerCount([paymentId(envelope)])).toBe(0);
+  });
+
+  it('reports a record retryable while another connection holds its case row lock, and completes it after release', async () => {
+    // Prepare
+    const caseId = `CASE-${randomUUID()}`;
+    await db.sql`insert into cases (case_id, stage, version) values (${caseId}, 'INVESTIGATION', 1)`;
+    const envelope = envelopeFactory({
+      messageType: 'CaseDeadlineCalculationRequested',
+      idempotencyKey: `deadline:${caseId}`,
+      payload: { caseId, stage: 'INVESTIGATION', effectiveAt: '2026-07-06T10:15:00Z' },
+    });
+    const record = sqsRecordFactory(envelope);
+    const fastLock = exampleWorker(db.sql, { commitMode, handlers, lockTimeoutMs: 200 });
+    const holder = db.client({ max: 1 });
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let locked: () => void = () => {};
+    const isLocked = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    const holding = holder.begin(async (tx) => {
+      await tx`select * from cases where case_id = ${caseId} for update`;
+      locked();
+      await held;
+    });
+    await isLocked;
+
+    // Act
+    const whileLocked = await fastLock(sqsEvent([record, sqsRecordFactory(payment())]), lambdaContext());
+    const rowWhileLocked = await inboxRow(envelope.idempotencyKey as string);
+    release();
+    await holding;
+    const afterRelease = await fastLock(sqsEvent([withReceiveCount(record, 2)]), lambdaContext());
+
+    // Assess
+    expect(whileLocked).toEqual({ batchItemFailures: [{ itemIdentifier: record.messageId }] });
+    expect(rowWhileLocked).toMatchObject({
+      status: 'FAILED_RETRYABLE',
+      failure_code: 'LOCK_TIMEOUT',
+      receive_count: 1,
+    });
+    expect(afterRelease).toEqual({ batchItemFailures: [] });
+    expect(await inboxRow(envelope.idempotencyKey as string)).toMatchObject({
+      status: 'COMPLETED',
+      receive_count: 2,
+    });
+    expect(await db.sql`select deadline_version from cases where case_id = ${caseId}`).toEqual([
+      { deadline_version: 1 },
+    ]);
+  });
+
+  it('reports every record and fails the invocation when the database is unreachable, with one connection attempt; the same messages complete once it is back', async () => {
+    // Prepare
+    const target = new URL(db.url);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
+    const viaProxy = new URL(db.url);
+    viaProxy.port = String(proxy.port);
+    const sql = postgres(viaProxy.toString(), { max: 1, onnotice: () => {}, connect_timeout: 2 });
+    afterAll(async () => {
+      await sql.end({ timeout: 1 });
+      await proxy.close();
+    });
+    const flaky = exampleWorker(sql, { commitMode, handlers });
+    const envelopes = Array.from({ length: 5 }, payment);
+    const records = envelopes.map((envelope) => sqsRecordFactory(envelope));
+    proxy.down();
+    proxy.resetCount();
+
+    // Act
+    const failure = await flaky(sqsEvent(records), lambdaContext()).catch((error: unknown) => error);
+    const attempts = proxy.connections;
+    proxy.up();
+    const recovered = await flaky(
+      sqsEvent(records.map((record) => withReceiveCount(record, 2))),
+      lambdaContext(),
+    );
+
+    // Assess
+    expect(failure).toBeInstanceOf(BatchFailedError);
+    expect((failure as BatchFailedError).messageIds).toEqual(records.map((record) => record.messageId));
+    expect(attempts).toBe(1);
+    expect(recovered).toEqual({ batchItemFailures: [] });
+    expect(await ledgerCount(envelopes.map(paymentId))).toBe(5);
+  });
+
+  it('stops starting records when the Lambda timeout is near: started ones commit, unstarted ones are reported', async () => {
+    // Prepare: 10 records of ~300 ms, 1.5 s left, a 500 ms guard.
+    const envelopes = Array.from({ length: 10 }, () => {
+      const id = `SLOW-${randomUUID()}`;
+      return envelopeFactory({
+        messageType: 'SlowLedgerWrite',
+        idempotencyKey: id,
+        payload: { paymentId: id, sleepMs: 300 },
+      });
+    });
+    const records = envelopes.map((envelope) => sqsRecordFactory(envelope));
+    const guarded = exampleWorker(db.sql, { commitMode, handlers, deadlineGuardMs: 500 });
+
+    // Act
+    const response = await guarded(sqsEvent(records), lambdaContext(1500));
+
+    // Assess
+    const reported = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
+    const committed = await db.sql`
+      select source_event_id from ledger_entries where source_event_id in ${db.sql(envelopes.map(paymentId))}
+    `;
+    const committedIds = new Set(committed.map((row) => row.source_event_id));
+    expect(committedIds.size).toBeGreaterThanOrEqual(1);
+    expect(reported.size).toBeGreaterThanOrEqual(1);
+    expect(committedIds.size + reported.size).toBe(10);
+    // Records are started in order: the committed ones are a prefix, the reported ones the rest.
+    envelopes.forEach((envelope, index) => {
+      const isCommitted = committedIds.has(paymentId(envelope));
+      expect(isCommitted).toBe(index < committedIds.size);
+      expect(reported.has((records[index] as { messageId: string }).messageId)).toBe(!isCommitted);
+    });
+  });
+
+  it('guards at least 2 s by default: with 1.5 s left nothing starts and the invocation fails', async () => {
+    // Prepare
+    const envelope = payment();
+
+    // Act
+    const failure = await worker(sqsEvent([sqsRecordFactory(envelope)]), lambdaContext(1500)).catch(
+      (error: unknown) => error,
+    );
+
+    // Assess
+    expect(failure).toBeInstanceOf(BatchFailedError);
+    expect((failure as Error).message).toContain('DEADLINE_DEFERRED');
+    expect(await inboxRow(envelope.idempotencyKey as string)).toBeUndefined();
+  });
+
+  it('FIFO: reports a group from its first failure on and processes the other groups', async () => {
+    // Prepare: group A (a1, a2 fails, a3) and group B (b1, b2) on a .fifo queue.
+    const fifoArn = 'arn:aws:sqs:us-east-1:000000000000:case-worker.fifo';
+    const fifoRecord = (envelope: Record<string, unknown>, group: string) => {
+      const record = sqsRecordFactory(envelope, { eventSourceARN: fifoArn });
+      return {
+        ...record,
+        attributes: { ...record.attributes, MessageGroupId: group, MessageDeduplicationId: randomUUID() },
+      };
+    };
+    const [a1, a3, b1, b2] = [payment(), payment(), payment(), payment()] as Record<string, unknown>[];
+    const a2 = envelopeFactory({
+      messageType: 'AlwaysRetryable',
+      idempotencyKey: `a2:${randomUUID()}`,
+      payload: {},
+    });
+    const records = [
+      fifoRecord(a1 as Record<string, unknown>, 'A'),
+      fifoRecord(b1 as Record<string, unknown>, 'B'),
+      fifoRecord(a2, 'A'),
+      fifoRecord(b2 as Record<string, unknown>, 'B'),
+      fifoRecord(a3 as Record<string, unknown>, 'A'),
+    ];
+
+    // Act
+    const response = await worker(sqsEvent(records), lambdaContext());
+
+    // Assess
+    expect(response.batchItemFailures.map((failure) => failure.itemIdentifier).sort()).toEqual(
+      [records[2]?.messageId, records[4]?.messageId].sort(),
+    );
+    expect(await ledgerCount([a1, b1, b2].map((e) => paymentId(e as Record<string, unknown>)))).toBe(3);
+    expect(await ledgerCount([paymentId(a3 as Record<string, unknown>)])).toBe(0);
+  });
+});
+
+describe('Function: processRecord() with a failing handler', () => {
+  it('classifies a constraint violation from a handler as terminal and keeps no partial write', async () => {
+    // Prepare: a handler that writes a ledger row, then violates a constraint in the same transaction.
+    const broken = defineHandler({
+      messageType: 'BrokenWrite',
+      schemaVersion: 1,
+      payload: z.object({ id: z.string() }),
+      async handle({ sql, payload }) {
+        await sql`insert into ledger_entries (entry_id, account_id, amount, currency, source_event_id)
+                  values (${payload.id}, 'A', 1, 'EUR', ${payload.id})`;
+        await sql`insert into cases (case_id, stage, version) values (${payload.id}, 'X', null)`;
+        return {};
+      },
+    });
+    const worker = exampleWorker(db.sql, { handlers: [...handlers, broken] });
+    const id = `BROKEN-${randomUUID()}`;
+    const envelope = envelopeFactory({ messageType: 'BrokenWrite', idempotencyKey: id, payload: { id } });
+
+    // Act
+    const response = await worker(sqsEvent([sqsRecordFactory(envelope)]), lambdaContext());
+
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(await ledgerCount([id])).toBe(0);
+    const row = await inboxRow(id);
+    expect(row).toMatchObject({ status: 'FAILED_TERMINAL', failure_code: 'CONSTRAINT_VIOLATION' });
+    expect(row?.failure_message).toBe(
+      'PostgreSQL 23502 integrity constraint violation (table cases, column version)',
+    );
+  });
+
+  it('never acknowledges a terminal message whose quarantine row cannot be written', async () => {
+    // Prepare: a handler that fails terminally, on a connection that dies right after (bookkeeping cannot run).
+    const target = new URL(db.url);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
+    const viaProxy = new URL(db.url);
+    viaProxy.port = String(proxy.port);
+    const sql = postgres(viaProxy.toString(), { max: 1, onnotice: () => {}, connect_timeout: 2 });
+    const dying = defineHandler({
+      messageType: 'DyingTerminal',
+      schemaVersion: 1,
+      payload: z.object({}),
+      async handle() {
+        proxy.down();
+        throw new TerminalError('BAD_DATA', 'bad data');
+      },
+    });
+    const worker = exampleWorker(sql, { handlers: [...handlers, dying] });
+    const record = sqsRecordFactory(
+      envelopeFactory({ messageType: 'DyingTerminal', idempotencyKey: `dying:${randomUUID()}`, payload: {} }),
+    );
+
+    // Act
+    const result = await worker(sqsEvent([record]), lambdaContext()).catch((error: unknown) => error);
+    await sql.end({ timeout: 1 });
+    await proxy.close();
+
+    // Assess: the record is reported (the whole batch failed, so the invocation throws); nothing is lost.
+    expect(result).toBeInstanceOf(BatchFailedError);
+    expect(
+      await db.sql`select * from worker_quarantine where sqs_message_id = ${record.messageId}`,
+    ).toHaveLength(0);
+  });
+});

@@ -1,0 +1,86 @@
+import { createServer, type Server, Socket } from 'node:net';
+
+/** A loopback TCP proxy in front of PostgreSQL that a test can take down and bring back. */
+export interface TcpProxy {
+  /** Port to connect to instead of the database's. */
+  readonly port: number;
+  /** Connections accepted since start (or since {@link TcpProxy.resetCount}). */
+  readonly connections: number;
+  /**
+   * Cuts the open connections and answers new ones as a PostgreSQL server that is shutting down does: a
+   * FATAL 57P03 ErrorResponse, then close. (A server that closes a new connection without a word makes
+   * postgres.js reconnect in a tight loop, which is not what a real PostgreSQL or RDS Proxy does.)
+   */
+  down(): void;
+  /** Forwards connections again. */
+  up(): void;
+  resetCount(): void;
+  close(): Promise<void>;
+}
+
+/** A PostgreSQL protocol ErrorResponse message (severity FATAL). */
+function errorResponse(code: string, message: string): Buffer {
+  const fields = Buffer.from(`SFATAL\0VFATAL\0C${code}\0M${message}\0\0`);
+  const head = Buffer.alloc(5);
+  head.write('E', 0);
+  head.writeInt32BE(fields.length + 4, 1);
+  return Buffer.concat([head, fields]);
+}
+
+/**
+ * Starts a TCP proxy on a free loopback port forwarding to `target` (host:port). Failure injection for
+ * "the database is unreachable": real connections, real errors (a cut connection, then SQLSTATE 57P03 on reconnect).
+ */
+export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+  let isUp = true;
+  let connections = 0;
+  const open = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    connections += 1;
+    if (!isUp) {
+      client.on('error', () => {});
+      client.end(errorResponse('57P03', 'the database system is not accepting connections'));
+      return;
+    }
+    const upstream = new Socket();
+    open.add(client);
+    open.add(upstream);
+    const cleanup = () => {
+      client.destroy();
+      upstream.destroy();
+      open.delete(client);
+      open.delete(upstream);
+    };
+    client.on('error', cleanup).on('close', cleanup);
+    upstream.on('error', cleanup).on('close', cleanup);
+    upstream.connect(target.port, target.host, () => {
+      client.pipe(upstream);
+      upstream.pipe(client);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    port,
+    get connections() {
+      return connections;
+    },
+    down() {
+      isUp = false;
+      for (const socket of open) socket.destroy();
+      open.clear();
+    },
+    up() {
+      isUp = true;
+    },
+    resetCount() {
+      connections = 0;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of open) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
