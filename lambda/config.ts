@@ -40,6 +40,20 @@ export interface WorkerConfig {
   readonly failInvocationOnFullBatchFailure: boolean;
   /** `SQS_ENDPOINT`: a local SQS emulator; unset in AWS. */
   readonly sqsEndpoint: string | undefined;
+  /** Outbox relay settings (`lambda/handlers/outbox-relay.ts`). */
+  readonly outbox: OutboxRelayConfig;
+}
+
+/** Settings of the outbox relay, read from `OUTBOX_*`. */
+export interface OutboxRelayConfig {
+  /** `OUTBOX_QUEUE_URL`: queue the relay publishes to; required by the relay only. */
+  readonly queueUrl: string | undefined;
+  /** `OUTBOX_BATCH_SIZE`: rows claimed per round (1–500). @default 50 */
+  readonly batchSize: number;
+  /** `OUTBOX_LEASE_MS`: how long a claim keeps other relays off a row. @default 30000 */
+  readonly leaseMs: number;
+  /** `OUTBOX_RUN_GUARD_MS`: no new round starts with less than this left of the Lambda timeout. @default 5000 */
+  readonly runGuardMs: number;
 }
 
 const positiveInt = (name: string, fallback: number, max = 1_000_000) =>
@@ -103,6 +117,10 @@ const envSchema = z.object({
     'true',
   ),
   SQS_ENDPOINT: z.string().optional(),
+  OUTBOX_QUEUE_URL: z.string().optional(),
+  OUTBOX_BATCH_SIZE: positiveInt('OUTBOX_BATCH_SIZE', 50, 500),
+  OUTBOX_LEASE_MS: positiveInt('OUTBOX_LEASE_MS', 30_000, 900_000),
+  OUTBOX_RUN_GUARD_MS: positiveInt('OUTBOX_RUN_GUARD_MS', 5000, 900_000),
 });
 
 /**
@@ -118,8 +136,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     : parsed.error.issues.map((issue) =>
         issue.code === 'custom' ? issue.message : `${issue.path.join('.')}: ${issue.message}`,
       );
-  if (!parsed.success) throw new ConfigError(`Invalid worker configuration:\n- ${problems.join('\n- ')}`);
-  const e = parsed.data;
+  // Keep checking with the invalid variables left at their defaults, so every problem is reported at once.
+  const invalid = new Set(parsed.success ? [] : parsed.error.issues.map((issue) => String(issue.path[0])));
+  const e = parsed.success
+    ? parsed.data
+    : envSchema.parse(Object.fromEntries(Object.entries(env).filter(([name]) => !invalid.has(name))));
 
   let database: DatabaseConfig | undefined;
   if (e.DATABASE_URL) {
@@ -189,5 +210,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     deadlineGuardMs,
     failInvocationOnFullBatchFailure: e.WORKER_FAIL_INVOCATION_ON_FULL_FAILURE === 'true',
     sqsEndpoint: e.SQS_ENDPOINT || undefined,
+    outbox: {
+      queueUrl: e.OUTBOX_QUEUE_URL || undefined,
+      batchSize: e.OUTBOX_BATCH_SIZE,
+      leaseMs: e.OUTBOX_LEASE_MS,
+      runGuardMs: e.OUTBOX_RUN_GUARD_MS,
+    },
   };
 }

@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { RetryableError, TerminalError } from '../../lambda/errors.ts';
+import { applyAttemptPolicy } from '../../lambda/worker/attempt-policy.ts';
+import { classifyError } from '../../lambda/worker/classify-error.ts';
+
+const pgError = (code: string, extra: Record<string, string> = {}) =>
+  Object.assign(new Error(`message quoting a value "secret"`), { name: 'PostgresError', code, ...extra });
+
+describe('Function: classifyError()', () => {
+  it.each([
+    ['40001', 'SERIALIZATION_FAILURE', false],
+    ['40P01', 'DEADLOCK_DETECTED', false],
+    ['55P03', 'LOCK_TIMEOUT', false],
+    ['57014', 'QUERY_CANCELED', false],
+    ['53300', 'TOO_MANY_CONNECTIONS', true],
+    ['57P01', 'ADMIN_SHUTDOWN', true],
+    ['57P02', 'CRASH_SHUTDOWN', true],
+    ['57P03', 'CANNOT_CONNECT_NOW', true],
+    ['08006', 'CONNECTION_EXCEPTION', true],
+    ['XX000', 'POSTGRES_XX000', false],
+  ])('treats SQLSTATE %s as retryable %s (connection-class: %s)', (sqlstate, code, connection) => {
+    expect(classifyError(pgError(sqlstate))).toMatchObject({ retryable: true, code, connection });
+  });
+
+  it.each([
+    ['22P02', 'DATA_EXCEPTION'],
+    ['22001', 'DATA_EXCEPTION'],
+    ['23505', 'CONSTRAINT_VIOLATION'],
+    ['23503', 'CONSTRAINT_VIOLATION'],
+  ])('treats SQLSTATE %s as terminal %s, keeping values out of the message', (sqlstate, code) => {
+    // Act
+    const failure = classifyError(pgError(sqlstate, { table_name: 'cases', constraint_name: 'cases_pkey' }));
+
+    // Assess
+    expect(failure).toMatchObject({ retryable: false, code, connection: false });
+    expect(failure.message).not.toContain('secret');
+    expect(failure.message).toContain('table cases, constraint cases_pkey');
+  });
+
+  it.each(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'CONNECTION_CLOSED', 'CONNECT_TIMEOUT'])(
+    'treats network error %s as retryable and connection-class',
+    (errno) => {
+      expect(classifyError(Object.assign(new Error('connect failed'), { code: errno }))).toMatchObject({
+        retryable: true,
+        code: 'DATABASE_UNAVAILABLE',
+        connection: true,
+      });
+    },
+  );
+
+  it('keeps the code of RetryableError and TerminalError', () => {
+    expect(classifyError(new RetryableError('RATE_LIMITED', 'slow down'))).toMatchObject({
+      retryable: true,
+      code: 'RATE_LIMITED',
+    });
+    expect(classifyError(new TerminalError('CASE_NOT_FOUND', 'no case'))).toMatchObject({
+      retryable: false,
+      code: 'CASE_NOT_FOUND',
+    });
+  });
+
+  it('treats an unknown error as retryable UNHANDLED_ERROR with a truncated message', () => {
+    const failure = classifyError(new TypeError('x'.repeat(2000)));
+    expect(failure).toMatchObject({ retryable: true, code: 'UNHANDLED_ERROR', connection: false });
+    expect(failure.message.length).toBeLessThanOrEqual(500);
+  });
+});
+
+describe('Function: applyAttemptPolicy()', () => {
+  const retryable = { retryable: true, code: 'UNHANDLED_ERROR', message: 'boom', connection: false };
+  const now = new Date('2026-07-06T10:00:00Z');
+  const defaults = { maxBusinessAttempts: 10 };
+
+  it('keeps a retryable failure retryable within the budget', () => {
+    expect(
+      applyAttemptPolicy(retryable, { policy: { maxBusinessAttempts: 3 }, attempts: 2, now, defaults })
+        .retryable,
+    ).toBe(true);
+  });
+
+  it('makes it terminal at maxBusinessAttempts, falling back to the worker default', () => {
+    expect(
+      applyAttemptPolicy(retryable, { policy: { maxBusinessAttempts: 3 }, attempts: 3, now, defaults })
+        .retryable,
+    ).toBe(false);
+    expect(applyAttemptPolicy(retryable, { policy: null, attempts: 9, now, defaults }).retryable).toBe(true);
+    expect(applyAttemptPolicy(retryable, { policy: null, attempts: 10, now, defaults }).retryable).toBe(
+      false,
+    );
+  });
+
+  it('makes it terminal when its code is listed or retryableUntil has passed', () => {
+    expect(
+      applyAttemptPolicy(retryable, {
+        policy: { terminalAfterCodes: ['UNHANDLED_ERROR'] },
+        attempts: 1,
+        now,
+        defaults,
+      }).retryable,
+    ).toBe(false);
+    expect(
+      applyAttemptPolicy(retryable, {
+        policy: { retryableUntil: '2026-07-06T09:59:59Z' },
+        attempts: 1,
+        now,
+        defaults,
+      }).retryable,
+    ).toBe(false);
+    expect(
+      applyAttemptPolicy(retryable, {
+        policy: { retryableUntil: '2026-07-06T10:00:01Z' },
+        attempts: 1,
+        now,
+        defaults,
+      }).retryable,
+    ).toBe(true);
+  });
+});

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../lambda/config.ts';
+import { ConfigError } from '../../lambda/errors.ts';
+
+describe('Function: loadConfig()', () => {
+  it('uses DATABASE_URL locally and documented defaults', () => {
+    // Act
+    const config = loadConfig({ DATABASE_URL: 'postgres://localhost/db' });
+
+    // Assess
+    expect(config).toMatchObject({
+      database: { kind: 'url', url: 'postgres://localhost/db', poolSize: 1 },
+      consumer: 'case-worker',
+      recordConcurrency: 1,
+      terminalPolicy: 'quarantine',
+      commitMode: 'per-message',
+      backoffBaseSeconds: 2,
+      backoffMaxSeconds: 900,
+      failInvocationOnFullBatchFailure: true,
+    });
+  });
+
+  it('reads the deployed host settings with IAM auth', () => {
+    const config = loadConfig({
+      DB_HOST: 'proxy.example',
+      DB_NAME: 'app',
+      DB_USER: 'worker',
+      AWS_REGION: 'eu-west-1',
+      DB_POOL_SIZE: '2',
+    });
+    expect(config.database).toMatchObject({
+      kind: 'host',
+      host: 'proxy.example',
+      port: 5432,
+      auth: 'iam',
+      ssl: true,
+      poolSize: 2,
+    });
+    expect(config.recordConcurrency).toBe(2);
+  });
+
+  it('reports every problem at once, naming the variable, the value and the fix', () => {
+    // Act
+    const error = (() => {
+      try {
+        loadConfig({
+          DB_HOST: 'h',
+          DB_POOL_SIZE: '2',
+          WORKER_RECORD_CONCURRENCY: '3',
+          WORKER_TERMINAL_POLICY: 'drop',
+        });
+      } catch (caught) {
+        return caught;
+      }
+      return undefined;
+    })();
+
+    // Assess
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as Error).message;
+    expect(message).toContain('WORKER_TERMINAL_POLICY must be one of quarantine, dlq (given "drop")');
+    expect(message).toContain(
+      'WORKER_RECORD_CONCURRENCY must be a whole number from 1 to DB_POOL_SIZE (2) (given "3")',
+    );
+    expect(message).toContain('missing: DB_NAME, DB_USER, AWS_REGION');
+  });
+});

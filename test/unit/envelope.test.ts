@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { describeIssues, envelopeSchema } from '../../lambda/worker/envelope.ts';
+import { envelopeFactory } from '../support/sqs-event.ts';
+
+describe('Schema: envelopeSchema', () => {
+  it('accepts the pattern document example envelope', () => {
+    // Prepare
+    const example = {
+      messageId: 'msg_01HX',
+      schemaVersion: 1,
+      messageType: 'CaseDeadlineCalculationRequested',
+      producer: 'case-service',
+      occurredAt: '2026-07-06T10:15:30Z',
+      idempotencyKey: 'case:CASE-123:deadline:v4',
+      aggregateType: 'case',
+      aggregateId: 'CASE-123',
+      causationId: 'cmd_01HX',
+      correlationId: 'trace_01HX',
+      attemptPolicy: { maxBusinessAttempts: 5, notBefore: null },
+      payload: { caseId: 'CASE-123', stage: 'INVESTIGATION', effectiveAt: '2026-07-06T10:15:00Z' },
+    };
+
+    // Act
+    const parsed = envelopeSchema.safeParse(example);
+
+    // Assess
+    expect(parsed.success).toBe(true);
+  });
+
+  it.each([
+    ['idempotencyKey', 'k'.repeat(201)],
+    ['messageType', 'T'.repeat(101)],
+    ['aggregateId', 'A'.repeat(201)],
+    ['schemaVersion', 0],
+    ['occurredAt', 'yesterday'],
+    ['payload', 'not an object'],
+  ])('rejects an invalid %s and names the field, not the value', (field, value) => {
+    // Act
+    const parsed = envelopeSchema.safeParse(envelopeFactory({ [field]: value }));
+
+    // Assess
+    expect(parsed.success).toBe(false);
+    const text = describeIssues((parsed as { error: Parameters<typeof describeIssues>[0] }).error);
+    expect(text).toContain(field);
+    if (typeof value === 'string' && value.length > 20) expect(text).not.toContain(value);
+  });
+
+  it('requires the idempotency key', () => {
+    const { idempotencyKey: _dropped, ...rest } = envelopeFactory();
+    expect(envelopeSchema.safeParse(rest).success).toBe(false);
+  });
+});

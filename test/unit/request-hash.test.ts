@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { canonicalJson, requestHash } from '../../lambda/worker/request-hash.ts';
+
+describe('Function: requestHash()', () => {
+  const base = {
+    messageType: 'PaymentCaptured',
+    schemaVersion: 1,
+    payload: { b: 1, a: { y: [1, 2], x: 'v' } },
+  };
+
+  it('is the same for any key order at any depth', () => {
+    // Prepare
+    const reordered = {
+      payload: { a: { x: 'v', y: [1, 2] }, b: 1 },
+      schemaVersion: 1,
+      messageType: 'PaymentCaptured',
+    };
+
+    // Act & Assess
+    expect(requestHash(reordered)).toBe(requestHash(base));
+    expect(canonicalJson(reordered.payload)).toBe('{"a":{"x":"v","y":[1,2]},"b":1}');
+  });
+
+  it.each([
+    ['messageType', { ...base, messageType: 'PaymentRefunded' }],
+    ['schemaVersion', { ...base, schemaVersion: 2 }],
+    ['a payload value', { ...base, payload: { ...base.payload, b: 2 } }],
+    ['a nested value', { ...base, payload: { b: 1, a: { y: [1, 2], x: 'w' } } }],
+    ['array order', { ...base, payload: { b: 1, a: { y: [2, 1], x: 'v' } } }],
+    ['a number written as a string', { ...base, payload: { ...base.payload, b: '1' } }],
+  ])('differs when %s differs', (_name, changed) => {
+    expect(requestHash(changed)).not.toBe(requestHash(base));
+  });
+
+  it('is a 64-character hex sha256', () => {
+    expect(requestHash(base)).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
