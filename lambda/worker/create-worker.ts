@@ -179,6 +179,7 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
       response = await run(baseDeps);
     }
 
+    if (fifo) blockSkippedGroupMembers(response);
     for (const outcome of outcomes.values()) recordTelemetry(outcome, { logger, metrics, queue });
     metrics.addMetric('BatchSize', MetricUnit.Count, records.length);
     metrics.publishStoredMetrics();
@@ -219,6 +220,37 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
       );
     }
     return response;
+
+    /**
+     * FIFO: records after a group's first failure were reported without running. They are in flight, and SQS
+     * delivers nothing more of a group while one of its messages is in flight, so they get the visibility of
+     * the failure that blocked them: the group comes back together, in order.
+     */
+    function blockSkippedGroupMembers(result: SQSBatchResponse): void {
+      const blockedAt = new Map<string, RecordOutcome>();
+      for (const record of records) {
+        const group = record.attributes?.MessageGroupId ?? '';
+        const outcome = outcomes.get(record.messageId);
+        if (outcome && !outcome.acknowledged && !blockedAt.has(group)) blockedAt.set(group, outcome);
+      }
+      const reported = new Set(result.batchItemFailures.map((failure) => failure.itemIdentifier));
+      for (const record of records) {
+        if (outcomes.has(record.messageId) || !reported.has(record.messageId)) continue;
+        const blocker = blockedAt.get(record.attributes?.MessageGroupId ?? '');
+        outcomes.set(record.messageId, {
+          messageId: record.messageId,
+          result: 'RETRYABLE_FAILURE',
+          acknowledged: false,
+          visibilitySeconds: blocker?.visibilitySeconds,
+          failureCode: 'FIFO_GROUP_BLOCKED',
+          failureMessage: `not run: an earlier message of its group failed (${blocker?.failureCode ?? 'unknown'})`,
+          receiveCount: Number(record.attributes?.ApproximateReceiveCount) || 1,
+          processingMs: 0,
+          dbTransactionMs: 0,
+          messageAgeMs: 0,
+        });
+      }
+    }
 
     /** A record not started because the Lambda timeout is near: reported, visible again at once. */
     function deferred(record: SQSRecord): RecordOutcome {

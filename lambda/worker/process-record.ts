@@ -163,14 +163,18 @@ export async function processRecord(
     inbox: InboxEntry,
     onClaim: (receiveCount: number) => void,
   ): Promise<Decision> {
+    // Every wait is bounded by the Lambda time left, so a stuck statement fails as retryable instead of being
+    // cut by the Lambda timeout (which would fail the whole batch).
     const statementTimeout = Math.max(
       100,
       Math.min(deps.statementTimeoutMs, batch.remainingMs() - TIMEOUT_MARGIN_MS),
     );
+    const claimLockTimeout = Math.min(deps.claimLockTimeoutMs, statementTimeout);
+    const lockTimeout = Math.min(deps.lockTimeoutMs, statementTimeout);
     // One round trip: the timeouts and the claim are pipelined on the transaction's connection. set_config(…, true)
     // is transaction-scoped (like SET LOCAL), so nothing outlives the transaction on a pooled/proxied connection.
     const [, claim] = await Promise.all([
-      tx`select set_config('lock_timeout', ${`${deps.claimLockTimeoutMs}ms`}, true), set_config('statement_timeout', ${`${statementTimeout}ms`}, true)`,
+      tx`select set_config('lock_timeout', ${`${claimLockTimeout}ms`}, true), set_config('statement_timeout', ${`${statementTimeout}ms`}, true)`,
       claimInbox(tx, inbox).catch((error: unknown) => {
         if ((error as { code?: string }).code === '55P03') {
           throw new RetryableError(
@@ -183,7 +187,7 @@ export async function processRecord(
         }
         throw error;
       }),
-      tx`select set_config('lock_timeout', ${`${deps.lockTimeoutMs}ms`}, true)`,
+      tx`select set_config('lock_timeout', ${`${lockTimeout}ms`}, true)`,
     ]);
     onClaim(claim.receiveCount);
     const key = message.envelope.idempotencyKey;

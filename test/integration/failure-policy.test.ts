@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { SQSBatchResponse } from 'aws-lambda';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { BatchFailedError, TerminalError } from '../../lambda/errors.ts';
 import { defineHandler } from '../../lambda/worker/message-handler.ts';
+import { captureOutput } from '../support/capture-output.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
@@ -361,10 +364,22 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
       fifoRecord(a3 as Record<string, unknown>, 'A'),
     ];
 
+    const logged = exampleWorker(db.sql, {
+      commitMode,
+      handlers,
+      logger: new Logger({ serviceName: 'fifo', logLevel: 'INFO' }),
+    });
+
     // Act
-    const response = await worker(sqsEvent(records), lambdaContext());
+    const { result, lines } = await captureOutput(() => logged(sqsEvent(records), lambdaContext()));
+    const response = result as SQSBatchResponse;
 
     // Assess
+    const lineOf = (index: number) => lines.find((line) => line.messageId === records[index]?.messageId);
+    expect(lineOf(2)).toMatchObject({ result: 'RETRYABLE_FAILURE', failureCode: 'DOWNSTREAM_UNAVAILABLE' });
+    // a3 did not run; it keeps group A blocked exactly as long as a2 (same visibility), so A comes back in order.
+    expect(lineOf(4)).toMatchObject({ result: 'RETRYABLE_FAILURE', failureCode: 'FIFO_GROUP_BLOCKED' });
+    expect(lineOf(4)?.visibilitySeconds).toBe(lineOf(2)?.visibilitySeconds);
     expect(response.batchItemFailures.map((failure) => failure.itemIdentifier).sort()).toEqual(
       [records[2]?.messageId, records[4]?.messageId].sort(),
     );
