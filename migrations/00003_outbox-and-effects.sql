@@ -1,10 +1,14 @@
--- Transactional outbox: written in the producer's transaction, published by the relay.
+-- Transactional outbox: written in the producer's transaction (lambda/outbox/enqueue-outbox.ts), published by
+-- the relay (lambda/outbox/relay-outbox.ts). `sequence` is the commit-independent insertion order used for
+-- per-aggregate ordering; a row is only sent when no older PENDING row of its aggregate exists.
 create table outbox_events (
   event_id varchar(100) primary key,
   idempotency_key varchar(200) not null,
   message_type varchar(100) not null,
+  schema_version integer not null,
   aggregate_type varchar(100) not null,
   aggregate_id varchar(200) not null,
+  request_hash char(64) not null,
   envelope jsonb not null,
   status varchar(30) not null default 'PENDING',
   attempts integer not null default 0,
@@ -20,13 +24,19 @@ create table outbox_events (
   constraint chk_outbox_events_status check (status in ('PENDING', 'PUBLISHED'))
 );
 
-create index idx_outbox_events_pending on outbox_events (next_attempt_at, sequence) where status = 'PENDING';
+-- Claim scan (oldest first) and the oldest-pending-age metric.
+create index idx_outbox_events_pending on outbox_events (sequence) where status = 'PENDING';
 
+-- "Is there an older PENDING row of this aggregate?"
 create index idx_outbox_events_aggregate_pending
   on outbox_events (aggregate_type, aggregate_id, sequence)
   where status = 'PENDING';
 
--- External-effect log: an effect is recorded PENDING before the provider is called.
+-- Retention of published rows (delete where published_at < …).
+create index idx_outbox_events_published on outbox_events (published_at) where status = 'PUBLISHED';
+
+-- External-effect log (pattern document §17): an effect is recorded PENDING in its own committed transaction
+-- before the provider is called with `effect_key` as its idempotency key (lambda/effects).
 create table external_effect_log (
   effect_key varchar(200) primary key,
   provider varchar(100) not null,
@@ -40,4 +50,16 @@ create table external_effect_log (
   updated_at timestamptz not null default now(),
   completed_at timestamptz,
   constraint chk_external_effect_log_status check (status in ('PENDING', 'COMPLETED', 'FAILED_TERMINAL'))
+);
+
+create index idx_external_effect_log_status on external_effect_log (status, updated_at);
+
+-- Example domain: escalation notifications sent for a case (lambda/domain/case-escalation-requested.ts).
+create table case_notifications (
+  source_event_id text primary key,
+  case_id text not null references cases (case_id),
+  recipient text not null,
+  effect_key varchar(200) not null references external_effect_log (effect_key),
+  provider_reference varchar(300) not null,
+  created_at timestamptz not null default now()
 );

@@ -4,6 +4,7 @@ import { caseStageChanged } from './case-stage-changed.ts';
 import { paymentCaptured } from './payment-captured.ts';
 
 export { caseDeadlineCalculationRequested, STAGE_SLA_DAYS } from './case-deadline-calculation-requested.ts';
+export { caseEscalationRequested } from './case-escalation-requested.ts';
 export { caseStageChanged } from './case-stage-changed.ts';
 export { paymentCaptured } from './payment-captured.ts';
 

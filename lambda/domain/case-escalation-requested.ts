@@ -1,0 +1,88 @@
+import type postgres from 'postgres';
+import { z } from 'zod';
+import { effectKey } from '../effects/effect-key.ts';
+import type { NotificationProvider } from '../effects/notification-provider.ts';
+import { performExternalEffect } from '../effects/perform-external-effect.ts';
+import { TerminalError } from '../errors.ts';
+import { defineHandler } from '../worker/message-handler.ts';
+
+/** Collaborators of {@link caseEscalationRequested}. */
+export interface CaseEscalationRequestedDependencies {
+  /**
+   * Client for the external-effect log, separate from the inbox transaction's connection: a dedicated
+   * client (`max: 1` is enough) or a pool with at least `recordConcurrency + 1` connections. With the
+   * worker's own single-connection pool the effect log would wait for the connection its caller holds.
+   */
+  readonly effectsSql: postgres.Sql;
+  /** Notification service that honours idempotency keys. */
+  readonly provider: NotificationProvider;
+}
+
+/** Operation name in `external_effect_log` and prefix of the effect key. */
+const OPERATION = 'escalation-notification';
+
+/**
+ * `CaseEscalationRequested` v1 `{ caseId, recipient }`: sends one escalation notification for the case
+ * through an external provider and records it in `case_notifications` — an external effect applied once
+ * under at-least-once delivery.
+ *
+ * Order (the provider call cannot join the inbox transaction):
+ * 1. In the inbox transaction: the case must exist (else terminal `CASE_NOT_FOUND`, nothing is sent).
+ * 2. `performExternalEffect` on its own connection: the effect log row is committed PENDING, the provider is
+ *    called with the effect key (`escalation-notification:<idempotencyKey>`) as its idempotency key, and
+ *    the reference is committed as COMPLETED.
+ * 3. In the inbox transaction: `case_notifications` row with the reference; the worker then marks the inbox
+ *    row COMPLETED and commits.
+ *
+ * Why exactly once: if anything fails after step 2 (the domain write, the commit, the Lambda), the inbox row
+ * is not COMPLETED, the message is redelivered and step 2 finds COMPLETED in the log and returns the stored
+ * reference without calling the provider. If the crash falls between the call and recording COMPLETED, the
+ * log row is still PENDING and the retry calls again with the same key, which the provider deduplicates. Once
+ * the inbox row is COMPLETED, duplicates never reach the handler at all.
+ *
+ * @example
+ * ```ts
+ * const handlers = [...exampleHandlers, caseEscalationRequested({ effectsSql, provider })];
+ * ```
+ */
+export function caseEscalationRequested(dependencies: CaseEscalationRequestedDependencies) {
+  const { effectsSql, provider } = dependencies;
+  return defineHandler({
+    messageType: 'CaseEscalationRequested',
+    schemaVersion: 1,
+    payload: z.object({
+      caseId: z.string().min(1).max(200),
+      recipient: z.string().min(3).max(320),
+    }),
+    async handle({ sql, payload, envelope }) {
+      const [found] = await sql`select 1 from cases where case_id = ${payload.caseId}`;
+      if (!found) {
+        throw new TerminalError(
+          'CASE_NOT_FOUND',
+          `case ${payload.caseId} does not exist; send its CaseStageChanged before escalating it`,
+        );
+      }
+      // Built from the message only, so that every retry sends the provider the same request under the key.
+      const request = {
+        recipient: payload.recipient,
+        subject: `Case ${payload.caseId} escalated`,
+        body: `Case ${payload.caseId} was escalated and needs attention.`,
+      };
+      const key = effectKey(OPERATION, envelope.idempotencyKey);
+      const { reference } = await performExternalEffect({
+        sql: effectsSql,
+        effectKey: key,
+        provider: provider.name,
+        operation: OPERATION,
+        request: { caseId: payload.caseId, recipient: payload.recipient },
+        call: (idempotencyKey) => provider.send(request, idempotencyKey),
+      });
+      await sql`
+        insert into case_notifications (source_event_id, case_id, recipient, effect_key, provider_reference)
+        values (${envelope.idempotencyKey}, ${payload.caseId}, ${payload.recipient}, ${key}, ${reference})
+        on conflict (source_event_id) do nothing
+      `;
+      return { resultRef: `case_notifications/${reference}`.slice(0, 300) };
+    },
+  });
+}

@@ -1,0 +1,107 @@
+import type postgres from 'postgres';
+import { describeIssues, type Envelope, envelopeSchema } from '../worker/envelope.ts';
+import { requestHash } from '../worker/request-hash.ts';
+import { InvalidOutboxEnvelopeError, OutboxConflictError, OutboxUsageError } from './errors.ts';
+
+/**
+ * Largest message body the outbox accepts, in bytes (UTF-8 of the envelope JSON): 256 KiB, the SQS limit that
+ * every queue honours (queues may be configured up to 1 MiB, but a smaller `MaximumMessageSize` is common).
+ */
+export const OUTBOX_MAX_MESSAGE_BYTES = 262_144;
+
+/** What {@link enqueueOutbox} did. */
+export interface EnqueueOutboxResult {
+  /** The outbox row id (the envelope's `messageId`, or the first one enqueued under this key). */
+  readonly eventId: string;
+  /** False when the key was already enqueued with the same content: the call was a no-op. */
+  readonly inserted: boolean;
+}
+
+/**
+ * Writes an envelope to `outbox_events` inside the caller's transaction (pattern document §16): the event
+ * commits if and only if the producer's state change commits, and the relay publishes it afterwards.
+ *
+ * - The envelope is validated with `envelopeSchema` and must serialize to at most
+ *   {@link OUTBOX_MAX_MESSAGE_BYTES} bytes, so a row that is stored can always be sent.
+ * - Unique by `idempotencyKey`: enqueueing the same key again with the same messageType, schemaVersion and
+ *   payload (same request hash as the consumer computes) is a no-op that returns `inserted: false`. The same key
+ *   with different content throws {@link OutboxConflictError}: a key names one event, and the consumer would
+ *   reject the second one as a hash mismatch anyway. A concurrent transaction enqueueing the same key waits
+ *   for this one and then sees its row.
+ * - Must be given the transaction (`sql.begin(async (sql) => …)`), never the pool: with the pool the event
+ *   would commit on its own and could outlive a rolled-back state change.
+ *
+ * @throws InvalidOutboxEnvelopeError when the envelope is invalid or too large.
+ * @throws OutboxConflictError when the key or messageId is taken by a different event.
+ * @throws OutboxUsageError when `sql` is not a transaction.
+ *
+ * @example
+ * ```ts
+ * await sql.begin(async (sql) => {
+ *   await sql`insert into cases (case_id, stage, version) values (${caseId}, 'OPEN', 1)`;
+ *   await enqueueOutbox(sql, {
+ *     messageId: randomUUID(),
+ *     schemaVersion: 1,
+ *     messageType: 'CaseDeadlineCalculationRequested',
+ *     producer: 'case-service',
+ *     occurredAt: new Date().toISOString(),
+ *     idempotencyKey: `case-deadline:${caseId}:OPEN`,
+ *     aggregateType: 'case',
+ *     aggregateId: caseId,
+ *     payload: { caseId, stage: 'OPEN', effectiveAt: new Date().toISOString() },
+ *   });
+ * });
+ * ```
+ */
+export async function enqueueOutbox(
+  sql: postgres.TransactionSql,
+  envelope: Envelope,
+): Promise<EnqueueOutboxResult> {
+  if (typeof (sql as { savepoint?: unknown }).savepoint !== 'function') {
+    throw new OutboxUsageError(
+      'enqueueOutbox must run inside the producer transaction: call it with the `sql` of `sql.begin(async (sql) => …)`, not the pool',
+    );
+  }
+  const parsed = envelopeSchema.safeParse(envelope);
+  if (!parsed.success) {
+    throw new InvalidOutboxEnvelopeError(`Invalid outbox envelope: ${describeIssues(parsed.error)}`);
+  }
+  const valid = parsed.data;
+  const bytes = Buffer.byteLength(JSON.stringify(valid), 'utf8');
+  if (bytes > OUTBOX_MAX_MESSAGE_BYTES) {
+    throw new InvalidOutboxEnvelopeError(
+      `Outbox envelope ${valid.idempotencyKey} is ${bytes} bytes, above the SQS limit of ${OUTBOX_MAX_MESSAGE_BYTES}; store large data elsewhere and send a reference`,
+    );
+  }
+  const hash = requestHash(valid);
+
+  const inserted = await sql<{ event_id: string }[]>`
+    insert into outbox_events (
+      event_id, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id, request_hash, envelope
+    )
+    values (
+      ${valid.messageId}, ${valid.idempotencyKey}, ${valid.messageType}, ${valid.schemaVersion},
+      ${valid.aggregateType}, ${valid.aggregateId}, ${hash}, ${sql.json(valid as postgres.JSONValue)}
+    )
+    on conflict do nothing
+    returning event_id
+  `;
+  if (inserted.length === 1) return { eventId: valid.messageId, inserted: true };
+
+  const [existing] = await sql<{ event_id: string; request_hash: string }[]>`
+    select event_id, request_hash from outbox_events where idempotency_key = ${valid.idempotencyKey}
+  `;
+  if (!existing) {
+    throw new OutboxConflictError(
+      valid.idempotencyKey,
+      `Outbox messageId ${valid.messageId} is already used by another event (idempotency key ${valid.idempotencyKey} is new); give every event a fresh messageId`,
+    );
+  }
+  if (existing.request_hash !== hash) {
+    throw new OutboxConflictError(
+      valid.idempotencyKey,
+      `Idempotency key ${valid.idempotencyKey} is already in the outbox (event ${existing.event_id}) with a different messageType, schemaVersion or payload; use a new key for a different event`,
+    );
+  }
+  return { eventId: existing.event_id, inserted: false };
+}

@@ -1,0 +1,16 @@
+export { type EnqueueOutboxResult, enqueueOutbox, OUTBOX_MAX_MESSAGE_BYTES } from './enqueue-outbox.ts';
+export { InvalidOutboxEnvelopeError, OutboxConflictError, OutboxError, OutboxUsageError } from './errors.ts';
+export { type FifoMessageIds, fifoMessageIds } from './fifo-message-ids.ts';
+export {
+  planSendBatches,
+  type SendBatchLimits,
+  SQS_MAX_BATCH_BYTES,
+  SQS_MAX_BATCH_ENTRIES,
+} from './plan-send-batches.ts';
+export {
+  type OutboxRelayLogger,
+  type OutboxSqsSender,
+  type RelayOutboxOptions,
+  type RelayOutboxResult,
+  relayOutbox,
+} from './relay-outbox.ts';

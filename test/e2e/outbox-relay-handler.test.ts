@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { enqueueOutbox } from '../../lambda/outbox/index.ts';
+import { lambdaContext } from '../../tools/local/lambda-context.ts';
+import { captureOutput } from '../support/capture-output.ts';
+import { createTestDatabase } from '../support/database.ts';
+import { localQueueFixture } from './local-queue-fixture.ts';
+
+const db = await createTestDatabase();
+const local = await localQueueFixture();
+const { queueUrl } = await local.queues();
+
+// The entry point reads its configuration once, at import (cold start).
+Object.assign(process.env, {
+  DATABASE_URL: db.url,
+  OUTBOX_QUEUE_URL: queueUrl,
+  OUTBOX_RUN_GUARD_MS: '1000',
+  SQS_ENDPOINT: local.endpoint,
+  POWERTOOLS_SERVICE_NAME: 'outbox-relay',
+  POWERTOOLS_METRICS_DISABLED: 'false', // the test config silences metrics; this file asserts them
+});
+const { handler } = await import('../../lambda/handlers/outbox-relay.ts');
+
+const SECRET = 'do-not-log-4711';
+
+const enqueueCase = (caseId: string) =>
+  db.sql.begin((sql) =>
+    enqueueOutbox(sql, {
+      messageId: `msg_${randomUUID()}`,
+      schemaVersion: 1,
+      messageType: 'CaseStageChanged',
+      producer: 'case-service',
+      occurredAt: new Date().toISOString(),
+      idempotencyKey: `case:${caseId}:stage:v1`,
+      aggregateType: 'case',
+      aggregateId: caseId,
+      payload: { caseId, stage: 'INVESTIGATION', version: 1, note: SECRET },
+    }),
+  );
+
+describe('Handler: outbox-relay Lambda entry point', () => {
+  it('starts no round when less than the guard is left of the invocation', async () => {
+    // Prepare
+    await enqueueCase(`CASE-${randomUUID()}`);
+
+    // Act
+    const { result } = await captureOutput(() =>
+      handler({}, lambdaContext({ functionName: 'relay', timeoutMs: 500 })),
+    );
+
+    // Assess
+    expect(result).toMatchObject({ published: 0, rounds: 0, stoppedBy: 'deadline' });
+    expect(await local.receiveAll(queueUrl)).toHaveLength(0);
+  });
+
+  it('publishes pending rows within the invocation and emits EMF metrics without payloads in the output', async () => {
+    // Prepare
+    await enqueueCase(`CASE-${randomUUID()}`);
+
+    // Act
+    const { result, lines, raw } = await captureOutput(() =>
+      handler({}, lambdaContext({ functionName: 'relay', timeoutMs: 10_000 })),
+    );
+
+    // Assess
+    expect(result).toMatchObject({ published: 2, failed: 0, stoppedBy: 'no-work' });
+    expect(await local.receiveAll(queueUrl)).toHaveLength(2);
+    const emf = lines.find((line) => '_aws' in line);
+    expect(emf).toMatchObject({ OutboxPublished: 2, OutboxFailed: 0, OutboxOldestPendingAgeMs: 0 });
+    expect(raw).not.toContain(SECRET);
+  });
+});

@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { caseEscalationRequested, exampleHandlers } from '../../lambda/domain/index.ts';
+import { httpNotificationProvider } from '../../lambda/effects/index.ts';
+import type { NotificationProvider } from '../../lambda/effects/notification-provider.ts';
+import { BatchFailedError } from '../../lambda/errors.ts';
+import { createTestDatabase } from '../support/database.ts';
+import { startFakeNotificationProvider } from '../support/fake-notification-provider.ts';
+import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
+import { exampleWorker } from '../support/test-worker.ts';
+
+const db = await createTestDatabase();
+const fake = await startFakeNotificationProvider();
+const http = httpNotificationProvider({ url: fake.url, name: 'fake-notifications' });
+
+// As deployed: the worker's pool has ONE connection; the effect log has its own client.
+const workerSql = db.client({ max: 1 });
+const effectsSql = db.client({ max: 1 });
+
+/** Delegates to the HTTP provider; `afterSend` runs once after the next successful send. */
+const provider: NotificationProvider & { afterSend?: () => Promise<void> } = {
+  name: http.name,
+  async send(request, key) {
+    const answer = await http.send(request, key);
+    const hook = provider.afterSend;
+    provider.afterSend = undefined;
+    await hook?.();
+    return answer;
+  },
+};
+const worker = exampleWorker(workerSql, {
+  handlers: [...exampleHandlers, caseEscalationRequested({ effectsSql, provider })],
+  lockTimeoutMs: 300,
+});
+
+const createCase = async () => {
+  const caseId = `CASE-${randomUUID()}`;
+  await db.sql`insert into cases (case_id, stage, version) values (${caseId}, 'INVESTIGATION', 1)`;
+  return caseId;
+};
+const escalation = (caseId: string) =>
+  envelopeFactory({
+    messageType: 'CaseEscalationRequested',
+    idempotencyKey: `case:${caseId}:escalation:1`,
+    aggregateType: 'case',
+    aggregateId: caseId,
+    payload: { caseId, recipient: 'duty-officer@example.com' },
+  });
+const notifications = (caseId: string) => db.sql`select * from case_notifications where case_id = ${caseId}`;
+const inboxStatus = async (key: string) =>
+  (await db.sql`select status from worker_inbox where idempotency_key = ${key}`)[0]?.status;
+
+describe('Handler: CaseEscalationRequested (external effect through the effect log)', () => {
+  it('notifies once and records the reference; a redelivery after COMPLETED does not call the provider', async () => {
+    // Prepare
+    const caseId = await createCase();
+    const envelope = escalation(caseId);
+    const record = sqsRecordFactory(envelope);
+    const [callsBefore, appliedBefore] = [fake.calls, fake.applied];
+
+    // Act
+    const first = await worker(sqsEvent([record]), lambdaContext());
+    const redelivered = await worker(sqsEvent([{ ...record, receiptHandle: 'rh-2' }]), lambdaContext());
+
+    // Assess
+    expect(first.batchItemFailures).toEqual([]);
+    expect(redelivered.batchItemFailures).toEqual([]);
+    expect(fake.calls).toBe(callsBefore + 1);
+    expect(fake.applied).toBe(appliedBefore + 1);
+    const rows = await notifications(caseId);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ effect_key: `escalation-notification:${envelope.idempotencyKey}` });
+    const [log] =
+      await db.sql`select status, provider_reference from external_effect_log where effect_key = ${rows[0]?.effect_key}`;
+    expect(log).toEqual({ status: 'COMPLETED', provider_reference: rows[0]?.provider_reference });
+    expect(await inboxStatus(String(envelope.idempotencyKey))).toBe('COMPLETED');
+  });
+
+  it('applies the notification once when the inbox transaction fails after the provider answered', async () => {
+    // Prepare
+    const caseId = await createCase();
+    const envelope = escalation(caseId);
+    const key = String(envelope.idempotencyKey);
+    const [callsBefore, appliedBefore] = [fake.calls, fake.applied];
+    // Once the provider has answered, another transaction holds the notification row the handler is about
+    // to insert: the handler's insert hits the lock timeout and the whole inbox transaction rolls back.
+    let releaseBlocker: () => void = () => {};
+    const blockerDone = new Promise<void>((resolve) => {
+      releaseBlocker = resolve;
+    });
+    let blocker: Promise<unknown> = Promise.resolve();
+    provider.afterSend = async () => {
+      let locked: () => void = () => {};
+      const isLocked = new Promise<void>((resolve) => {
+        locked = resolve;
+      });
+      blocker = db.sql
+        .begin(async (sql) => {
+          await sql`
+            insert into case_notifications (source_event_id, case_id, recipient, effect_key, provider_reference)
+            values (${key}, ${caseId}, 'blocker', ${`escalation-notification:${key}`}, 'blocker')
+          `;
+          locked();
+          await blockerDone;
+          throw new Error('blocker rolls back');
+        })
+        .catch(() => {});
+      await isLocked;
+    };
+
+    // Act
+    const crashed = worker(sqsEvent([sqsRecordFactory(envelope)]), lambdaContext());
+    await expect(crashed).rejects.toBeInstanceOf(BatchFailedError); // its only record failed (LOCK_TIMEOUT)
+    releaseBlocker();
+    await blocker;
+    const afterFailure = await notifications(caseId);
+    const [inboxAfterFailure] =
+      await db.sql`select status, failure_code from worker_inbox where idempotency_key = ${key}`;
+    const retried = await worker(
+      sqsEvent([sqsRecordFactory(envelope, { receiveCount: 2 })]),
+      lambdaContext(),
+    );
+
+    // Assess
+    expect(inboxAfterFailure).toEqual({ status: 'FAILED_RETRYABLE', failure_code: 'LOCK_TIMEOUT' });
+    expect(afterFailure).toHaveLength(0);
+    expect(retried.batchItemFailures).toEqual([]);
+    expect(fake.calls).toBe(callsBefore + 1); // the retry found COMPLETED in the log: no second call
+    expect(fake.applied).toBe(appliedBefore + 1);
+    const rows = await notifications(caseId);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.recipient).toBe('duty-officer@example.com');
+    expect(await inboxStatus(key)).toBe('COMPLETED');
+  });
+
+  it('sends nothing for an unknown case (terminal CASE_NOT_FOUND)', async () => {
+    // Prepare
+    const envelope = escalation(`CASE-${randomUUID()}`);
+    const callsBefore = fake.calls;
+
+    // Act
+    const response = await worker(sqsEvent([sqsRecordFactory(envelope)]), lambdaContext());
+
+    // Assess
+    expect(response.batchItemFailures).toEqual([]); // quarantined and acknowledged
+    expect(fake.calls).toBe(callsBefore);
+    const [quarantined] =
+      await db.sql`select reason_code from worker_quarantine where idempotency_key = ${String(envelope.idempotencyKey)}`;
+    expect(quarantined?.reason_code).toBe('CASE_NOT_FOUND');
+  });
+});

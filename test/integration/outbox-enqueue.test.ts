@@ -1,0 +1,193 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import {
+  enqueueOutbox,
+  InvalidOutboxEnvelopeError,
+  OutboxConflictError,
+  OutboxUsageError,
+} from '../../lambda/outbox/index.ts';
+import type { Envelope } from '../../lambda/worker/envelope.ts';
+import { requestHash } from '../../lambda/worker/request-hash.ts';
+import { createTestDatabase } from '../support/database.ts';
+
+const db = await createTestDatabase();
+
+const deadlineRequested = (caseId: string, overrides: Partial<Envelope> = {}): Envelope => ({
+  messageId: `msg_${randomUUID()}`,
+  schemaVersion: 1,
+  messageType: 'CaseDeadlineCalculationRequested',
+  producer: 'case-service',
+  occurredAt: '2026-07-06T10:15:30Z',
+  idempotencyKey: `case:${caseId}:deadline:INVESTIGATION`,
+  aggregateType: 'case',
+  aggregateId: caseId,
+  payload: { caseId, stage: 'INVESTIGATION', effectiveAt: '2026-07-06T10:15:00Z' },
+  ...overrides,
+});
+
+const outboxRows = (key: string) => db.sql`select * from outbox_events where idempotency_key = ${key}`;
+
+describe('Function: enqueueOutbox()', () => {
+  it('writes the envelope as a PENDING row in the producer transaction, with its request hash', async () => {
+    // Prepare
+    const caseId = `CASE-${randomUUID()}`;
+    const envelope = deadlineRequested(caseId);
+
+    // Act
+    const result = await db.sql.begin(async (sql) => {
+      await sql`insert into cases (case_id, stage, version) values (${caseId}, 'INVESTIGATION', 1)`;
+      return enqueueOutbox(sql, envelope);
+    });
+
+    // Assess
+    expect(result).toEqual({ eventId: envelope.messageId, inserted: true });
+    const [row] = await outboxRows(envelope.idempotencyKey);
+    expect(row).toMatchObject({
+      event_id: envelope.messageId,
+      status: 'PENDING',
+      message_type: 'CaseDeadlineCalculationRequested',
+      schema_version: 1,
+      aggregate_type: 'case',
+      aggregate_id: caseId,
+      attempts: 0,
+      locked_until: null,
+      request_hash: requestHash(envelope),
+      envelope,
+    });
+  });
+
+  it('leaves no outbox row when the producer transaction rolls back', async () => {
+    // Prepare
+    const caseId = `CASE-${randomUUID()}`;
+    const envelope = deadlineRequested(caseId);
+
+    // Act
+    const attempt = db.sql.begin(async (sql) => {
+      await sql`insert into cases (case_id, stage, version) values (${caseId}, 'INVESTIGATION', 1)`;
+      await enqueueOutbox(sql, envelope);
+      throw new Error('producer failed after enqueueing');
+    });
+
+    // Assess
+    await expect(attempt).rejects.toThrow('producer failed after enqueueing');
+    expect(await outboxRows(envelope.idempotencyKey)).toHaveLength(0);
+    expect(await db.sql`select 1 from cases where case_id = ${caseId}`).toHaveLength(0);
+  });
+
+  it('is a no-op for a second enqueue of the same key and content, even with another messageId', async () => {
+    // Prepare
+    const envelope = deadlineRequested(`CASE-${randomUUID()}`);
+    await db.sql.begin((sql) => enqueueOutbox(sql, envelope));
+
+    // Act
+    const again = await db.sql.begin((sql) =>
+      enqueueOutbox(sql, {
+        ...envelope,
+        messageId: `msg_${randomUUID()}`,
+        occurredAt: '2026-07-07T00:00:00Z',
+      }),
+    );
+
+    // Assess
+    expect(again).toEqual({ eventId: envelope.messageId, inserted: false });
+    expect(await outboxRows(envelope.idempotencyKey)).toHaveLength(1);
+  });
+
+  it('rejects the same key with a different payload and rolls the producer transaction back', async () => {
+    // Prepare
+    const caseId = `CASE-${randomUUID()}`;
+    const envelope = deadlineRequested(caseId);
+    await db.sql.begin((sql) => enqueueOutbox(sql, envelope));
+    const changed = {
+      ...envelope,
+      messageId: `msg_${randomUUID()}`,
+      payload: { ...envelope.payload, stage: 'REVIEW' },
+    };
+
+    // Act
+    const attempt = db.sql.begin(async (sql) => {
+      await sql`insert into cases (case_id, stage, version) values (${caseId}, 'REVIEW', 2)`;
+      await enqueueOutbox(sql, changed);
+    });
+
+    // Assess
+    await expect(attempt).rejects.toBeInstanceOf(OutboxConflictError);
+    await expect(attempt).rejects.toThrow(
+      `Idempotency key ${envelope.idempotencyKey} is already in the outbox`,
+    );
+    const rows = await outboxRows(envelope.idempotencyKey);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.envelope.payload.stage).toBe('INVESTIGATION');
+    expect(await db.sql`select 1 from cases where case_id = ${caseId}`).toHaveLength(0);
+  });
+
+  it('rejects a messageId that another event already uses', async () => {
+    // Prepare
+    const first = deadlineRequested(`CASE-${randomUUID()}`);
+    await db.sql.begin((sql) => enqueueOutbox(sql, first));
+    const second = deadlineRequested(`CASE-${randomUUID()}`, { messageId: first.messageId });
+
+    // Act
+    const attempt = db.sql.begin((sql) => enqueueOutbox(sql, second));
+
+    // Assess
+    await expect(attempt).rejects.toThrow(
+      `Outbox messageId ${first.messageId} is already used by another event`,
+    );
+    expect(await outboxRows(second.idempotencyKey)).toHaveLength(0);
+  });
+
+  it('keeps one row when two transactions enqueue the same key at once', async () => {
+    // Prepare
+    const envelope = deadlineRequested(`CASE-${randomUUID()}`);
+
+    // Act
+    const results = await Promise.all(
+      [1, 2].map((n) =>
+        db.sql.begin((sql) => enqueueOutbox(sql, { ...envelope, messageId: `${envelope.messageId}-${n}` })),
+      ),
+    );
+
+    // Assess
+    expect(results.map((r) => r.inserted).sort()).toEqual([false, true]);
+    expect(await outboxRows(envelope.idempotencyKey)).toHaveLength(1);
+  });
+
+  it('rejects an invalid envelope, naming the field, and writes nothing', async () => {
+    // Prepare
+    const envelope = deadlineRequested(`CASE-${randomUUID()}`, { occurredAt: 'yesterday' });
+
+    // Act
+    const attempt = db.sql.begin((sql) => enqueueOutbox(sql, envelope));
+
+    // Assess
+    await expect(attempt).rejects.toBeInstanceOf(InvalidOutboxEnvelopeError);
+    await expect(attempt).rejects.toThrow(/occurredAt/);
+    expect(await outboxRows(envelope.idempotencyKey)).toHaveLength(0);
+  });
+
+  it('rejects an envelope larger than an SQS message', async () => {
+    // Prepare
+    const envelope = deadlineRequested(`CASE-${randomUUID()}`, { payload: { blob: 'x'.repeat(262_144) } });
+
+    // Act
+    const attempt = db.sql.begin((sql) => enqueueOutbox(sql, envelope));
+
+    // Assess
+    await expect(attempt).rejects.toThrow(/above the SQS limit of 262144; store large data elsewhere/);
+    expect(await outboxRows(envelope.idempotencyKey)).toHaveLength(0);
+  });
+
+  it('refuses the pool instead of a transaction', async () => {
+    // Prepare
+    const envelope = deadlineRequested(`CASE-${randomUUID()}`);
+
+    // Act
+    // biome-ignore lint/suspicious/noExplicitAny: passing the wrong client on purpose
+    const attempt = enqueueOutbox(db.sql as any, envelope);
+
+    // Assess
+    await expect(attempt).rejects.toBeInstanceOf(OutboxUsageError);
+    expect(await outboxRows(envelope.idempotencyKey)).toHaveLength(0);
+  });
+});
