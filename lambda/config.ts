@@ -40,6 +40,11 @@ export interface WorkerConfig {
   readonly failInvocationOnFullBatchFailure: boolean;
   /** `SQS_ENDPOINT`: a local SQS emulator; unset in AWS. */
   readonly sqsEndpoint: string | undefined;
+  /**
+   * `NOTIFICATION_URL`: notification service of the example `CaseEscalationRequested` handler; unset → that
+   * handler is not registered (it needs a second database connection for the external-effect log).
+   */
+  readonly notificationUrl: string | undefined;
   /** Outbox relay settings (`lambda/handlers/outbox-relay.ts`). */
   readonly outbox: OutboxRelayConfig;
 }
@@ -117,6 +122,7 @@ const envSchema = z.object({
     'true',
   ),
   SQS_ENDPOINT: z.string().optional(),
+  NOTIFICATION_URL: z.string().url().optional(),
   OUTBOX_QUEUE_URL: z.string().optional(),
   OUTBOX_BATCH_SIZE: positiveInt('OUTBOX_BATCH_SIZE', 50, 500),
   OUTBOX_LEASE_MS: positiveInt('OUTBOX_LEASE_MS', 30_000, 900_000),
@@ -210,6 +216,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     deadlineGuardMs,
     failInvocationOnFullBatchFailure: e.WORKER_FAIL_INVOCATION_ON_FULL_FAILURE === 'true',
     sqsEndpoint: e.SQS_ENDPOINT || undefined,
+    notificationUrl: e.NOTIFICATION_URL || undefined,
     outbox: {
       queueUrl: e.OUTBOX_QUEUE_URL || undefined,
       batchSize: e.OUTBOX_BATCH_SIZE,

@@ -3,7 +3,8 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { loadConfig } from '../config.ts';
 import { createSql } from '../db.ts';
-import { exampleHandlers } from '../domain/index.ts';
+import { caseEscalationRequested, exampleHandlers } from '../domain/index.ts';
+import { httpNotificationProvider } from '../effects/http-notification-provider.ts';
 import { createWorker } from '../worker/create-worker.ts';
 
 // Cold start: configuration is read and validated once; clients live at module scope and are reused.
@@ -14,6 +15,19 @@ const metrics = new Metrics({
   serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? config.consumer,
 });
 const sql = createSql(config.database, { applicationName: config.consumer });
+// The escalation example calls an external service through the effect log, which needs its own connection.
+const handlers = config.notificationUrl
+  ? [
+      ...exampleHandlers,
+      caseEscalationRequested({
+        effectsSql: createSql(
+          { ...config.database, poolSize: 1 },
+          { applicationName: `${config.consumer}-effects` },
+        ),
+        provider: httpNotificationProvider({ url: config.notificationUrl }),
+      }),
+    ]
+  : exampleHandlers;
 const sqs = new SQSClient(
   config.sqsEndpoint ? { endpoint: config.sqsEndpoint, useQueueUrlAsEndpoint: false } : {},
 );
@@ -21,7 +35,7 @@ const sqs = new SQSClient(
 /** The deployable worker: the example domain on the inbox engine. */
 export const handler = createWorker({
   consumer: config.consumer,
-  handlers: exampleHandlers,
+  handlers,
   sql,
   sqs,
   logger,

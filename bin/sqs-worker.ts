@@ -1,0 +1,314 @@
+/**
+ * `sqs-worker`: the operations CLI (the pattern document's runbooks as commands). Thin wiring only: each
+ * action resolves its settings and calls one function of tools/ops with its collaborators.
+ * Exit codes: 0 ok, 1 operation failed, 2 usage or configuration error.
+ */
+import { Command, CommanderError } from 'commander';
+import {
+  capacity,
+  dlqMoveTask,
+  dlqPeek,
+  dlqRedrive,
+  inboxPurge,
+  inboxShow,
+  inboxStats,
+  parseRedriveFilters,
+  quarantineList,
+  quarantineRelease,
+  quarantineShow,
+  queueStatus,
+  runOpsCommand,
+} from '../tools/ops/index.ts';
+import { parseDuration } from '../tools/ops/parse-duration.ts';
+import { parseCount, parsePositive, parseRate } from '../tools/ops/parse-options.ts';
+import type { OpsSession } from '../tools/ops/run-ops-command.ts';
+
+type Opts = Record<string, string | boolean | string[] | undefined>;
+
+const str = (value: Opts[string]) => (typeof value === 'string' ? value : undefined);
+const optionalNumber = (value: Opts[string], flag: string) =>
+  typeof value === 'string' ? parsePositive(value, flag) : undefined;
+
+/** Wraps an action: settings from the command's global flags, exit code from {@link runOpsCommand}. */
+const act =
+  (name: string, run: (session: OpsSession, opts: Opts, args: string[]) => Promise<unknown>) =>
+  async (...received: unknown[]) => {
+    const command = received.at(-1) as Command;
+    process.exitCode = await runOpsCommand(name, command.optsWithGlobals(), (session) =>
+      run(session, command.opts() as Opts, command.args),
+    );
+  };
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+const program = new Command('sqs-worker')
+  .description(
+    'Operations for the SQS → Lambda → PostgreSQL worker: inbox, queue, DLQ, quarantine, capacity.',
+  )
+  .option('--database-url <url>', 'PostgreSQL connection URL (env DATABASE_URL)')
+  .option('--queue-url <url>', 'source (worker) queue URL (env WORKER_QUEUE_URL)')
+  .option('--dlq-url <url>', 'dead-letter queue URL (env WORKER_DLQ_URL)')
+  .option('--sqs-endpoint <url>', 'SQS endpoint of a local emulator (env SQS_ENDPOINT); unset = AWS')
+  .option('--region <region>', 'AWS region (env AWS_REGION)')
+  .option('--consumer <name>', 'inbox consumer name (env WORKER_CONSUMER, default case-worker)')
+  .option('--json', 'print one JSON document on stdout, for scripts')
+  .showHelpAfterError()
+  .exitOverride()
+  .addHelpText(
+    'after',
+    '\nCredentials: the AWS default chain (environment, profile, SSO, role) unless --sqs-endpoint is set.\n' +
+      'Exit codes: 0 ok, 1 operation failed, 2 usage or configuration error (missing setting, bad flag, refused).\n' +
+      'Tables never show message payloads; only "quarantine show" prints a body, on request.',
+  );
+
+const inbox = program.command('inbox').description('the idempotency inbox (worker_inbox)');
+inbox
+  .command('show')
+  .argument('<idempotencyKey>', 'the envelope idempotencyKey (not the SQS message id)')
+  .description('one inbox row: status, attempts, failure, quarantine entries, operator actions')
+  .action(
+    act('inbox show', (s, _opts, [key]) =>
+      inboxShow(
+        { sql: s.sql(), out: s.out },
+        { consumer: s.settings.consumer, idempotencyKey: key as string },
+      ),
+    ),
+  );
+inbox
+  .command('stats')
+  .description('counts by status and failure code, oldest FAILED_RETRYABLE, completions in the last hour')
+  .action(
+    act('inbox stats', (s) =>
+      inboxStats({ sql: s.sql(), out: s.out, clock: s.clock }, { consumer: s.settings.consumer }),
+    ),
+  );
+inbox
+  .command('purge')
+  .description(
+    'delete COMPLETED rows older than a window, in batches; refuses a window shorter than source + DLQ retention',
+  )
+  .requiredOption('--older-than <duration>', 'e.g. 30d, 36h, 2w')
+  .option(
+    '--source-retention <duration>',
+    "source queue retention (default: the queue's MessageRetentionPeriod)",
+  )
+  .option('--dlq-retention <duration>', "DLQ retention (default: the DLQ's MessageRetentionPeriod)")
+  .option('--batch-size <n>', 'rows per delete statement', '1000')
+  .option('--dry-run', 'count, delete nothing')
+  .action(
+    act('inbox purge', (s, opts) => {
+      const sourceRetention = str(opts.sourceRetention);
+      const dlqRetention = str(opts.dlqRetention);
+      const needsSqs = sourceRetention === undefined || dlqRetention === undefined;
+      return inboxPurge(
+        { sql: s.sql(), out: s.out, clock: s.clock, sqs: needsSqs ? s.sqs() : undefined },
+        {
+          consumer: s.settings.consumer,
+          olderThanSeconds: parseDuration(str(opts.olderThan) ?? '', '--older-than'),
+          sourceRetentionSeconds: sourceRetention
+            ? parseDuration(sourceRetention, '--source-retention')
+            : undefined,
+          dlqRetentionSeconds: dlqRetention ? parseDuration(dlqRetention, '--dlq-retention') : undefined,
+          queueUrl: s.settings.queueUrl,
+          dlqUrl: s.settings.dlqUrl,
+          batchSize: parseCount(str(opts.batchSize) ?? '1000', '--batch-size', 1, 100_000),
+          dryRun: opts.dryRun === true,
+        },
+      );
+    }),
+  );
+
+program
+  .command('queue')
+  .description('the source queue')
+  .command('status')
+  .description(
+    'depth, in flight, delayed, DLQ depth, retention, oldest unfinished message (needs --queue-url)',
+  )
+  .action(
+    act('queue status', (s) =>
+      queueStatus(
+        { sqs: s.sqs(), out: s.out, clock: s.clock, sql: s.optionalSql() },
+        { queueUrl: s.require('queueUrl'), dlqUrl: s.settings.dlqUrl, consumer: s.settings.consumer },
+      ),
+    ),
+  );
+
+const dlq = program.command('dlq').description('the dead-letter queue (an incident queue, not a bin)');
+dlq
+  .command('peek')
+  .description('read up to N DLQ messages without removing them, joined with the inbox, grouped by failure')
+  .option('--max <n>', 'messages to read (1-1000)', '10')
+  .action(
+    act('dlq peek', (s, opts) =>
+      dlqPeek(
+        { sql: s.sql(), sqs: s.sqs(), out: s.out },
+        {
+          dlqUrl: s.require('dlqUrl'),
+          consumer: s.settings.consumer,
+          max: parseCount(str(opts.max) ?? '10', '--max', 1, 1000),
+        },
+      ),
+    ),
+  );
+dlq
+  .command('redrive')
+  .description('move at most N DLQ messages back to the source queue (send, then delete), audited')
+  .requiredOption('--max <n>', 'never move more than N messages; start with a few')
+  .option('--rate <r/s>', 'messages per second', '5')
+  .option('--filter <field=value>', 'messageType=<type> or code=<failure code> (repeatable)', collect, [])
+  .option('--dry-run', 'show what would move; send and delete nothing')
+  .option('--no-rearm', 'leave failed inbox rows as they are (the worker then repeats a terminal outcome)')
+  .action(
+    act('dlq redrive', (s, opts) =>
+      dlqRedrive(
+        { sql: s.sql(), sqs: s.sqs(), out: s.out, clock: s.clock },
+        {
+          dlqUrl: s.require('dlqUrl'),
+          queueUrl: s.require('queueUrl'),
+          consumer: s.settings.consumer,
+          max: parseCount(str(opts.max) ?? '', '--max', 1, 100_000),
+          ratePerSecond: parseRate(str(opts.rate) ?? '5'),
+          filter: parseRedriveFilters((opts.filter as string[] | undefined) ?? []),
+          dryRun: opts.dryRun === true,
+          rearm: opts.rearm !== false,
+        },
+      ),
+    ),
+  );
+const moveTask = dlq
+  .command('move-task')
+  .description("SQS's server-side DLQ redrive (StartMessageMoveTask), rate-limited");
+moveTask
+  .command('start')
+  .description('move every DLQ message back to its source queue (or --destination-url)')
+  .option('--rate <r/s>', 'MaxNumberOfMessagesPerSecond (1-500)', '10')
+  .option('--destination-url <url>', 'move to this queue instead of the original source queues')
+  .action(
+    act('dlq move-task start', (s, opts) =>
+      dlqMoveTask(
+        { sqs: s.sqs(), out: s.out, sql: s.optionalSql() },
+        {
+          action: 'start',
+          dlqUrl: s.require('dlqUrl'),
+          consumer: s.settings.consumer,
+          ratePerSecond: parseCount(str(opts.rate)?.replace(/\/s$/, '') ?? '10', '--rate', 1, 500),
+          destinationUrl: str(opts.destinationUrl),
+        },
+      ),
+    ),
+  );
+moveTask
+  .command('status')
+  .description('the move tasks of the DLQ')
+  .action(
+    act('dlq move-task status', (s) =>
+      dlqMoveTask(
+        { sqs: s.sqs(), out: s.out },
+        { action: 'status', dlqUrl: s.require('dlqUrl'), consumer: s.settings.consumer },
+      ),
+    ),
+  );
+moveTask
+  .command('cancel')
+  .argument('[taskHandle]', 'task to cancel (default: the running one)')
+  .description('cancel a running move task')
+  .action(
+    act('dlq move-task cancel', (s, _opts, [taskHandle]) =>
+      dlqMoveTask(
+        { sqs: s.sqs(), out: s.out, sql: s.optionalSql() },
+        { action: 'cancel', dlqUrl: s.require('dlqUrl'), consumer: s.settings.consumer, taskHandle },
+      ),
+    ),
+  );
+
+const quarantine = program.command('quarantine').description('terminal messages kept in worker_quarantine');
+quarantine
+  .command('list')
+  .description('unreleased entries, newest first (no bodies)')
+  .option('--all', 'include released entries')
+  .option('--reason <code>', 'only this reason code')
+  .option('--limit <n>', 'at most N entries', '50')
+  .action(
+    act('quarantine list', (s, opts) =>
+      quarantineList(
+        { sql: s.sql(), out: s.out },
+        {
+          consumer: s.settings.consumer,
+          includeReleased: opts.all === true,
+          reasonCode: str(opts.reason),
+          limit: parseCount(str(opts.limit) ?? '50', '--limit', 1, 10_000),
+        },
+      ),
+    ),
+  );
+quarantine
+  .command('show')
+  .argument('<id>', 'quarantine id')
+  .description('one entry WITH ITS BODY: prints payload values, on purpose; redact before sharing')
+  .action(
+    act('quarantine show', (s, _opts, [id]) =>
+      quarantineShow({ sql: s.sql(), out: s.out }, { quarantineId: id as string }),
+    ),
+  );
+quarantine
+  .command('release')
+  .argument('<id>', 'quarantine id')
+  .description('after a fix: re-send the stored message to the source queue and mark it released, audited')
+  .action(
+    act('quarantine release', (s, _opts, [id]) =>
+      quarantineRelease(
+        { sql: s.sql(), sqs: s.sqs(), out: s.out },
+        { quarantineId: id as string, queueUrl: s.require('queueUrl'), consumer: s.settings.consumer },
+      ),
+    ),
+  );
+
+program
+  .command('capacity')
+  .description("safe worker concurrency by the pattern document's formula, naming the binding constraint")
+  .requiredOption('--db-max-connections <n>', 'max_connections of the database or proxy budget')
+  .option(
+    '--db-reserved-connections <n>',
+    'connections kept for admin, migrations and other clients (as the construct)',
+    '10',
+  )
+  .option('--connections-per-worker <n>', 'connections one concurrent worker holds (its pool size)', '1')
+  .option('--db-write-iops-budget <n>', 'write IOPS the worker may spend')
+  .option('--write-iops-per-message <n>', 'write IOPS one message costs')
+  .option('--downstream-rate-limit <n>', 'calls per second a downstream provider allows')
+  .option('--calls-per-message <n>', 'downstream calls per message')
+  .option('--lock-contention-safe-parallelism <n>', 'parallelism above which lock contention hurts')
+  .action(
+    act('capacity', async (s, opts) =>
+      capacity(
+        { out: s.out },
+        {
+          dbMaxConnections: parseCount(str(opts.dbMaxConnections) ?? '', '--db-max-connections'),
+          dbReservedConnections: parseCount(
+            str(opts.dbReservedConnections) ?? '10',
+            '--db-reserved-connections',
+            0,
+          ),
+          connectionsPerWorker: optionalNumber(opts.connectionsPerWorker, '--connections-per-worker'),
+          dbWriteIopsBudget: optionalNumber(opts.dbWriteIopsBudget, '--db-write-iops-budget'),
+          writeIopsPerMessage: optionalNumber(opts.writeIopsPerMessage, '--write-iops-per-message'),
+          downstreamRateLimit: optionalNumber(opts.downstreamRateLimit, '--downstream-rate-limit'),
+          callsPerMessage: optionalNumber(opts.callsPerMessage, '--calls-per-message'),
+          lockContentionSafeParallelism: optionalNumber(
+            opts.lockContentionSafeParallelism,
+            '--lock-contention-safe-parallelism',
+          ),
+        },
+      ),
+    ),
+  );
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (!(error instanceof CommanderError)) throw error;
+  // Help and version are not errors; every other commander error is a usage error.
+  const ok = ['commander.helpDisplayed', 'commander.help', 'commander.version'].includes(error.code);
+  process.exitCode = ok ? 0 : 2;
+}

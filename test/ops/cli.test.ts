@@ -1,0 +1,142 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../support/database.ts';
+import { createQueues, depth, paymentEnvelope, seedInbox, sendAll, startOpsSqs } from './ops-fixture.ts';
+
+const db = await createTestDatabase();
+const { sqs, endpoint } = await startOpsSqs();
+const CLI = fileURLToPath(new URL('../../bin/sqs-worker.js', import.meta.url));
+
+/** Runs the real CLI entry as a subprocess with only the given environment (plus PATH/HOME). */
+function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      {
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '',
+          AWS_ACCESS_KEY_ID: 'local',
+          AWS_SECRET_ACCESS_KEY: 'local',
+          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+          ...env,
+        },
+        timeout: 30_000,
+      },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+describe('CLI: bin/sqs-worker.js', () => {
+  it('redrives --max 3 of 10 with settings from the environment and prints JSON (exit 0)', async () => {
+    // Prepare
+    const { queueUrl, dlqUrl } = await createQueues(sqs);
+    const envelopes = Array.from({ length: 10 }, (_, i) => paymentEnvelope(i));
+    await seedInbox(db.sql, envelopes[0] as Record<string, unknown>, {
+      status: 'FAILED_TERMINAL',
+      failureCode: 'ACCOUNT_CLOSED',
+    });
+    await sendAll(sqs, dlqUrl, envelopes);
+    const env = {
+      DATABASE_URL: db.url,
+      WORKER_QUEUE_URL: queueUrl,
+      WORKER_DLQ_URL: dlqUrl,
+      SQS_ENDPOINT: endpoint,
+      AWS_REGION: 'us-east-1',
+    };
+
+    // Act
+    const peek = await runCli(['dlq', 'peek', '--max', '10', '--json'], env);
+    const redrive = await runCli(['dlq', 'redrive', '--max', '3', '--rate', '50/s', '--json'], env);
+
+    // Assess
+    expect(peek.code).toBe(0);
+    expect(JSON.parse(peek.stdout)).toMatchObject({ peeked: 10 });
+    expect(redrive.code).toBe(0);
+    expect(JSON.parse(redrive.stdout)).toMatchObject({ moved: 3, dryRun: false, ratePerSecond: 50 });
+    expect(await depth(sqs, dlqUrl)).toEqual({ visible: 7, inFlight: 0 });
+    expect(await depth(sqs, queueUrl)).toEqual({ visible: 3, inFlight: 0 });
+    const [audit] =
+      await db.sql`select count(*)::int as n from ops_audit where source_queue = ${dlqUrl} and outcome = 'DONE'`;
+    expect(audit?.n).toBe(3);
+  });
+
+  it('exits 2 naming the flag and the variable when a setting is missing', async () => {
+    // Act
+    const result = await runCli([
+      'dlq',
+      'redrive',
+      '--max',
+      '1',
+      '--json',
+      '--database-url',
+      db.url,
+      '--sqs-endpoint',
+      endpoint,
+    ]);
+
+    // Assess
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stdout)).toEqual({
+      error: {
+        type: 'UsageError',
+        message:
+          'Missing setting for "dlq redrive": the URL of the dead-letter queue. Pass --dlq-url <value> or set WORKER_DLQ_URL.',
+        exitCode: 2,
+      },
+    });
+    expect(result.stderr).toContain('--dlq-url');
+  });
+
+  it('exits 2 on a bad flag and 1 when the operation fails; flags override the environment', async () => {
+    // Act
+    const badFlag = await runCli(['dlq', 'redrive', '--max', 'lots'], { DATABASE_URL: db.url });
+    const unknownOption = await runCli(['inbox', 'stats', '--bogus']);
+    const failed = await runCli(['inbox', 'show', 'no-such-key', '--database-url', db.url], {
+      DATABASE_URL: 'postgres://nobody@127.0.0.1:1/x',
+    });
+    const stats = await runCli([
+      'inbox',
+      'stats',
+      '--consumer',
+      'nobody',
+      '--json',
+      '--database-url',
+      db.url,
+    ]);
+
+    // Assess
+    expect(badFlag.code).toBe(2);
+    expect(unknownOption.code).toBe(2);
+    expect(unknownOption.stderr).toContain("unknown option '--bogus'");
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain('No inbox row or quarantine entry for idempotency key "no-such-key"');
+    expect(stats.code).toBe(0);
+    expect(JSON.parse(stats.stdout)).toMatchObject({ consumer: 'nobody', byStatus: { COMPLETED: 0 } });
+  });
+
+  it('computes capacity without a database or queue', async () => {
+    // Act
+    const result = await runCli([
+      'capacity',
+      '--db-max-connections',
+      '90',
+      '--db-reserved-connections',
+      '10',
+      '--json',
+    ]);
+
+    // Assess
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ safeConcurrency: 80, binding: 'db_connections' });
+  });
+});

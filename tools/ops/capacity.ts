@@ -1,0 +1,76 @@
+import type { CapacityResult } from '../../lib/capacity.ts';
+import { safeWorkerConcurrency } from '../../lib/capacity.ts';
+import { UsageError } from './errors.ts';
+import type { OpsOutput } from './output.ts';
+import { emit, table } from './output.ts';
+
+/** Inputs of `sqs-worker capacity`, as the operator gives them. */
+export interface CapacityCommandInputs {
+  /** max_connections of the database (or the proxy's connection budget). */
+  readonly dbMaxConnections: number;
+  /** Connections kept for everything else (admin, migrations, other services). @default 10, as the construct */
+  readonly dbReservedConnections?: number;
+  readonly connectionsPerWorker?: number;
+  readonly dbWriteIopsBudget?: number;
+  readonly writeIopsPerMessage?: number;
+  readonly downstreamRateLimit?: number;
+  readonly callsPerMessage?: number;
+  readonly lockContentionSafeParallelism?: number;
+}
+
+/** Result of {@link capacity}. */
+export interface CapacityCommandResult extends CapacityResult {
+  readonly dbAvailableConnections: number;
+}
+
+/**
+ * `capacity`: the pattern document's safe worker concurrency (the same `safeWorkerConcurrency` the CDK
+ * construct uses), naming the binding constraint. Needs no database or queue.
+ *
+ * @throws UsageError (exit 2) when the inputs are inconsistent, naming them.
+ */
+export function capacity(deps: { out: OpsOutput }, inputs: CapacityCommandInputs): CapacityCommandResult {
+  const reserved = inputs.dbReservedConnections ?? 10;
+  const dbAvailableConnections = inputs.dbMaxConnections - reserved;
+  if (dbAvailableConnections <= 0) {
+    throw new UsageError(
+      `--db-reserved-connections (${reserved}) must be below --db-max-connections (${inputs.dbMaxConnections}); ` +
+        'the worker needs at least one connection.',
+    );
+  }
+  let computed: CapacityResult;
+  try {
+    computed = safeWorkerConcurrency({
+      dbAvailableConnections,
+      connectionsPerWorker: inputs.connectionsPerWorker,
+      dbWriteIopsBudget: inputs.dbWriteIopsBudget,
+      writeIopsPerMessage: inputs.writeIopsPerMessage,
+      downstreamRateLimit: inputs.downstreamRateLimit,
+      callsPerMessage: inputs.callsPerMessage,
+      lockContentionSafeParallelism: inputs.lockContentionSafeParallelism,
+    });
+  } catch (error) {
+    throw new UsageError(
+      `${(error as Error).message.replace(/_/g, '-')}. Flags: --db-write-iops-budget with --write-iops-per-message, ` +
+        '--downstream-rate-limit with --calls-per-message.',
+      { cause: error },
+    );
+  }
+  const result: CapacityCommandResult = { ...computed, dbAvailableConnections };
+  emit(deps.out, result, () =>
+    [
+      table(
+        ['term', 'value', 'formula', ''],
+        result.terms.map((t) => [
+          t.term,
+          Number(t.value.toFixed(2)),
+          t.formula,
+          t.term === result.binding ? '← binding' : ' ',
+        ]),
+      ),
+      `Safe worker concurrency: ${result.safeConcurrency} (binding: ${result.binding}).`,
+      `Set the event source mapping's MaximumConcurrency (and reserved concurrency ≥ it) to at most ${result.safeConcurrency}.`,
+    ].join('\n'),
+  );
+  return result;
+}

@@ -1,0 +1,133 @@
+import type { Message } from '@aws-sdk/client-sqs';
+import type postgres from 'postgres';
+import type { SqsSender } from './collaborators.ts';
+import type { DlqEntry } from './inspect-dlq-messages.ts';
+import { inspectDlqMessages } from './inspect-dlq-messages.ts';
+import type { OpsOutput } from './output.ts';
+import { emit, table } from './output.ts';
+import { receiveBatch, releaseMessages } from './receive-batch.ts';
+
+/** A failure fingerprint: messages of one messageType that failed with one code. */
+export interface FailureGroup {
+  readonly messageType: string;
+  readonly code: string;
+  readonly count: number;
+  /** Up to three idempotency keys of the group, to look up with `inbox show`. */
+  readonly sampleKeys: string[];
+}
+
+/** Result of {@link dlqPeek}. */
+export interface DlqPeekResult {
+  readonly dlqUrl: string;
+  readonly peeked: number;
+  readonly groups: FailureGroup[];
+  readonly messages: Array<
+    Omit<DlqEntry, 'decoded'> & { idempotencyKey: string | null; envelopeProblem: string | null }
+  >;
+  /** Messages whose visibility could not be reset (visible again after the hold). */
+  readonly notReleased: number;
+}
+
+/**
+ * Groups entries by failure fingerprint (messageType + code), largest group first.
+ */
+export function groupByFingerprint(entries: readonly DlqEntry[]): FailureGroup[] {
+  const groups = new Map<
+    string,
+    { messageType: string; code: string; count: number; sampleKeys: string[] }
+  >();
+  for (const entry of entries) {
+    const id = `${entry.messageType}\u0000${entry.code}`;
+    const group = groups.get(id) ?? {
+      messageType: entry.messageType,
+      code: entry.code,
+      count: 0,
+      sampleKeys: [],
+    };
+    group.count += 1;
+    const key = entry.decoded.idempotencyKey;
+    if (key && group.sampleKeys.length < 3 && !group.sampleKeys.includes(key)) group.sampleKeys.push(key);
+    groups.set(id, group);
+  }
+  return [...groups.values()].sort((a, b) => b.count - a.count || a.messageType.localeCompare(b.messageType));
+}
+
+/**
+ * `dlq peek [--max N]`: reads up to N DLQ messages without removing them, decodes their envelopes (metadata
+ * only, never the payload), joins the inbox status and groups them by failure fingerprint.
+ *
+ * Messages are received with a short visibility timeout (`holdSeconds`), all held until the read is done so
+ * none is counted twice, then made visible again with ChangeMessageVisibility 0. Receiving raises each
+ * message's ApproximateReceiveCount in the DLQ (harmless unless the DLQ itself has a redrive policy).
+ */
+export async function dlqPeek(
+  deps: { sql: postgres.Sql; sqs: SqsSender; out: OpsOutput },
+  options: { dlqUrl: string; consumer: string; max: number; holdSeconds?: number; waitSeconds?: number },
+): Promise<DlqPeekResult> {
+  const { sql, sqs, out } = deps;
+  const held: Message[] = [];
+  let notReleased = 0;
+  let entries: DlqEntry[];
+  try {
+    while (held.length < options.max) {
+      const batch = await receiveBatch(sqs, options.dlqUrl, {
+        max: options.max - held.length,
+        visibilitySeconds: options.holdSeconds ?? 30,
+        waitSeconds: options.waitSeconds ?? 1,
+      });
+      if (batch.length === 0) break;
+      held.push(...batch);
+    }
+    entries = await inspectDlqMessages(sql, options.consumer, held);
+  } finally {
+    notReleased = await releaseMessages(sqs, options.dlqUrl, held);
+  }
+  const groups = groupByFingerprint(entries);
+  const result: DlqPeekResult = {
+    dlqUrl: options.dlqUrl,
+    peeked: entries.length,
+    groups,
+    messages: entries.map(({ decoded, ...entry }) => ({
+      ...entry,
+      idempotencyKey: decoded.idempotencyKey ?? null,
+      envelopeProblem: decoded.problem ?? null,
+    })),
+    notReleased,
+  };
+  emit(out, result, () => {
+    if (entries.length === 0) return `The DLQ is empty (${options.dlqUrl}).`;
+    const lines = [
+      `Peeked ${entries.length} message(s) from ${options.dlqUrl} (left in place).`,
+      'By failure fingerprint:',
+      table(
+        ['messageType', 'code', 'count', 'sample keys'],
+        groups.map((g) => [g.messageType, g.code, g.count, g.sampleKeys.join('\n')]),
+      ),
+      table(
+        [
+          'sqs message id',
+          'messageType',
+          'idempotency key',
+          'inbox status',
+          'code',
+          'attempts',
+          'receives',
+          'sent at',
+        ],
+        result.messages.map((m) => [
+          m.sqsMessageId,
+          m.messageType,
+          m.idempotencyKey,
+          m.inboxStatus,
+          m.code,
+          m.inboxAttempts,
+          m.receiveCount,
+          m.sentAt,
+        ]),
+      ),
+    ];
+    if (notReleased > 0) lines.push(`${notReleased} message(s) stay invisible until their hold ends.`);
+    return lines.join('\n');
+  });
+  return result;
+}

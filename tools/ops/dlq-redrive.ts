@@ -1,0 +1,290 @@
+import type { Message, SendMessageCommandInput } from '@aws-sdk/client-sqs';
+import { DeleteMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import type postgres from 'postgres';
+import type { Clock } from './clock.ts';
+import type { SqsSender } from './collaborators.ts';
+import { OperationError, UsageError } from './errors.ts';
+import type { DlqEntry } from './inspect-dlq-messages.ts';
+import { inspectDlqMessages } from './inspect-dlq-messages.ts';
+import type { OpsOutput } from './output.ts';
+import { emit, table } from './output.ts';
+import { rearmInbox } from './rearm-inbox.ts';
+import { receiveBatch, releaseMessages } from './receive-batch.ts';
+import { currentActor, finishAudit, recordAudit } from './record-audit.ts';
+import { toSendAttributes } from './to-send-attributes.ts';
+
+/** Which DLQ messages a redrive moves; every given field must match. */
+export interface RedriveFilter {
+  /** Envelope messageType. */
+  readonly messageType?: string;
+  /** Fingerprint code, as `dlq peek` shows it (inbox failure code, NO_INBOX_ROW, INVALID_ENVELOPE, …). */
+  readonly code?: string;
+}
+
+/** Options of {@link dlqRedrive}. */
+export interface DlqRedriveOptions {
+  readonly dlqUrl: string;
+  /** The source (worker) queue the messages go back to. */
+  readonly queueUrl: string;
+  readonly consumer: string;
+  /** Never move more than this many messages. */
+  readonly max: number;
+  /** Messages per second. @default 5 */
+  readonly ratePerSecond?: number;
+  readonly filter?: RedriveFilter;
+  /** Report what would move; send and delete nothing. */
+  readonly dryRun?: boolean;
+  /** Long-poll wait of each receive. @default 1 */
+  readonly waitSeconds?: number;
+  /** Who runs it, for `ops_audit`. @default SQS_WORKER_ACTOR or the OS user */
+  readonly actor?: string;
+  /**
+   * Re-arm the inbox row of each moved key (FAILED_TERMINAL/FAILED_RETRYABLE → FAILED_RETRYABLE with a fresh
+   * attempt budget, see `rearmInbox`) so the fixed worker processes it instead of repeating the terminal
+   * outcome. COMPLETED rows are never touched. @default true
+   */
+  readonly rearm?: boolean;
+}
+
+/** One message moved (or, in a dry run, that would move). */
+export interface RedriveMove {
+  readonly sqsMessageId: string;
+  readonly newMessageId: string | null;
+  readonly messageType: string;
+  readonly idempotencyKey: string | null;
+  readonly code: string;
+  readonly auditId: string | null;
+}
+
+/** Result of {@link dlqRedrive}. */
+export interface DlqRedriveResult {
+  readonly dryRun: boolean;
+  readonly moved: number;
+  readonly moves: RedriveMove[];
+  /** DLQ messages received that did not match the filter (or exceeded --max); made visible again. */
+  readonly leftInDlq: number;
+  readonly filter: RedriveFilter;
+  readonly ratePerSecond: number;
+}
+
+/**
+ * Parses `--filter messageType=X` / `--filter code=Y` (repeatable; all must match).
+ *
+ * @throws UsageError naming the bad filter and the accepted forms.
+ */
+export function parseRedriveFilters(values: readonly string[]): RedriveFilter {
+  const filter: { messageType?: string; code?: string } = {};
+  for (const value of values) {
+    const match = /^(messageType|code)=(.+)$/.exec(value.trim());
+    if (!match) {
+      throw new UsageError(`--filter must be messageType=<type> or code=<failure code> (given "${value}")`);
+    }
+    filter[match[1] as 'messageType' | 'code'] = match[2] as string;
+  }
+  return filter;
+}
+
+const matches = (entry: DlqEntry, filter: RedriveFilter) =>
+  (filter.messageType === undefined || entry.messageType === filter.messageType) &&
+  (filter.code === undefined || entry.code === filter.code);
+
+/**
+ * `dlq redrive`: moves at most `max` messages from the DLQ back to the source queue, at most `ratePerSecond`.
+ *
+ * For each message: an `ops_audit` row (STARTED) → SendMessage to the source queue with the same body and
+ * message attributes (and MessageGroupId / MessageDeduplicationId for FIFO) → DeleteMessage from the DLQ only
+ * after the send succeeded → the audit row DONE with the new message id. A message that does not match the
+ * filter is held while the run lasts (so it is not read twice) and made visible again at the end.
+ *
+ * A redriven message whose key the inbox already COMPLETED is a duplicate no-op for the worker, so
+ * redriving twice is safe; the pattern document still says: redrive a few first, not everything.
+ *
+ * @throws OperationError (exit 1) when a send or delete fails; the moves done so far stay done and audited.
+ * @example
+ * ```ts
+ * await dlqRedrive({ sql, sqs, out, clock: systemClock }, { dlqUrl, queueUrl, consumer: 'case-worker', max: 3 });
+ * ```
+ */
+export async function dlqRedrive(
+  deps: { sql: postgres.Sql; sqs: SqsSender; out: OpsOutput; clock: Clock },
+  options: DlqRedriveOptions,
+): Promise<DlqRedriveResult> {
+  const { sql, sqs, out, clock } = deps;
+  const rate = options.ratePerSecond ?? 5;
+  const filter = options.filter ?? {};
+  const dryRun = options.dryRun === true;
+  const actor = options.actor ?? currentActor();
+  const fifo = options.queueUrl.endsWith('.fifo');
+  // Long enough that nothing held reappears before the run ends at the given rate.
+  const holdSeconds = Math.min(43_200, Math.max(60, Math.ceil(options.max / rate) + 60));
+  const interval = 1000 / rate;
+
+  const moves: RedriveMove[] = [];
+  const held: Message[] = [];
+  let nextSendAt = clock.now().getTime();
+  const progress = out.progress(options.max, dryRun ? 'dry run' : 'redrive');
+  try {
+    while (moves.length < options.max) {
+      const batch = await receiveBatch(sqs, options.dlqUrl, {
+        max: options.max - moves.length,
+        visibilitySeconds: holdSeconds,
+        waitSeconds: options.waitSeconds ?? 1,
+      });
+      if (batch.length === 0) break;
+      const entries = await inspectDlqMessages(sql, options.consumer, batch);
+      for (const [index, message] of batch.entries()) {
+        const entry = entries[index] as DlqEntry;
+        if (moves.length >= options.max || !matches(entry, filter)) {
+          held.push(message);
+          continue;
+        }
+        const base = {
+          sqsMessageId: entry.sqsMessageId,
+          messageType: entry.messageType,
+          idempotencyKey: entry.decoded.idempotencyKey ?? null,
+          code: entry.code,
+        };
+        if (dryRun) {
+          held.push(message);
+          moves.push({ ...base, newMessageId: null, auditId: null });
+          progress.increment();
+          continue;
+        }
+        const wait = nextSendAt - clock.now().getTime();
+        if (wait > 0) await clock.sleep(wait);
+        nextSendAt = Math.max(nextSendAt, clock.now().getTime()) + interval;
+        moves.push(await moveOne(deps, options, { message, entry, fifo, actor, held, base }));
+        progress.increment();
+      }
+    }
+  } finally {
+    progress.stop();
+    await releaseMessages(sqs, options.dlqUrl, held);
+  }
+  const result: DlqRedriveResult = {
+    dryRun,
+    moved: moves.length,
+    moves,
+    leftInDlq: held.length - (dryRun ? moves.length : 0),
+    filter,
+    ratePerSecond: rate,
+  };
+  emit(out, result, () =>
+    [
+      dryRun
+        ? `Dry run: ${moves.length} message(s) would move from ${options.dlqUrl} to ${options.queueUrl}; nothing was sent or deleted.`
+        : `Moved ${moves.length} message(s) from ${options.dlqUrl} to ${options.queueUrl} at ≤ ${rate}/s.`,
+      moves.length > 0
+        ? table(
+            ['sqs message id', 'new message id', 'messageType', 'idempotency key', 'code'],
+            moves.map((m) => [m.sqsMessageId, m.newMessageId, m.messageType, m.idempotencyKey, m.code]),
+          )
+        : '',
+      result.leftInDlq > 0
+        ? `${result.leftInDlq} other message(s) received did not match or exceeded --max; left in the DLQ.`
+        : '',
+      dryRun
+        ? ''
+        : 'Next: watch "sqs-worker inbox stats" and "sqs-worker queue status" before redriving more.',
+    ]
+      .filter(Boolean)
+      .join('\n'),
+  );
+  return result;
+}
+
+async function moveOne(
+  deps: { sql: postgres.Sql; sqs: SqsSender },
+  options: DlqRedriveOptions,
+  item: {
+    message: Message;
+    entry: DlqEntry;
+    fifo: boolean;
+    actor: string;
+    held: Message[];
+    base: Omit<RedriveMove, 'newMessageId' | 'auditId'>;
+  },
+): Promise<RedriveMove> {
+  const { sql, sqs } = deps;
+  const { message, entry, fifo, actor, held, base } = item;
+  const input: SendMessageCommandInput = {
+    QueueUrl: options.queueUrl,
+    MessageBody: message.Body ?? '',
+    MessageAttributes: toSendAttributes(message.MessageAttributes),
+  };
+  const traceHeader = message.Attributes?.AWSTraceHeader;
+  if (traceHeader)
+    input.MessageSystemAttributes = { AWSTraceHeader: { DataType: 'String', StringValue: traceHeader } };
+  if (fifo) {
+    input.MessageGroupId = message.Attributes?.MessageGroupId;
+    input.MessageDeduplicationId = message.Attributes?.MessageDeduplicationId;
+    if (!input.MessageGroupId) {
+      held.push(message);
+      throw new OperationError(
+        `DLQ message ${entry.sqsMessageId} has no MessageGroupId but the source queue ${options.queueUrl} is FIFO; ` +
+          'redrive it from a FIFO DLQ or move it by hand.',
+      );
+    }
+  }
+  const key = entry.decoded.idempotencyKey;
+  const rearmed =
+    options.rearm !== false && key && entry.decoded.valid
+      ? await rearmInbox(sql, { consumer: options.consumer, idempotencyKey: key })
+      : undefined;
+  const auditId = await recordAudit(
+    sql,
+    {
+      action: 'dlq_redrive',
+      outcome: 'STARTED',
+      consumer: options.consumer,
+      sourceQueue: options.dlqUrl,
+      targetQueue: options.queueUrl,
+      sqsMessageId: entry.sqsMessageId,
+      idempotencyKey: entry.decoded.idempotencyKey,
+      messageType: entry.decoded.messageType,
+      detail: {
+        code: entry.code,
+        inboxStatus: entry.inboxStatus,
+        inboxAttempts: entry.inboxAttempts,
+        rearmed: rearmed?.rearmed ?? false,
+        receiveCount: entry.receiveCount,
+        filter: options.filter ?? {},
+      },
+    },
+    actor,
+  );
+  let newMessageId: string | undefined;
+  try {
+    newMessageId = (await sqs.send(new SendMessageCommand(input))).MessageId;
+  } catch (error) {
+    held.push(message);
+    await finishAudit(sql, auditId, {
+      outcome: 'FAILED',
+      detail: { error: `send: ${(error as Error).name}` },
+    });
+    throw new OperationError(
+      `SendMessage to ${options.queueUrl} failed for DLQ message ${entry.sqsMessageId}: ${(error as Error).message}. ` +
+        'It stays in the DLQ. Check the queue URL and sqs:SendMessage permission, then run the redrive again.',
+      { cause: error },
+    );
+  }
+  try {
+    await sqs.send(
+      new DeleteMessageCommand({ QueueUrl: options.dlqUrl, ReceiptHandle: message.ReceiptHandle }),
+    );
+  } catch (error) {
+    await finishAudit(sql, auditId, {
+      outcome: 'FAILED',
+      newMessageId,
+      detail: { error: `delete: ${(error as Error).name}` },
+    });
+    throw new OperationError(
+      `DLQ message ${entry.sqsMessageId} was sent to the source queue as ${newMessageId} but could not be deleted ` +
+        `from the DLQ: ${(error as Error).message}. The copy left in the DLQ is a duplicate: the inbox makes it a ` +
+        'no-op if redriven again, or delete it after checking "inbox show".',
+      { cause: error },
+    );
+  }
+  await finishAudit(sql, auditId, { outcome: 'DONE', newMessageId });
+  return { ...base, newMessageId: newMessageId ?? null, auditId };
+}

@@ -1,0 +1,34 @@
+/**
+ * Errors of the operations CLI. Each carries the process exit code a script can branch on:
+ * 0 ok, 1 the operation failed, 2 usage or configuration error.
+ */
+
+/** Base of every error an ops command throws on purpose; `exitCode` is what `sqs-worker` exits with. */
+export class OpsError extends Error {
+  /** Process exit code for this failure. */
+  readonly exitCode: number;
+  constructor(message: string, exitCode: number, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'OpsError';
+    this.exitCode = exitCode;
+  }
+}
+
+/** Thrown when a flag, argument or setting is missing or invalid, or a command refuses unsafe input (exit 2). */
+export class UsageError extends OpsError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, 2, options);
+    this.name = 'UsageError';
+  }
+}
+
+/** Thrown when an operation was attempted and did not complete (exit 1). */
+export class OperationError extends OpsError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, 1, options);
+    this.name = 'OperationError';
+  }
+}
+
+/** Exit codes of `sqs-worker`, for scripts. */
+export const EXIT_CODES = { ok: 0, failed: 1, usage: 2 } as const;

@@ -1,0 +1,145 @@
+import type postgres from 'postgres';
+import type { Clock } from './clock.ts';
+import type { SqsSender } from './collaborators.ts';
+import { UsageError } from './errors.ts';
+import type { OpsOutput } from './output.ts';
+import { emit, formatSeconds } from './output.ts';
+import { readQueueAttributes } from './read-queue-attributes.ts';
+import { currentActor, recordAudit } from './record-audit.ts';
+
+/** Options of {@link inboxPurge}. */
+export interface InboxPurgeOptions {
+  readonly consumer: string;
+  /** Delete COMPLETED rows whose completion and last sighting are older than this many seconds. */
+  readonly olderThanSeconds: number;
+  /** Source queue retention in seconds; read from the queue's MessageRetentionPeriod when not given. */
+  readonly sourceRetentionSeconds?: number;
+  /** DLQ retention in seconds; read from the DLQ's MessageRetentionPeriod when not given. */
+  readonly dlqRetentionSeconds?: number;
+  /** Needed when a retention is not given. */
+  readonly queueUrl?: string;
+  readonly dlqUrl?: string;
+  /** Rows per delete statement. @default 1000 */
+  readonly batchSize?: number;
+  /** Count what would be deleted; delete nothing. */
+  readonly dryRun?: boolean;
+  readonly actor?: string;
+}
+
+/** Result of {@link inboxPurge}. */
+export interface InboxPurgeResult {
+  readonly consumer: string;
+  readonly cutoff: string;
+  readonly olderThanSeconds: number;
+  readonly sourceRetentionSeconds: number;
+  readonly dlqRetentionSeconds: number;
+  readonly dryRun: boolean;
+  /** Rows deleted (or, in a dry run, that would be). */
+  readonly deleted: number;
+  readonly batches: number;
+}
+
+/**
+ * `inbox purge --older-than <duration>`: deletes COMPLETED inbox rows in batches (short transactions, no long
+ * lock), only rows whose `completed_at` and `last_seen_at` are both before the cutoff.
+ *
+ * It refuses a window shorter than source retention + DLQ retention: a copy of a message can sit in the
+ * queue and then in the DLQ that long, and if its inbox row were gone a later redrive would apply the effect
+ * a second time. Retentions come from the queues' MessageRetentionPeriod unless given.
+ *
+ * @throws UsageError (exit 2) when the window is too short or a retention cannot be determined.
+ */
+export async function inboxPurge(
+  deps: { sql: postgres.Sql; out: OpsOutput; clock: Clock; sqs?: SqsSender },
+  options: InboxPurgeOptions,
+): Promise<InboxPurgeResult> {
+  const { sql, out, clock, sqs } = deps;
+  const retention = async (given: number | undefined, url: string | undefined, which: 'source' | 'DLQ') => {
+    if (given !== undefined) return given;
+    const flag = which === 'source' ? '--queue-url / WORKER_QUEUE_URL' : '--dlq-url / WORKER_DLQ_URL';
+    const retentionFlag = which === 'source' ? '--source-retention' : '--dlq-retention';
+    if (!url || !sqs) {
+      throw new UsageError(
+        `inbox purge needs the ${which} queue's retention to check the window: pass ${flag} (read from its ` +
+          `MessageRetentionPeriod) or ${retentionFlag} <duration>.`,
+      );
+    }
+    return (await readQueueAttributes(sqs, url)).retentionSeconds;
+  };
+  const sourceRetentionSeconds = await retention(options.sourceRetentionSeconds, options.queueUrl, 'source');
+  const dlqRetentionSeconds = await retention(options.dlqRetentionSeconds, options.dlqUrl, 'DLQ');
+  const minimum = sourceRetentionSeconds + dlqRetentionSeconds;
+  if (options.olderThanSeconds < minimum) {
+    throw new UsageError(
+      `Refusing to purge: --older-than ${formatSeconds(options.olderThanSeconds)} (${options.olderThanSeconds}s) is shorter ` +
+        `than source retention ${formatSeconds(sourceRetentionSeconds)} + DLQ retention ${formatSeconds(dlqRetentionSeconds)} ` +
+        `= ${formatSeconds(minimum)} (${minimum}s). A message redriven within that window would find no inbox row and ` +
+        `run twice. Use --older-than ${Math.ceil(minimum / 86_400)}d or more.`,
+    );
+  }
+  const batchSize = options.batchSize ?? 1000;
+  const now = clock.now();
+  const cutoff = new Date(now.getTime() - options.olderThanSeconds * 1000);
+  let deleted = 0;
+  let batches = 0;
+  if (options.dryRun) {
+    const [row] = await sql<{ count: number }[]>`
+      select count(*)::int as count from worker_inbox
+      where consumer = ${options.consumer} and status = 'COMPLETED'
+        and completed_at < ${cutoff} and last_seen_at < ${cutoff}
+    `;
+    deleted = row?.count ?? 0;
+  } else {
+    for (;;) {
+      // A materialized CTE runs the LIMIT once; `in (select … limit n)` may be re-planned as a join.
+      const result = await sql`
+        with batch as materialized (
+          select consumer, idempotency_key from worker_inbox
+          where consumer = ${options.consumer} and status = 'COMPLETED'
+            and completed_at < ${cutoff} and last_seen_at < ${cutoff}
+          limit ${batchSize}
+          for update skip locked
+        )
+        delete from worker_inbox w
+        using batch
+        where w.consumer = batch.consumer and w.idempotency_key = batch.idempotency_key
+      `;
+      batches += 1;
+      deleted += result.count;
+      if (result.count < batchSize) break;
+    }
+    await recordAudit(
+      sql,
+      {
+        action: 'inbox_purge',
+        outcome: 'DONE',
+        consumer: options.consumer,
+        detail: {
+          cutoff: cutoff.toISOString(),
+          olderThanSeconds: options.olderThanSeconds,
+          deleted,
+          batches,
+          sourceRetentionSeconds,
+          dlqRetentionSeconds,
+        },
+      },
+      options.actor ?? currentActor(),
+    );
+  }
+  const result: InboxPurgeResult = {
+    consumer: options.consumer,
+    cutoff: cutoff.toISOString(),
+    olderThanSeconds: options.olderThanSeconds,
+    sourceRetentionSeconds,
+    dlqRetentionSeconds,
+    dryRun: options.dryRun === true,
+    deleted,
+    batches,
+  };
+  emit(out, result, () =>
+    options.dryRun
+      ? `Dry run: ${deleted} COMPLETED row(s) of consumer ${options.consumer} finished before ${result.cutoff} would be deleted.`
+      : `Deleted ${deleted} COMPLETED row(s) of consumer ${options.consumer} finished before ${result.cutoff} in ${batches} batch(es).`,
+  );
+  return result;
+}

@@ -1,0 +1,19 @@
+/** The operations commands of `sqs-worker` (bin/sqs-worker.ts), callable from scripts and tests. */
+export { capacity } from './capacity.ts';
+export { type Clock, systemClock } from './clock.ts';
+export { createOpsSql, createOpsSqs, type SqsSender } from './collaborators.ts';
+export { decodeMessage } from './decode-message.ts';
+export { dlqMoveTask } from './dlq-move-task.ts';
+export { dlqPeek, groupByFingerprint } from './dlq-peek.ts';
+export { dlqRedrive, parseRedriveFilters } from './dlq-redrive.ts';
+export { EXIT_CODES, OperationError, OpsError, UsageError } from './errors.ts';
+export { inboxPurge } from './inbox-purge.ts';
+export { inboxShow } from './inbox-show.ts';
+export { inboxStats } from './inbox-stats.ts';
+export { createMemoryOutput, type MemoryOutput } from './memory-output.ts';
+export type { OpsOutput, Progress } from './output.ts';
+export { quarantineList } from './quarantine-list.ts';
+export { quarantineRelease } from './quarantine-release.ts';
+export { quarantineShow } from './quarantine-show.ts';
+export { queueStatus } from './queue-status.ts';
+export { runOpsCommand } from './run-ops-command.ts';

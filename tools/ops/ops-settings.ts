@@ -1,0 +1,70 @@
+import { UsageError } from './errors.ts';
+
+/** Flags every `sqs-worker` command accepts (commander's camel-cased global options). */
+export interface OpsFlags {
+  readonly databaseUrl?: string;
+  readonly queueUrl?: string;
+  readonly dlqUrl?: string;
+  readonly sqsEndpoint?: string;
+  readonly region?: string;
+  readonly consumer?: string;
+  readonly json?: boolean;
+}
+
+/** Resolved settings: a flag wins over its environment variable. */
+export interface OpsSettings {
+  readonly databaseUrl: string | undefined;
+  readonly queueUrl: string | undefined;
+  readonly dlqUrl: string | undefined;
+  readonly sqsEndpoint: string | undefined;
+  readonly region: string | undefined;
+  /** Inbox namespace of the worker (`worker_inbox.consumer`). @default 'case-worker' */
+  readonly consumer: string;
+  readonly json: boolean;
+}
+
+/** A setting that a command may require, with its flag and environment variable. */
+export const SETTINGS = {
+  databaseUrl: { flag: '--database-url', env: 'DATABASE_URL', what: 'the PostgreSQL connection URL' },
+  queueUrl: { flag: '--queue-url', env: 'WORKER_QUEUE_URL', what: 'the URL of the source (worker) queue' },
+  dlqUrl: { flag: '--dlq-url', env: 'WORKER_DLQ_URL', what: 'the URL of the dead-letter queue' },
+  sqsEndpoint: { flag: '--sqs-endpoint', env: 'SQS_ENDPOINT', what: 'a local SQS endpoint' },
+  region: { flag: '--region', env: 'AWS_REGION', what: 'the AWS region' },
+  consumer: { flag: '--consumer', env: 'WORKER_CONSUMER', what: 'the inbox consumer name' },
+} as const;
+
+/** Name of a required setting. */
+export type RequiredSetting = 'databaseUrl' | 'queueUrl' | 'dlqUrl';
+
+const blank = (value: string | undefined) => (value === undefined || value.trim() === '' ? undefined : value);
+
+/** Merges flags over the environment (`DATABASE_URL`, `WORKER_QUEUE_URL`, …). */
+export function resolveOpsSettings(
+  flags: OpsFlags,
+  env: Record<string, string | undefined> = process.env,
+): OpsSettings {
+  return {
+    databaseUrl: blank(flags.databaseUrl) ?? blank(env.DATABASE_URL),
+    queueUrl: blank(flags.queueUrl) ?? blank(env.WORKER_QUEUE_URL),
+    dlqUrl: blank(flags.dlqUrl) ?? blank(env.WORKER_DLQ_URL),
+    sqsEndpoint: blank(flags.sqsEndpoint) ?? blank(env.SQS_ENDPOINT),
+    region: blank(flags.region) ?? blank(env.AWS_REGION),
+    consumer: blank(flags.consumer) ?? blank(env.WORKER_CONSUMER) ?? 'case-worker',
+    json: flags.json === true,
+  };
+}
+
+/**
+ * Returns a required setting or throws a {@link UsageError} (exit 2) that names the flag and the variable.
+ *
+ * @example
+ * ```ts
+ * const dlqUrl = requireSetting(settings, 'dlqUrl', 'dlq peek');
+ * ```
+ */
+export function requireSetting(settings: OpsSettings, name: RequiredSetting, command: string): string {
+  const value = settings[name];
+  if (value !== undefined) return value;
+  const { flag, env, what } = SETTINGS[name];
+  throw new UsageError(`Missing setting for "${command}": ${what}. Pass ${flag} <value> or set ${env}.`);
+}

@@ -1,0 +1,86 @@
+import type postgres from 'postgres';
+import { OperationError } from './errors.ts';
+import type { OpsOutput } from './output.ts';
+import { emit, recordTable } from './output.ts';
+
+/** A full quarantine entry, body included. */
+export interface QuarantineEntry {
+  readonly quarantineId: string;
+  readonly consumer: string;
+  readonly bodyHash: string;
+  readonly body: string;
+  readonly sqsMessageId: string | null;
+  readonly idempotencyKey: string | null;
+  readonly messageType: string | null;
+  readonly reasonCode: string;
+  readonly reasonMessage: string;
+  readonly sqsAttributes: Record<string, unknown>;
+  readonly messageAttributes: Record<string, unknown>;
+  readonly eventSourceArn: string | null;
+  readonly occurrences: number;
+  readonly firstQuarantinedAt: Date;
+  readonly lastQuarantinedAt: Date;
+  readonly releasedAt: Date | null;
+  readonly releasedMessageId: string | null;
+}
+
+/** Reads one quarantine entry (body included), or throws when there is none. */
+export async function loadQuarantineEntry(
+  sql: postgres.Sql | postgres.TransactionSql,
+  quarantineId: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<QuarantineEntry> {
+  if (!/^\d{1,18}$/.test(quarantineId)) {
+    throw new OperationError(
+      `Quarantine id must be a number as "quarantine list" shows it (given "${quarantineId}")`,
+    );
+  }
+  const [entry] = await sql<QuarantineEntry[]>`
+    select quarantine_id::text as "quarantineId", consumer, body_hash as "bodyHash", body,
+      sqs_message_id as "sqsMessageId", idempotency_key as "idempotencyKey", message_type as "messageType",
+      reason_code as "reasonCode", reason_message as "reasonMessage", sqs_attributes as "sqsAttributes",
+      message_attributes as "messageAttributes", event_source_arn as "eventSourceArn", occurrences,
+      first_quarantined_at as "firstQuarantinedAt", last_quarantined_at as "lastQuarantinedAt",
+      released_at as "releasedAt", released_message_id as "releasedMessageId"
+    from worker_quarantine
+    where quarantine_id = ${quarantineId}
+    ${options.forUpdate ? sql`for update` : sql``}
+  `;
+  if (!entry) {
+    throw new OperationError(
+      `No quarantine entry ${quarantineId}; "sqs-worker quarantine list --all" lists them.`,
+    );
+  }
+  return entry;
+}
+
+/**
+ * `quarantine show <id>`: one quarantined message with its reason, SQS attributes, message attributes and
+ * its BODY. This is the one command that prints payload values, because the operator asked for this
+ * message to diagnose it; do not paste its output into tickets or chat without redacting.
+ *
+ * @throws OperationError (exit 1) when the id does not exist.
+ */
+export async function quarantineShow(
+  deps: { sql: postgres.Sql; out: OpsOutput },
+  options: { quarantineId: string },
+): Promise<QuarantineEntry> {
+  const entry = await loadQuarantineEntry(deps.sql, options.quarantineId);
+  emit(deps.out, entry, () => {
+    const { body, sqsAttributes, messageAttributes, ...rest } = entry;
+    let pretty = body;
+    try {
+      pretty = JSON.stringify(JSON.parse(body), null, 2);
+    } catch {
+      // not JSON: shown as stored
+    }
+    return [
+      recordTable({ ...rest }),
+      `SQS attributes: ${JSON.stringify(sqsAttributes)}`,
+      `Message attributes: ${JSON.stringify(messageAttributes)}`,
+      'Body (contains payload values):',
+      pretty,
+    ].join('\n');
+  });
+  return entry;
+}

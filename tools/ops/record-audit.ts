@@ -1,0 +1,64 @@
+import { userInfo } from 'node:os';
+import type postgres from 'postgres';
+
+/** One operator action for `ops_audit`. */
+export interface AuditEntry {
+  readonly action: string;
+  readonly outcome: 'STARTED' | 'DONE' | 'FAILED';
+  readonly consumer?: string;
+  readonly sourceQueue?: string;
+  readonly targetQueue?: string;
+  readonly sqsMessageId?: string;
+  readonly newMessageId?: string;
+  readonly idempotencyKey?: string;
+  readonly messageType?: string;
+  /** Metadata only (codes, counts, options); never a payload. */
+  readonly detail?: Record<string, unknown>;
+}
+
+/** Who runs the command: `SQS_WORKER_ACTOR`, else the OS user. */
+export function currentActor(env: Record<string, string | undefined> = process.env): string {
+  if (env.SQS_WORKER_ACTOR) return env.SQS_WORKER_ACTOR.slice(0, 200);
+  try {
+    return userInfo().username.slice(0, 200);
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Inserts an audit row and returns its id. */
+export async function recordAudit(
+  sql: postgres.Sql | postgres.TransactionSql,
+  entry: AuditEntry,
+  actor: string = currentActor(),
+): Promise<string> {
+  const [row] = await sql<{ auditId: string }[]>`
+    insert into ops_audit (
+      action, outcome, consumer, source_queue, target_queue, sqs_message_id, new_message_id,
+      idempotency_key, message_type, detail, actor, finished_at
+    ) values (
+      ${entry.action}, ${entry.outcome}, ${entry.consumer ?? null}, ${entry.sourceQueue ?? null},
+      ${entry.targetQueue ?? null}, ${entry.sqsMessageId ?? null}, ${entry.newMessageId ?? null},
+      ${entry.idempotencyKey ?? null}, ${entry.messageType ?? null}, ${sql.json((entry.detail ?? {}) as postgres.JSONValue)},
+      ${actor}, ${entry.outcome === 'STARTED' ? null : new Date()}
+    )
+    returning audit_id::text as "auditId"
+  `;
+  return (row as { auditId: string }).auditId;
+}
+
+/** Completes an audit row started with outcome `STARTED`. */
+export async function finishAudit(
+  sql: postgres.Sql | postgres.TransactionSql,
+  auditId: string,
+  result: { outcome: 'DONE' | 'FAILED'; newMessageId?: string; detail?: Record<string, unknown> },
+): Promise<void> {
+  await sql`
+    update ops_audit
+    set outcome = ${result.outcome},
+        new_message_id = coalesce(${result.newMessageId ?? null}, new_message_id),
+        detail = detail || ${sql.json((result.detail ?? {}) as postgres.JSONValue)},
+        finished_at = now()
+    where audit_id = ${auditId}
+  `;
+}

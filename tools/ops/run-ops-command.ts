@@ -1,0 +1,82 @@
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type postgres from 'postgres';
+import type { Clock } from './clock.ts';
+import { systemClock } from './clock.ts';
+import { createOpsSql, createOpsSqs } from './collaborators.ts';
+import { OpsError } from './errors.ts';
+import type { OpsFlags, OpsSettings, RequiredSetting } from './ops-settings.ts';
+import { requireSetting, resolveOpsSettings } from './ops-settings.ts';
+import type { OpsOutput } from './output.ts';
+import { createProcessOutput } from './process-output.ts';
+
+/** What a command's action gets: settings, output, clock and lazily opened clients. */
+export interface OpsSession {
+  readonly settings: OpsSettings;
+  readonly out: OpsOutput;
+  readonly clock: Clock;
+  /** A required setting, or a UsageError naming its flag and environment variable. */
+  require(name: RequiredSetting): string;
+  /** The database client (opened on first use); requires --database-url / DATABASE_URL. */
+  sql(): postgres.Sql;
+  /** The database client when a URL is configured, otherwise undefined. */
+  optionalSql(): postgres.Sql | undefined;
+  /** The SQS client (opened on first use). */
+  sqs(): SQSClient;
+}
+
+/** Where {@link runOpsCommand} reports (the real process by default). */
+export interface OpsRuntime {
+  readonly env?: Record<string, string | undefined>;
+  readonly stdout?: NodeJS.WritableStream;
+  readonly stderr?: NodeJS.WriteStream | NodeJS.WritableStream;
+}
+
+/**
+ * Runs one CLI command: resolves settings (flags over environment), opens clients lazily, closes them,
+ * and turns errors into exit codes — 0 ok, 1 operation failed, 2 usage or configuration error. With
+ * `--json` an error is also printed to stdout as `{ "error": { type, message, exitCode } }`.
+ *
+ * @returns the exit code (the caller sets `process.exitCode`).
+ */
+export async function runOpsCommand(
+  name: string,
+  flags: OpsFlags,
+  action: (session: OpsSession) => Promise<unknown>,
+  runtime: OpsRuntime = {},
+): Promise<number> {
+  const settings = resolveOpsSettings(flags, runtime.env ?? process.env);
+  const out = createProcessOutput({ json: settings.json, stdout: runtime.stdout, stderr: runtime.stderr });
+  let sql: postgres.Sql | undefined;
+  let sqs: SQSClient | undefined;
+  const session: OpsSession = {
+    settings,
+    out,
+    clock: systemClock,
+    require: (setting) => requireSetting(settings, setting, name),
+    sql() {
+      sql ??= createOpsSql(requireSetting(settings, 'databaseUrl', name));
+      return sql;
+    },
+    optionalSql() {
+      return settings.databaseUrl ? session.sql() : undefined;
+    },
+    sqs() {
+      sqs ??= createOpsSqs(settings);
+      return sqs;
+    },
+  };
+  try {
+    await action(session);
+    return 0;
+  } catch (error) {
+    const exitCode = error instanceof OpsError ? error.exitCode : 1;
+    const type = error instanceof Error ? error.name : 'Error';
+    const message = error instanceof Error ? error.message : String(error);
+    if (settings.json) out.print(JSON.stringify({ error: { type, message, exitCode } }, null, 2));
+    out.note(`sqs-worker ${name}: ${message}`);
+    return exitCode;
+  } finally {
+    sqs?.destroy();
+    await sql?.end({ timeout: 5 }).catch(() => {});
+  }
+}
