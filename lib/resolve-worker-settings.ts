@@ -1,0 +1,288 @@
+import { Duration, Token } from 'aws-cdk-lib';
+import { type CapacityResult, safeWorkerConcurrency } from './capacity.ts';
+import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
+
+/** Props of {@link SqsDatabaseWorker} with every default applied, the capacity result and the derived values. */
+export interface ResolvedWorkerSettings {
+  readonly fifo: boolean;
+  readonly timeout: Duration;
+  readonly visibilityTimeout: Duration;
+  readonly retentionPeriod: Duration;
+  readonly dlqRetentionPeriod: Duration;
+  readonly maxReceiveCount: number;
+  readonly maxMessageSizeBytes: number;
+  readonly memorySize: number;
+  readonly batchSize: number;
+  readonly maxBatchingWindow: Duration;
+  readonly maxConcurrency: number;
+  readonly reservedConcurrency: number;
+  readonly dbPoolSize: number;
+  readonly recordConcurrency: number;
+  readonly dbMaxConnections: number;
+  readonly proxyMaxConnectionsPercent: number;
+  /** The capacity formula's result; `undefined` when an input is an unresolved token. */
+  readonly capacity: CapacityResult | undefined;
+}
+
+/** Thrown by {@link resolveWorkerSettings} with every problem found; `problems` holds one message per rule. */
+export class WorkerSettingsError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`SqsDatabaseWorker has ${problems.length} unsafe setting(s):\n- ${problems.join('\n- ')}`);
+    this.name = 'WorkerSettingsError';
+  }
+}
+
+/** Connections the relay and the migration function take through the proxy besides the worker. */
+export const AUXILIARY_PROXY_CONNECTIONS = 2;
+const ESM_MIN_CONCURRENCY = 2;
+const ESM_MAX_CONCURRENCY = 1000;
+
+const isToken = (value: number | Duration | undefined): boolean =>
+  value !== undefined && (value instanceof Duration ? value.isUnresolved() : Token.isUnresolved(value));
+const seconds = (value: Duration): number | undefined =>
+  value.isUnresolved() ? undefined : value.toSeconds();
+const fmtSeconds = (value: number): string => `${value} s`;
+
+/**
+ * Applies the defaults of {@link SqsDatabaseWorkerProps}, runs the capacity formula and checks every rule.
+ * All problems are collected; each names the offending value and the fix. Values that are unresolved tokens
+ * are not checked (their value is only known at deploy time).
+ *
+ * Rules: ranges of each number; visibility timeout ≥ 6 × function timeout + batching window; maxConcurrency in
+ * 2..1000, ≤ reserved concurrency and ≤ the safe worker concurrency; maxReceiveCount ≥ 5; DLQ retention >
+ * source retention; batch size ≤ 10 for FIFO; batching window ≥ 1 s when batch size > 10; record concurrency
+ * ≤ pool size.
+ *
+ * @throws WorkerSettingsError listing every problem.
+ * @example
+ * ```ts
+ * const settings = resolveWorkerSettings({ vpc, dbMaxConnections: 400 });
+ * settings.maxConcurrency; // 390 (bound by db_connections)
+ * ```
+ */
+export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>): ResolvedWorkerSettings {
+  const problems: string[] = [];
+  const range = (name: string, value: number | undefined, min: number, max: number, unit = '') => {
+    if (value === undefined || isToken(value)) return;
+    if (!Number.isInteger(value) || value < min || value > max) {
+      problems.push(
+        `${name} (${value}${unit}) must be a whole number from ${min} to ${max}${unit}; set a value in that range`,
+      );
+    }
+  };
+  const durationRange = (name: string, value: Duration, min: number, max: number) => {
+    const s = seconds(value);
+    if (s === undefined) return;
+    if (s < min || s > max) {
+      problems.push(
+        `${name} (${fmtSeconds(s)}) must be from ${fmtSeconds(min)} to ${fmtSeconds(max)}; set a value in that range`,
+      );
+    }
+  };
+
+  const fifo = props.fifo ?? false;
+  const timeout = props.timeout ?? Duration.seconds(30);
+  const maxBatchingWindow = props.maxBatchingWindow ?? Duration.seconds(0);
+  const batchSize = props.batchSize ?? 10;
+  const retentionPeriod = props.retentionPeriod ?? Duration.days(4);
+  const dlqRetentionPeriod = props.dlqRetentionPeriod ?? Duration.days(14);
+  const maxReceiveCount = props.maxReceiveCount ?? 10;
+  const maxMessageSizeBytes = props.maxMessageSizeBytes ?? 262_144;
+  const memorySize = props.memorySize ?? 512;
+  const dbPoolSize = props.dbPoolSize ?? 1;
+  const recordConcurrency = props.recordConcurrency ?? dbPoolSize;
+  const dbMaxConnections = props.dbMaxConnections ?? 80;
+  const dbReservedConnections = props.dbReservedConnections ?? 10;
+
+  durationRange('timeout', timeout, 1, 900);
+  durationRange('maxBatchingWindow', maxBatchingWindow, 0, 300);
+  durationRange('retentionPeriod', retentionPeriod, 60, 1_209_600);
+  durationRange('dlqRetentionPeriod', dlqRetentionPeriod, 60, 1_209_600);
+  range('batchSize', batchSize, 1, 10_000);
+  range('maxMessageSizeBytes', maxMessageSizeBytes, 1024, 1_048_576, ' bytes');
+  range('memorySize', memorySize, 128, 10_240, ' MB');
+  range('dbPoolSize', dbPoolSize, 1, 100);
+  range('dbMaxConnections', dbMaxConnections, 10, 5000);
+  range('maxReceiveCount', maxReceiveCount, 1, 1000);
+  range('proxyMaxConnectionsPercent', props.proxyMaxConnectionsPercent, 1, 100);
+
+  // Visibility timeout ≥ 6 × function timeout + batching window (AWS's advice for SQS event sources): a record
+  // must not reappear while the invocation that holds it can still be running or retried by Lambda.
+  const timeoutS = seconds(timeout);
+  const windowS = seconds(maxBatchingWindow);
+  const requiredVisibility =
+    timeoutS !== undefined && windowS !== undefined ? 6 * timeoutS + windowS : undefined;
+  let visibilityTimeout = props.visibilityTimeout;
+  if (visibilityTimeout === undefined) {
+    if (requiredVisibility === undefined) {
+      problems.push(
+        'timeout or maxBatchingWindow is a deploy-time token, so visibilityTimeout has no default; set visibilityTimeout',
+      );
+    }
+    visibilityTimeout = Duration.seconds(requiredVisibility ?? 900 * 6);
+  } else {
+    const visibilityS = seconds(visibilityTimeout);
+    if (visibilityS !== undefined && requiredVisibility !== undefined && visibilityS < requiredVisibility) {
+      problems.push(
+        `visibilityTimeout (${fmtSeconds(visibilityS)}) must be at least 6 × function timeout (${fmtSeconds(timeoutS as number)}) + maxBatchingWindow (${fmtSeconds(windowS as number)}) = ${fmtSeconds(requiredVisibility)}; raise visibilityTimeout or lower the function timeout`,
+      );
+    }
+    durationRange('visibilityTimeout', visibilityTimeout, 0, 43_200);
+  }
+
+  if (!isToken(maxReceiveCount) && maxReceiveCount < 5) {
+    problems.push(
+      `maxReceiveCount (${maxReceiveCount}) must be at least 5 so a transient failure or a backoff does not send a message to the DLQ; raise maxReceiveCount`,
+    );
+  }
+
+  const retentionS = seconds(retentionPeriod);
+  const dlqRetentionS = seconds(dlqRetentionPeriod);
+  if (retentionS !== undefined && dlqRetentionS !== undefined && dlqRetentionS <= retentionS) {
+    problems.push(
+      `dlqRetentionPeriod (${fmtSeconds(dlqRetentionS)}) must be longer than retentionPeriod (${fmtSeconds(retentionS)}): a message keeps its original enqueue time in the DLQ and would expire there early; raise dlqRetentionPeriod or lower retentionPeriod`,
+    );
+  }
+
+  if (fifo && !isToken(batchSize) && batchSize > 10) {
+    problems.push(
+      `batchSize (${batchSize}) must be at most 10 for a FIFO queue; lower batchSize to 10 or less`,
+    );
+  }
+  if (fifo && windowS !== undefined && windowS > 0) {
+    problems.push(
+      `maxBatchingWindow (${fmtSeconds(windowS)}) must be 0 s for a FIFO queue (Lambda does not batch FIFO records over time); remove maxBatchingWindow`,
+    );
+  }
+  if (!fifo && !isToken(batchSize) && batchSize > 10 && windowS !== undefined && windowS < 1) {
+    problems.push(
+      `maxBatchingWindow (${fmtSeconds(windowS)}) must be at least 1 s when batchSize (${batchSize}) is above 10; set maxBatchingWindow or lower batchSize to 10`,
+    );
+  }
+
+  if (props.outboxRelay !== false) {
+    const scheduleS = seconds(props.outboxRelaySchedule ?? Duration.minutes(1));
+    const maxRunS = seconds(props.outboxRelayMaxRun ?? Duration.seconds(50));
+    if (scheduleS !== undefined && (scheduleS < 60 || scheduleS > 3600 || scheduleS % 60 !== 0)) {
+      problems.push(
+        `outboxRelaySchedule (${fmtSeconds(scheduleS)}) must be whole minutes from 60 s to 3600 s; set a value in that range`,
+      );
+    }
+    if (scheduleS !== undefined && maxRunS !== undefined && (maxRunS < 1 || maxRunS >= scheduleS)) {
+      problems.push(
+        `outboxRelayMaxRun (${fmtSeconds(maxRunS)}) must be at least 1 s and shorter than outboxRelaySchedule (${fmtSeconds(scheduleS)}) so runs do not overlap; lower outboxRelayMaxRun`,
+      );
+    }
+  }
+
+  if (!isToken(recordConcurrency) && !isToken(dbPoolSize) && recordConcurrency > dbPoolSize) {
+    problems.push(
+      `recordConcurrency (${recordConcurrency}) must not exceed dbPoolSize (${dbPoolSize}): each record in flight holds one connection; raise dbPoolSize or lower recordConcurrency`,
+    );
+  }
+  range('recordConcurrency', recordConcurrency, 1, 100);
+
+  // Capacity formula → safe concurrency (pattern document §10).
+  let capacity: CapacityResult | undefined;
+  const capacityInputs = {
+    dbAvailableConnections: dbMaxConnections - dbReservedConnections,
+    connectionsPerWorker: dbPoolSize,
+    dbWriteIopsBudget: props.dbWriteIopsBudget,
+    writeIopsPerMessage: props.writeIopsPerMessage,
+    downstreamRateLimit: props.downstreamRateLimit,
+    callsPerMessage: props.callsPerMessage,
+    lockContentionSafeParallelism: props.lockContentionSafeParallelism,
+  };
+  const capacityTokens = [dbMaxConnections, dbReservedConnections, ...Object.values(capacityInputs)].some(
+    (v) => isToken(v),
+  );
+  if (
+    !isToken(dbReservedConnections) &&
+    !isToken(dbMaxConnections) &&
+    dbReservedConnections >= dbMaxConnections
+  ) {
+    problems.push(
+      `dbReservedConnections (${dbReservedConnections}) must be below dbMaxConnections (${dbMaxConnections}); lower dbReservedConnections or raise dbMaxConnections`,
+    );
+  } else if (!capacityTokens) {
+    try {
+      capacity = safeWorkerConcurrency(capacityInputs);
+    } catch (error) {
+      problems.push(`${(error as Error).message}; fix the capacity props`);
+    }
+  }
+
+  let maxConcurrency = props.maxConcurrency;
+  if (maxConcurrency === undefined) {
+    if (capacity) {
+      maxConcurrency = Math.min(capacity.safeConcurrency, ESM_MAX_CONCURRENCY);
+      if (maxConcurrency < ESM_MIN_CONCURRENCY) {
+        problems.push(
+          `the safe worker concurrency is ${capacity.safeConcurrency} (${capacity.explanation}), below the event source minimum of ${ESM_MIN_CONCURRENCY}; raise the binding capacity input or lower dbPoolSize`,
+        );
+      }
+    } else {
+      if (capacityTokens) {
+        problems.push(
+          'a capacity input is a deploy-time token, so maxConcurrency has no default; set maxConcurrency',
+        );
+      }
+      maxConcurrency = ESM_MIN_CONCURRENCY;
+    }
+  } else if (!isToken(maxConcurrency)) {
+    if (
+      !Number.isInteger(maxConcurrency) ||
+      maxConcurrency < ESM_MIN_CONCURRENCY ||
+      maxConcurrency > ESM_MAX_CONCURRENCY
+    ) {
+      problems.push(
+        `maxConcurrency (${maxConcurrency}) must be a whole number from ${ESM_MIN_CONCURRENCY} to ${ESM_MAX_CONCURRENCY} (the SQS event source limits); set a value in that range`,
+      );
+    }
+    if (capacity && maxConcurrency > capacity.safeConcurrency) {
+      problems.push(
+        `maxConcurrency (${maxConcurrency}) exceeds the safe worker concurrency: ${capacity.explanation}; lower maxConcurrency or raise the binding capacity input`,
+      );
+    }
+  }
+
+  const reservedConcurrency = props.reservedConcurrency ?? maxConcurrency;
+  if (!isToken(reservedConcurrency) && !isToken(maxConcurrency) && reservedConcurrency < maxConcurrency) {
+    problems.push(
+      `maxConcurrency (${maxConcurrency}) must not exceed reservedConcurrency (${reservedConcurrency}), or Lambda throttles the poller; raise reservedConcurrency to at least ${maxConcurrency} or lower maxConcurrency`,
+    );
+  }
+
+  const proxyMaxConnectionsPercent =
+    props.proxyMaxConnectionsPercent ??
+    (isToken(maxConcurrency) || isToken(dbPoolSize) || isToken(dbMaxConnections)
+      ? 100
+      : Math.min(
+          100,
+          Math.max(
+            1,
+            Math.ceil((100 * (maxConcurrency * dbPoolSize + AUXILIARY_PROXY_CONNECTIONS)) / dbMaxConnections),
+          ),
+        ));
+
+  if (problems.length > 0) throw new WorkerSettingsError(problems);
+  return {
+    fifo,
+    timeout,
+    visibilityTimeout,
+    retentionPeriod,
+    dlqRetentionPeriod,
+    maxReceiveCount,
+    maxMessageSizeBytes,
+    memorySize,
+    batchSize,
+    maxBatchingWindow,
+    maxConcurrency,
+    reservedConcurrency,
+    dbPoolSize,
+    recordConcurrency,
+    dbMaxConnections,
+    proxyMaxConnectionsPercent,
+    capacity,
+  };
+}

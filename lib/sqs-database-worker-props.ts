@@ -1,0 +1,218 @@
+import type { Duration } from 'aws-cdk-lib';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type * as rds from 'aws-cdk-lib/aws-rds';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+
+/**
+ * Properties of {@link SqsDatabaseWorker}. Every property except `vpc` is optional; the defaults give a safe
+ * production worker. Ranges are checked at synth time (see `resolveWorkerSettings`): an unsafe combination
+ * fails `cdk synth` with one message per problem.
+ */
+export interface SqsDatabaseWorkerProps {
+  // ── network ──────────────────────────────────────────────────────────────────────────────────────────────
+  /** VPC of the database, the proxy and the functions. It must have an SQS and a Secrets Manager endpoint. */
+  readonly vpc: ec2.IVpc;
+  /**
+   * Subnets of the database, the proxy and the functions.
+   * @default { subnetType: ec2.SubnetType.PRIVATE_ISOLATED }
+   */
+  readonly vpcSubnets?: ec2.SubnetSelection;
+
+  // ── queue ────────────────────────────────────────────────────────────────────────────────────────────────
+  /**
+   * Use a FIFO source queue and a FIFO DLQ (content-based deduplication off: producers set the deduplication id).
+   * @default false
+   */
+  readonly fifo?: boolean;
+  /**
+   * Visibility timeout of the source queue. At least 6 × `timeout` + `maxBatchingWindow` (AWS's advice for
+   * Lambda event sources), at most 12 hours.
+   * @default 6 × timeout + maxBatchingWindow (180 s with the defaults)
+   */
+  readonly visibilityTimeout?: Duration;
+  /**
+   * Message retention of the source queue, 60 s to 14 days.
+   * @default Duration.days(4)
+   */
+  readonly retentionPeriod?: Duration;
+  /**
+   * Message retention of the DLQ, 60 s to 14 days, and longer than `retentionPeriod` (a message keeps its
+   * original enqueue time when it moves to the DLQ).
+   * @default Duration.days(14)
+   */
+  readonly dlqRetentionPeriod?: Duration;
+  /**
+   * Receives before SQS moves a message to the DLQ, 5 to 1000. Backoff and deadline deferrals are receives too.
+   * @default 10
+   */
+  readonly maxReceiveCount?: number;
+  /**
+   * Largest message the queues accept, 1024 to 1048576 bytes.
+   * @default 262144 (256 KiB)
+   */
+  readonly maxMessageSizeBytes?: number;
+
+  // ── worker function ──────────────────────────────────────────────────────────────────────────────────────
+  /**
+   * Entry file of the worker handler (exports `handler`).
+   * @default `<project>/lambda/handlers/worker.ts`
+   */
+  readonly workerEntry?: string;
+  /**
+   * Timeout of the worker function, 1 s to 15 minutes.
+   * @default Duration.seconds(30)
+   */
+  readonly timeout?: Duration;
+  /**
+   * Memory of the worker function, 128 to 10240 MB.
+   * @default 512
+   */
+  readonly memorySize?: number;
+  /**
+   * Inbox namespace of this worker (`WORKER_CONSUMER`), 1 to 100 characters.
+   * @default 'case-worker'
+   */
+  readonly consumer?: string;
+  /**
+   * `POWERTOOLS_SERVICE_NAME`: the value of the `service` dimension of every metric.
+   * @default 'sqs-inbox-worker'
+   */
+  readonly serviceName?: string;
+  /**
+   * `POWERTOOLS_METRICS_NAMESPACE`: CloudWatch namespace of the worker's and the relay's EMF metrics.
+   * @default 'SqsInboxWorker'
+   */
+  readonly metricsNamespace?: string;
+  /**
+   * Database connections of one worker environment (`DB_POOL_SIZE`), 1 to 100.
+   * @default 1
+   */
+  readonly dbPoolSize?: number;
+  /**
+   * Records one invocation processes at once (`WORKER_RECORD_CONCURRENCY`), 1 to `dbPoolSize`.
+   * @default dbPoolSize
+   */
+  readonly recordConcurrency?: number;
+  /**
+   * What happens to a terminal message (`WORKER_TERMINAL_POLICY`): stored in `worker_quarantine` and
+   * acknowledged, or reported as failed so SQS moves it to the DLQ.
+   * @default 'quarantine'
+   */
+  readonly terminalPolicy?: 'quarantine' | 'dlq';
+  /**
+   * `WORKER_COMMIT_MODE`: one transaction per message, or one per batch with a savepoint per record.
+   * @default 'per-message'
+   */
+  readonly commitMode?: 'per-message' | 'per-batch';
+  /**
+   * Extra environment variables of the worker (for example `WORKER_BACKOFF_MAX_SECONDS`).
+   * @default {}
+   */
+  readonly workerEnvironment?: Readonly<Record<string, string>>;
+
+  // ── event source mapping ─────────────────────────────────────────────────────────────────────────────────
+  /**
+   * Records per invocation: 1 to 10 for FIFO, 1 to 10000 otherwise (above 10 needs `maxBatchingWindow` ≥ 1 s).
+   * @default 10
+   */
+  readonly batchSize?: number;
+  /**
+   * How long the poller gathers records before invoking, 0 to 300 s.
+   * @default Duration.seconds(0)
+   */
+  readonly maxBatchingWindow?: Duration;
+  /**
+   * Event source mapping `MaximumConcurrency`, 2 to 1000, at most `reservedConcurrency` and at most the safe
+   * worker concurrency of the capacity formula.
+   * @default the safe worker concurrency (capacity formula), capped at 1000
+   */
+  readonly maxConcurrency?: number;
+  /**
+   * Reserved concurrency of the worker function, at least `maxConcurrency`.
+   * @default maxConcurrency
+   */
+  readonly reservedConcurrency?: number;
+
+  // ── capacity (pattern document §10) ──────────────────────────────────────────────────────────────────────
+  /**
+   * `max_connections` of the database, 10 to 5000 (RDS default: LEAST(DBInstanceClassMemory / 9531392, 5000)).
+   * @default 80 (a db.t4g.micro)
+   */
+  readonly dbMaxConnections?: number;
+  /**
+   * Connections kept for everything but the worker (admins, migrations, the outbox relay, secret rotation),
+   * 0 to `dbMaxConnections` − 1. `db_available_connections` = `dbMaxConnections` − this.
+   * @default 10
+   */
+  readonly dbReservedConnections?: number;
+  /** Write IOPS budget of the worker (with `writeIopsPerMessage`). @default no IOPS term */
+  readonly dbWriteIopsBudget?: number;
+  /** Write IOPS one worker's message throughput costs (with `dbWriteIopsBudget`). @default no IOPS term */
+  readonly writeIopsPerMessage?: number;
+  /** Calls per second a downstream allows (with `callsPerMessage`). @default no downstream term */
+  readonly downstreamRateLimit?: number;
+  /** Downstream calls per second of one worker (with `downstreamRateLimit`). @default no downstream term */
+  readonly callsPerMessage?: number;
+  /** Parallelism above which lock contention on hot aggregates hurts. @default no lock term */
+  readonly lockContentionSafeParallelism?: number;
+  /**
+   * `MaxConnectionsPercent` of the proxy, 1 to 100.
+   * @default ⌈100 × (maxConcurrency × dbPoolSize + 2) / dbMaxConnections⌉ (the worker plus the relay and the migration)
+   */
+  readonly proxyMaxConnectionsPercent?: number;
+
+  // ── database ─────────────────────────────────────────────────────────────────────────────────────────────
+  /**
+   * Production defaults: multi-AZ, deletion protection, 14 days of backups and a snapshot on removal.
+   * @default true
+   */
+  readonly production?: boolean;
+  /** Instance class of the database. @default r6g.large in production, t4g.micro otherwise */
+  readonly instanceType?: ec2.InstanceType;
+  /** PostgreSQL engine version. @default PostgresEngineVersion.VER_17 */
+  readonly postgresVersion?: rds.PostgresEngineVersion;
+  /** Standby in a second AZ. @default production */
+  readonly multiAz?: boolean;
+  /** Deletion protection of the instance. @default production */
+  readonly deletionProtection?: boolean;
+  /** Automated backup retention, 1 to 35 days. @default 14 days in production, 1 day otherwise */
+  readonly backupRetention?: Duration;
+  /** Allocated storage, 20 to 65536 GiB (storage autoscaling up to 4×). @default 20 */
+  readonly allocatedStorageGiB?: number;
+  /** Database name. @default 'worker' */
+  readonly databaseName?: string;
+  /** Database role of the worker and the relay; IAM-authenticated through the proxy. @default 'sqs_worker' */
+  readonly workerDbUser?: string;
+  /** Rotation interval of the master secret, 1 to 365 days. @default Duration.days(30) */
+  readonly secretRotationInterval?: Duration;
+
+  // ── migrations ───────────────────────────────────────────────────────────────────────────────────────────
+  /** Folder of the forward-only migrations copied into the migration function. @default `<project>/migrations` */
+  readonly migrationsDirectory?: string;
+
+  // ── outbox relay ─────────────────────────────────────────────────────────────────────────────────────────
+  /** Deploy the scheduled outbox relay. @default true */
+  readonly outboxRelay?: boolean;
+  /** Entry file of the outbox relay handler. @default `<project>/lambda/handlers/outbox-relay.ts` */
+  readonly outboxRelayEntry?: string;
+  /** Schedule of the relay, 1 minute to 1 hour. @default Duration.minutes(1) */
+  readonly outboxRelaySchedule?: Duration;
+  /** Bounded run time of one relay invocation, shorter than the schedule. @default Duration.seconds(50) */
+  readonly outboxRelayMaxRun?: Duration;
+
+  // ── alarms and dashboard ─────────────────────────────────────────────────────────────────────────────────
+  /** Topic that receives every alarm. @default a new KMS-encrypted, TLS-only topic */
+  readonly alarmTopic?: sns.ITopic;
+  /** E-mail address subscribed to the alarm topic. @default no subscription */
+  readonly alarmEmail?: string;
+  /** Age of the oldest source message above which the SLO alarm fires. @default Duration.minutes(5) */
+  readonly oldestMessageAgeSlo?: Duration;
+  /** Age of the oldest pending outbox row above which the relay alarm fires. @default Duration.minutes(5) */
+  readonly outboxPendingAgeSlo?: Duration;
+  /** Terminal failures in percent of processed records (5 minutes) that fire the alarm, 0 to 100. @default 1 */
+  readonly terminalFailureRatePercent?: number;
+  /** Percent of a connection limit at which the connection alarms fire, 1 to 100. @default 80 */
+  readonly connectionsAlarmPercent?: number;
+  /** Name of the CloudWatch dashboard. @default generated by CloudFormation */
+  readonly dashboardName?: string;
+}

@@ -1,0 +1,311 @@
+import { join } from 'node:path';
+import { Annotations, Duration, Validations } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as rds from 'aws-cdk-lib/aws-rds';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import * as triggers from 'aws-cdk-lib/triggers';
+import { Construct } from 'constructs';
+import { bundledFunction, PROJECT_ROOT } from './bundled-function.ts';
+import {
+  AUXILIARY_PROXY_CONNECTIONS,
+  type ResolvedWorkerSettings,
+  resolveWorkerSettings,
+} from './resolve-worker-settings.ts';
+import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
+import { createWorkerAlarms } from './worker-alarms.ts';
+import { createWorkerDashboard } from './worker-dashboard.ts';
+import { WorkerDatabase } from './worker-database.ts';
+import { WORKER_METRICS } from './worker-metrics.ts';
+
+export type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
+
+const POSTGRES_PORT = 5432;
+const RELAY_RUN_GUARD = Duration.seconds(10);
+
+/**
+ * A production SQS → Lambda → PostgreSQL worker: source queue and DLQ, RDS PostgreSQL with a rotated master
+ * secret behind an IAM-authenticated RDS Proxy, the worker function and its SQS event source, migrations
+ * applied on deploy, the scheduled outbox relay, alarms to an SNS topic and a dashboard.
+ *
+ * Every prop is checked before anything is created (`resolveWorkerSettings`); an unsafe combination throws one
+ * error listing every problem. The event source `maxConcurrency`, the reserved concurrency and the proxy's
+ * `maxConnectionsPercent` default to what the database can carry (the capacity formula); an info annotation
+ * names the binding constraint.
+ *
+ * @example
+ * ```ts
+ * const worker = new SqsDatabaseWorker(stack, 'Worker', { vpc, dbMaxConnections: 400, production: true });
+ * worker.queue.grantSendMessages(producerRole);
+ * ```
+ */
+export class SqsDatabaseWorker extends Construct {
+  /** The settings after defaults and capacity derivation. */
+  readonly settings: ResolvedWorkerSettings;
+  /** Source queue. */
+  readonly queue: sqs.Queue;
+  /** Dead-letter queue of the source queue. */
+  readonly deadLetterQueue: sqs.Queue;
+  /** The worker function. */
+  readonly workerFunction: nodejs.NodejsFunction;
+  /** The SQS event source of the worker. */
+  readonly eventSource: SqsEventSource;
+  /** Database, master secret and proxy. */
+  readonly database: WorkerDatabase;
+  /** The function that applies migrations on deploy, and its trigger. */
+  readonly migrationFunction: nodejs.NodejsFunction;
+  readonly migrationTrigger: triggers.Trigger;
+  /** The scheduled outbox relay (when `outboxRelay` is not false). */
+  readonly outboxRelayFunction: nodejs.NodejsFunction | undefined;
+  /** Topic that receives every alarm. */
+  readonly alarmTopic: sns.ITopic;
+  /** The alarms by name (DlqNotEmpty, OldestMessageAge, FunctionErrors, …). */
+  readonly alarms: Readonly<Record<string, cloudwatch.Alarm>>;
+  /** The CloudWatch dashboard. */
+  readonly dashboard: cloudwatch.Dashboard;
+
+  constructor(scope: Construct, id: string, props: SqsDatabaseWorkerProps) {
+    // Validate everything before creating anything.
+    const settings = resolveWorkerSettings(props);
+    super(scope, id);
+    this.settings = settings;
+
+    const production = props.production ?? true;
+    const vpcSubnets = props.vpcSubnets ?? { subnetType: ec2.SubnetType.PRIVATE_ISOLATED };
+    const serviceName = props.serviceName ?? 'sqs-inbox-worker';
+    const metricsNamespace = props.metricsNamespace ?? WORKER_METRICS.defaultNamespace;
+    const workerDbUser = props.workerDbUser ?? 'sqs_worker';
+    const databaseName = props.databaseName ?? 'worker';
+    const capacityNote = settings.capacity
+      ? settings.capacity.explanation
+      : 'capacity not computed (a capacity input is a deploy-time token)';
+    Annotations.of(this).addInfo(
+      `${capacityNote}; maxConcurrency ${settings.maxConcurrency}${props.maxConcurrency === undefined ? ' (derived)' : ''}, reservedConcurrency ${settings.reservedConcurrency}, proxy maxConnectionsPercent ${settings.proxyMaxConnectionsPercent} of dbMaxConnections ${settings.dbMaxConnections}`,
+    );
+
+    // ── queues ──────────────────────────────────────────────────────────────────────────────────────────────
+    const queueCommon = {
+      fifo: settings.fifo ? true : undefined,
+      contentBasedDeduplication: settings.fifo ? false : undefined,
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      maxMessageSizeBytes: settings.maxMessageSizeBytes,
+    };
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
+      ...queueCommon,
+      retentionPeriod: settings.dlqRetentionPeriod,
+    });
+    Validations.of(this.deadLetterQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'This queue IS the dead-letter queue of the source queue; it needs no DLQ of its own.',
+    });
+    this.queue = new sqs.Queue(this, 'Queue', {
+      ...queueCommon,
+      retentionPeriod: settings.retentionPeriod,
+      visibilityTimeout: settings.visibilityTimeout,
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: settings.maxReceiveCount },
+    });
+
+    // ── database ────────────────────────────────────────────────────────────────────────────────────────────
+    this.database = new WorkerDatabase(this, 'Database', {
+      vpc: props.vpc,
+      vpcSubnets,
+      production,
+      instanceType:
+        props.instanceType ??
+        (production
+          ? ec2.InstanceType.of(ec2.InstanceClass.R6G, ec2.InstanceSize.LARGE)
+          : ec2.InstanceType.of(ec2.InstanceClass.T4G, ec2.InstanceSize.MICRO)),
+      postgresVersion: props.postgresVersion ?? rds.PostgresEngineVersion.VER_17,
+      multiAz: props.multiAz ?? production,
+      deletionProtection: props.deletionProtection ?? production,
+      backupRetention: props.backupRetention ?? Duration.days(production ? 14 : 1),
+      allocatedStorageGiB: props.allocatedStorageGiB ?? 20,
+      databaseName,
+      workerDbUser,
+      secretRotationInterval: props.secretRotationInterval ?? Duration.days(30),
+      proxyMaxConnectionsPercent: settings.proxyMaxConnectionsPercent,
+    });
+    const proxyDbEnvironment = {
+      DB_HOST: this.database.proxy.endpoint,
+      DB_PORT: String(POSTGRES_PORT),
+      DB_NAME: databaseName,
+      DB_USER: workerDbUser,
+      DB_AUTH: 'iam',
+      DB_SSL: 'true',
+      POWERTOOLS_SERVICE_NAME: serviceName,
+      POWERTOOLS_METRICS_NAMESPACE: metricsNamespace,
+    };
+
+    // ── migrations on deploy ────────────────────────────────────────────────────────────────────────────────
+    const migrationsDirectory = props.migrationsDirectory ?? join(PROJECT_ROOT, 'migrations');
+    this.migrationFunction = bundledFunction(this, 'MigrationFunction', {
+      entry: join(PROJECT_ROOT, 'lambda/handlers/migrate.ts'),
+      description:
+        'Applies pending migrations and provisions the worker database role (runs on every deploy)',
+      vpc: props.vpc,
+      vpcSubnets,
+      timeout: Duration.minutes(5),
+      environment: {
+        DB_HOST: this.database.instance.dbInstanceEndpointAddress,
+        DB_PORT: this.database.instance.dbInstanceEndpointPort,
+        DB_NAME: databaseName,
+        DB_SECRET_ARN: this.database.masterSecret.secretArn,
+        DB_SSL: 'true',
+        WORKER_DB_USER: workerDbUser,
+        MIGRATIONS_DIR: 'migrations',
+      },
+      commandHooks: {
+        beforeBundling: () => [],
+        beforeInstall: () => [],
+        // The migration files travel with the code: <bundle>/migrations/NNNNN_name.sql.
+        afterBundling: (_inputDir: string, outputDir: string) => [
+          `mkdir -p "${outputDir}/migrations" && cp "${migrationsDirectory}"/*.sql "${outputDir}/migrations/"`,
+        ],
+      },
+    });
+    this.database.masterSecret.grantRead(this.migrationFunction);
+    this.database.instance.connections.allowDefaultPortFrom(
+      this.migrationFunction,
+      'migrations to PostgreSQL',
+    );
+
+    // ── worker ──────────────────────────────────────────────────────────────────────────────────────────────
+    this.workerFunction = bundledFunction(this, 'WorkerFunction', {
+      entry: props.workerEntry ?? join(PROJECT_ROOT, 'lambda/handlers/worker.ts'),
+      description: 'SQS → PostgreSQL inbox worker',
+      vpc: props.vpc,
+      vpcSubnets,
+      timeout: settings.timeout,
+      memorySize: settings.memorySize,
+      reservedConcurrentExecutions: settings.reservedConcurrency,
+      environment: {
+        ...proxyDbEnvironment,
+        DB_POOL_SIZE: String(settings.dbPoolSize),
+        WORKER_CONSUMER: props.consumer ?? 'case-worker',
+        WORKER_RECORD_CONCURRENCY: String(settings.recordConcurrency),
+        WORKER_TERMINAL_POLICY: props.terminalPolicy ?? 'quarantine',
+        WORKER_COMMIT_MODE: props.commitMode ?? 'per-message',
+        // Declared empty (= unset for lambda/config.ts) so `sam local invoke --env-vars` can point the worker at
+        // a local PostgreSQL and SQS: SAM only overrides variables the template declares.
+        DATABASE_URL: '',
+        SQS_ENDPOINT: '',
+        ...props.workerEnvironment,
+      },
+    });
+    this.database.grantWorkerConnect(this.workerFunction);
+    this.eventSource = new SqsEventSource(this.queue, {
+      batchSize: settings.batchSize,
+      maxBatchingWindow: settings.fifo ? undefined : settings.maxBatchingWindow,
+      reportBatchItemFailures: true,
+      maxConcurrency: settings.maxConcurrency,
+      metricsConfig: { metrics: [lambda.MetricType.EVENT_COUNT] },
+    });
+    this.workerFunction.addEventSource(this.eventSource);
+
+    this.migrationTrigger = new triggers.Trigger(this, 'MigrationTrigger', {
+      handler: this.migrationFunction,
+      timeout: Duration.minutes(5),
+      executeOnHandlerChange: true,
+      executeAfter: [this.database.instance],
+      // The worker and the relay start only after the schema exists.
+      executeBefore: [this.workerFunction],
+    });
+
+    // ── outbox relay ────────────────────────────────────────────────────────────────────────────────────────
+    if (props.outboxRelay ?? true) {
+      const schedule = props.outboxRelaySchedule ?? Duration.minutes(1);
+      const maxRun = props.outboxRelayMaxRun ?? Duration.seconds(50);
+      const relay = bundledFunction(this, 'OutboxRelayFunction', {
+        entry: props.outboxRelayEntry ?? join(PROJECT_ROOT, 'lambda/handlers/outbox-relay.ts'),
+        description: 'Publishes pending outbox rows to the source queue (scheduled, bounded run time)',
+        vpc: props.vpc,
+        vpcSubnets,
+        timeout: maxRun.plus(RELAY_RUN_GUARD),
+        // One relay at a time: the lease makes more safe, but one is enough and keeps connections bounded.
+        reservedConcurrentExecutions: 1,
+        environment: {
+          ...proxyDbEnvironment,
+          DB_POOL_SIZE: '1',
+          OUTBOX_QUEUE_URL: this.queue.queueUrl,
+          // The relay starts no round with less than this left: run time = timeout − guard = outboxRelayMaxRun.
+          OUTBOX_RUN_GUARD_MS: String(RELAY_RUN_GUARD.toMilliseconds()),
+        },
+      });
+      // A run that could not start in time is dropped; the next schedule picks the rows up.
+      relay.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: schedule });
+      this.database.grantWorkerConnect(relay);
+      this.queue.grantSendMessages(relay);
+      new events.Rule(this, 'OutboxRelaySchedule', {
+        description: 'Runs the outbox relay',
+        schedule: events.Schedule.rate(schedule),
+        targets: [new targets.LambdaFunction(relay, { retryAttempts: 0 })],
+      });
+      this.migrationTrigger.executeBefore(relay);
+      this.outboxRelayFunction = relay;
+    }
+
+    // ── alarms and dashboard ────────────────────────────────────────────────────────────────────────────────
+    this.alarmTopic = props.alarmTopic ?? this.createAlarmTopic();
+    if (props.alarmEmail)
+      this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+    const workerConnections = settings.maxConcurrency * settings.dbPoolSize;
+    this.alarms = createWorkerAlarms(this, {
+      topic: this.alarmTopic,
+      queue: this.queue,
+      deadLetterQueue: this.deadLetterQueue,
+      workerFunction: this.workerFunction,
+      functionTimeout: settings.timeout,
+      instance: this.database.instance,
+      proxy: this.database.proxy,
+      metricsNamespace,
+      serviceName,
+      oldestMessageAgeSlo: props.oldestMessageAgeSlo ?? Duration.minutes(5),
+      outboxPendingAgeSlo: this.outboxRelayFunction
+        ? (props.outboxPendingAgeSlo ?? Duration.minutes(5))
+        : undefined,
+      terminalFailureRatePercent: props.terminalFailureRatePercent ?? 1,
+      connectionsAlarmPercent: props.connectionsAlarmPercent ?? 80,
+      dbMaxConnections: settings.dbMaxConnections,
+      proxyPoolConnections: Math.floor(
+        (settings.proxyMaxConnectionsPercent * settings.dbMaxConnections) / 100,
+      ),
+      expectedClientConnections: workerConnections + AUXILIARY_PROXY_CONNECTIONS,
+    });
+    this.dashboard = createWorkerDashboard(this, {
+      dashboardName: props.dashboardName,
+      queue: this.queue,
+      deadLetterQueue: this.deadLetterQueue,
+      workerFunction: this.workerFunction,
+      eventSourceMappingId: this.eventSource.eventSourceMappingId,
+      instance: this.database.instance,
+      proxy: this.database.proxy,
+      metricsNamespace,
+      serviceName,
+      alarms: Object.values(this.alarms),
+    });
+  }
+
+  /** A KMS-encrypted, TLS-only topic CloudWatch may publish to (the AWS-managed SNS key does not allow it). */
+  private createAlarmTopic(): sns.Topic {
+    const key = new kms.Key(this, 'AlarmTopicKey', {
+      description: 'Encrypts the worker alarm topic',
+      enableKeyRotation: true,
+    });
+    key.grant(new iam.ServicePrincipal('cloudwatch.amazonaws.com'), 'kms:Decrypt', 'kms:GenerateDataKey*');
+    return new sns.Topic(this, 'AlarmTopic', {
+      displayName: 'sqs-inbox-worker alarms',
+      masterKey: key,
+      enforceSSL: true,
+    });
+  }
+}

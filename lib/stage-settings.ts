@@ -1,0 +1,105 @@
+import { Duration } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
+
+/** Settings a stage may set in `cdk.json` (`context.stages.<name>`); plain JSON values. */
+const NUMBER_KEYS = [
+  'maxReceiveCount',
+  'maxMessageSizeBytes',
+  'memorySize',
+  'dbPoolSize',
+  'recordConcurrency',
+  'batchSize',
+  'maxConcurrency',
+  'reservedConcurrency',
+  'dbMaxConnections',
+  'dbReservedConnections',
+  'dbWriteIopsBudget',
+  'writeIopsPerMessage',
+  'downstreamRateLimit',
+  'callsPerMessage',
+  'lockContentionSafeParallelism',
+  'proxyMaxConnectionsPercent',
+  'allocatedStorageGiB',
+  'terminalFailureRatePercent',
+  'connectionsAlarmPercent',
+] as const;
+const BOOLEAN_KEYS = ['production', 'fifo', 'multiAz', 'deletionProtection', 'outboxRelay'] as const;
+const STRING_KEYS = [
+  'consumer',
+  'serviceName',
+  'metricsNamespace',
+  'databaseName',
+  'workerDbUser',
+  'alarmEmail',
+  'dashboardName',
+  'terminalPolicy',
+  'commitMode',
+] as const;
+const SECONDS_KEYS = {
+  visibilityTimeoutSeconds: 'visibilityTimeout',
+  retentionPeriodSeconds: 'retentionPeriod',
+  dlqRetentionPeriodSeconds: 'dlqRetentionPeriod',
+  timeoutSeconds: 'timeout',
+  maxBatchingWindowSeconds: 'maxBatchingWindow',
+  backupRetentionSeconds: 'backupRetention',
+  secretRotationIntervalSeconds: 'secretRotationInterval',
+  outboxRelayScheduleSeconds: 'outboxRelaySchedule',
+  outboxRelayMaxRunSeconds: 'outboxRelayMaxRun',
+  oldestMessageAgeSloSeconds: 'oldestMessageAgeSlo',
+  outboxPendingAgeSloSeconds: 'outboxPendingAgeSlo',
+} as const;
+
+/**
+ * Turns the JSON settings of one stage (`cdk.json` → `context.stages.<stage>`) into construct props.
+ * Durations are given in seconds (`timeoutSeconds`), the instance class as `"r6g.large"`; `workerEnvironment`
+ * is an object of strings. Unknown keys and wrong types are errors naming the key, so a typo cannot silently
+ * fall back to a default.
+ *
+ * @throws Error listing every unknown or mistyped key.
+ */
+export function stageSettings(stage: string, raw: unknown): Omit<SqsDatabaseWorkerProps, 'vpc'> {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new Error(
+      `Stage "${stage}" is not defined in cdk.json context "stages"; add it or pass -c stage=<name> of an existing one`,
+    );
+  }
+  const props: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [key, value] of Object.entries(raw)) {
+    if (value === null) continue;
+    const expect = (type: string, ok: boolean) => {
+      if (!ok) problems.push(`stages.${stage}.${key} must be a ${type} (given ${JSON.stringify(value)})`);
+      return ok;
+    };
+    if ((NUMBER_KEYS as readonly string[]).includes(key)) {
+      if (expect('number', typeof value === 'number')) props[key] = value;
+    } else if ((BOOLEAN_KEYS as readonly string[]).includes(key)) {
+      if (expect('boolean', typeof value === 'boolean')) props[key] = value;
+    } else if ((STRING_KEYS as readonly string[]).includes(key)) {
+      if (expect('string', typeof value === 'string')) props[key] = value;
+    } else if (key in SECONDS_KEYS) {
+      if (expect('number of seconds', typeof value === 'number')) {
+        props[SECONDS_KEYS[key as keyof typeof SECONDS_KEYS]] = Duration.seconds(value as number);
+      }
+    } else if (key === 'instanceType') {
+      if (
+        expect('string like "r6g.large"', typeof value === 'string' && /^[a-z0-9]+\.[a-z0-9]+$/.test(value))
+      ) {
+        props.instanceType = new ec2.InstanceType(value as string);
+      }
+    } else if (key === 'workerEnvironment') {
+      const ok =
+        typeof value === 'object' &&
+        !Array.isArray(value) &&
+        Object.values(value).every((v) => typeof v === 'string');
+      if (expect('object of strings', ok)) props.workerEnvironment = value;
+    } else {
+      problems.push(
+        `stages.${stage}.${key} is not a known setting; see the construct props table in the README`,
+      );
+    }
+  }
+  if (problems.length > 0) throw new Error(`Invalid stage settings:\n- ${problems.join('\n- ')}`);
+  return props as Omit<SqsDatabaseWorkerProps, 'vpc'>;
+}

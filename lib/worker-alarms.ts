@@ -1,0 +1,199 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as rds from 'aws-cdk-lib/aws-rds';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { WORKER_METRICS } from './worker-metrics.ts';
+
+/** Inputs of {@link createWorkerAlarms}. */
+export interface WorkerAlarmsProps {
+  readonly topic: sns.ITopic;
+  readonly queue: sqs.IQueue;
+  readonly deadLetterQueue: sqs.IQueue;
+  readonly workerFunction: lambda.IFunction;
+  readonly functionTimeout: Duration;
+  readonly instance: rds.IDatabaseInstance;
+  readonly proxy: rds.IDatabaseProxy;
+  readonly metricsNamespace: string;
+  readonly serviceName: string;
+  readonly oldestMessageAgeSlo: Duration;
+  readonly outboxPendingAgeSlo: Duration | undefined;
+  readonly terminalFailureRatePercent: number;
+  readonly connectionsAlarmPercent: number;
+  /** `max_connections` of the database. */
+  readonly dbMaxConnections: number;
+  /** Proxy pool limit: ⌊maxConnectionsPercent × max_connections / 100⌋. */
+  readonly proxyPoolConnections: number;
+  /** Client connections the worker, relay and migration can open at most. */
+  readonly expectedClientConnections: number;
+}
+
+/**
+ * An EMF metric of the worker (or the relay), with the single `service` dimension it is emitted with.
+ * Exported so the dashboard draws the same series the alarms watch.
+ */
+export function workerMetric(
+  namespace: string,
+  serviceName: string,
+  metricName: string,
+  options: cloudwatch.MetricOptions = {},
+): cloudwatch.Metric {
+  return new cloudwatch.Metric({
+    namespace,
+    metricName,
+    dimensionsMap: { [WORKER_METRICS.dimension]: serviceName },
+    statistic: cloudwatch.Stats.SUM,
+    period: Duration.minutes(1),
+    ...options,
+  });
+}
+
+/**
+ * Creates every alarm of the worker, each notifying `topic` on ALARM and on OK:
+ * DLQ not empty; oldest message older than the SLO; function errors; throttles; duration p99 above 80 % of the
+ * timeout; HashMismatch > 0; TerminalFailure rate; proxy client connections, proxy database connections and
+ * instance connections near their limits; outbox oldest pending age (when the relay is deployed).
+ *
+ * @returns the alarms by name.
+ */
+export function createWorkerAlarms(
+  scope: Construct,
+  props: WorkerAlarmsProps,
+): Record<string, cloudwatch.Alarm> {
+  const emf = (name: string, options?: cloudwatch.MetricOptions) =>
+    workerMetric(props.metricsNamespace, props.serviceName, name, options);
+  const proxyMetric = (metricName: string) =>
+    new cloudwatch.Metric({
+      namespace: 'AWS/RDS',
+      metricName,
+      dimensionsMap: { ProxyName: props.proxy.dbProxyName },
+      statistic: cloudwatch.Stats.MAXIMUM,
+      period: Duration.minutes(1),
+    });
+  const near = (limit: number) => Math.max(1, Math.floor((limit * props.connectionsAlarmPercent) / 100));
+  const timeoutMs = props.functionTimeout.toMilliseconds();
+
+  const specs: Record<string, cloudwatch.AlarmProps> = {
+    DlqNotEmpty: {
+      alarmDescription: 'Messages reached the DLQ. Runbook: sqs-worker dlq peek / group, fix, then redrive.',
+      metric: props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        statistic: cloudwatch.Stats.MAXIMUM,
+        period: Duration.minutes(1),
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    },
+    OldestMessageAge: {
+      alarmDescription: `The oldest source message is older than the SLO (${props.oldestMessageAgeSlo.toSeconds()} s): the worker is behind or stuck.`,
+      metric: props.queue.metricApproximateAgeOfOldestMessage({
+        statistic: cloudwatch.Stats.MAXIMUM,
+        period: Duration.minutes(1),
+      }),
+      threshold: props.oldestMessageAgeSlo.toSeconds(),
+      evaluationPeriods: 5,
+      datapointsToAlarm: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    },
+    FunctionErrors: {
+      alarmDescription: 'Whole invocations failed (a full-batch connection failure, a crash or a timeout).',
+      metric: props.workerFunction.metricErrors({ period: Duration.minutes(1) }),
+      threshold: 1,
+      evaluationPeriods: 5,
+      datapointsToAlarm: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    },
+    FunctionThrottles: {
+      alarmDescription:
+        'The worker was throttled: reserved concurrency is below the event source maxConcurrency.',
+      metric: props.workerFunction.metricThrottles({ period: Duration.minutes(1) }),
+      threshold: 1,
+      evaluationPeriods: 5,
+      datapointsToAlarm: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    },
+    DurationNearTimeout: {
+      alarmDescription: `Duration p99 is above 80 % of the function timeout (${timeoutMs} ms): invocations risk timing out.`,
+      metric: props.workerFunction.metricDuration({ statistic: 'p99', period: Duration.minutes(5) }),
+      threshold: Math.floor(timeoutMs * 0.8),
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    },
+    HashMismatch: {
+      alarmDescription:
+        'A message reused an idempotency key with a different payload (HashMismatch > 0): a producer bug. Runbook: quarantine list.',
+      metric: emf('HashMismatch', { period: Duration.minutes(5) }),
+      threshold: 0,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    },
+    TerminalFailureRate: {
+      alarmDescription: `Terminal failures above ${props.terminalFailureRatePercent} % of received records (5 minutes).`,
+      metric: new cloudwatch.MathExpression({
+        expression: 'IF(FILL(received, 0) > 0, 100 * FILL(terminal, 0) / FILL(received, 0), 0)',
+        usingMetrics: {
+          terminal: emf('TerminalFailure', { period: Duration.minutes(5) }),
+          received: emf(WORKER_METRICS.batchSize, { period: Duration.minutes(5) }),
+        },
+        label: 'TerminalFailure % of records',
+        period: Duration.minutes(5),
+      }),
+      threshold: props.terminalFailureRatePercent,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    },
+    ProxyClientConnections: {
+      alarmDescription: `Proxy client connections above ${props.connectionsAlarmPercent} % of what the worker, relay and migration can open (${props.expectedClientConnections}): something else connects, or connections leak.`,
+      metric: proxyMetric('ClientConnections'),
+      threshold: near(props.expectedClientConnections),
+      evaluationPeriods: 5,
+      datapointsToAlarm: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    },
+    ProxyDatabaseConnections: {
+      alarmDescription: `Proxy database connections above ${props.connectionsAlarmPercent} % of its pool (${props.proxyPoolConnections}).`,
+      metric: proxyMetric('DatabaseConnections'),
+      threshold: near(props.proxyPoolConnections),
+      evaluationPeriods: 5,
+      datapointsToAlarm: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    },
+    DatabaseConnections: {
+      alarmDescription: `Database connections above ${props.connectionsAlarmPercent} % of max_connections (${props.dbMaxConnections}).`,
+      metric: props.instance.metricDatabaseConnections({
+        statistic: cloudwatch.Stats.MAXIMUM,
+        period: Duration.minutes(1),
+      }),
+      threshold: near(props.dbMaxConnections),
+      evaluationPeriods: 5,
+      datapointsToAlarm: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    },
+  };
+  if (props.outboxPendingAgeSlo) {
+    specs.OutboxOldestPendingAge = {
+      alarmDescription: `The oldest pending outbox row is older than ${props.outboxPendingAgeSlo.toSeconds()} s: the relay is failing or behind.`,
+      metric: emf(WORKER_METRICS.outboxOldestPendingAgeMs, { statistic: cloudwatch.Stats.MAXIMUM }),
+      threshold: props.outboxPendingAgeSlo.toMilliseconds(),
+      evaluationPeriods: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    };
+  }
+
+  const action = new actions.SnsAction(props.topic);
+  const alarms: Record<string, cloudwatch.Alarm> = {};
+  for (const [name, spec] of Object.entries(specs)) {
+    const alarm = new cloudwatch.Alarm(scope, `${name}Alarm`, {
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      ...spec,
+    });
+    alarm.addAlarmAction(action);
+    alarm.addOkAction(action);
+    alarms[name] = alarm;
+  }
+  return alarms;
+}

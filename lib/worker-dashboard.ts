@@ -1,0 +1,122 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as rds from 'aws-cdk-lib/aws-rds';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { workerMetric } from './worker-alarms.ts';
+import { WORKER_METRICS } from './worker-metrics.ts';
+
+/** Inputs of {@link createWorkerDashboard}. */
+export interface WorkerDashboardProps {
+  readonly dashboardName?: string;
+  readonly queue: sqs.IQueue;
+  readonly deadLetterQueue: sqs.IQueue;
+  readonly workerFunction: lambda.IFunction;
+  /** Id of the event source mapping (for the ESM EventCount metrics). */
+  readonly eventSourceMappingId: string;
+  readonly instance: rds.IDatabaseInstance;
+  readonly proxy: rds.IDatabaseProxy;
+  readonly metricsNamespace: string;
+  readonly serviceName: string;
+  readonly alarms: readonly cloudwatch.IAlarm[];
+}
+
+/**
+ * The worker's CloudWatch dashboard: queue depth, in-flight, oldest age, DLQ depth, event source event counts,
+ * function invocations/errors/throttles/duration/concurrency, the worker's EMF outcomes and timings, database
+ * transaction time, RDS CPU and connections, proxy connections, and the alarm states.
+ */
+export function createWorkerDashboard(scope: Construct, props: WorkerDashboardProps): cloudwatch.Dashboard {
+  const minute = Duration.minutes(1);
+  const emf = (name: string, statistic: string = cloudwatch.Stats.SUM) =>
+    workerMetric(props.metricsNamespace, props.serviceName, name, { statistic, period: minute });
+  const esm = (metricName: string) =>
+    new cloudwatch.Metric({
+      namespace: 'AWS/Lambda',
+      metricName,
+      dimensionsMap: { EventSourceMappingUUID: props.eventSourceMappingId },
+      statistic: cloudwatch.Stats.SUM,
+      period: minute,
+    });
+  const rdsMetric = (metricName: string, dimensionsMap: Record<string, string>) =>
+    new cloudwatch.Metric({
+      namespace: 'AWS/RDS',
+      metricName,
+      dimensionsMap,
+      statistic: cloudwatch.Stats.MAXIMUM,
+      period: minute,
+    });
+  const fn = props.workerFunction;
+  const graph = (title: string, left: cloudwatch.IMetric[], right: cloudwatch.IMetric[] = []) =>
+    new cloudwatch.GraphWidget({ title, left, right, width: 8, height: 6 });
+
+  const dashboard = new cloudwatch.Dashboard(scope, 'Dashboard', {
+    dashboardName: props.dashboardName,
+    defaultInterval: Duration.hours(3),
+  });
+  dashboard.addWidgets(
+    graph(
+      'Source queue: depth, in flight',
+      [
+        props.queue.metricApproximateNumberOfMessagesVisible({ period: minute, label: 'visible' }),
+        props.queue.metricApproximateNumberOfMessagesNotVisible({ period: minute, label: 'in flight' }),
+      ],
+      [props.queue.metricApproximateAgeOfOldestMessage({ period: minute, label: 'oldest age (s)' })],
+    ),
+    graph('DLQ depth', [props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: minute })]),
+    graph('Event source mapping: event counts', [
+      esm('PolledEventCount'),
+      esm('InvokedEventCount'),
+      esm('FilteredOutEventCount'),
+      esm('FailedInvokeEventCount'),
+      esm('DeletedEventCount'),
+      esm('DroppedEventCount'),
+    ]),
+  );
+  dashboard.addWidgets(
+    graph(
+      'Function: invocations, errors, throttles',
+      [
+        fn.metricInvocations({ period: minute }),
+        fn.metricErrors({ period: minute }),
+        fn.metricThrottles({ period: minute }),
+      ],
+      [fn.metric('ConcurrentExecutions', { statistic: cloudwatch.Stats.MAXIMUM, period: minute })],
+    ),
+    graph('Function duration', [
+      fn.metricDuration({ statistic: 'p50', period: minute }),
+      fn.metricDuration({ statistic: 'p99', period: minute }),
+      fn.metricDuration({ statistic: cloudwatch.Stats.MAXIMUM, period: minute }),
+    ]),
+    graph(
+      'Worker outcomes (EMF)',
+      WORKER_METRICS.outcomes.map((name) => emf(name)),
+      [emf(WORKER_METRICS.batchSize)],
+    ),
+  );
+  dashboard.addWidgets(
+    graph(
+      'Worker timings (EMF, p99)',
+      WORKER_METRICS.timings.filter((name) => name !== 'DbTransactionMs').map((name) => emf(name, 'p99')),
+    ),
+    graph('DB transaction time (EMF)', [emf('DbTransactionMs', 'p50'), emf('DbTransactionMs', 'p99')]),
+    graph(
+      'RDS: CPU and connections',
+      [props.instance.metricCPUUtilization({ period: minute })],
+      [props.instance.metricDatabaseConnections({ period: minute, statistic: cloudwatch.Stats.MAXIMUM })],
+    ),
+  );
+  dashboard.addWidgets(
+    graph('RDS Proxy connections', [
+      rdsMetric('ClientConnections', { ProxyName: props.proxy.dbProxyName }),
+      rdsMetric('DatabaseConnections', { ProxyName: props.proxy.dbProxyName }),
+      rdsMetric('DatabaseConnectionsBorrowLatency', { ProxyName: props.proxy.dbProxyName }),
+    ]),
+    graph('Outbox relay: oldest pending age (ms)', [
+      emf(WORKER_METRICS.outboxOldestPendingAgeMs, cloudwatch.Stats.MAXIMUM),
+    ]),
+    new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...props.alarms], width: 8, height: 6 }),
+  );
+  return dashboard;
+}

@@ -1,0 +1,145 @@
+import { ArnFormat, type Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as rds from 'aws-cdk-lib/aws-rds';
+import { Construct } from 'constructs';
+
+/** Properties of {@link WorkerDatabase}; the defaults are decided by `SqsDatabaseWorker`. */
+export interface WorkerDatabaseProps {
+  readonly vpc: ec2.IVpc;
+  readonly vpcSubnets: ec2.SubnetSelection;
+  readonly production: boolean;
+  readonly instanceType: ec2.InstanceType;
+  readonly postgresVersion: rds.PostgresEngineVersion;
+  readonly multiAz: boolean;
+  readonly deletionProtection: boolean;
+  readonly backupRetention: Duration;
+  readonly allocatedStorageGiB: number;
+  readonly databaseName: string;
+  /** The role the worker and the relay log in as (IAM, end to end through the proxy). */
+  readonly workerDbUser: string;
+  readonly secretRotationInterval: Duration;
+  readonly proxyMaxConnectionsPercent: number;
+}
+
+/**
+ * RDS PostgreSQL in isolated subnets (encrypted, backups, TLS forced, IAM authentication on), its master
+ * credentials in Secrets Manager with single-user rotation, and an RDS Proxy with end-to-end IAM authentication
+ * and TLS required.
+ *
+ * Why end-to-end IAM on the proxy: the worker's role then has no password at all. The proxy signs its own IAM
+ * token to the database as the same user (the proxy role holds `rds-db:connect` on the instance for that user),
+ * and the migration function creates the role with `grant rds_iam`. Only the master user has a password; it
+ * lives in Secrets Manager, rotates, and is used by the migration function, directly against the instance.
+ */
+export class WorkerDatabase extends Construct {
+  /** The PostgreSQL instance. */
+  readonly instance: rds.DatabaseInstance;
+  /** The RDS Proxy the worker and the relay connect through. */
+  readonly proxy: rds.DatabaseProxy;
+  /** Master credentials (username, password, host, port), rotated. */
+  readonly masterSecret: rds.DatabaseSecret;
+  /** Name of the worker's database role. */
+  readonly workerDbUser: string;
+  /** Name of the database. */
+  readonly databaseName: string;
+
+  constructor(scope: Construct, id: string, props: WorkerDatabaseProps) {
+    super(scope, id);
+    this.workerDbUser = props.workerDbUser;
+    this.databaseName = props.databaseName;
+    const engine = rds.DatabaseInstanceEngine.postgres({ version: props.postgresVersion });
+
+    this.masterSecret = new rds.DatabaseSecret(this, 'MasterSecret', { username: 'postgres' });
+    const parameterGroup = new rds.ParameterGroup(this, 'Parameters', {
+      engine,
+      description: 'sqs-inbox-worker: TLS only, bounded idle transactions',
+      parameters: {
+        'rds.force_ssl': '1',
+        // A crashed worker must not hold row locks for long (pattern: short transactions).
+        idle_in_transaction_session_timeout: '60000',
+      },
+    });
+    this.instance = new rds.DatabaseInstance(this, 'Instance', {
+      engine,
+      instanceType: props.instanceType,
+      vpc: props.vpc,
+      vpcSubnets: props.vpcSubnets,
+      credentials: rds.Credentials.fromSecret(this.masterSecret),
+      databaseName: props.databaseName,
+      parameterGroup,
+      storageEncrypted: true,
+      storageType: rds.StorageType.GP3,
+      allocatedStorage: props.allocatedStorageGiB,
+      maxAllocatedStorage: props.allocatedStorageGiB * 4,
+      multiAz: props.multiAz,
+      deletionProtection: props.deletionProtection,
+      backupRetention: props.backupRetention,
+      iamAuthentication: true,
+      publiclyAccessible: false,
+      autoMinorVersionUpgrade: true,
+      cloudwatchLogsExports: ['postgresql', 'upgrade'],
+      enablePerformanceInsights: true,
+      removalPolicy: props.production ? RemovalPolicy.SNAPSHOT : RemovalPolicy.DESTROY,
+    });
+    this.instance.addRotationSingleUser({
+      automaticallyAfter: props.secretRotationInterval,
+      vpcSubnets: props.vpcSubnets,
+    });
+    Validations.of(this.instance).acknowledge({
+      id: 'AwsSolutions-RDS11',
+      reason:
+        'The default port is kept: the instance is in isolated subnets behind security groups, and a non-default port is obscurity, not a control.',
+    });
+    if (!props.multiAz) {
+      Validations.of(this.instance).acknowledge({
+        id: 'AwsSolutions-RDS3',
+        reason: 'Multi-AZ is off only for a non-production stage (production stages default to multi-AZ).',
+      });
+    }
+    if (!props.deletionProtection) {
+      Validations.of(this.instance).acknowledge({
+        id: 'AwsSolutions-RDS10',
+        reason: 'Deletion protection is off only for a non-production stage so it can be torn down.',
+      });
+    }
+
+    const stack = Stack.of(this);
+    const proxyRole = new iam.Role(this, 'ProxyRole', {
+      assumedBy: new iam.ServicePrincipal('rds.amazonaws.com'),
+      description: 'RDS Proxy: end-to-end IAM authentication to the database as the worker role',
+    });
+    proxyRole.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ['rds-db:connect'],
+        resources: [
+          stack.formatArn({
+            service: 'rds-db',
+            resource: 'dbuser',
+            resourceName: `${this.instance.instanceResourceId}/${props.workerDbUser}`,
+            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+          }),
+        ],
+      }),
+    );
+    this.proxy = new rds.DatabaseProxy(this, 'Proxy', {
+      proxyTarget: rds.ProxyTarget.fromInstance(this.instance),
+      vpc: props.vpc,
+      vpcSubnets: props.vpcSubnets,
+      // Clients must present an IAM token, and the proxy signs its own to the database: no secret per user.
+      defaultAuthScheme: rds.DefaultAuthScheme.IAM_AUTH,
+      requireTLS: true,
+      role: proxyRole,
+      maxConnectionsPercent: props.proxyMaxConnectionsPercent,
+      maxIdleConnectionsPercent: Math.min(50, props.proxyMaxConnectionsPercent),
+      debugLogging: false,
+    });
+    this.instance.connections.allowDefaultPortFrom(this.proxy, 'RDS Proxy to PostgreSQL');
+  }
+
+  /** Lets `grantee` (a function in the VPC) connect through the proxy as the worker's database role. */
+  grantWorkerConnect(grantee: iam.IGrantable & ec2.IConnectable): void {
+    this.proxy.grantConnect(grantee, this.workerDbUser);
+    this.proxy.connections.allowFrom(grantee, ec2.Port.tcp(5432), 'functions to RDS Proxy');
+  }
+}

@@ -1,0 +1,58 @@
+import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+
+/** Properties of {@link WorkerNetwork}. */
+export interface WorkerNetworkProps {
+  /** Availability zones, 2 or 3 (RDS needs two for its subnet group and multi-AZ). @default 2 */
+  readonly maxAzs?: number;
+  /** Retention of the VPC flow logs. @default logs.RetentionDays.THREE_MONTHS */
+  readonly flowLogRetention?: logs.RetentionDays;
+}
+
+/**
+ * A VPC with private isolated subnets only (no internet, no NAT), flow logs of all traffic to CloudWatch Logs,
+ * and the interface endpoints the functions need from inside: SQS (the worker changes message visibility, the
+ * relay sends) and Secrets Manager (the migration function and the rotation function read the master secret).
+ */
+export class WorkerNetwork extends Construct {
+  /** The VPC. */
+  readonly vpc: ec2.Vpc;
+  /** Subnets of the database, the proxy and the functions. */
+  readonly subnets: ec2.SubnetSelection = { subnetType: ec2.SubnetType.PRIVATE_ISOLATED };
+
+  constructor(scope: Construct, id: string, props: WorkerNetworkProps = {}) {
+    super(scope, id);
+    const flowLogGroup = new logs.LogGroup(this, 'FlowLogs', {
+      retention: props.flowLogRetention ?? logs.RetentionDays.THREE_MONTHS,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.vpc = new ec2.Vpc(this, 'Vpc', {
+      maxAzs: props.maxAzs ?? 2,
+      natGateways: 0,
+      subnetConfiguration: [{ name: 'isolated', subnetType: ec2.SubnetType.PRIVATE_ISOLATED, cidrMask: 24 }],
+      flowLogs: {
+        all: {
+          destination: ec2.FlowLogDestination.toCloudWatchLogs(flowLogGroup),
+          trafficType: ec2.FlowLogTrafficType.ALL,
+        },
+      },
+    });
+    for (const [name, service] of [
+      ['SqsEndpoint', ec2.InterfaceVpcEndpointAwsService.SQS],
+      ['SecretsManagerEndpoint', ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER],
+    ] as const) {
+      const endpoint = this.vpc.addInterfaceEndpoint(name, {
+        service,
+        subnets: this.subnets,
+        privateDnsEnabled: true,
+      });
+      Validations.of(endpoint).acknowledge({
+        id: 'AwsSolutions-EC23',
+        reason:
+          'The endpoint security group admits HTTPS (443) from the VPC CIDR only; the rule cannot read the CIDR because it is a CloudFormation reference.',
+      });
+    }
+  }
+}

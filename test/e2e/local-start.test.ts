@@ -1,0 +1,33 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../support/database.ts';
+
+const db = await createTestDatabase();
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+describe('npm start (bin/local.ts)', () => {
+  it('runs the scenario through fauxqs and the real worker, prints the summary with every check passing, exits 0', async () => {
+    // Prepare: the test's database stands in for the embedded one (DATABASE_URL), fauxqs runs in the child.
+    const env = { ...process.env, DATABASE_URL: db.url, SQS_ENDPOINT: '' };
+
+    // Act
+    const { stdout, stderr } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'bin/local.ts', '--messages', '60', '--concurrency', '3'],
+      { cwd: root, env, timeout: 55_000 },
+    );
+
+    // Assess
+    expect(stderr).toContain('migrated');
+    expect(stdout).toMatch(/Run r[0-9a-f]{6}: \d+ messages sent/);
+    for (const section of ['Worker outcome', 'Inbox status', 'Quarantine reason', 'DLQ', 'Check']) {
+      expect(stdout).toContain(section);
+    }
+    expect(stdout).toMatch(/│ PASS /);
+    expect(stdout).not.toMatch(/│ FAIL /);
+    const [row] = await db.sql`select count(*)::int as count from worker_quarantine`;
+    expect(row?.count).toBe(5);
+  });
+});

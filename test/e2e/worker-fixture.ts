@@ -1,0 +1,68 @@
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { Context, SQSEvent } from 'aws-lambda';
+import type postgres from 'postgres';
+import { exampleHandlers } from '../../lambda/domain/index.ts';
+import { createWorker, type WorkerOptions } from '../../lambda/worker/create-worker.ts';
+import { OutcomeLogger } from '../../tools/local/outcome-logger.ts';
+import type { TestDatabase } from '../support/database.ts';
+
+process.env.POWERTOOLS_METRICS_DISABLED = 'true'; // no EMF lines in the test output
+
+/** The real worker (example domain) with a capturing logger, plus the body of every delivery it received. */
+export function exampleWorker(
+  db: TestDatabase,
+  sqs: SQSClient,
+  options: { pool?: number } & Partial<Omit<WorkerOptions, 'sql' | 'sqs' | 'handlers'>> = {},
+) {
+  const { pool = 2, ...overrides } = options;
+  const sql = db.client({ max: pool, prepare: false });
+  const logger = new OutcomeLogger();
+  const worker = createWorker({
+    consumer: 'case-worker',
+    handlers: exampleHandlers,
+    sql,
+    sqs,
+    logger,
+    metrics: new Metrics({ namespace: 'SqsInboxWorkerTest', serviceName: 'case-worker' }),
+    recordConcurrency: 1,
+    backoff: { baseSeconds: 1, maxSeconds: 2 },
+    lockTimeoutMs: 200,
+    ...overrides,
+  });
+  const deliveries: { body: string; at: number; receiveCount: number }[] = [];
+  const handler = (event: SQSEvent, context: Context) => {
+    const at = Date.now();
+    for (const record of event.Records) {
+      deliveries.push({
+        body: record.body,
+        at,
+        receiveCount: Number(record.attributes.ApproximateReceiveCount),
+      });
+    }
+    return worker(event, context);
+  };
+  return { handler, logger, deliveries, sql };
+}
+
+/** Holds `select … for update` on a case row until the returned function is called. */
+export async function holdCaseLock(sql: postgres.Sql, caseId: string): Promise<() => Promise<void>> {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let locked!: () => void;
+  const taken = new Promise<void>((resolve) => {
+    locked = resolve;
+  });
+  const transaction = sql.begin(async (tx) => {
+    await tx`select 1 from cases where case_id = ${caseId} for update`;
+    locked();
+    await released;
+  });
+  await Promise.race([taken, transaction]);
+  return async () => {
+    release();
+    await transaction;
+  };
+}

@@ -1,0 +1,228 @@
+import { App, Duration, Stack, Token } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import { describe, expect, it } from 'vitest';
+import { resolveWorkerSettings, WorkerSettingsError } from '../../lib/resolve-worker-settings.ts';
+import { SqsDatabaseWorker } from '../../lib/sqs-database-worker.ts';
+import type { SqsDatabaseWorkerProps } from '../../lib/sqs-database-worker-props.ts';
+import { stageSettings } from '../../lib/stage-settings.ts';
+
+type Settings = Omit<SqsDatabaseWorkerProps, 'vpc'>;
+
+/** The problems `resolveWorkerSettings` reports for `props` (empty when valid). */
+function problemsOf(props: Settings): readonly string[] {
+  try {
+    resolveWorkerSettings(props);
+    return [];
+  } catch (error) {
+    if (error instanceof WorkerSettingsError) return error.problems;
+    throw error;
+  }
+}
+
+describe('Function: resolveWorkerSettings()', () => {
+  it('derives maxConcurrency, reserved concurrency and the proxy share from the capacity formula', () => {
+    // Prepare / Act
+    const settings = resolveWorkerSettings({
+      dbMaxConnections: 80,
+      dbReservedConnections: 10,
+      dbPoolSize: 2,
+    });
+
+    // Assess: (80 − 10) / 2 = 35 workers; proxy ⌈100 × (35 × 2 + 2) / 80⌉ = 90 %
+    expect(settings.maxConcurrency).toBe(35);
+    expect(settings.reservedConcurrency).toBe(35);
+    expect(settings.proxyMaxConnectionsPercent).toBe(90);
+    expect(settings.capacity?.binding).toBe('db_connections');
+    expect(settings.visibilityTimeout.toSeconds()).toBe(180);
+    expect(settings.recordConcurrency).toBe(2);
+  });
+
+  it('names the binding constraint when another term is smaller', () => {
+    const settings = resolveWorkerSettings({ dbMaxConnections: 500, lockContentionSafeParallelism: 12 });
+
+    expect(settings.maxConcurrency).toBe(12);
+    expect(settings.capacity?.explanation).toBe(
+      'safe worker concurrency 12, bound by lock_contention (lock_contention_safe_parallelism 12)',
+    );
+  });
+
+  it('accepts the defaults without a problem', () => {
+    expect(problemsOf({})).toEqual([]);
+  });
+
+  it.each<[string, Settings, string]>([
+    [
+      'visibility timeout below 6 × timeout + window',
+      { visibilityTimeout: Duration.seconds(30), timeout: Duration.seconds(30) },
+      'visibilityTimeout (30 s) must be at least 6 × function timeout (30 s) + maxBatchingWindow (0 s) = 180 s; raise visibilityTimeout or lower the function timeout',
+    ],
+    [
+      'visibility timeout counting the batching window',
+      {
+        visibilityTimeout: Duration.seconds(60),
+        timeout: Duration.seconds(10),
+        maxBatchingWindow: Duration.seconds(5),
+      },
+      'visibilityTimeout (60 s) must be at least 6 × function timeout (10 s) + maxBatchingWindow (5 s) = 65 s; raise visibilityTimeout or lower the function timeout',
+    ],
+    [
+      'maxConcurrency below 2',
+      { maxConcurrency: 1 },
+      'maxConcurrency (1) must be a whole number from 2 to 1000 (the SQS event source limits); set a value in that range',
+    ],
+    [
+      'maxConcurrency above 1000',
+      { maxConcurrency: 1001, dbMaxConnections: 5000 },
+      'maxConcurrency (1001) must be a whole number from 2 to 1000 (the SQS event source limits); set a value in that range',
+    ],
+    [
+      'maxConcurrency above reserved concurrency',
+      { maxConcurrency: 20, reservedConcurrency: 10 },
+      'maxConcurrency (20) must not exceed reservedConcurrency (10), or Lambda throttles the poller; raise reservedConcurrency to at least 20 or lower maxConcurrency',
+    ],
+    [
+      'maxConcurrency above the capacity result',
+      {
+        maxConcurrency: 50,
+        dbMaxConnections: 100,
+        dbReservedConnections: 10,
+        dbPoolSize: 2,
+        recordConcurrency: 1,
+      },
+      'maxConcurrency (50) exceeds the safe worker concurrency: safe worker concurrency 45, bound by db_connections (db_available_connections 90 / connection_per_worker 2); lower maxConcurrency or raise the binding capacity input',
+    ],
+    [
+      'capacity result below the event source minimum',
+      { dbMaxConnections: 12, dbReservedConnections: 10, dbPoolSize: 2 },
+      'the safe worker concurrency is 1 (safe worker concurrency 1, bound by db_connections (db_available_connections 2 / connection_per_worker 2)), below the event source minimum of 2; raise the binding capacity input or lower dbPoolSize',
+    ],
+    [
+      'maxReceiveCount below 5',
+      { maxReceiveCount: 3 },
+      'maxReceiveCount (3) must be at least 5 so a transient failure or a backoff does not send a message to the DLQ; raise maxReceiveCount',
+    ],
+    [
+      'DLQ retention not longer than source retention',
+      { retentionPeriod: Duration.days(4), dlqRetentionPeriod: Duration.days(4) },
+      'dlqRetentionPeriod (345600 s) must be longer than retentionPeriod (345600 s): a message keeps its original enqueue time in the DLQ and would expire there early; raise dlqRetentionPeriod or lower retentionPeriod',
+    ],
+    [
+      'FIFO batch size above 10',
+      { fifo: true, batchSize: 20 },
+      'batchSize (20) must be at most 10 for a FIFO queue; lower batchSize to 10 or less',
+    ],
+    [
+      'FIFO with a batching window',
+      { fifo: true, maxBatchingWindow: Duration.seconds(5), visibilityTimeout: Duration.minutes(10) },
+      'maxBatchingWindow (5 s) must be 0 s for a FIFO queue (Lambda does not batch FIFO records over time); remove maxBatchingWindow',
+    ],
+    [
+      'batch size above 10 without a batching window',
+      { batchSize: 100 },
+      'maxBatchingWindow (0 s) must be at least 1 s when batchSize (100) is above 10; set maxBatchingWindow or lower batchSize to 10',
+    ],
+    [
+      'record concurrency above the pool size',
+      { recordConcurrency: 4, dbPoolSize: 2 },
+      'recordConcurrency (4) must not exceed dbPoolSize (2): each record in flight holds one connection; raise dbPoolSize or lower recordConcurrency',
+    ],
+    [
+      'reserved connections not below max connections',
+      { dbMaxConnections: 50, dbReservedConnections: 50 },
+      'dbReservedConnections (50) must be below dbMaxConnections (50); lower dbReservedConnections or raise dbMaxConnections',
+    ],
+    [
+      'function timeout out of range',
+      { timeout: Duration.minutes(20), visibilityTimeout: Duration.hours(3) },
+      'timeout (1200 s) must be from 1 s to 900 s; set a value in that range',
+    ],
+    [
+      'batch size out of range',
+      { batchSize: 0 },
+      'batchSize (0) must be a whole number from 1 to 10000; set a value in that range',
+    ],
+    [
+      'message size out of range',
+      { maxMessageSizeBytes: 512 },
+      'maxMessageSizeBytes (512 bytes) must be a whole number from 1024 to 1048576 bytes; set a value in that range',
+    ],
+    [
+      'relay run time not shorter than its schedule',
+      { outboxRelaySchedule: Duration.minutes(1), outboxRelayMaxRun: Duration.seconds(60) },
+      'outboxRelayMaxRun (60 s) must be at least 1 s and shorter than outboxRelaySchedule (60 s) so runs do not overlap; lower outboxRelayMaxRun',
+    ],
+    [
+      'capacity inputs that go together',
+      { dbWriteIopsBudget: 1000 },
+      'Capacity inputs db_write_iops_budget and write_iops_per_message go together (given db_write_iops_budget=1000, write_iops_per_message=undefined); fix the capacity props',
+    ],
+  ])('reports %s with the value and the fix', (_rule, props, message) => {
+    // Act
+    const problems = problemsOf(props);
+
+    // Assess
+    expect(problems).toEqual([message]);
+  });
+
+  it('collects every problem instead of stopping at the first', () => {
+    const problems = problemsOf({ maxReceiveCount: 2, recordConcurrency: 3, batchSize: 0 });
+
+    expect(problems).toHaveLength(3);
+  });
+
+  it('skips values that are unresolved tokens', () => {
+    const problems = problemsOf({
+      maxReceiveCount: Token.asNumber({ Ref: 'MaxReceiveCount' }),
+      visibilityTimeout: Duration.seconds(Token.asNumber({ Ref: 'Visibility' })),
+    });
+
+    expect(problems).toEqual([]);
+  });
+});
+
+describe('Class: SqsDatabaseWorker', () => {
+  it('refuses unsafe props before creating any resource, listing every problem', () => {
+    // Prepare
+    const stack = new Stack(new App(), 'Unsafe');
+    const vpc = new ec2.Vpc(stack, 'Vpc', { natGateways: 0 });
+    const childrenBefore = stack.node.children.length;
+
+    // Act
+    const create = () =>
+      new SqsDatabaseWorker(stack, 'Worker', {
+        vpc,
+        visibilityTimeout: Duration.seconds(30),
+        maxReceiveCount: 3,
+      });
+
+    // Assess
+    expect(create).toThrow(
+      'SqsDatabaseWorker has 2 unsafe setting(s):\n' +
+        '- visibilityTimeout (30 s) must be at least 6 × function timeout (30 s) + maxBatchingWindow (0 s) = 180 s; raise visibilityTimeout or lower the function timeout\n' +
+        '- maxReceiveCount (3) must be at least 5 so a transient failure or a backoff does not send a message to the DLQ; raise maxReceiveCount',
+    );
+    expect(stack.node.children.length).toBe(childrenBefore);
+  });
+});
+
+describe('Function: stageSettings()', () => {
+  it('turns cdk.json stage settings into props', () => {
+    const props = stageSettings('dev', { production: false, timeoutSeconds: 20, instanceType: 't4g.small' });
+
+    expect(props.production).toBe(false);
+    expect(props.timeout?.toSeconds()).toBe(20);
+    expect(props.instanceType?.toString()).toBe('t4g.small');
+  });
+
+  it('rejects unknown keys and wrong types, naming them', () => {
+    expect(() => stageSettings('dev', { timeoutSecs: 20, batchSize: '10' })).toThrow(
+      'Invalid stage settings:\n- stages.dev.timeoutSecs is not a known setting; see the construct props table in the README\n- stages.dev.batchSize must be a number (given "10")',
+    );
+  });
+
+  it('rejects a stage that is not defined', () => {
+    expect(() => stageSettings('qa', undefined)).toThrow(
+      'Stage "qa" is not defined in cdk.json context "stages"; add it or pass -c stage=<name> of an existing one',
+    );
+  });
+});

@@ -1,0 +1,374 @@
+import { App, Stack } from 'aws-cdk-lib';
+import { Annotations, Capture, Match, Template } from 'aws-cdk-lib/assertions';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { SqsInboxWorkerStack, type SqsInboxWorkerStackProps } from '../../lib/sqs-inbox-worker-stack.ts';
+import { WORKER_METRICS } from '../../lib/worker-metrics.ts';
+
+// Bundling is skipped here (`aws:cdk:bundling-stacks: []`): the NodejsFunction settings still reach the
+// template, and test/infra/bundle-worker.test.ts bundles for real. Each stack is synthesized once per file.
+const noBundling = { 'aws:cdk:bundling-stacks': [] };
+
+function synth(id: string, worker: SqsInboxWorkerStackProps['worker'] = {}) {
+  const app = new App({ context: noBundling });
+  const stack = new SqsInboxWorkerStack(app, id, { worker });
+  return { app, stack, template: Template.fromStack(stack) };
+}
+
+const logicalIdOf = (template: Template, type: string, props: Record<string, unknown>): string => {
+  const found = Object.keys(template.findResources(type, { Properties: Match.objectLike(props) }));
+  expect(found, `${type} matching ${JSON.stringify(props)}`).toHaveLength(1);
+  return found[0] as string;
+};
+
+describe('Class: SqsInboxWorkerStack (default, production)', () => {
+  let stack: SqsInboxWorkerStack;
+  let app: App;
+  let template: Template;
+  beforeAll(() => {
+    ({ app, stack, template } = synth('Default'));
+  });
+
+  it('synthesizes with no error annotations and names the binding capacity constraint', () => {
+    Annotations.fromStack(stack).hasNoError('*', Match.anyValue());
+    Annotations.fromStack(stack).hasInfo(
+      '/Default/Worker',
+      Match.stringLikeRegexp(
+        '^safe worker concurrency 70, bound by db_connections .*maxConcurrency 70 \\(derived\\)',
+      ),
+    );
+  });
+
+  it('passes cdk-nag AwsSolutions with zero unacknowledged findings', () => {
+    // Act
+    const report = new AwsSolutionsChecks(app).validateScope(app);
+
+    // Assess
+    const findings = report.violations.map(
+      (v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`,
+    );
+    expect(findings).toEqual([]);
+    expect(report.success).toBe(true);
+  });
+
+  it('is a live check: an unprotected queue is reported', () => {
+    // Prepare: a queue without TLS enforcement and without a DLQ
+    const probe = new App();
+    new sqs.Queue(new Stack(probe, 'Probe'), 'Plain', { enforceSSL: false });
+
+    // Act
+    const report = new AwsSolutionsChecks(probe).validateScope(probe);
+
+    // Assess
+    expect(report.violations.map((v) => v.ruleName)).toEqual(
+      expect.arrayContaining(['AwsSolutions-SQS3', 'AwsSolutions-SQS4']),
+    );
+  });
+
+  it('links the source queue to its DLQ with maxReceiveCount, SSE, TLS-only and explicit sizes', () => {
+    // Prepare
+    const dlqRef = new Capture();
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      VisibilityTimeout: 180,
+      MessageRetentionPeriod: 345_600,
+      MaximumMessageSize: 262_144,
+      SqsManagedSseEnabled: true,
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlqRef, 'Arn'] }, maxReceiveCount: 10 },
+    });
+
+    // Assess: the captured DLQ keeps messages longer, is encrypted and has a TLS-only policy
+    const dlq = template.toJSON().Resources[dlqRef.asString()];
+    expect(dlq.Type).toBe('AWS::SQS::Queue');
+    expect(dlq.Properties).toMatchObject({
+      MessageRetentionPeriod: 1_209_600,
+      SqsManagedSseEnabled: true,
+      MaximumMessageSize: 262_144,
+    });
+    template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      Queues: [{ Ref: dlqRef.asString() }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+  });
+
+  it('wires the event source mapping from the source queue to the worker function', () => {
+    // Prepare
+    const queueRef = new Capture();
+    const functionRef = new Capture();
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [queueRef, 'Arn'] },
+      FunctionName: { Ref: functionRef },
+      BatchSize: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 70 },
+      MetricsConfig: { Metrics: ['EventCount'] },
+    });
+
+    // Assess
+    const resources = template.toJSON().Resources;
+    expect(resources[queueRef.asString()].Properties.RedrivePolicy).toBeDefined();
+    const worker = resources[functionRef.asString()];
+    expect(worker.Properties).toMatchObject({
+      Runtime: 'nodejs24.x',
+      Architectures: ['arm64'],
+      Handler: 'index.handler',
+      Timeout: 30,
+      MemorySize: 512,
+      ReservedConcurrentExecutions: 70,
+      Environment: {
+        Variables: {
+          DB_AUTH: 'iam',
+          DB_USER: 'sqs_worker',
+          DB_NAME: 'worker',
+          DB_PORT: '5432',
+          DB_SSL: 'true',
+          DB_POOL_SIZE: '1',
+          WORKER_CONSUMER: 'case-worker',
+          WORKER_RECORD_CONCURRENCY: '1',
+          WORKER_TERMINAL_POLICY: 'quarantine',
+          POWERTOOLS_SERVICE_NAME: 'sqs-inbox-worker',
+          POWERTOOLS_METRICS_NAMESPACE: WORKER_METRICS.defaultNamespace,
+          NODE_OPTIONS: '--enable-source-maps',
+        },
+      },
+    });
+    expect(worker.Properties.VpcConfig.SubnetIds).toHaveLength(2);
+    const proxyId = logicalIdOf(template, 'AWS::RDS::DBProxy', { EngineFamily: 'POSTGRESQL' });
+    expect(worker.Properties.Environment.Variables.DB_HOST).toEqual({ 'Fn::GetAtt': [proxyId, 'Endpoint'] });
+  });
+
+  it('lets the worker connect through the proxy as its database user with IAM', () => {
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Action: 'rds-db:connect',
+            Resource: Match.objectLike({ 'Fn::Join': ['', Match.arrayWith([':dbuser:', '/sqs_worker'])] }),
+          }),
+        ]),
+      },
+      Roles: Match.arrayWith([
+        Match.objectLike({ Ref: Match.stringLikeRegexp('WorkerFunctionServiceRole') }),
+      ]),
+    });
+  });
+
+  it('creates RDS PostgreSQL encrypted, multi-AZ, deletion-protected, backed up, IAM-enabled, TLS forced', () => {
+    template.hasResource('AWS::RDS::DBInstance', {
+      DeletionPolicy: 'Snapshot',
+      Properties: Match.objectLike({
+        Engine: 'postgres',
+        StorageEncrypted: true,
+        MultiAZ: true,
+        DeletionProtection: true,
+        BackupRetentionPeriod: 14,
+        EnableIAMDatabaseAuthentication: true,
+        PubliclyAccessible: false,
+        DBInstanceClass: 'db.r6g.large',
+      }),
+    });
+    template.hasResourceProperties('AWS::RDS::DBParameterGroup', {
+      Parameters: Match.objectLike({ 'rds.force_ssl': '1' }),
+    });
+    template.hasResourceProperties('AWS::SecretsManager::RotationSchedule', {
+      RotationRules: { ScheduleExpression: 'rate(30 days)' },
+    });
+  });
+
+  it('fronts the database with an RDS Proxy: end-to-end IAM auth, TLS required, capacity-derived pool', () => {
+    template.hasResourceProperties('AWS::RDS::DBProxy', {
+      EngineFamily: 'POSTGRESQL',
+      RequireTLS: true,
+      DefaultAuthScheme: 'IAM_AUTH',
+    });
+    // ⌈100 × (70 workers × 1 connection + 2) / 80⌉ = 90
+    template.hasResourceProperties('AWS::RDS::DBProxyTargetGroup', {
+      ConnectionPoolConfigurationInfo: Match.objectLike({ MaxConnectionsPercent: 90 }),
+    });
+  });
+
+  it('builds an isolated VPC with flow logs and SQS and Secrets Manager endpoints', () => {
+    template.resourceCountIs('AWS::EC2::NatGateway', 0);
+    template.resourceCountIs('AWS::EC2::InternetGateway', 0);
+    template.hasResourceProperties('AWS::EC2::FlowLog', { TrafficType: 'ALL', ResourceType: 'VPC' });
+    for (const service of ['sqs', 'secretsmanager']) {
+      template.hasResourceProperties('AWS::EC2::VPCEndpoint', {
+        VpcEndpointType: 'Interface',
+        PrivateDnsEnabled: true,
+        ServiceName: Match.objectLike({ 'Fn::Join': ['', Match.arrayWith([`.${service}`])] }),
+      });
+    }
+  });
+
+  it('applies migrations on deploy with a trigger that runs before the worker', () => {
+    const handlerRef = new Capture();
+    template.hasResourceProperties('Custom::Trigger', {
+      HandlerArn: { Ref: handlerRef },
+    });
+    const version = template.toJSON().Resources[handlerRef.asString()];
+    expect(version.Type).toBe('AWS::Lambda::Version');
+    const migrateId = version.Properties.FunctionName.Ref as string;
+    expect(template.toJSON().Resources[migrateId].Properties.Environment.Variables).toMatchObject({
+      MIGRATIONS_DIR: 'migrations',
+      WORKER_DB_USER: 'sqs_worker',
+      DB_SSL: 'true',
+    });
+    const triggerId = Object.keys(template.findResources('Custom::Trigger'))[0] as string;
+    template.hasResource('AWS::Lambda::Function', {
+      Properties: Match.objectLike({ Description: 'SQS → PostgreSQL inbox worker' }),
+      DependsOn: Match.arrayWith([triggerId]),
+    });
+  });
+
+  it('schedules the outbox relay with a bounded run time', () => {
+    const relayRef = new Capture();
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [relayRef, 'Arn'] } })],
+    });
+    const relay = template.toJSON().Resources[relayRef.asString()];
+    expect(relay.Properties.Timeout).toBe(60);
+    expect(relay.Properties.ReservedConcurrentExecutions).toBe(1);
+    expect(relay.Properties.Environment.Variables).toMatchObject({
+      OUTBOX_RUN_GUARD_MS: '10000',
+      DB_AUTH: 'iam',
+    });
+    expect(relay.Properties.Environment.Variables.OUTBOX_QUEUE_URL).toEqual({ Ref: expect.any(String) });
+  });
+
+  it('sends every alarm to the encrypted alarm topic', () => {
+    // Prepare
+    const topicRef = new Capture();
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      AlarmActions: [{ Ref: topicRef }],
+    });
+
+    // Assess: the captured action is the KMS-encrypted topic, and every alarm notifies it on ALARM and OK
+    const topicId = logicalIdOf(template, 'AWS::SNS::Topic', { DisplayName: 'sqs-inbox-worker alarms' });
+    expect(topicRef.asString()).toBe(topicId);
+    expect(template.toJSON().Resources[topicId].Properties.KmsMasterKeyId).toBeDefined();
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
+    expect(alarms).toHaveLength(11);
+    for (const alarm of alarms) {
+      expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
+      expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }]);
+    }
+  });
+
+  it.each([
+    ['DLQ has messages', { MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1 }],
+    ['oldest message age above the SLO', { MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 300 }],
+    ['function errors', { MetricName: 'Errors', Namespace: 'AWS/Lambda' }],
+    ['throttles', { MetricName: 'Throttles', Namespace: 'AWS/Lambda' }],
+    [
+      'duration p99 above 80 % of the timeout',
+      { MetricName: 'Duration', ExtendedStatistic: 'p99', Threshold: 24_000 },
+    ],
+    [
+      'HashMismatch > 0',
+      {
+        MetricName: 'HashMismatch',
+        Namespace: WORKER_METRICS.defaultNamespace,
+        Dimensions: [{ Name: WORKER_METRICS.dimension, Value: 'sqs-inbox-worker' }],
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+      },
+    ],
+    ['proxy client connections', { MetricName: 'ClientConnections', Namespace: 'AWS/RDS' }],
+    [
+      'proxy database connections',
+      { MetricName: 'DatabaseConnections', Dimensions: [Match.objectLike({ Name: 'ProxyName' })] },
+    ],
+    [
+      'database connections (80 % of 80)',
+      {
+        MetricName: 'DatabaseConnections',
+        Threshold: 64,
+        Dimensions: [Match.objectLike({ Name: 'DBInstanceIdentifier' })],
+      },
+    ],
+    [
+      'outbox oldest pending age',
+      {
+        MetricName: WORKER_METRICS.outboxOldestPendingAgeMs,
+        Namespace: WORKER_METRICS.defaultNamespace,
+        Threshold: 300_000,
+      },
+    ],
+  ])('alarms on %s', (_name, props) => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', props);
+  });
+
+  it('alarms on the TerminalFailure rate with metric math over the EMF metrics', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Threshold: 1,
+      Metrics: Match.arrayWith([
+        Match.objectLike({ Expression: Match.stringLikeRegexp('terminal') }),
+        Match.objectLike({
+          Id: 'terminal',
+          MetricStat: Match.objectLike({ Metric: Match.objectLike({ MetricName: 'TerminalFailure' }) }),
+        }),
+      ]),
+    });
+  });
+
+  it('draws a dashboard with queue, ESM, function, EMF, database and proxy widgets', () => {
+    const body = JSON.stringify(template.findResources('AWS::CloudWatch::Dashboard'));
+    for (const name of [
+      'ApproximateNumberOfMessagesNotVisible',
+      'PolledEventCount',
+      'ConcurrentExecutions',
+      'CPUUtilization',
+      'ClientConnections',
+      'DbTransactionMs',
+      ...WORKER_METRICS.outcomes,
+    ]) {
+      expect(body).toContain(name);
+    }
+  });
+});
+
+describe('Class: SqsInboxWorkerStack (dev, FIFO)', () => {
+  let template: Template;
+  beforeAll(() => {
+    ({ template } = synth('Fifo', {
+      production: false,
+      fifo: true,
+      maxReceiveCount: 5,
+      dbMaxConnections: 40,
+    }));
+  });
+
+  it('creates FIFO source queue and FIFO DLQ with content-based deduplication off', () => {
+    const queues = Object.values(template.findResources('AWS::SQS::Queue'));
+    expect(queues).toHaveLength(2);
+    for (const queue of queues) {
+      expect(queue.Properties).toMatchObject({ FifoQueue: true, ContentBasedDeduplication: false });
+    }
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      FifoQueue: true,
+      RedrivePolicy: Match.objectLike({ maxReceiveCount: 5 }),
+    });
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      BatchSize: 10,
+      MaximumBatchingWindowInSeconds: Match.absent(),
+      ScalingConfig: { MaximumConcurrency: 30 },
+    });
+  });
+
+  it('turns production safeguards off for a non-production stage', () => {
+    template.hasResource('AWS::RDS::DBInstance', {
+      DeletionPolicy: 'Delete',
+      Properties: Match.objectLike({
+        MultiAZ: false,
+        DeletionProtection: false,
+        DBInstanceClass: 'db.t4g.micro',
+      }),
+    });
+  });
+});

@@ -1,0 +1,73 @@
+import Table from 'cli-table3';
+import type { DemoSummary } from './demo-scenario.ts';
+
+const table = (head: string[], rows: (string | number)[][], colWidths?: number[]) => {
+  const t = new Table({
+    head,
+    style: { head: [], border: [], compact: true },
+    ...(colWidths ? { colWidths, wordWrap: true } : {}),
+  });
+  t.push(...rows.map((row) => row.map(String)));
+  return t.toString();
+};
+
+/** Renders a {@link DemoSummary} as the text `npm start` prints: outcomes, inbox, quarantine, DLQ, checks. */
+export function renderDemoSummary(summary: DemoSummary): string {
+  const { esm } = summary;
+  const sections = [
+    `Run ${summary.runId}: ${summary.sent} messages sent in ${(summary.durationMs / 1000).toFixed(1)} s`,
+    table(
+      ['Scenario case', 'Sent'],
+      Object.entries(summary.scenario).map(([kind, count]) => [kind, count]),
+    ),
+    table(
+      ['Worker outcome (per delivery)', 'Count'],
+      Object.entries(summary.outcomes).map(([result, count]) => [result, count ?? 0]),
+    ),
+    table(
+      ['Inbox status', 'Rows'],
+      Object.entries(summary.inbox).map(([status, count]) => [status, count]),
+    ),
+    table(
+      ['Quarantine reason', 'Rows'],
+      Object.entries(summary.quarantine).map(([reason, count]) => [reason, count]),
+    ),
+    table(
+      ['DLQ', 'Messages'],
+      [
+        ['idempotency keys', summary.dlq.join(', ') || '-'],
+        ['total', summary.dlq.length],
+      ],
+    ),
+    table(
+      ['Effects', 'Rows'],
+      [
+        ['ledger_entries', summary.effects.ledgerEntries],
+        ['cases advanced past version 1', summary.effects.casesAdvanced],
+        ['case_deadlines', summary.effects.deadlines],
+      ],
+    ),
+    table(
+      ['Event source mapping', 'Count'],
+      [
+        ['invocations', esm.invocations],
+        ['  complete success', esm.succeededInvocations],
+        ['  partial failure (batchItemFailures)', esm.partialFailures],
+        [
+          '  whole batch failed (throw / timeout / invalid)',
+          `${esm.errors} / ${esm.timeouts} / ${esm.invalidResponses}`,
+        ],
+        ['messages received (with redeliveries)', esm.messagesReceived],
+        ['deleted', esm.deleted],
+        ['deletes dropped (crash after commit)', esm.deletesDropped],
+        ['max concurrent invocations', esm.maxObservedConcurrency],
+      ],
+    ),
+    table(
+      ['Check', 'Result', 'Figures'],
+      summary.checks.map((check) => [check.name, check.ok ? 'PASS' : 'FAIL', check.detail]),
+      [44, 8, 54],
+    ),
+  ];
+  return `${sections.join('\n')}\n`;
+}
