@@ -11,11 +11,14 @@ import type { SQSRecord } from 'aws-lambda';
 import postgres from 'postgres';
 import { createSql } from '../../lambda/db.ts';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
+import { enqueueOutbox } from '../../lambda/outbox/enqueue-outbox.ts';
 import { createWorker } from '../../lambda/worker/create-worker.ts';
+import type { Envelope } from '../../lambda/worker/envelope.ts';
 import type { OutcomeResult } from '../../lambda/worker/outcome.ts';
 import { type EventSourceMappingStats, startEventSourceMapping } from './event-source-mapping.ts';
 import { exampleEnvelope } from './example-envelope.ts';
 import { type LocalQueues, queueCounts } from './local-queues.ts';
+import { runOutboxRelayLoop } from './outbox-relay-loop.ts';
 import { OutcomeLogger } from './outcome-logger.ts';
 
 /** Options of {@link runDemoScenario}. */
@@ -68,6 +71,8 @@ export interface DemoSummary {
     readonly deadlines: number;
   };
   readonly esm: EventSourceMappingStats;
+  /** The producer side: events written to the outbox and published by the relay loop. */
+  readonly outbox: { readonly enqueued: number; readonly published: number; readonly relayRuns: number };
   readonly checks: readonly DemoCheck[];
   readonly durationMs: number;
 }
@@ -90,6 +95,8 @@ interface ScenarioMessage {
   readonly key?: string;
   /** Sent only after `after` keys completed (to force an order that a standard queue does not give). */
   readonly phase: 1 | 2;
+  /** Written by a producer transaction to `outbox_events` and published by the relay, not sent directly. */
+  readonly viaOutbox?: boolean;
 }
 
 /** The idempotency key of a body, or undefined when it has none. */
@@ -106,10 +113,10 @@ const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 /** Builds the scenario's messages; all ids are prefixed with `runId` so runs never collide. */
 function buildScenario(runId: string, count: number) {
   const messages: ScenarioMessage[] = [];
-  const add = (kind: ScenarioCase, envelope: object | string, phase: 1 | 2 = 1) => {
+  const add = (kind: ScenarioCase, envelope: object | string, phase: 1 | 2 = 1, viaOutbox = false) => {
     const body = typeof envelope === 'string' ? envelope : JSON.stringify(envelope);
     const key = keyOf(body);
-    messages.push({ body, kind, key, phase });
+    messages.push({ body, kind, key, phase, viaOutbox });
     return body;
   };
   const caseIds = Array.from(
@@ -163,7 +170,8 @@ function buildScenario(runId: string, count: number) {
   let paymentIndex = 0;
   for (let i = 0; i < normal; i += 1) {
     const next = i % 5 === 1 ? deadlines.shift() : undefined;
-    if (next) add('normal', next);
+    // Deadline requests take the producer path: outbox row in the producer's transaction, then the relay.
+    if (next) add('normal', next, 1, true);
     else payments.push(add('normal', payment(++paymentIndex)));
   }
   // Duplicates: 10 % of the payments delivered twice (a producer retry or an SQS redelivery).
@@ -376,12 +384,29 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
     options.onProgress?.(Math.min(total, esm.stats.deleted + dlqVisible), total);
   }, 100);
 
+  // The producer side runs too: the relay loop publishes what producer transactions wrote to the outbox.
+  const stopRelay = new AbortController();
+  const relay = runOutboxRelayLoop({
+    sql: side,
+    sqs,
+    queueUrl: queues.queueUrl,
+    signal: stopRelay.signal,
+    idleMs: 100,
+    relayId: `${runId}-relay`,
+  });
+  const outboxMessages = scenario.messages.filter((m) => m.viaOutbox);
+  const outboxKeys = outboxMessages.map((m) => m.key as string);
+
   const problems: string[] = [];
   try {
+    // Producer transactions: each enqueues its event atomically with whatever state change it makes.
+    for (const message of outboxMessages) {
+      await side.begin((tx) => enqueueOutbox(tx, JSON.parse(message.body) as Envelope));
+    }
     await sendAll(
       sqs,
       queues.queueUrl,
-      scenario.messages.filter((m) => m.phase === 1).map((m) => m.body),
+      scenario.messages.filter((m) => m.phase === 1 && !m.viaOutbox).map((m) => m.body),
     );
     const lockWatch = waitFor(() => retries(scenario.lockedKey) >= 2, timeoutMs).then(async (ok) => {
       if (!ok) problems.push('the locked case never failed twice');
@@ -402,6 +427,14 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
       if (!ok) problems.push('the stuck message did not reach the DLQ in time');
       await releaseStuck();
     });
+    const published = await waitFor(async () => {
+      const [row] = await side<{ pending: number }[]>`
+        select count(*)::int as pending from outbox_events
+        where idempotency_key in ${side(outboxKeys)} and status = 'PENDING'
+      `;
+      return row?.pending === 0;
+    }, timeoutMs);
+    if (!published) problems.push('the outbox relay did not publish every event in time');
     await esm
       .drain({ timeoutMs: Math.max(1000, timeoutMs - (Date.now() - started)) })
       .catch((error: Error) => {
@@ -410,6 +443,7 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
     await Promise.all([lockWatch, stuckWatch]);
   } finally {
     clearInterval(progress);
+    stopRelay.abort();
     await esm.stop();
     await releaseLocked().catch(() => {});
     await releaseStuck().catch(() => {});
@@ -437,6 +471,12 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
   `;
   const [deadlines] = await side<{ count: number }[]>`
     select count(*)::int as count from case_deadlines where case_id like ${prefix}
+  `;
+  const relayTotals = await relay;
+  const [outbox] = await side<{ enqueued: number; published: number; with_id: number }[]>`
+    select count(*)::int as enqueued, count(*) filter (where status = 'PUBLISHED')::int as published,
+           count(sqs_message_id)::int as with_id
+    from outbox_events where idempotency_key in ${side(outboxKeys)}
   `;
   await Promise.all([sql.end({ timeout: 5 }), side.end({ timeout: 5 })]);
 
@@ -468,6 +508,17 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
         unaccounted.length === 0 && problems.length === 0
           ? `${total} sent, 0 unaccounted`
           : `${unaccounted.length} unaccounted; ${problems.join('; ') || 'no other problem'}`,
+    },
+    {
+      name: 'every outbox event is published by the relay and applied once',
+      ok:
+        outbox?.enqueued === outboxKeys.length &&
+        outbox?.published === outboxKeys.length &&
+        outbox?.with_id === outboxKeys.length &&
+        outboxKeys.every((key) => inbox.get(key)?.status === 'COMPLETED'),
+      detail: `${outbox?.published ?? 0} of ${outboxKeys.length} published in ${relayTotals.runs} relay runs, ${
+        outboxKeys.filter((key) => inbox.get(key)?.status === 'COMPLETED').length
+      } completed`,
     },
     {
       name: 'one ledger entry per payment despite duplicates and crashes',
@@ -521,6 +572,11 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
       deadlines: deadlines?.count ?? 0,
     },
     esm: { ...esm.stats },
+    outbox: {
+      enqueued: outbox?.enqueued ?? 0,
+      published: outbox?.published ?? 0,
+      relayRuns: relayTotals.runs,
+    },
     checks,
     durationMs: Date.now() - started,
   };

@@ -48,6 +48,14 @@ export function renderDemoSummary(summary: DemoSummary): string {
       ],
     ),
     table(
+      ['Outbox (producer side)', 'Count'],
+      [
+        ['events enqueued in producer transactions', summary.outbox.enqueued],
+        ['published by the relay loop', summary.outbox.published],
+        ['relay runs', summary.outbox.relayRuns],
+      ],
+    ),
+    table(
       ['Event source mapping', 'Count'],
       [
         ['invocations', esm.invocations],
