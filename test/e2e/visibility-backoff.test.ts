@@ -8,6 +8,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
+import { holdCaseLock } from '../../tools/local/hold-case-lock.ts';
 import { sqsClientFor, startLocalSqs } from '../../tools/local/local-sqs.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { envelopeFactory, lambdaContext, sqsEvent } from '../support/sqs-event.ts';
@@ -81,20 +82,7 @@ describe('Backoff through ChangeMessageVisibilityBatch (local SQS, real SDK)', (
       lockTimeoutMs: 200,
       failInvocationOnFullBatchFailure: false,
     });
-    const holder = db.client({ max: 1 });
-    let release: () => void = () => {};
-    let locked: () => void = () => {};
-    const isLocked = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
-    const holding = holder.begin(async (tx) => {
-      await tx`select 1 from cases where case_id = ${caseId} for update`;
-      locked();
-      await new Promise<void>((resolve) => {
-        release = resolve;
-      });
-    });
-    await isLocked;
+    const release = await holdCaseLock(db.client({ max: 1 }), caseId);
 
     // Act 1: first delivery while locked.
     const first = (await receiveOne(queue.url)) as Message;
@@ -108,8 +96,7 @@ describe('Backoff through ChangeMessageVisibilityBatch (local SQS, real SDK)', (
     const secondVisibleIn = visibleInMs(queue.name, second.MessageId as string);
 
     // Act 3: release the lock; the next delivery completes.
-    release();
-    await holding;
+    await release();
     const third = (await receiveOne(queue.url, 10)) as Message;
     const thirdResponse = await worker(sqsEvent([toRecord(third, queue.arn)]), lambdaContext());
 

@@ -1,7 +1,6 @@
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent } from 'aws-lambda';
-import type postgres from 'postgres';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { createWorker, type WorkerOptions } from '../../lambda/worker/create-worker.ts';
 import { OutcomeLogger } from '../../tools/local/outcome-logger.ts';
@@ -43,26 +42,4 @@ export function exampleWorker(
     return worker(event, context);
   };
   return { handler, logger, deliveries, sql };
-}
-
-/** Holds `select … for update` on a case row until the returned function is called. */
-export async function holdCaseLock(sql: postgres.Sql, caseId: string): Promise<() => Promise<void>> {
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let locked!: () => void;
-  const taken = new Promise<void>((resolve) => {
-    locked = resolve;
-  });
-  const transaction = sql.begin(async (tx) => {
-    await tx`select 1 from cases where case_id = ${caseId} for update`;
-    locked();
-    await released;
-  });
-  await Promise.race([taken, transaction]);
-  return async () => {
-    release();
-    await transaction;
-  };
 }

@@ -3,10 +3,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { startEventSourceMapping } from '../../tools/local/event-source-mapping.ts';
 import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
+import { holdCaseLock } from '../../tools/local/hold-case-lock.ts';
 import { queueCounts } from '../../tools/local/local-queues.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
-import { exampleWorker, holdCaseLock } from './worker-fixture.ts';
+import { exampleWorker } from './worker-fixture.ts';
 
 const db = await createTestDatabase();
 const fixture = await localQueueFixture();

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { BatchFailedError, TerminalError } from '../../lambda/errors.ts';
 import { defineHandler } from '../../lambda/worker/message-handler.ts';
+import { holdCaseLock } from '../../tools/local/hold-case-lock.ts';
 import { captureOutput } from '../support/capture-output.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
@@ -218,27 +219,12 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     });
     const record = sqsRecordFactory(envelope);
     const fastLock = exampleWorker(db.sql, { commitMode, handlers, lockTimeoutMs: 200 });
-    const holder = db.client({ max: 1 });
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let locked: () => void = () => {};
-    const isLocked = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
-    const holding = holder.begin(async (tx) => {
-      await tx`select * from cases where case_id = ${caseId} for update`;
-      locked();
-      await held;
-    });
-    await isLocked;
+    const release = await holdCaseLock(db.client({ max: 1 }), caseId);
 
     // Act
     const whileLocked = await fastLock(sqsEvent([record, sqsRecordFactory(payment())]), lambdaContext());
     const rowWhileLocked = await inboxRow(envelope.idempotencyKey as string);
-    release();
-    await holding;
+    await release();
     const afterRelease = await fastLock(sqsEvent([withReceiveCount(record, 2)]), lambdaContext());
 
     // Assess

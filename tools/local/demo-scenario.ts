@@ -17,6 +17,7 @@ import type { Envelope } from '../../lambda/worker/envelope.ts';
 import type { OutcomeResult } from '../../lambda/worker/outcome.ts';
 import { type EventSourceMappingStats, startEventSourceMapping } from './event-source-mapping.ts';
 import { exampleEnvelope } from './example-envelope.ts';
+import { holdCaseLock } from './hold-case-lock.ts';
 import { type LocalQueues, queueCounts } from './local-queues.ts';
 import { runOutboxRelayLoop } from './outbox-relay-loop.ts';
 import { OutcomeLogger } from './outcome-logger.ts';
@@ -259,28 +260,6 @@ async function peekQueue(sqs: SQSClient, queueUrl: string): Promise<string[]> {
     );
   }
   return bodies;
-}
-
-/** Holds `select … for update` on a case row until `release` is called. */
-async function holdCaseLock(sql: postgres.Sql, caseId: string): Promise<() => Promise<void>> {
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let locked!: () => void;
-  const lockTaken = new Promise<void>((resolve) => {
-    locked = resolve;
-  });
-  const transaction = sql.begin(async (tx) => {
-    await tx`select 1 from cases where case_id = ${caseId} for update`;
-    locked();
-    await released;
-  });
-  await Promise.race([lockTaken, transaction]);
-  return async () => {
-    release();
-    await transaction;
-  };
 }
 
 async function waitFor(predicate: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
