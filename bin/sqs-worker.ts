@@ -128,7 +128,7 @@ program
   .action(
     act('queue status', (s) =>
       queueStatus(
-        { sqs: s.sqs(), out: s.out, clock: s.clock, sql: s.optionalSql() },
+        { sqs: s.sqs(), out: s.out, clock: s.clock, sql: s.optionalSql(), cloudWatch: s.cloudWatch() },
         { queueUrl: s.require('queueUrl'), dlqUrl: s.settings.dlqUrl, consumer: s.settings.consumer },
       ),
     ),

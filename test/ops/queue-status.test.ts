@@ -2,6 +2,7 @@ import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { OperationError } from '../../tools/ops/errors.ts';
 import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
+import type { CloudWatchReader } from '../../tools/ops/oldest-message-age.ts';
 import { queueStatus } from '../../tools/ops/queue-status.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { createQueues, fastClock, paymentEnvelope, seedInbox, sendAll, startOpsSqs } from './ops-fixture.ts';
@@ -49,6 +50,48 @@ describe('Function: queueStatus()', () => {
     expect(result.oldestUnfinishedKey).toBe(stuck.idempotencyKey);
     expect(out.stdout()).toContain('dlq peek');
     expect(out.stdout()).toContain('1m 30s');
+  });
+
+  it('reads the oldest queued message age from CloudWatch when a client is given (AWS)', async () => {
+    // Prepare: CloudWatch is an AWS API the emulator does not have; a recording fake answers GetMetricData.
+    const { queueUrl } = await createQueues(sqs, {});
+    const requests: unknown[] = [];
+    const cloudWatch = {
+      send: async (command: { input: unknown }) => {
+        requests.push(command.input);
+        return { MetricDataResults: [{ Id: 'age', Values: [412.6, 300] }] };
+      },
+    } as unknown as CloudWatchReader;
+    const out = createMemoryOutput();
+    const now = new Date('2026-07-06T12:00:00Z');
+
+    // Act
+    const result = await queueStatus(
+      { sqs, out, clock: fastClock(now), cloudWatch },
+      { queueUrl, consumer: 'case-worker' },
+    );
+
+    // Assess
+    expect(result.oldestMessageAgeSeconds).toBe(413);
+    expect(requests).toHaveLength(1);
+    expect(requests[0]).toMatchObject({
+      EndTime: now,
+      MetricDataQueries: [
+        {
+          MetricStat: {
+            Metric: {
+              Namespace: 'AWS/SQS',
+              MetricName: 'ApproximateAgeOfOldestMessage',
+              Dimensions: [{ Name: 'QueueName', Value: queueUrl.split('/').at(-1) }],
+            },
+            Stat: 'Maximum',
+          },
+        },
+      ],
+    });
+    expect(out.stdout()).toContain(
+      'Age of the oldest queued message (CloudWatch ApproximateAgeOfOldestMessage): 6m 53s',
+    );
   });
 
   it('fails with exit code 1 naming the URL when the queue does not exist', async () => {

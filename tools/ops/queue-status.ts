@@ -1,6 +1,7 @@
 import type postgres from 'postgres';
 import type { Clock } from './clock.ts';
 import type { SqsSender } from './collaborators.ts';
+import { type CloudWatchReader, oldestMessageAgeSeconds } from './oldest-message-age.ts';
 import type { OpsOutput } from './output.ts';
 import { emit, formatSeconds, table } from './output.ts';
 import type { QueueFacts } from './read-queue-attributes.ts';
@@ -17,24 +18,31 @@ export interface QueueStatusResult {
    */
   readonly oldestUnfinishedAgeSeconds: number | null;
   readonly oldestUnfinishedKey: string | null;
+  /**
+   * Age of the oldest message in the source queue, in seconds, from CloudWatch
+   * (`ApproximateAgeOfOldestMessage`); null without a CloudWatch client (local emulator) or datapoint.
+   */
+  readonly oldestMessageAgeSeconds: number | null;
 }
 
 /**
- * `queue status`: source depth, in flight and delayed, DLQ depth, retention and redrive policy, and the age
- * of the oldest unfinished message. The queue itself is never received from (a status read must not raise
- * receive counts); SQS has no API for the age of the oldest queued message — that is the CloudWatch metric
- * `ApproximateAgeOfOldestMessage`, which the stack alarms on — so the age shown is the oldest unfinished
- * inbox row, which covers every message the worker has picked up at least once.
+ * `queue status`: source depth, in flight and delayed, DLQ depth, retention and redrive policy, the age of
+ * the oldest queued message and of the oldest unfinished one. The queue itself is never received from (a
+ * status read must not raise receive counts). SQS has no API for the age of the oldest queued message: it is
+ * read from the CloudWatch metric `ApproximateAgeOfOldestMessage` (the one the stack alarms on) when a
+ * CloudWatch client is given (AWS); the oldest unfinished inbox row covers every message the worker has
+ * picked up at least once, locally too.
  */
 export async function queueStatus(
-  deps: { sqs: SqsSender; out: OpsOutput; clock: Clock; sql?: postgres.Sql },
+  deps: { sqs: SqsSender; out: OpsOutput; clock: Clock; sql?: postgres.Sql; cloudWatch?: CloudWatchReader },
   options: { queueUrl: string; dlqUrl?: string; consumer: string },
 ): Promise<QueueStatusResult> {
   const { sqs, out, clock, sql } = deps;
   const now = clock.now();
-  const [source, dlq] = await Promise.all([
+  const [source, dlq, oldestAge] = await Promise.all([
     readQueueAttributes(sqs, options.queueUrl),
     options.dlqUrl ? readQueueAttributes(sqs, options.dlqUrl) : Promise.resolve(null),
+    deps.cloudWatch ? oldestMessageAgeSeconds(deps.cloudWatch, options.queueUrl, now) : Promise.resolve(null),
   ]);
   let oldestUnfinishedAgeSeconds: number | null = null;
   let oldestUnfinishedKey: string | null = null;
@@ -60,6 +68,7 @@ export async function queueStatus(
     dlq,
     oldestUnfinishedAgeSeconds,
     oldestUnfinishedKey,
+    oldestMessageAgeSeconds: oldestAge,
   };
   emit(out, result, () => {
     const row = (name: string, q: QueueFacts) => [
@@ -82,7 +91,11 @@ export async function queueStatus(
               : `${formatSeconds(oldestUnfinishedAgeSeconds)} (${oldestUnfinishedKey})`
           }`
         : 'Oldest unfinished message: pass --database-url / DATABASE_URL to read it from the inbox.',
-      'Age of the oldest queued message: CloudWatch metric ApproximateAgeOfOldestMessage (alarmed by the stack).',
+      deps.cloudWatch
+        ? `Age of the oldest queued message (CloudWatch ApproximateAgeOfOldestMessage): ${
+            oldestAge === null ? 'no datapoint in the last 15 min' : formatSeconds(oldestAge)
+          }`
+        : 'Age of the oldest queued message: CloudWatch ApproximateAgeOfOldestMessage (not read against a local endpoint).',
     ];
     if (dlq && dlq.visible + dlq.inFlight > 0) {
       lines.push(

@@ -1,3 +1,4 @@
+import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type postgres from 'postgres';
 import type { Clock } from './clock.ts';
@@ -22,6 +23,8 @@ export interface OpsSession {
   optionalSql(): postgres.Sql | undefined;
   /** The SQS client (opened on first use). */
   sqs(): SQSClient;
+  /** A CloudWatch client against AWS; undefined with a local SQS endpoint (emulators have no CloudWatch). */
+  cloudWatch(): CloudWatchClient | undefined;
 }
 
 /** Where {@link runOpsCommand} reports (the real process by default). */
@@ -48,6 +51,7 @@ export async function runOpsCommand(
   const out = createProcessOutput({ json: settings.json, stdout: runtime.stdout, stderr: runtime.stderr });
   let sql: postgres.Sql | undefined;
   let sqs: SQSClient | undefined;
+  let cloudWatch: CloudWatchClient | undefined;
   const session: OpsSession = {
     settings,
     out,
@@ -64,6 +68,11 @@ export async function runOpsCommand(
       sqs ??= createOpsSqs(settings);
       return sqs;
     },
+    cloudWatch() {
+      if (settings.sqsEndpoint) return undefined;
+      cloudWatch ??= new CloudWatchClient(settings.region ? { region: settings.region } : {});
+      return cloudWatch;
+    },
   };
   try {
     await action(session);
@@ -77,6 +86,7 @@ export async function runOpsCommand(
     return exitCode;
   } finally {
     sqs?.destroy();
+    cloudWatch?.destroy();
     await sql?.end({ timeout: 5 }).catch(() => {});
   }
 }
