@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { TerminalError } from '../errors.ts';
 import { defineHandler } from '../worker/message-handler.ts';
 

@@ -1,5 +1,5 @@
 import type postgres from 'postgres';
-import { z } from 'zod';
+import * as z from 'zod';
 import { effectKey } from '../effects/effect-key.ts';
 import type { NotificationProvider } from '../effects/notification-provider.ts';
 import { performExternalEffect } from '../effects/perform-external-effect.ts';

@@ -31,9 +31,22 @@ export interface InboxEntry {
  * is inserted as PROCESSING; an existing one gets `last_seen_at` and `receive_count` bumped. A concurrent
  * transaction claiming the same key blocks on the row until this one ends, then sees its committed status.
  * Run it inside the transaction that applies the effect.
+ *
+ * `lockTimeoutAfterClaimMs` sets the transaction's `lock_timeout` in the same statement, after the row is
+ * locked (RETURNING is evaluated once the insert or the conflict update holds it): the claim waits under the
+ * caller's claim timeout, what follows under this one, without a statement (and a round trip) of its own.
  */
-export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry): Promise<InboxClaim> {
+export async function claimInbox(
+  sql: postgres.TransactionSql,
+  entry: InboxEntry,
+  options: { lockTimeoutAfterClaimMs?: number } = {},
+): Promise<InboxClaim> {
   const e = entry.envelope;
+  const after = options.lockTimeoutAfterClaimMs;
+  const setLockTimeout =
+    after === undefined
+      ? sql``
+      : sql`, set_config('lock_timeout', ${`${Math.floor(after)}ms`}, true) as lock_timeout`;
   const [row] = await sql<
     {
       status: InboxStatus;
@@ -54,7 +67,7 @@ export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry
       set last_seen_at = now(),
           receive_count = worker_inbox.receive_count + 1,
           last_message_id = excluded.last_message_id
-    returning status, request_hash, receive_count, (xmax = 0) as inserted, failure_code
+    returning status, request_hash, receive_count, (xmax = 0) as inserted, failure_code ${setLockTimeout}
   `;
   if (!row) throw new Error('inbox claim returned no row');
   return {

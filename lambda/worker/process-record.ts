@@ -46,6 +46,19 @@ export interface BatchState {
   remainingMs(): number;
 }
 
+/**
+ * A duration setting as an inline SQL literal (`'1500ms'`), so the statement carrying it has no parameters.
+ * Only whole milliseconds computed by the engine reach SQL: anything else is refused.
+ */
+function millisecondsLiteral(
+  sql: postgres.TransactionSql,
+  ms: number,
+): postgres.PendingQuery<postgres.Row[]> {
+  if (!Number.isFinite(ms) || ms < 0)
+    throw new Error(`timeout must be a finite, non-negative number of ms (given ${ms})`);
+  return sql.unsafe(`'${Math.floor(ms)}ms'`);
+}
+
 /** Margin kept between a statement timeout and the Lambda timeout. */
 const TIMEOUT_MARGIN_MS = 500;
 
@@ -171,24 +184,28 @@ export async function processRecord(
     );
     const claimLockTimeout = Math.min(deps.claimLockTimeoutMs, statementTimeout);
     const lockTimeout = Math.min(deps.lockTimeoutMs, statementTimeout);
-    // One round trip: the timeouts and the claim are pipelined on the transaction's connection. set_config(…, true)
-    // is transaction-scoped (like SET LOCAL), so nothing outlives the transaction on a pooled/proxied connection.
-    const [, claim] = await Promise.all([
-      tx`select set_config('lock_timeout', ${`${claimLockTimeout}ms`}, true), set_config('statement_timeout', ${`${statementTimeout}ms`}, true)`,
-      claimInbox(tx, inbox).catch((error: unknown) => {
+    // Two round trips for the timeouts and the claim. postgres.js with `prepare: false` sends a statement with
+    // parameters in two round trips (describe, then execute) and holds back what is queued behind it meanwhile;
+    // a statement without parameters goes out in the same write as the next. So the timeouts are inlined as
+    // integer literals and sent first (`execute()` now: postgres.js sends queries in the order they are
+    // started, and the claim starts as soon as claimInbox is called), and the claim itself switches
+    // lock_timeout to the mutation's value once it holds the row (in its RETURNING). set_config(…, true) is
+    // transaction-scoped (like SET LOCAL), so nothing outlives the transaction on a pooled/proxied connection.
+    const timeouts =
+      tx`select set_config('lock_timeout', ${millisecondsLiteral(tx, claimLockTimeout)}, true), set_config('statement_timeout', ${millisecondsLiteral(tx, statementTimeout)}, true)`.execute();
+    const claimed = claimInbox(tx, inbox, { lockTimeoutAfterClaimMs: lockTimeout }).catch(
+      (error: unknown) => {
         if ((error as { code?: string }).code === '55P03') {
           throw new RetryableError(
             'IN_PROGRESS_ELSEWHERE',
             'another delivery of this idempotency key holds its inbox row',
-            {
-              cause: error,
-            },
+            { cause: error },
           );
         }
         throw error;
-      }),
-      tx`select set_config('lock_timeout', ${`${lockTimeout}ms`}, true)`,
-    ]);
+      },
+    );
+    const [, claim] = await Promise.all([timeouts, claimed]);
     onClaim(claim.receiveCount);
     const key = message.envelope.idempotencyKey;
 

@@ -244,6 +244,57 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     ]);
   });
 
+  it('retries a delivery whose key is held by another in-flight transaction after the claim lock timeout, without waiting for the domain lock timeout', async () => {
+    // Prepare: a first delivery left the key FAILED_RETRYABLE; another transaction now holds its inbox row.
+    const envelope = envelopeFactory({
+      messageType: 'AlwaysRetryable',
+      idempotencyKey: `held:${randomUUID()}`,
+      payload: {},
+    });
+    const record = sqsRecordFactory(envelope);
+    await worker(sqsEvent([record, sqsRecordFactory(payment())]), lambdaContext());
+    const holder = db.client({ max: 1 });
+    let release: () => void = () => {};
+    let held: () => void = () => {};
+    const isHeld = new Promise<void>((resolve) => {
+      held = resolve;
+    });
+    const holding = holder.begin(async (tx) => {
+      await tx`select 1 from worker_inbox where idempotency_key = ${envelope.idempotencyKey as string} for update`;
+      held();
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+    });
+    await isHeld;
+    // A domain lock timeout far above the claim's: if the claim ran without its own timeout, it would wait 30 s.
+    const logged = exampleWorker(db.sql, {
+      commitMode,
+      handlers,
+      claimLockTimeoutMs: 200,
+      lockTimeoutMs: 30_000,
+      logger: new Logger({ serviceName: 'held', logLevel: 'INFO' }),
+    });
+
+    // Act
+    const { result, lines } = await captureOutput(() =>
+      logged(sqsEvent([withReceiveCount(record, 2), sqsRecordFactory(payment())]), lambdaContext()),
+    );
+    const rowWhileHeld = await db.sql`
+      select receive_count from worker_inbox where idempotency_key = ${envelope.idempotencyKey as string}
+    `.catch(() => []);
+    release();
+    await holding;
+
+    // Assess: reported retryable as IN_PROGRESS_ELSEWHERE; no bookkeeping touched the held row.
+    expect((result as SQSBatchResponse).batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
+    expect(lines.find((line) => line.messageId === record.messageId)).toMatchObject({
+      result: 'RETRYABLE_FAILURE',
+      failureCode: 'IN_PROGRESS_ELSEWHERE',
+    });
+    expect(rowWhileHeld).toEqual([{ receive_count: 1 }]);
+  });
+
   it('reports every record and fails the invocation when the database is unreachable, with one connection attempt; the same messages complete once it is back', async () => {
     // Prepare
     const target = new URL(db.url);

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { packageOf } from '../../tools/bench/bundle-worker.ts';
+import { BurstCounter } from '../../tools/bench/burst-counter.ts';
+import { formatMs, formatRatio, median, percentile } from '../../tools/bench/statistics.ts';
+
+describe('Function: percentile()', () => {
+  it('returns the nearest-rank percentile of unsorted values', () => {
+    const values = [5, 1, 4, 2, 3, 10, 9, 8, 7, 6];
+
+    expect([
+      percentile(values, 50),
+      percentile(values, 90),
+      percentile(values, 99),
+      percentile(values, 0),
+    ]).toEqual([5, 9, 10, 1]);
+  });
+
+  it('is NaN for no values and refuses a percentile outside 0–100', () => {
+    expect(percentile([], 50)).toBeNaN();
+    expect(() => percentile([1], 101)).toThrow('percentile must be from 0 to 100 (given 101)');
+  });
+});
+
+describe('Function: median()', () => {
+  it('averages the two middle values of an even count', () => {
+    expect([median([3, 1, 2]), median([4, 1, 3, 2]), median([])]).toEqual([2, 2.5, Number.NaN]);
+  });
+});
+
+describe('Function: formatRatio() and formatMs()', () => {
+  it('formats ratios to the baseline, and a dash when there is no usable baseline', () => {
+    expect([formatRatio(450, 500), formatRatio(1, 0), formatRatio(Number.NaN, 1)]).toEqual([
+      '0.90×',
+      '–',
+      '–',
+    ]);
+  });
+
+  it('gives milliseconds a precision that suits their size', () => {
+    expect([formatMs(0.4123), formatMs(4.123), formatMs(41.23), formatMs(412.3)]).toEqual([
+      '0.412 ms',
+      '4.12 ms',
+      '41.2 ms',
+      '412 ms',
+    ]);
+  });
+});
+
+describe('Class: BurstCounter', () => {
+  it('counts one round trip per client burst that follows a server response', () => {
+    // Prepare
+    const counter = new BurstCounter();
+
+    // Act: startup; a pipelined write in two chunks answered in two chunks; one more query
+    counter.client();
+    counter.server();
+    counter.client();
+    counter.client();
+    counter.server();
+    counter.server();
+    counter.client();
+
+    // Assess
+    expect(counter.bursts).toBe(3);
+  });
+});
+
+describe('Function: packageOf()', () => {
+  it('names the innermost npm package of a bundled input, scoped or not', () => {
+    expect([
+      packageOf('node_modules/zod/v4/core/schemas.js'),
+      packageOf('node_modules/@aws-sdk/client-sqs/dist-es/index.js'),
+      packageOf('node_modules/@smithy/core/node_modules/@smithy/util/dist/a.js'),
+      packageOf('lambda/worker/inbox.ts'),
+    ]).toEqual(['zod', '@aws-sdk/client-sqs', '@smithy/util', '(project)']);
+  });
+});

@@ -1,0 +1,98 @@
+import { performance } from 'node:perf_hooks';
+import type postgres from 'postgres';
+import { type BenchMode, benchLane, type StatementCounter } from './bench-lanes.ts';
+import { caseIds, chunk, deadlineRecords } from './bench-messages.ts';
+import type { RoundTripProxy } from './round-trip-proxy.ts';
+import { runLanes } from './run-lanes.ts';
+import { percentile } from './statistics.ts';
+
+/** The batch size of every configuration (SQS event source mapping default and maximum for FIFO). */
+export const BATCH_SIZE = 10;
+
+/** The figures of one configuration. */
+export interface ConfigResult {
+  readonly mode: BenchMode;
+  readonly concurrency: number;
+  readonly messages: number;
+  readonly elapsedMs: number;
+  readonly messagesPerSecond: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  /** Client write bursts that follow a server response, per message (counted by the proxy). */
+  readonly roundTripsPerMessage: number;
+  /** Statements sent, per message (postgres.js `debug`). */
+  readonly statementsPerMessage: number;
+}
+
+/**
+ * Runs one configuration: creates its cases (as `CaseStageChanged` would: stage INVESTIGATION, version 1)
+ * directly on `admin`, flushes the database (`vacuum analyze`, `checkpoint`) so that earlier configurations
+ * leave no work behind, then runs `concurrency` lanes over the proxied URL: a warm-up, then `messages`
+ * measured messages in batches of {@link BATCH_SIZE}. Round trips and statements cover the measured part only.
+ */
+export async function benchConfig(input: {
+  mode: BenchMode;
+  concurrency: number;
+  messages: number;
+  warmupMessages: number;
+  runId: string;
+  admin: postgres.Sql;
+  proxiedUrl: string;
+  proxy: RoundTripProxy;
+}): Promise<ConfigResult> {
+  const prefix = `bench-${input.runId}-${input.mode}-c${input.concurrency}`;
+  const total = input.warmupMessages + input.messages;
+  const ids = caseIds(prefix, total);
+  await input.admin`
+    insert into cases (case_id, stage, version)
+    select case_id, 'INVESTIGATION', 1 from unnest(${input.admin.array(ids)}::text[]) as case_id
+  `;
+  await input.admin`vacuum analyze worker_inbox, cases, case_deadlines`;
+  await input.admin`checkpoint`;
+
+  const batches = chunk(deadlineRecords(prefix, total), BATCH_SIZE);
+  const warmupBatches = Math.ceil(input.warmupMessages / BATCH_SIZE);
+  const counter: StatementCounter = { statements: 0 };
+  const lanes = Array.from({ length: input.concurrency }, () =>
+    benchLane(input.mode, input.proxiedUrl, counter),
+  );
+  let roundTripsBefore = 0;
+  try {
+    const run = await runLanes({
+      lanes,
+      warmup: batches.slice(0, warmupBatches),
+      measured: batches.slice(warmupBatches),
+      beforeMeasure: async () => {
+        counter.statements = 0;
+        roundTripsBefore = await input.proxy.roundTrips();
+      },
+    });
+    const roundTrips = (await input.proxy.roundTrips()) - roundTripsBefore;
+    return {
+      mode: input.mode,
+      concurrency: input.concurrency,
+      messages: run.messages,
+      elapsedMs: run.elapsedMs,
+      messagesPerSecond: run.messages / (run.elapsedMs / 1000),
+      p50Ms: percentile(run.latencies, 50),
+      p99Ms: percentile(run.latencies, 99),
+      roundTripsPerMessage: roundTrips / run.messages,
+      statementsPerMessage: counter.statements / run.messages,
+    };
+  } finally {
+    await Promise.all(lanes.map((lane) => lane.close()));
+  }
+}
+
+/** Milliseconds since `since` (a `performance.now()` reading), for progress lines. */
+export function since(started: number): string {
+  return `${((performance.now() - started) / 1000).toFixed(1)} s`;
+}
+
+/** The run with the median throughput (the middle one of an odd count, the lower middle of an even one). */
+export function medianRun(runs: readonly ConfigResult[]): ConfigResult {
+  const sorted = [...runs].sort((a, b) => a.messagesPerSecond - b.messagesPerSecond);
+  const middle = sorted[Math.floor((sorted.length - 1) / 2)];
+  if (!middle) throw new Error('medianRun needs at least one run');
+  return middle;
+}
