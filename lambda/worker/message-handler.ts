@@ -1,6 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
 import type postgres from 'postgres';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { Envelope } from './envelope.ts';
 
 /** What a domain handler receives: the transaction, the validated payload and the envelope. */
