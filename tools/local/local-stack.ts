@@ -63,14 +63,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   try {
     const pg = options.databaseUrl ? undefined : await startLocalPostgres();
     if (pg) {
-      stops.push(async () => {
-        await pg.stop();
-        try {
-          process.kill(pg.pid, 'SIGKILL'); // never leave an orphaned server behind
-        } catch {
-          // already stopped
-        }
-      });
+      stops.push(() =>
+        // Never leave an orphaned server behind: kill by PID only when a clean stop failed (after one, the PID
+        // may already belong to another process).
+        pg.stop().catch(() => {
+          try {
+            process.kill(pg.pid, 'SIGKILL');
+          } catch {
+            // already gone
+          }
+        }),
+      );
     }
     const databaseUrl = options.databaseUrl ?? (pg as { url: string }).url;
     const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
