@@ -308,7 +308,7 @@ try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (!(error instanceof CommanderError)) throw error;
-  // Help and version are not errors; every other commander error is a usage error.
-  const ok = ['commander.helpDisplayed', 'commander.help', 'commander.version'].includes(error.code);
-  process.exitCode = ok ? 0 : 2;
+  // commander's own exit code tells an explicit --help / help / --version (0) from help shown because the
+  // command is incomplete, e.g. "sqs-worker dlq" without a subcommand (1); every non-zero is a usage error.
+  process.exitCode = error.exitCode === 0 ? 0 : 2;
 }

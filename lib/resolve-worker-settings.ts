@@ -36,11 +36,11 @@ export class WorkerSettingsError extends Error {
 export const AUXILIARY_PROXY_CONNECTIONS = 2;
 const ESM_MIN_CONCURRENCY = 2;
 const ESM_MAX_CONCURRENCY = 1000;
+/** A sanity bound only: the real limit is the account's concurrency quota, unknown at synth time. */
+const MAX_RESERVED_CONCURRENCY = 100_000;
 
 const isToken = (value: number | Duration | undefined): boolean =>
   value !== undefined && (value instanceof Duration ? value.isUnresolved() : Token.isUnresolved(value));
-const seconds = (value: Duration): number | undefined =>
-  value.isUnresolved() ? undefined : value.toSeconds();
 const fmtSeconds = (value: number): string => `${value} s`;
 
 /**
@@ -48,8 +48,9 @@ const fmtSeconds = (value: number): string => `${value} s`;
  * All problems are collected; each names the offending value and the fix. Values that are unresolved tokens
  * are not checked (their value is only known at deploy time).
  *
- * Rules: ranges of each number; visibility timeout ≥ 6 × function timeout + batching window; maxConcurrency in
- * 2..1000, ≤ reserved concurrency and ≤ the safe worker concurrency; maxReceiveCount ≥ 5; DLQ retention >
+ * Rules: ranges of each number; durations in whole seconds; visibility timeout ≥ 6 × function timeout +
+ * batching window; maxConcurrency in 2..1000, ≤ reserved concurrency (a whole number, 2..100000) and ≤ the safe
+ * worker concurrency; maxReceiveCount 5..1000; DLQ retention >
  * source retention; batch size ≤ 10 for FIFO; batching window ≥ 1 s when batch size > 10; record concurrency
  * ≤ pool size.
  *
@@ -62,16 +63,27 @@ const fmtSeconds = (value: number): string => `${value} s`;
  */
 export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>): ResolvedWorkerSettings {
   const problems: string[] = [];
+  /** Checks a whole-number range; false when the value is out of it (a token counts as in range). */
   const range = (name: string, value: number | undefined, min: number, max: number, unit = '') => {
-    if (value === undefined || isToken(value)) return;
-    if (!Number.isInteger(value) || value < min || value > max) {
-      problems.push(
-        `${name} (${value}${unit}) must be a whole number from ${min} to ${max}${unit}; set a value in that range`,
-      );
-    }
+    if (value === undefined || isToken(value)) return true;
+    if (Number.isInteger(value) && value >= min && value <= max) return true;
+    problems.push(
+      `${name} (${value}${unit}) must be a whole number from ${min} to ${max}${unit}; set a value in that range`,
+    );
+    return false;
   };
-  const durationRange = (name: string, value: Duration, min: number, max: number) => {
-    const s = seconds(value);
+  /**
+   * The duration in whole seconds; undefined for a token, or for a value that is not whole seconds (reported
+   * here once, so the rules that use it are skipped instead of reporting it again).
+   */
+  const seconds = (name: string, value: Duration): number | undefined => {
+    if (value.isUnresolved()) return undefined;
+    const ms = value.toMilliseconds({ integral: false });
+    if (Number.isInteger(ms / 1000)) return ms / 1000;
+    problems.push(`${name} must be whole seconds (given ${ms} ms); round it to whole seconds`);
+    return undefined;
+  };
+  const durationRange = (name: string, s: number | undefined, min: number, max: number) => {
     if (s === undefined) return;
     if (s < min || s > max) {
       problems.push(
@@ -94,50 +106,52 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
   const dbMaxConnections = props.dbMaxConnections ?? 80;
   const dbReservedConnections = props.dbReservedConnections ?? 10;
 
-  durationRange('timeout', timeout, 1, 900);
-  durationRange('maxBatchingWindow', maxBatchingWindow, 0, 300);
-  durationRange('retentionPeriod', retentionPeriod, 60, 1_209_600);
-  durationRange('dlqRetentionPeriod', dlqRetentionPeriod, 60, 1_209_600);
+  const timeoutS = seconds('timeout', timeout);
+  const windowS = seconds('maxBatchingWindow', maxBatchingWindow);
+  const retentionS = seconds('retentionPeriod', retentionPeriod);
+  const dlqRetentionS = seconds('dlqRetentionPeriod', dlqRetentionPeriod);
+  durationRange('timeout', timeoutS, 1, 900);
+  durationRange('maxBatchingWindow', windowS, 0, 300);
+  durationRange('retentionPeriod', retentionS, 60, 1_209_600);
+  durationRange('dlqRetentionPeriod', dlqRetentionS, 60, 1_209_600);
   range('batchSize', batchSize, 1, 10_000);
   range('maxMessageSizeBytes', maxMessageSizeBytes, 1024, 1_048_576, ' bytes');
   range('memorySize', memorySize, 128, 10_240, ' MB');
   range('dbPoolSize', dbPoolSize, 1, 100);
   range('dbMaxConnections', dbMaxConnections, 10, 5000);
-  range('maxReceiveCount', maxReceiveCount, 1, 1000);
   range('proxyMaxConnectionsPercent', props.proxyMaxConnectionsPercent, 1, 100);
 
   // Visibility timeout ≥ 6 × function timeout + batching window (AWS's advice for SQS event sources): a record
   // must not reappear while the invocation that holds it can still be running or retried by Lambda.
-  const timeoutS = seconds(timeout);
-  const windowS = seconds(maxBatchingWindow);
   const requiredVisibility =
     timeoutS !== undefined && windowS !== undefined ? 6 * timeoutS + windowS : undefined;
   let visibilityTimeout = props.visibilityTimeout;
   if (visibilityTimeout === undefined) {
-    if (requiredVisibility === undefined) {
+    if (timeout.isUnresolved() || maxBatchingWindow.isUnresolved()) {
       problems.push(
         'timeout or maxBatchingWindow is a deploy-time token, so visibilityTimeout has no default; set visibilityTimeout',
       );
     }
     visibilityTimeout = Duration.seconds(requiredVisibility ?? 900 * 6);
   } else {
-    const visibilityS = seconds(visibilityTimeout);
+    const visibilityS = seconds('visibilityTimeout', visibilityTimeout);
     if (visibilityS !== undefined && requiredVisibility !== undefined && visibilityS < requiredVisibility) {
       problems.push(
         `visibilityTimeout (${fmtSeconds(visibilityS)}) must be at least 6 × function timeout (${fmtSeconds(timeoutS as number)}) + maxBatchingWindow (${fmtSeconds(windowS as number)}) = ${fmtSeconds(requiredVisibility)}; raise visibilityTimeout or lower the function timeout`,
       );
     }
-    durationRange('visibilityTimeout', visibilityTimeout, 0, 43_200);
+    durationRange('visibilityTimeout', visibilityS, 0, 43_200);
   }
 
-  if (!isToken(maxReceiveCount) && maxReceiveCount < 5) {
+  // One message per value: a whole number below 5 (0 included) gets the reason, anything else the range.
+  if (!isToken(maxReceiveCount) && Number.isInteger(maxReceiveCount) && maxReceiveCount < 5) {
     problems.push(
       `maxReceiveCount (${maxReceiveCount}) must be at least 5 so a transient failure or a backoff does not send a message to the DLQ; raise maxReceiveCount`,
     );
+  } else {
+    range('maxReceiveCount', maxReceiveCount, 5, 1000);
   }
 
-  const retentionS = seconds(retentionPeriod);
-  const dlqRetentionS = seconds(dlqRetentionPeriod);
   if (retentionS !== undefined && dlqRetentionS !== undefined && dlqRetentionS <= retentionS) {
     problems.push(
       `dlqRetentionPeriod (${fmtSeconds(dlqRetentionS)}) must be longer than retentionPeriod (${fmtSeconds(retentionS)}): a message keeps its original enqueue time in the DLQ and would expire there early; raise dlqRetentionPeriod or lower retentionPeriod`,
@@ -161,8 +175,8 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
   }
 
   if (props.outboxRelay !== false) {
-    const scheduleS = seconds(props.outboxRelaySchedule ?? Duration.minutes(1));
-    const maxRunS = seconds(props.outboxRelayMaxRun ?? Duration.seconds(50));
+    const scheduleS = seconds('outboxRelaySchedule', props.outboxRelaySchedule ?? Duration.minutes(1));
+    const maxRunS = seconds('outboxRelayMaxRun', props.outboxRelayMaxRun ?? Duration.seconds(50));
     if (scheduleS !== undefined && (scheduleS < 60 || scheduleS > 3600 || scheduleS % 60 !== 0)) {
       problems.push(
         `outboxRelaySchedule (${fmtSeconds(scheduleS)}) must be whole minutes from 60 s to 3600 s; set a value in that range`,
@@ -247,7 +261,18 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
   }
 
   const reservedConcurrency = props.reservedConcurrency ?? maxConcurrency;
-  if (!isToken(reservedConcurrency) && !isToken(maxConcurrency) && reservedConcurrency < maxConcurrency) {
+  const reservedInRange = range(
+    'reservedConcurrency',
+    props.reservedConcurrency,
+    ESM_MIN_CONCURRENCY,
+    MAX_RESERVED_CONCURRENCY,
+  );
+  if (
+    reservedInRange &&
+    !isToken(reservedConcurrency) &&
+    !isToken(maxConcurrency) &&
+    reservedConcurrency < maxConcurrency
+  ) {
     problems.push(
       `maxConcurrency (${maxConcurrency}) must not exceed reservedConcurrency (${reservedConcurrency}), or Lambda throttles the poller; raise reservedConcurrency to at least ${maxConcurrency} or lower maxConcurrency`,
     );

@@ -128,7 +128,7 @@ export interface SqsDatabaseWorkerProps {
    */
   readonly maxConcurrency?: number;
   /**
-   * Reserved concurrency of the worker function, at least `maxConcurrency`.
+   * Reserved concurrency of the worker function, a whole number from 2 to 100000, at least `maxConcurrency`.
    * @default maxConcurrency
    */
   readonly reservedConcurrency?: number;

@@ -9,6 +9,7 @@ import {
 import type { SQSRecord } from 'aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
 import { holdCaseLock } from '../../tools/local/hold-case-lock.ts';
+import { freePort } from '../../tools/local/local-postgres.ts';
 import { sqsClientFor, startLocalSqs } from '../../tools/local/local-sqs.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { envelopeFactory, lambdaContext, sqsEvent } from '../support/sqs-event.ts';
@@ -118,24 +119,27 @@ describe('Backoff through ChangeMessageVisibilityBatch (local SQS, real SDK)', (
   });
 
   it('keeps the outcome when the visibility call fails', async () => {
-    // Prepare: an SQS client whose endpoint refuses connections.
+    // Prepare: an SQS client whose endpoint refuses connections (a port that was just free: nothing listens).
     const queue = await createQueue(`broken-visibility-${randomUUID().slice(0, 8)}`);
     const envelope = envelopeFactory({ messageType: 'AlwaysMissing', idempotencyKey: `x:${randomUUID()}` });
     await client.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: JSON.stringify(envelope) }));
     const message = (await receiveOne(queue.url)) as Message;
-    const deadEndpoint = sqsClientFor('http://127.0.0.1:9');
-    const worker = exampleWorker(db.sql, {
-      sqs: deadEndpoint,
-      terminalPolicy: 'dlq',
-      failInvocationOnFullBatchFailure: false,
-    });
+    const deadEndpoint = sqsClientFor(`http://127.0.0.1:${await freePort()}`);
+    try {
+      const worker = exampleWorker(db.sql, {
+        sqs: deadEndpoint,
+        terminalPolicy: 'dlq',
+        failInvocationOnFullBatchFailure: false,
+      });
 
-    // Act
-    const response = await worker(sqsEvent([toRecord(message, queue.arn)]), lambdaContext());
+      // Act
+      const response = await worker(sqsEvent([toRecord(message, queue.arn)]), lambdaContext());
 
-    // Assess: reported as decided (terminal, policy dlq), and the emulator's visibility was not touched.
-    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: message.MessageId }] });
-    expect(visibleInMs(queue.name, message.MessageId as string)).toBeGreaterThan(25_000);
-    deadEndpoint.destroy();
+      // Assess: reported as decided (terminal, policy dlq), and the emulator's visibility was not touched.
+      expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: message.MessageId }] });
+      expect(visibleInMs(queue.name, message.MessageId as string)).toBeGreaterThan(25_000);
+    } finally {
+      deadEndpoint.destroy();
+    }
   });
 });

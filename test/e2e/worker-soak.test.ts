@@ -110,13 +110,29 @@ describe('Soak: 2,000 messages, 30 % duplicates, 5 % crashes after commit, 2 pol
           crashes(record.messageId),
       },
     });
+    // Releases the held case lock once the stuck messages reached the DLQ; bounded, and aborted below so it
+    // never polls an emulator that was stopped after a failure.
+    const watch = new AbortController();
     const stuckWatch = (async () => {
-      while ((await queueCounts(fixture.sqs, dlqUrl)).visible < STUCK) await sleep(100);
+      const deadline = Date.now() + 50_000;
+      while ((await queueCounts(fixture.sqs, dlqUrl)).visible < STUCK) {
+        if (Date.now() > deadline)
+          throw new Error(`The ${STUCK} stuck messages did not reach the DLQ in 50 s`);
+        await sleep(100, undefined, { signal: watch.signal });
+      }
       await releaseStuck();
     })();
-    await esm.drain({ timeoutMs: 50_000 });
-    await stuckWatch;
-    const stats = await esm.stop();
+    stuckWatch.catch(() => {}); // reported by the await below, not as an unhandled rejection meanwhile
+    let stats: Awaited<ReturnType<typeof esm.stop>>;
+    try {
+      await esm.drain({ timeoutMs: 50_000 });
+      await stuckWatch;
+    } finally {
+      watch.abort();
+      await stuckWatch.catch(() => {});
+      await releaseStuck(); // a no-op when the watch released it
+      stats = await esm.stop();
+    }
     const seconds = (Date.now() - started) / 1000;
 
     // Assess: exactly one effect per key

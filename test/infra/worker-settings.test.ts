@@ -152,6 +152,51 @@ describe('Function: resolveWorkerSettings()', () => {
       'outboxRelayMaxRun (60 s) must be at least 1 s and shorter than outboxRelaySchedule (60 s) so runs do not overlap; lower outboxRelayMaxRun',
     ],
     [
+      'a batching window below one second',
+      { maxBatchingWindow: Duration.millis(500) },
+      'maxBatchingWindow must be whole seconds (given 500 ms); round it to whole seconds',
+    ],
+    [
+      'a function timeout that is not whole seconds',
+      { timeout: Duration.millis(1500) },
+      'timeout must be whole seconds (given 1500 ms); round it to whole seconds',
+    ],
+    [
+      'a visibility timeout that is not whole seconds',
+      { visibilityTimeout: Duration.millis(200_500) },
+      'visibilityTimeout must be whole seconds (given 200500 ms); round it to whole seconds',
+    ],
+    [
+      'a relay schedule that is not whole seconds',
+      { outboxRelaySchedule: Duration.millis(90_500) },
+      'outboxRelaySchedule must be whole seconds (given 90500 ms); round it to whole seconds',
+    ],
+    [
+      'maxReceiveCount 0',
+      { maxReceiveCount: 0 },
+      'maxReceiveCount (0) must be at least 5 so a transient failure or a backoff does not send a message to the DLQ; raise maxReceiveCount',
+    ],
+    [
+      'maxReceiveCount above 1000',
+      { maxReceiveCount: 1001 },
+      'maxReceiveCount (1001) must be a whole number from 5 to 1000; set a value in that range',
+    ],
+    [
+      'maxReceiveCount that is not a whole number',
+      { maxReceiveCount: 5.5 },
+      'maxReceiveCount (5.5) must be a whole number from 5 to 1000; set a value in that range',
+    ],
+    [
+      'reservedConcurrency that is not a whole number',
+      { reservedConcurrency: 40.5 },
+      'reservedConcurrency (40.5) must be a whole number from 2 to 100000; set a value in that range',
+    ],
+    [
+      'reservedConcurrency 0',
+      { maxConcurrency: 2, reservedConcurrency: 0 },
+      'reservedConcurrency (0) must be a whole number from 2 to 100000; set a value in that range',
+    ],
+    [
       'capacity inputs that go together',
       { dbWriteIopsBudget: 1000 },
       'Capacity inputs db_write_iops_budget and write_iops_per_message go together (given db_write_iops_budget=1000, write_iops_per_message=undefined); fix the capacity props',

@@ -99,7 +99,13 @@ describe('CLI: bin/sqs-worker.js', () => {
 
   it('exits 2 on a bad flag and 1 when the operation fails; flags override the environment', async () => {
     // Act
-    const badFlag = await runCli(['dlq', 'redrive', '--max', 'lots'], { DATABASE_URL: db.url });
+    // Every setting is present, so only the bad --max can fail the command.
+    const badFlag = await runCli(['dlq', 'redrive', '--max', 'lots'], {
+      DATABASE_URL: db.url,
+      WORKER_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/cli-source',
+      WORKER_DLQ_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/cli-source-dlq',
+      AWS_REGION: 'us-east-1',
+    });
     const unknownOption = await runCli(['inbox', 'stats', '--bogus']);
     const failed = await runCli(['inbox', 'show', 'no-such-key', '--database-url', db.url], {
       DATABASE_URL: 'postgres://nobody@127.0.0.1:1/x',
@@ -116,12 +122,34 @@ describe('CLI: bin/sqs-worker.js', () => {
 
     // Assess
     expect(badFlag.code).toBe(2);
+    expect(badFlag.stderr).toContain(
+      'sqs-worker dlq redrive: --max must be a whole number from 1 to 100000 (given "lots")',
+    );
     expect(unknownOption.code).toBe(2);
     expect(unknownOption.stderr).toContain("unknown option '--bogus'");
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain('No inbox row or quarantine entry for idempotency key "no-such-key"');
     expect(stats.code).toBe(0);
     expect(JSON.parse(stats.stdout)).toMatchObject({ consumer: 'nobody', byStatus: { COMPLETED: 0 } });
+  });
+
+  it('exits 2 with the help on stderr for a command without its subcommand, 0 for --help', async () => {
+    // Act
+    const incomplete = await runCli(['dlq']);
+    const nested = await runCli(['dlq', 'move-task']);
+    const help = await runCli(['dlq', '--help']);
+    const helpCommand = await runCli(['help', 'dlq']);
+
+    // Assess
+    expect(incomplete.code).toBe(2);
+    expect(incomplete.stderr).toContain('Usage: sqs-worker dlq [options] [command]');
+    expect(incomplete.stdout).toBe('');
+    expect(nested.code).toBe(2);
+    expect(nested.stderr).toContain('Usage: sqs-worker dlq move-task [options] [command]');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: sqs-worker dlq [options] [command]');
+    expect(helpCommand.code).toBe(0);
+    expect(helpCommand.stdout).toContain('Usage: sqs-worker dlq [options] [command]');
   });
 
   it('computes capacity without a database or queue', async () => {

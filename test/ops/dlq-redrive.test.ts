@@ -1,5 +1,5 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { DeleteMessageCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { dlqRedrive } from '../../tools/ops/dlq-redrive.ts';
 import { OperationError } from '../../tools/ops/errors.ts';
@@ -134,11 +134,21 @@ describe('Function: dlqRedrive()', () => {
     expect(out.stdout()).not.toContain('ACC-1');
   });
 
-  it('keeps a message in the DLQ when the send fails, and records the failure', async () => {
+  it('keeps a message in the DLQ and its inbox row unchanged when the send fails, and records the failure', async () => {
     // Prepare: a client whose SendMessage fails; every other call goes to fauxqs.
     const { queueUrl, dlqUrl } = await createQueues(sqs);
     const [envelope] = [paymentEnvelope(400)];
+    await seedInbox(db.sql, envelope, {
+      status: 'FAILED_TERMINAL',
+      failureCode: 'ACCOUNT_CLOSED',
+      attempts: 4,
+    });
     await sendAll(sqs, dlqUrl, [envelope]);
+    const inboxRow = () => db.sql`
+      select status, receive_count, failure_code from worker_inbox
+      where consumer = 'case-worker' and idempotency_key = ${envelope.idempotencyKey as string}
+    `;
+    const before = await inboxRow();
     const failingSend = {
       send: (command: { constructor: { name: string } }) => {
         if (command.constructor.name === 'SendMessageCommand')
@@ -156,17 +166,34 @@ describe('Function: dlqRedrive()', () => {
     // Assess
     expect(error).toBeInstanceOf(OperationError);
     expect((error as OperationError).exitCode).toBe(1);
-    expect((error as Error).message).toContain('It stays in the DLQ');
+    expect(before).toEqual([{ status: 'FAILED_TERMINAL', receive_count: 4, failure_code: 'ACCOUNT_CLOSED' }]);
+    expect(await inboxRow()).toEqual(before);
+    expect((error as Error).message).toContain('It stays in the DLQ and its inbox row is unchanged');
     expect(await depth(sqs, dlqUrl)).toEqual({ visible: 1, inFlight: 0 });
     expect(await depth(sqs, queueUrl)).toEqual({ visible: 0, inFlight: 0 });
     const audit = await db.sql`select outcome, detail from ops_audit where source_queue = ${dlqUrl}`;
-    expect(audit).toEqual([{ outcome: 'FAILED', detail: expect.objectContaining({ error: 'send: Error' }) }]);
+    expect(audit).toEqual([
+      { outcome: 'FAILED', detail: expect.objectContaining({ error: 'send: Error', rearmed: false }) },
+    ]);
   });
 
-  it('preserves MessageGroupId and MessageDeduplicationId on a FIFO queue', async () => {
-    // Prepare
-    const { queueUrl, dlqUrl } = await createQueues(sqs, { fifo: true });
-    await sendAll(sqs, dlqUrl, [paymentEnvelope(500)], undefined, { groupId: 'case-C-1' });
+  it('re-sends a FIFO message that reached the DLQ within the deduplication window, with a fresh deduplication id', async () => {
+    // Prepare: the message fails once and SQS moves it to the DLQ (maxReceiveCount 1) seconds after it was
+    // sent, keeping its MessageDeduplicationId; the source queue still remembers that id for 5 minutes.
+    const { queueUrl, dlqUrl } = await createQueues(sqs, { fifo: true, maxReceiveCount: 1 });
+    await sendAll(sqs, queueUrl, [paymentEnvelope(500)], undefined, { groupId: 'case-C-1' });
+    const failed = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        VisibilityTimeout: 0,
+        MessageSystemAttributeNames: ['All'],
+      }),
+    );
+    const original = failed.Messages?.[0]?.Attributes?.MessageDeduplicationId;
+    const movedToDlq = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl }));
+    expect(original).toMatch(/^dedup-0-\d+$/);
+    expect(movedToDlq.Messages ?? []).toHaveLength(0);
+    expect(await depth(sqs, dlqUrl)).toEqual({ visible: 1, inFlight: 0 });
 
     // Act
     const result = await dlqRedrive(
@@ -174,8 +201,10 @@ describe('Function: dlqRedrive()', () => {
       { dlqUrl, queueUrl, consumer: 'case-worker', max: 1, waitSeconds: 0 },
     );
 
-    // Assess
+    // Assess: the copy is on the source queue, not silently dropped as a duplicate of the original send.
     expect(result.moved).toBe(1);
+    expect(await depth(sqs, queueUrl)).toEqual({ visible: 1, inFlight: 0 });
+    expect(await depth(sqs, dlqUrl)).toEqual({ visible: 0, inFlight: 0 });
     const received = await sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: queueUrl,
@@ -184,9 +213,41 @@ describe('Function: dlqRedrive()', () => {
       }),
     );
     const [message] = received.Messages ?? [];
+    expect(message?.MessageId).toBe(result.moves[0]?.newMessageId);
     expect(message?.Attributes?.MessageGroupId).toBe('case-C-1');
-    expect(message?.Attributes?.MessageDeduplicationId).toMatch(/^dedup-0-/);
+    expect(message?.Attributes?.MessageDeduplicationId).toBe(
+      `${original}-redrive-${result.moves[0]?.auditId}`,
+    );
     await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message?.ReceiptHandle }));
-    expect(await depth(sqs, dlqUrl)).toEqual({ visible: 0, inFlight: 0 });
+  });
+
+  it('keeps the redrive deduplication id within 128 characters', async () => {
+    // Prepare: a DLQ message whose deduplication id already uses all 128 characters.
+    const { queueUrl, dlqUrl } = await createQueues(sqs, { fifo: true });
+    const longId = 'd'.repeat(128);
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: dlqUrl,
+        MessageBody: JSON.stringify(paymentEnvelope(600)),
+        MessageGroupId: 'case-C-2',
+        MessageDeduplicationId: longId,
+      }),
+    );
+
+    // Act
+    const result = await dlqRedrive(
+      { sql: db.sql, sqs, out: createMemoryOutput(), clock: fastClock() },
+      { dlqUrl, queueUrl, consumer: 'case-worker', max: 1, waitSeconds: 0 },
+    );
+
+    // Assess
+    const received = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MessageSystemAttributeNames: ['All'] }),
+    );
+    const suffix = `-redrive-${result.moves[0]?.auditId}`;
+    expect(received.Messages?.[0]?.Attributes?.MessageDeduplicationId).toBe(
+      `${longId.slice(0, 128 - suffix.length)}${suffix}`,
+    );
+    expect(received.Messages?.[0]?.Attributes?.MessageDeduplicationId).toHaveLength(128);
   });
 });

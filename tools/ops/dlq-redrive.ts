@@ -92,9 +92,11 @@ const matches = (entry: DlqEntry, filter: RedriveFilter) =>
  * `dlq redrive`: moves at most `max` messages from the DLQ back to the source queue, at most `ratePerSecond`.
  *
  * For each message: an `ops_audit` row (STARTED) → SendMessage to the source queue with the same body and
- * message attributes (and MessageGroupId / MessageDeduplicationId for FIFO) → DeleteMessage from the DLQ only
- * after the send succeeded → the audit row DONE with the new message id. A message that does not match the
- * filter is held while the run lasts (so it is not read twice) and made visible again at the end.
+ * message attributes (for FIFO the same MessageGroupId and a fresh MessageDeduplicationId
+ * `<original>-redrive-<auditId>`: reusing the original id inside SQS's 5-minute deduplication window would
+ * make SQS drop the message) → the inbox row re-armed in a transaction that commits only after the send
+ * succeeded → DeleteMessage from the DLQ → the audit row DONE with the new message id. A message that does not
+ * match the filter is held while the run lasts (so it is not read twice) and made visible again at the end.
  *
  * A redriven message whose key the inbox already COMPLETED is a duplicate no-op for the worker, so
  * redriving twice is safe; the pattern document still says: redrive a few first, not everything.
@@ -217,7 +219,6 @@ async function moveOne(
     input.MessageSystemAttributes = { AWSTraceHeader: { DataType: 'String', StringValue: traceHeader } };
   if (fifo) {
     input.MessageGroupId = message.Attributes?.MessageGroupId;
-    input.MessageDeduplicationId = message.Attributes?.MessageDeduplicationId;
     if (!input.MessageGroupId) {
       held.push(message);
       throw new OperationError(
@@ -227,10 +228,7 @@ async function moveOne(
     }
   }
   const key = entry.decoded.idempotencyKey;
-  const rearmed =
-    options.rearm !== false && key && entry.decoded.valid
-      ? await rearmInbox(sql, { consumer: options.consumer, idempotencyKey: key })
-      : undefined;
+  const rearmKey = options.rearm !== false && key && entry.decoded.valid ? key : undefined;
   const auditId = await recordAudit(
     sql,
     {
@@ -246,25 +244,63 @@ async function moveOne(
         code: entry.code,
         inboxStatus: entry.inboxStatus,
         inboxAttempts: entry.inboxAttempts,
-        rearmed: rearmed?.rearmed ?? false,
         receiveCount: entry.receiveCount,
         filter: options.filter ?? {},
       },
     },
     actor,
   );
+  if (fifo) {
+    // A fresh deduplication id: the message may have reached the DLQ within SQS's 5-minute deduplication
+    // window of its original id, and SQS would accept a send with that id but drop the message. The inbox
+    // idempotency key, not the SQS id, is what makes a second copy harmless.
+    input.MessageDeduplicationId = redriveDeduplicationId(
+      message.Attributes?.MessageDeduplicationId ?? entry.sqsMessageId,
+      auditId,
+    );
+  }
   let newMessageId: string | undefined;
-  try {
+  let sent = false;
+  let rearmed = false;
+  const send = async () => {
     newMessageId = (await sqs.send(new SendMessageCommand(input))).MessageId;
+    sent = true;
+  };
+  try {
+    if (rearmKey) {
+      // Re-armed in a transaction that commits only after the send succeeded: a failed send rolls the inbox
+      // row back, and a worker that receives the copy before the commit waits on the row lock, then sees it
+      // re-armed.
+      await sql.begin(async (tx) => {
+        rearmed = (await rearmInbox(tx, { consumer: options.consumer, idempotencyKey: rearmKey })).rearmed;
+        await send();
+      });
+    } else {
+      await send();
+    }
   } catch (error) {
     held.push(message);
+    if (!sent) {
+      await finishAudit(sql, auditId, {
+        outcome: 'FAILED',
+        detail: { error: `send: ${(error as Error).name}`, rearmed: false },
+      });
+      throw new OperationError(
+        `SendMessage to ${options.queueUrl} failed for DLQ message ${entry.sqsMessageId}: ${(error as Error).message}. ` +
+          'It stays in the DLQ and its inbox row is unchanged. Check the queue URL and sqs:SendMessage permission, ' +
+          'then run the redrive again.',
+        { cause: error },
+      );
+    }
     await finishAudit(sql, auditId, {
       outcome: 'FAILED',
-      detail: { error: `send: ${(error as Error).name}` },
-    });
+      newMessageId,
+      detail: { error: `rearm: ${(error as Error).name}`, rearmed: false },
+    }).catch(() => {});
     throw new OperationError(
-      `SendMessage to ${options.queueUrl} failed for DLQ message ${entry.sqsMessageId}: ${(error as Error).message}. ` +
-        'It stays in the DLQ. Check the queue URL and sqs:SendMessage permission, then run the redrive again.',
+      `DLQ message ${entry.sqsMessageId} was sent to the source queue as ${newMessageId} but re-arming inbox key ` +
+        `"${rearmKey}" did not commit: ${(error as Error).message}. The DLQ copy stays; the worker may repeat the ` +
+        'terminal outcome for the sent copy. Check the database, then run the redrive again.',
       { cause: error },
     );
   }
@@ -276,7 +312,7 @@ async function moveOne(
     await finishAudit(sql, auditId, {
       outcome: 'FAILED',
       newMessageId,
-      detail: { error: `delete: ${(error as Error).name}` },
+      detail: { error: `delete: ${(error as Error).name}`, rearmed },
     });
     throw new OperationError(
       `DLQ message ${entry.sqsMessageId} was sent to the source queue as ${newMessageId} but could not be deleted ` +
@@ -285,6 +321,15 @@ async function moveOne(
       { cause: error },
     );
   }
-  await finishAudit(sql, auditId, { outcome: 'DONE', newMessageId });
+  await finishAudit(sql, auditId, { outcome: 'DONE', newMessageId, detail: { rearmed } });
   return { ...base, newMessageId: newMessageId ?? null, auditId };
+}
+
+/** SQS's limit on a MessageDeduplicationId. */
+const MAX_DEDUPLICATION_ID = 128;
+
+/** `<original>-redrive-<auditId>`, the original shortened so the id stays within SQS's 128 characters. */
+function redriveDeduplicationId(original: string, auditId: string): string {
+  const suffix = `-redrive-${auditId}`;
+  return `${original.slice(0, MAX_DEDUPLICATION_ID - suffix.length)}${suffix}`;
 }
