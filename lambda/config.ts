@@ -105,12 +105,18 @@ const envSchema = z.object({
   DB_SSL: oneOf('DB_SSL', ['true', 'false'] as const, 'true'),
   DB_POOL_SIZE: positiveInt('DB_POOL_SIZE', 1, 100),
   AWS_REGION: z.string().optional(),
-  WORKER_CONSUMER: z.string().min(1).max(100).default('case-worker'),
+  WORKER_CONSUMER: z
+    .string()
+    .default('case-worker')
+    .refine((value) => value.length >= 1 && value.length <= 100, {
+      error: (issue) =>
+        `WORKER_CONSUMER must be 1–100 characters (given ${String(issue.input).length}); it names this worker's rows in worker_inbox`,
+    }),
   WORKER_RECORD_CONCURRENCY: z.string().optional(),
   WORKER_TERMINAL_POLICY: oneOf('WORKER_TERMINAL_POLICY', ['quarantine', 'dlq'] as const, 'quarantine'),
   WORKER_COMMIT_MODE: oneOf('WORKER_COMMIT_MODE', ['per-message', 'per-batch'] as const, 'per-message'),
-  WORKER_BACKOFF_BASE_SECONDS: positiveInt('WORKER_BACKOFF_BASE_SECONDS', 2, 43_200),
-  WORKER_BACKOFF_MAX_SECONDS: positiveInt('WORKER_BACKOFF_MAX_SECONDS', 900, 43_200),
+  WORKER_BACKOFF_BASE_SECONDS: positiveInt('WORKER_BACKOFF_BASE_SECONDS', 2, 42_300),
+  WORKER_BACKOFF_MAX_SECONDS: positiveInt('WORKER_BACKOFF_MAX_SECONDS', 900, 42_300),
   WORKER_MAX_BUSINESS_ATTEMPTS: positiveInt('WORKER_MAX_BUSINESS_ATTEMPTS', 10, 1000),
   WORKER_CLAIM_LOCK_TIMEOUT_MS: positiveInt('WORKER_CLAIM_LOCK_TIMEOUT_MS', 1000, 600_000),
   WORKER_LOCK_TIMEOUT_MS: positiveInt('WORKER_LOCK_TIMEOUT_MS', 5000, 600_000),
@@ -122,7 +128,13 @@ const envSchema = z.object({
     'true',
   ),
   SQS_ENDPOINT: z.string().optional(),
-  NOTIFICATION_URL: z.string().url().optional(),
+  NOTIFICATION_URL: z
+    .string()
+    .optional()
+    .refine((value) => value === undefined || value === '' || URL.canParse(value), {
+      error: (issue) =>
+        `NOTIFICATION_URL must be an absolute URL such as https://notify.example.com/v1/notifications (given "${String(issue.input)}"); unset it to leave the escalation handler out`,
+    }),
   OUTBOX_QUEUE_URL: z.string().optional(),
   OUTBOX_BATCH_SIZE: positiveInt('OUTBOX_BATCH_SIZE', 50, 500),
   OUTBOX_LEASE_MS: positiveInt('OUTBOX_LEASE_MS', 30_000, 900_000),

@@ -33,6 +33,18 @@ export class TerminalError extends WorkerError {
   }
 }
 
+/**
+ * Thrown when the database does not answer before the Lambda deadline (a hung connection, a reconnect loop
+ * against a server that is starting up): the record is reported instead of the invocation being killed.
+ */
+export class DatabaseTimeoutError extends WorkerError {
+  readonly code = 'DATABASE_TIMEOUT';
+  constructor(waitedMs: number) {
+    super(`the database did not answer within ${waitedMs} ms (the time left before the Lambda timeout)`);
+    this.name = 'DatabaseTimeoutError';
+  }
+}
+
 /** Thrown at cold start when an environment variable or option is missing or invalid. */
 export class ConfigError extends WorkerError {
   constructor(message: string) {

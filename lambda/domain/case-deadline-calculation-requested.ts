@@ -24,9 +24,10 @@ export const caseDeadlineCalculationRequested = defineHandler({
   async handle({ sql, payload, envelope }) {
     const days = STAGE_SLA_DAYS[payload.stage];
     if (days === undefined) {
+      // The stage is a payload value: the stored message names the rule, not the value.
       throw new TerminalError(
         'INVALID_STAGE',
-        `stage ${payload.stage} has no SLA (supported: ${Object.keys(STAGE_SLA_DAYS).join(', ')})`,
+        `the payload's stage has no SLA (supported: ${Object.keys(STAGE_SLA_DAYS).join(', ')})`,
       );
     }
     const deadlineType = `${payload.stage}_SLA`;

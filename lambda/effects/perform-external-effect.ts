@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type postgres from 'postgres';
 import { RetryableError, TerminalError } from '../errors.ts';
+import { describeUnknownError } from '../worker/classify-error.ts';
 import { canonicalJson } from '../worker/request-hash.ts';
 import { EFFECT_KEY_MAX } from './effect-key.ts';
 
@@ -53,7 +54,7 @@ const truncate = (text: string) => (text.length > MAX_ERROR ? `${text.slice(0, M
 function describe(error: unknown): string {
   if (error instanceof RetryableError || error instanceof TerminalError)
     return truncate(`${error.code}: ${error.message}`);
-  return truncate(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+  return truncate(describeUnknownError(error));
 }
 
 /**

@@ -1,5 +1,9 @@
-/** Longest visibility timeout SQS accepts (12 hours). */
-export const MAX_VISIBILITY_SECONDS = 43_200;
+/**
+ * Longest visibility the worker asks for: SQS refuses a visibility that ends more than 12 hours (43,200 s)
+ * after the message was received, so 15 minutes (the longest a Lambda invocation can have spent on it) are
+ * kept in hand: 42,300 s.
+ */
+export const MAX_VISIBILITY_SECONDS = 42_300;
 
 /** Backoff settings of a worker. */
 export interface BackoffSettings {
@@ -16,6 +20,7 @@ export interface BackoffSettings {
  *
  * @param receiveCount SQS ApproximateReceiveCount of the delivery that failed (1 for the first).
  * @param random a source of numbers in [0, 1); injectable for tests.
+ * @returns whole seconds, at most {@link MAX_VISIBILITY_SECONDS}.
  */
 export function backoffSeconds(
   receiveCount: number,

@@ -1,4 +1,4 @@
-import { RetryableError, TerminalError } from '../errors.ts';
+import { DatabaseTimeoutError, RetryableError, TerminalError } from '../errors.ts';
 
 /** A failure after classification. */
 export interface Failure {
@@ -45,6 +45,14 @@ const CONNECTION_ERROR_CODES = new Set([
   'CONNECT_TIMEOUT',
 ]);
 
+/** Codes only postgres.js raises (a closed or timed-out database connection), with or without a query. */
+const POSTGRES_JS_CONNECTION_CODES = new Set([
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+]);
+
 const MAX_MESSAGE = 500;
 
 interface PostgresLikeError {
@@ -77,8 +85,10 @@ function postgresWhere(error: PostgresLikeError): string {
  * - `RetryableError` / `TerminalError` from a handler keep their code.
  * - PostgreSQL: 40001, 40P01, 55P03, 57014 → retryable; 53300, 57P01–57P03 and class 08 → retryable and
  *   connection-class; class 22 (data) and 23 (constraint) → terminal; any other SQLSTATE → retryable.
- * - Network / postgres.js connection errors → retryable and connection-class.
- * - Anything else → retryable `UNHANDLED_ERROR`, bounded by the attempt policy.
+ * - Network / postgres.js connection errors raised for a query → retryable and connection-class; the same
+ *   codes from a handler's own network call → retryable `NETWORK_ERROR`.
+ * - Anything else → retryable `UNHANDLED_ERROR`, bounded by the attempt policy, described by name, code and
+ *   location only (see {@link describeUnknownError}).
  *
  * Class 22 and 23 messages can quote the offending value, so for PostgreSQL errors the stored message
  * names only the SQLSTATE, table, column and constraint.
@@ -86,6 +96,9 @@ function postgresWhere(error: PostgresLikeError): string {
 export function classifyError(error: unknown): Failure {
   if (error instanceof TerminalError) {
     return { retryable: false, code: error.code, message: truncate(error.message), connection: false };
+  }
+  if (error instanceof DatabaseTimeoutError) {
+    return { retryable: true, code: error.code, message: error.message, connection: true };
   }
   if (error instanceof RetryableError) {
     return { retryable: true, code: error.code, message: truncate(error.message), connection: false };
@@ -142,7 +155,9 @@ export function classifyError(error: unknown): Failure {
       connection: false,
     };
   }
-  if (code && CONNECTION_ERROR_CODES.has(code)) {
+  // A network error is the database's only when postgres.js raised it for a query (it attaches `query`): the
+  // same ECONNREFUSED from a handler's own HTTP call must not stop the batch from using a healthy database.
+  if (code && CONNECTION_ERROR_CODES.has(code) && (POSTGRES_JS_CONNECTION_CODES.has(code) || 'query' in e)) {
     return {
       retryable: true,
       code: 'DATABASE_UNAVAILABLE',
@@ -150,12 +165,32 @@ export function classifyError(error: unknown): Failure {
       connection: true,
     };
   }
-  const name = error instanceof Error ? error.name : typeof error;
-  const message = error instanceof Error ? error.message : String(error);
   return {
     retryable: true,
-    code: 'UNHANDLED_ERROR',
-    message: truncate(`${name}: ${message}`),
+    code: code && CONNECTION_ERROR_CODES.has(code) ? 'NETWORK_ERROR' : 'UNHANDLED_ERROR',
+    message: describeUnknownError(error),
     connection: false,
   };
+}
+
+/**
+ * Describes an error the toolkit did not raise, safely: its name, its code and where it was thrown
+ * (`TypeError at lambda/domain/x.ts:42:7`) — never its message, which can quote input (`JSON.parse`'s
+ * SyntaxError shows a piece of the text it failed on; a RangeError can name the value).
+ */
+export function describeUnknownError(error: unknown): string {
+  if (!(error instanceof Error)) return `non-Error thrown (${typeof error})`;
+  const code = (error as { code?: unknown }).code;
+  // The first stack frame with a file position (skipping built-ins such as `JSON.parse (<anonymous>)`).
+  const location = error.stack
+    ?.split('\n')
+    .slice(1)
+    .map((line) => line.match(/\(?((?:file:\/\/)?[^()\s]+:\d+:\d+)\)?\s*$/)?.[1])
+    .find((match) => match !== undefined);
+  const where = location
+    ? ` at ${location.replace(/^file:\/\//, '').replace(/^.*?\/(lambda|node_modules)\//, '$1/')}`
+    : '';
+  return truncate(
+    `${error.name}${typeof code === 'string' ? ` (${code})` : ''}${where}; message withheld (it may quote input)`,
+  );
 }

@@ -19,12 +19,14 @@ import type { MessageHandler } from './message-handler.ts';
 import type { RecordOutcome } from './outcome.ts';
 import {
   type BatchState,
+  CLIENT_DEADLINE_MARGIN_MS,
   processRecord,
   type RecordDependencies,
   type TransactionRunner,
 } from './process-record.ts';
 import { queueUrlFromArn } from './queue-url.ts';
 import { recordTelemetry } from './record-telemetry.ts';
+import { withinDeadline } from './within-deadline.ts';
 
 /** Options of {@link createWorker}. Only `consumer`, `handlers` and `sql` are required. */
 export interface WorkerOptions {
@@ -278,14 +280,20 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
     ): Promise<SQSBatchResponse> {
       const started = now();
       try {
-        return (await options.sql.begin(async (tx) => {
-          const savepoint: TransactionRunner = (fn) => tx.savepoint(fn) as never;
-          return process({ ...baseDeps, transaction: savepoint, bookkeeping: savepoint });
-        })) as SQSBatchResponse;
+        // The whole batch transaction, commit included, is bounded by the Lambda time left.
+        return (await withinDeadline(
+          options.sql.begin(async (tx) => {
+            const savepoint: TransactionRunner = (fn) => tx.savepoint(fn) as never;
+            return process({ ...baseDeps, transaction: savepoint, bookkeeping: savepoint });
+          }) as Promise<SQSBatchResponse>,
+          context.getRemainingTimeInMillis() - CLIENT_DEADLINE_MARGIN_MS,
+        )) as SQSBatchResponse;
       } catch (error) {
         const code = (error as { code?: string }).code ?? 'BATCH_COMMIT_FAILED';
         for (const record of records) {
           const previous = outcomes.get(record.messageId);
+          // Records that never touched the database keep their outcome (and their visibility).
+          if (previous?.result === 'NOT_YET_DUE' || previous?.result === 'DEADLINE_DEFERRED') continue;
           const receiveCount = Number(record.attributes?.ApproximateReceiveCount) || 1;
           outcomes.set(record.messageId, {
             messageId: record.messageId,

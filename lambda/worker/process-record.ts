@@ -16,6 +16,7 @@ import {
 } from './inbox.ts';
 import type { OutcomeResult, RecordOutcome } from './outcome.ts';
 import { quarantineMessage } from './quarantine.ts';
+import { withinDeadline } from './within-deadline.ts';
 
 /** Runs `fn` in a transaction: `sql.begin` per message, or a savepoint of the batch transaction. */
 export type TransactionRunner = <T>(fn: (tx: postgres.TransactionSql) => Promise<T>) => Promise<T>;
@@ -62,6 +63,12 @@ function millisecondsLiteral(
 /** Margin kept between a statement timeout and the Lambda timeout. */
 const TIMEOUT_MARGIN_MS = 500;
 
+/**
+ * Margin kept between the client-side deadline of a database call and the Lambda timeout: smaller than
+ * {@link TIMEOUT_MARGIN_MS}, so a server that answers hits its statement timeout first.
+ */
+export const CLIENT_DEADLINE_MARGIN_MS = 250;
+
 type Decision = Omit<
   RecordOutcome,
   'messageId' | 'receiveCount' | 'processingMs' | 'dbTransactionMs' | 'messageAgeMs'
@@ -85,10 +92,11 @@ export async function processRecord(
   let dbTransactionMs = 0;
   let ids: Pick<RecordOutcome, 'messageType' | 'idempotencyKey' | 'aggregateId' | 'correlationId'> = {};
 
+  // Every database call is timed and bounded by the Lambda time left (see withinDeadline).
   const timed = async <T>(fn: () => Promise<T>): Promise<T> => {
     const t = deps.now();
     try {
-      return await fn();
+      return await withinDeadline(fn(), batch.remainingMs() - CLIENT_DEADLINE_MARGIN_MS);
     } finally {
       dbTransactionMs += deps.now() - t;
     }
@@ -169,6 +177,23 @@ export async function processRecord(
     return finish(await settleFailure(classifyError(error), decoded, attempts));
   }
 
+  /**
+   * Sets the transaction's lock and statement timeouts (statement bounded by the Lambda time left), as integer
+   * literals so the statement has no parameters and is pipelined ahead of the next one. Started at once.
+   */
+  function setTimeouts(
+    tx: postgres.TransactionSql,
+    lockTimeoutMs: number,
+    statementTimeoutMs = statementBudget(),
+  ) {
+    return tx`select set_config('lock_timeout', ${millisecondsLiteral(tx, Math.min(lockTimeoutMs, statementTimeoutMs))}, true), set_config('statement_timeout', ${millisecondsLiteral(tx, statementTimeoutMs)}, true)`.execute();
+  }
+
+  /** Statement timeout: the configured one, bounded by the Lambda time left. */
+  function statementBudget(): number {
+    return Math.max(100, Math.min(deps.statementTimeoutMs, batch.remainingMs() - TIMEOUT_MARGIN_MS));
+  }
+
   /** The inbox transaction: claim, checks, effect, COMPLETED. Throws to roll back. */
   async function applyInTransaction(
     tx: postgres.TransactionSql,
@@ -178,10 +203,7 @@ export async function processRecord(
   ): Promise<Decision> {
     // Every wait is bounded by the Lambda time left, so a stuck statement fails as retryable instead of being
     // cut by the Lambda timeout (which would fail the whole batch).
-    const statementTimeout = Math.max(
-      100,
-      Math.min(deps.statementTimeoutMs, batch.remainingMs() - TIMEOUT_MARGIN_MS),
-    );
+    const statementTimeout = statementBudget();
     const claimLockTimeout = Math.min(deps.claimLockTimeoutMs, statementTimeout);
     const lockTimeout = Math.min(deps.lockTimeoutMs, statementTimeout);
     // Two round trips for the timeouts and the claim. postgres.js with `prepare: false` sends a statement with
@@ -191,8 +213,7 @@ export async function processRecord(
     // started, and the claim starts as soon as claimInbox is called), and the claim itself switches
     // lock_timeout to the mutation's value once it holds the row (in its RETURNING). set_config(…, true) is
     // transaction-scoped (like SET LOCAL), so nothing outlives the transaction on a pooled/proxied connection.
-    const timeouts =
-      tx`select set_config('lock_timeout', ${millisecondsLiteral(tx, claimLockTimeout)}, true), set_config('statement_timeout', ${millisecondsLiteral(tx, statementTimeout)}, true)`.execute();
+    const timeouts = setTimeouts(tx, claimLockTimeout, statementTimeout);
     const claimed = claimInbox(tx, inbox, { lockTimeoutAfterClaimMs: lockTimeout }).catch(
       (error: unknown) => {
         if ((error as { code?: string }).code === '55P03') {
@@ -287,6 +308,8 @@ export async function processRecord(
     try {
       return await timed(() =>
         deps.bookkeeping(async (tx) => {
+          // Bounded like the inbox transaction: a second copy of the message may hold the row right now.
+          await setTimeouts(tx, deps.claimLockTimeoutMs);
           const inbox: InboxEntry | undefined =
             message.envelope && message.requestHash
               ? {
@@ -318,8 +341,8 @@ export async function processRecord(
         }),
       );
     } catch (error) {
-      // The bookkeeping itself failed: report the record so SQS keeps it. A terminal message is never
-      // acknowledged without its quarantine row.
+      // The bookkeeping itself failed (or waited past its lock timeout for a copy in flight): report the record
+      // so SQS keeps it. A terminal message is never acknowledged without its quarantine row.
       const bookkeepingFailure = classifyError(error);
       if (bookkeepingFailure.connection) batch.databaseDown = true;
       return retry({

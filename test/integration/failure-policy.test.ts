@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSBatchResponse } from 'aws-lambda';
 import postgres from 'postgres';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { BatchFailedError, TerminalError } from '../../lambda/errors.ts';
@@ -302,10 +302,6 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     const viaProxy = new URL(db.url);
     viaProxy.port = String(proxy.port);
     const sql = postgres(viaProxy.toString(), { max: 1, onnotice: () => {}, connect_timeout: 2 });
-    afterAll(async () => {
-      await sql.end({ timeout: 1 });
-      await proxy.close();
-    });
     const flaky = exampleWorker(sql, { commitMode, handlers });
     const envelopes = Array.from({ length: 5 }, payment);
     const records = envelopes.map((envelope) => sqsRecordFactory(envelope));
@@ -320,6 +316,8 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
       sqsEvent(records.map((record) => withReceiveCount(record, 2))),
       lambdaContext(),
     );
+    await sql.end({ timeout: 1 });
+    await proxy.close();
 
     // Assess
     expect(failure).toBeInstanceOf(BatchFailedError);
@@ -327,6 +325,35 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     expect(attempts).toBe(1);
     expect(recovered).toEqual({ batchItemFailures: [] });
     expect(await ledgerCount(envelopes.map(paymentId))).toBe(5);
+  });
+
+  it('reports every record before the Lambda timeout when the database stops answering mid-batch', async () => {
+    // Prepare: a connection that works, then a server that neither answers nor closes (a hung host).
+    const target = new URL(db.url);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
+    const viaProxy = new URL(db.url);
+    viaProxy.port = String(proxy.port);
+    const sql = postgres(viaProxy.toString(), { max: 1, onnotice: () => {}, connect_timeout: 30 });
+    const hung = exampleWorker(sql, { commitMode, handlers, deadlineGuardMs: 500 });
+    await hung(sqsEvent([sqsRecordFactory(payment())]), lambdaContext());
+    const records = Array.from({ length: 3 }, () => sqsRecordFactory(payment()));
+    proxy.stall();
+    const context = lambdaContext(3000);
+
+    // Act
+    const failure = await hung(sqsEvent(records), context).catch((error: unknown) => error);
+    const leftWhenReturned = context.getRemainingTimeInMillis();
+    await sql.end({ timeout: 0 }).catch(() => {});
+    await proxy.close();
+
+    // Assess: the invocation ended on its own, before its timeout, with every record reported (per-batch:
+    // the batch transaction as a whole timed out).
+    expect(failure).toBeInstanceOf(BatchFailedError);
+    expect((failure as BatchFailedError).messageIds).toEqual(records.map((record) => record.messageId));
+    expect((failure as Error).message).toContain(
+      commitMode === 'per-batch' ? 'BATCH_COMMIT_FAILED' : 'DATABASE_TIMEOUT',
+    );
+    expect(leftWhenReturned).toBeGreaterThan(0);
   });
 
   it('stops starting records when the Lambda timeout is near: started ones commit, unstarted ones are reported', async () => {

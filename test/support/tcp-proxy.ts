@@ -12,6 +12,11 @@ export interface TcpProxy {
    * postgres.js reconnect in a tight loop, which is not what a real PostgreSQL or RDS Proxy does.)
    */
   down(): void;
+  /**
+   * The database stops answering: open connections are left open but nothing is forwarded any more, and new
+   * connections are accepted and never answered (a hung server, a network black hole).
+   */
+  stall(): void;
   /** Forwards connections again. */
   up(): void;
   resetCount(): void;
@@ -33,10 +38,20 @@ function errorResponse(code: string, message: string): Buffer {
  */
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   let isUp = true;
+  let stalled = false;
   let connections = 0;
   const open = new Set<Socket>();
+  /** Every client socket ever accepted, so close() never waits for one a client keeps half-open. */
+  const all = new Set<Socket>();
   const server: Server = createServer((client) => {
     connections += 1;
+    all.add(client);
+    client.on('close', () => all.delete(client));
+    if (stalled) {
+      client.on('error', () => {});
+      open.add(client);
+      return;
+    }
     if (!isUp) {
       client.on('error', () => {});
       client.end(errorResponse('57P03', 'the database system is not accepting connections'));
@@ -71,15 +86,23 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       for (const socket of open) socket.destroy();
       open.clear();
     },
+    stall() {
+      stalled = true;
+      for (const socket of open) {
+        socket.unpipe();
+        socket.pause();
+      }
+    },
     up() {
       isUp = true;
+      stalled = false;
     },
     resetCount() {
       connections = 0;
     },
     close: () =>
       new Promise<void>((resolve) => {
-        for (const socket of open) socket.destroy();
+        for (const socket of [...open, ...all]) socket.destroy();
         server.close(() => resolve());
       }),
   };

@@ -29,8 +29,8 @@ describe('Function: backoffSeconds()', () => {
     expect(new Set(delays).size).toBe(33);
   });
 
-  it('never exceeds the 12-hour SQS limit', () => {
-    expect(backoffSeconds(40, { baseSeconds: 3600, maxSeconds: 100_000 }, () => 0.9999999)).toBe(43_200);
+  it('stays 15 minutes inside the 12-hour SQS limit (counted from the receive)', () => {
+    expect(backoffSeconds(40, { baseSeconds: 3600, maxSeconds: 100_000 }, () => 0.9999999)).toBe(42_300);
   });
 });
 

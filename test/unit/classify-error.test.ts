@@ -38,15 +38,31 @@ describe('Function: classifyError()', () => {
   });
 
   it.each(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'CONNECTION_CLOSED', 'CONNECT_TIMEOUT'])(
-    'treats network error %s as retryable and connection-class',
+    'treats network error %s raised by postgres.js for a query as retryable and connection-class',
     (errno) => {
-      expect(classifyError(Object.assign(new Error('connect failed'), { code: errno }))).toMatchObject({
+      // postgres.js attaches the query to the errors it raises (as a non-enumerable property).
+      const error = Object.defineProperty(
+        Object.assign(new Error('connect failed'), { code: errno }),
+        'query',
+        {
+          value: 'select 1',
+        },
+      );
+      expect(classifyError(error)).toMatchObject({
         retryable: true,
         code: 'DATABASE_UNAVAILABLE',
         connection: true,
       });
     },
   );
+
+  it("does not take a handler's own network error for a database outage", () => {
+    // A handler's HTTP call failing with ECONNREFUSED says nothing about the database.
+    const failure = classifyError(
+      Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'), { code: 'ECONNREFUSED' }),
+    );
+    expect(failure).toMatchObject({ retryable: true, code: 'NETWORK_ERROR', connection: false });
+  });
 
   it('keeps the code of RetryableError and TerminalError', () => {
     expect(classifyError(new RetryableError('RATE_LIMITED', 'slow down'))).toMatchObject({
@@ -59,10 +75,22 @@ describe('Function: classifyError()', () => {
     });
   });
 
-  it('treats an unknown error as retryable UNHANDLED_ERROR with a truncated message', () => {
-    const failure = classifyError(new TypeError('x'.repeat(2000)));
+  it('describes an unknown error by name and location only, never by its message (which can quote input)', () => {
+    // Prepare: JSON.parse quotes the text it failed on.
+    let thrown: unknown;
+    try {
+      JSON.parse('{"accountId": "ACC-SECRET-42", oops');
+    } catch (error) {
+      thrown = error;
+    }
+
+    // Act
+    const failure = classifyError(thrown);
+
+    // Assess
     expect(failure).toMatchObject({ retryable: true, code: 'UNHANDLED_ERROR', connection: false });
-    expect(failure.message.length).toBeLessThanOrEqual(500);
+    expect(failure.message).not.toContain('ACC-SECRET-42');
+    expect(failure.message).toMatch(/^SyntaxError at .*classify-error\.test\.ts:\d+:\d+; message withheld/);
   });
 });
 

@@ -64,4 +64,26 @@ describe('Function: loadConfig()', () => {
     );
     expect(message).toContain('missing: DB_NAME, DB_USER, AWS_REGION');
   });
+
+  it('names the value and the fix for the consumer and the notification URL', () => {
+    // Act
+    const message = (() => {
+      try {
+        loadConfig({
+          DATABASE_URL: 'postgres://x/y',
+          WORKER_CONSUMER: 'c'.repeat(101),
+          NOTIFICATION_URL: 'notify-me',
+        });
+      } catch (caught) {
+        return (caught as Error).message;
+      }
+      return '';
+    })();
+
+    // Assess
+    expect(message).toContain('WORKER_CONSUMER must be 1–100 characters (given 101)');
+    expect(message).toContain(
+      'NOTIFICATION_URL must be an absolute URL such as https://notify.example.com/v1/notifications (given "notify-me")',
+    );
+  });
 });

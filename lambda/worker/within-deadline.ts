@@ -1,0 +1,23 @@
+import { DatabaseTimeoutError } from '../errors.ts';
+
+/**
+ * Waits for `work` at most `ms` milliseconds, then rejects with {@link DatabaseTimeoutError}. postgres.js has
+ * no client-side timeout: a connection whose server stopped answering, or a pool reconnecting to a server that
+ * refuses it, waits without end. Server-side `statement_timeout` cannot help when the server is not there, so
+ * the engine bounds every database call by the Lambda time left. The abandoned call may still finish later;
+ * if it commits, the redelivery is a duplicate no-op.
+ */
+export async function withinDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  const waited = Math.max(0, Math.floor(ms));
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DatabaseTimeoutError(waited)), waited);
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+    // The abandoned call's own failure must not surface as an unhandled rejection.
+    work.catch(() => {});
+  }
+}
