@@ -206,27 +206,21 @@ export async function processRecord(
     const statementTimeout = statementBudget();
     const claimLockTimeout = Math.min(deps.claimLockTimeoutMs, statementTimeout);
     const lockTimeout = Math.min(deps.lockTimeoutMs, statementTimeout);
-    // Two round trips for the timeouts and the claim. postgres.js with `prepare: false` sends a statement with
-    // parameters in two round trips (describe, then execute) and holds back what is queued behind it meanwhile;
-    // a statement without parameters goes out in the same write as the next. So the timeouts are inlined as
-    // integer literals and sent first (`execute()` now: postgres.js sends queries in the order they are
-    // started, and the claim starts as soon as claimInbox is called), and the claim itself switches
-    // lock_timeout to the mutation's value once it holds the row (in its RETURNING). set_config(…, true) is
-    // transaction-scoped (like SET LOCAL), so nothing outlives the transaction on a pooled/proxied connection.
-    const timeouts = setTimeouts(tx, claimLockTimeout, statementTimeout);
-    const claimed = claimInbox(tx, inbox, { lockTimeoutAfterClaimMs: lockTimeout }).catch(
-      (error: unknown) => {
-        if ((error as { code?: string }).code === '55P03') {
-          throw new RetryableError(
-            'IN_PROGRESS_ELSEWHERE',
-            'another delivery of this idempotency key holds its inbox row',
-            { cause: error },
-          );
-        }
-        throw error;
-      },
-    );
-    const [, claim] = await Promise.all([timeouts, claimed]);
+    // The claim sets the timeouts itself (see claimInbox): no statement of its own for them.
+    const claimed = claimInbox(tx, inbox, {
+      timeouts: { lockTimeoutMs: claimLockTimeout, statementTimeoutMs: statementTimeout },
+      lockTimeoutAfterClaimMs: lockTimeout,
+    }).catch((error: unknown) => {
+      if ((error as { code?: string }).code === '55P03') {
+        throw new RetryableError(
+          'IN_PROGRESS_ELSEWHERE',
+          'another delivery of this idempotency key holds its inbox row',
+          { cause: error },
+        );
+      }
+      throw error;
+    });
+    const claim = await claimed;
     onClaim(claim.receiveCount);
     const key = message.envelope.idempotencyKey;
 

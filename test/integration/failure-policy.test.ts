@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSBatchResponse } from 'aws-lambda';
-import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
@@ -11,7 +10,7 @@ import { holdCaseLock } from '../../tools/local/hold-case-lock.ts';
 import { captureOutput } from '../support/capture-output.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
-import { startTcpProxy } from '../support/tcp-proxy.ts';
+import { proxiedClient } from '../support/tcp-proxy.ts';
 import { alwaysRetryable, slowLedgerWrite } from '../support/test-handlers.ts';
 import { exampleWorker } from '../support/test-worker.ts';
 
@@ -297,11 +296,7 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
 
   it('reports every record and fails the invocation when the database is unreachable, with one connection attempt; the same messages complete once it is back', async () => {
     // Prepare
-    const target = new URL(db.url);
-    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
-    const viaProxy = new URL(db.url);
-    viaProxy.port = String(proxy.port);
-    const sql = postgres(viaProxy.toString(), { max: 1, onnotice: () => {}, connect_timeout: 2 });
+    const { proxy, sql, close } = await proxiedClient(db.url);
     const flaky = exampleWorker(sql, { commitMode, handlers });
     const envelopes = Array.from({ length: 5 }, payment);
     const records = envelopes.map((envelope) => sqsRecordFactory(envelope));
@@ -316,8 +311,7 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
       sqsEvent(records.map((record) => withReceiveCount(record, 2))),
       lambdaContext(),
     );
-    await sql.end({ timeout: 1 });
-    await proxy.close();
+    await close();
 
     // Assess
     expect(failure).toBeInstanceOf(BatchFailedError);
@@ -329,11 +323,7 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
 
   it('reports every record before the Lambda timeout when the database stops answering mid-batch', async () => {
     // Prepare: a connection that works, then a server that neither answers nor closes (a hung host).
-    const target = new URL(db.url);
-    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
-    const viaProxy = new URL(db.url);
-    viaProxy.port = String(proxy.port);
-    const sql = postgres(viaProxy.toString(), { max: 1, onnotice: () => {}, connect_timeout: 30 });
+    const { proxy, sql, close } = await proxiedClient(db.url, { connectTimeoutSeconds: 30 });
     const hung = exampleWorker(sql, { commitMode, handlers, deadlineGuardMs: 500 });
     await hung(sqsEvent([sqsRecordFactory(payment())]), lambdaContext());
     const records = Array.from({ length: 3 }, () => sqsRecordFactory(payment()));
@@ -343,8 +333,7 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     // Act
     const failure = await hung(sqsEvent(records), context).catch((error: unknown) => error);
     const leftWhenReturned = context.getRemainingTimeInMillis();
-    await sql.end({ timeout: 0 }).catch(() => {});
-    await proxy.close();
+    await close();
 
     // Assess: the invocation ended on its own, before its timeout, with every record reported (per-batch:
     // the batch transaction as a whole timed out).
@@ -354,6 +343,27 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
       commitMode === 'per-batch' ? 'BATCH_COMMIT_FAILED' : 'DATABASE_TIMEOUT',
     );
     expect(leftWhenReturned).toBeGreaterThan(0);
+  });
+
+  it('cancels a domain statement that runs past the statement timeout and reports it retryable', async () => {
+    // Prepare: a handler that sleeps 5 s in the database, under a 300 ms statement timeout.
+    const id = `SLOW-${randomUUID()}`;
+    const record = sqsRecordFactory(
+      envelopeFactory({
+        messageType: 'SlowLedgerWrite',
+        idempotencyKey: id,
+        payload: { paymentId: id, sleepMs: 5000 },
+      }),
+    );
+    const bounded = exampleWorker(db.sql, { commitMode, handlers, statementTimeoutMs: 300 });
+
+    // Act
+    const response = await bounded(sqsEvent([record, sqsRecordFactory(payment())]), lambdaContext());
+
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: record.messageId }] });
+    expect(await inboxRow(id)).toMatchObject({ status: 'FAILED_RETRYABLE', failure_code: 'QUERY_CANCELED' });
+    expect(await ledgerCount([id])).toBe(0);
   });
 
   it('stops starting records when the Lambda timeout is near: started ones commit, unstarted ones are reported', async () => {
@@ -485,11 +495,7 @@ describe('Function: processRecord() with a failing handler', () => {
 
   it('never acknowledges a terminal message whose quarantine row cannot be written', async () => {
     // Prepare: a handler that fails terminally, on a connection that dies right after (bookkeeping cannot run).
-    const target = new URL(db.url);
-    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
-    const viaProxy = new URL(db.url);
-    viaProxy.port = String(proxy.port);
-    const sql = postgres(viaProxy.toString(), { max: 1, onnotice: () => {}, connect_timeout: 2 });
+    const { proxy, sql, close } = await proxiedClient(db.url);
     const dying = defineHandler({
       messageType: 'DyingTerminal',
       schemaVersion: 1,
@@ -506,8 +512,7 @@ describe('Function: processRecord() with a failing handler', () => {
 
     // Act
     const result = await worker(sqsEvent([record]), lambdaContext()).catch((error: unknown) => error);
-    await sql.end({ timeout: 1 });
-    await proxy.close();
+    await close();
 
     // Assess: the record is reported (the whole batch failed, so the invocation throws); nothing is lost.
     expect(result).toBeInstanceOf(BatchFailedError);

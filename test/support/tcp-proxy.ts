@@ -1,4 +1,5 @@
 import { createServer, type Server, Socket } from 'node:net';
+import postgres from 'postgres';
 
 /** A loopback TCP proxy in front of PostgreSQL that a test can take down and bring back. */
 export interface TcpProxy {
@@ -105,5 +106,32 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
         for (const socket of [...open, ...all]) socket.destroy();
         server.close(() => resolve());
       }),
+  };
+}
+
+/**
+ * A single-connection postgres.js client to the database at `url`, through a {@link TcpProxy} the test can
+ * take down or stall. `close()` ends both.
+ */
+export async function proxiedClient(
+  url: string,
+  options: { connectTimeoutSeconds?: number } = {},
+): Promise<{ proxy: TcpProxy; sql: postgres.Sql; close(): Promise<void> }> {
+  const target = new URL(url);
+  const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
+  const viaProxy = new URL(url);
+  viaProxy.port = String(proxy.port);
+  const sql = postgres(viaProxy.toString(), {
+    max: 1,
+    onnotice: () => {},
+    connect_timeout: options.connectTimeoutSeconds ?? 2,
+  });
+  return {
+    proxy,
+    sql,
+    async close() {
+      await sql.end({ timeout: 0 }).catch(() => {});
+      await proxy.close();
+    },
   };
 }
