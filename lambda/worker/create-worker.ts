@@ -12,9 +12,12 @@ import pLimit from 'p-limit';
 import type postgres from 'postgres';
 import { BatchFailedError, ConfigError } from '../errors.ts';
 import { type BackoffSettings, backoffSeconds } from './backoff.ts';
+import { type BatchClaims, claimBatch } from './batch-claims.ts';
 import { changeVisibility } from './change-visibility.ts';
 import { DeadlineGuard } from './deadline-guard.ts';
+import { decodeRecord } from './decode-record.ts';
 import { createHandlerRegistry } from './handler-registry.ts';
+import type { InboxEntry } from './inbox.ts';
 import type { MessageHandler } from './message-handler.ts';
 import type { RecordOutcome } from './outcome.ts';
 import {
@@ -271,6 +274,43 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
     }
 
     /**
+     * Claims the inbox rows of every record that will run the usual way (a valid, due envelope whose key is
+     * unique in the batch) in one statement. Records left out — and every record when the claim cannot be
+     * made (a key in flight elsewhere) — claim one by one in their savepoints.
+     */
+    async function claimWholeBatch(tx: postgres.TransactionSql): Promise<BatchClaims | undefined> {
+      const keyCount = new Map<string, number>();
+      const decoded = records.map((record) => ({ record, decoded: decodeRecord(record, registry) }));
+      for (const { decoded: d } of decoded) {
+        const key = d.ok ? d.envelope.idempotencyKey : d.idempotencyKey;
+        if (key) keyCount.set(key, (keyCount.get(key) ?? 0) + 1);
+      }
+      const entries: InboxEntry[] = decoded.flatMap(({ record, decoded: d }) => {
+        if (!d.ok || keyCount.get(d.envelope.idempotencyKey) !== 1) return [];
+        const notBefore = d.envelope.attemptPolicy?.notBefore;
+        if (notBefore && Date.parse(notBefore) > now()) return [];
+        return [
+          {
+            consumer: options.consumer,
+            envelope: d.envelope,
+            requestHash: d.requestHash,
+            sqsMessageId: record.messageId,
+          },
+        ];
+      });
+      if (entries.length < 2) return undefined;
+      const statementTimeoutMs = Math.max(
+        100,
+        Math.min(baseDeps.statementTimeoutMs, context.getRemainingTimeInMillis() - 500),
+      );
+      return claimBatch(tx, entries, {
+        claimLockTimeoutMs: Math.min(baseDeps.claimLockTimeoutMs, statementTimeoutMs),
+        statementTimeoutMs,
+        lockTimeoutAfterClaimMs: Math.min(baseDeps.lockTimeoutMs, statementTimeoutMs),
+      });
+    }
+
+    /**
      * Per-batch commit mode: one transaction for the batch, a savepoint per record (a failed record rolls
      * back to its savepoint and is reported), one COMMIT. If the commit fails, nothing of the batch
      * happened: every record is reported retryable.
@@ -284,7 +324,15 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
         return (await withinDeadline(
           options.sql.begin(async (tx) => {
             const savepoint: TransactionRunner = (fn) => tx.savepoint(fn) as never;
-            return process({ ...baseDeps, transaction: savepoint, bookkeeping: savepoint });
+            const batchClaims = fifo ? undefined : await claimWholeBatch(tx);
+            const response = await process({
+              ...baseDeps,
+              transaction: savepoint,
+              bookkeeping: savepoint,
+              batchClaims,
+            });
+            await batchClaims?.finish();
+            return response;
           }) as Promise<SQSBatchResponse>,
           context.getRemainingTimeInMillis() - CLIENT_DEADLINE_MARGIN_MS,
         )) as SQSBatchResponse;

@@ -3,6 +3,7 @@ import type postgres from 'postgres';
 import { RetryableError } from '../errors.ts';
 import { type AttemptDefaults, applyAttemptPolicy } from './attempt-policy.ts';
 import { type BackoffSettings, backoffSeconds, MAX_VISIBILITY_SECONDS } from './backoff.ts';
+import type { BatchClaims } from './batch-claims.ts';
 import { classifyError, type Failure, truncate } from './classify-error.ts';
 import { type DecodedRecord, decodeRecord, type UndecodableRecord } from './decode-record.ts';
 import type { HandlerRegistry } from './handler-registry.ts';
@@ -37,6 +38,8 @@ export interface RecordDependencies {
   readonly statementTimeoutMs: number;
   readonly now: () => number;
   readonly random: () => number;
+  /** Per-batch mode: the claims made for the whole batch in one statement (see `batch-claims.ts`). */
+  readonly batchClaims?: BatchClaims;
 }
 
 /** State shared by the records of one invocation. */
@@ -90,6 +93,8 @@ export async function processRecord(
   const receiveCount = Number(record.attributes?.ApproximateReceiveCount) || 1;
   const sentAt = Number(record.attributes?.SentTimestamp);
   let dbTransactionMs = 0;
+  /** True when the record's inbox row was claimed with its batch (per-batch mode), not by the record. */
+  let claimedInBatch = false;
   let ids: Pick<RecordOutcome, 'messageType' | 'idempotencyKey' | 'aggregateId' | 'correlationId'> = {};
 
   // Every database call is timed and bounded by the Lambda time left (see withinDeadline).
@@ -207,19 +212,24 @@ export async function processRecord(
     const claimLockTimeout = Math.min(deps.claimLockTimeoutMs, statementTimeout);
     const lockTimeout = Math.min(deps.lockTimeoutMs, statementTimeout);
     // The claim sets the timeouts itself (see claimInbox): no statement of its own for them.
-    const claimed = claimInbox(tx, inbox, {
-      timeouts: { lockTimeoutMs: claimLockTimeout, statementTimeoutMs: statementTimeout },
-      lockTimeoutAfterClaimMs: lockTimeout,
-    }).catch((error: unknown) => {
-      if ((error as { code?: string }).code === '55P03') {
-        throw new RetryableError(
-          'IN_PROGRESS_ELSEWHERE',
-          'another delivery of this idempotency key holds its inbox row',
-          { cause: error },
-        );
-      }
-      throw error;
-    });
+    // Per-batch mode may have claimed this record with the rest of its batch already.
+    const preclaimed = deps.batchClaims?.take(record.messageId);
+    if (preclaimed) claimedInBatch = true;
+    const claimed = preclaimed
+      ? Promise.resolve(preclaimed)
+      : claimInbox(tx, inbox, {
+          timeouts: { lockTimeoutMs: claimLockTimeout, statementTimeoutMs: statementTimeout },
+          lockTimeoutAfterClaimMs: lockTimeout,
+        }).catch((error: unknown) => {
+          if ((error as { code?: string }).code === '55P03') {
+            throw new RetryableError(
+              'IN_PROGRESS_ELSEWHERE',
+              'another delivery of this idempotency key holds its inbox row',
+              { cause: error },
+            );
+          }
+          throw error;
+        });
     const claim = await claimed;
     onClaim(claim.receiveCount);
     const key = message.envelope.idempotencyKey;
@@ -249,11 +259,9 @@ export async function processRecord(
       envelope: message.envelope,
       record,
     });
-    await completeInbox(tx, {
-      consumer: deps.consumer,
-      idempotencyKey: key,
-      resultRef: result?.resultRef?.slice(0, 300) ?? null,
-    });
+    const resultRef = result?.resultRef?.slice(0, 300) ?? null;
+    if (preclaimed) deps.batchClaims?.complete(key, resultRef);
+    else await completeInbox(tx, { consumer: deps.consumer, idempotencyKey: key, resultRef });
     const kind: OutcomeResult = result?.stale ? 'STALE_VERSION_SKIPPED' : 'COMPLETED';
     return { result: kind, acknowledged: true, attempts: claim.receiveCount };
   }
@@ -313,9 +321,16 @@ export async function processRecord(
                   sqsMessageId: record.messageId,
                 }
               : undefined;
-          const counted = inbox
-            ? await countFailedAttempt(tx, inbox, failure.retryable ? 'FAILED_RETRYABLE' : 'FAILED_TERMINAL')
-            : undefined;
+          // A claim made with the batch survived the record's rollback: its attempt is already counted.
+          const counted = claimedInBatch
+            ? claimedAttempts
+            : inbox
+              ? await countFailedAttempt(
+                  tx,
+                  inbox,
+                  failure.retryable ? 'FAILED_RETRYABLE' : 'FAILED_TERMINAL',
+                )
+              : undefined;
           const decided = applyAttemptPolicy(failure, {
             policy: message.envelope?.attemptPolicy,
             attempts: counted ?? claimedAttempts ?? receiveCount,

@@ -391,12 +391,46 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     expect(committedIds.size).toBeGreaterThanOrEqual(1);
     expect(reported.size).toBeGreaterThanOrEqual(1);
     expect(committedIds.size + reported.size).toBe(10);
+    // Reported records leave no claimed or completed row behind (per-batch mode claims with the batch, then
+    // undoes the claims of records it never started); one cut by its statement timeout is FAILED_RETRYABLE.
+    const reportedRows = await db.sql`
+      select status from worker_inbox
+      where idempotency_key in ${db.sql(envelopes.filter((e) => !committedIds.has(paymentId(e))).map((e) => e.idempotencyKey as string))}
+    `;
+    expect(reportedRows.filter((row) => row.status !== 'FAILED_RETRYABLE')).toEqual([]);
     // Records are started in order: the committed ones are a prefix, the reported ones the rest.
     envelopes.forEach((envelope, index) => {
       const isCommitted = committedIds.has(paymentId(envelope));
       expect(isCommitted).toBe(index < committedIds.size);
       expect(reported.has((records[index] as { messageId: string }).messageId)).toBe(!isCommitted);
     });
+  });
+
+  it('leaves the inbox as it was for records it never started, new keys and known ones alike', async () => {
+    // Prepare: one key already known (a first delivery failed retryably), one new key; a guard longer than the
+    // time left, so no record starts.
+    const known = envelopeFactory({
+      messageType: 'AlwaysRetryable',
+      idempotencyKey: `known:${randomUUID()}`,
+      payload: {},
+    });
+    await worker(sqsEvent([sqsRecordFactory(known), sqsRecordFactory(payment())]), lambdaContext());
+    const fresh = payment();
+    const idle = exampleWorker(db.sql, { commitMode, handlers, deadlineGuardMs: 60_000 });
+
+    // Act
+    const failure = await idle(
+      sqsEvent([withReceiveCount(sqsRecordFactory(known), 2), sqsRecordFactory(fresh)]),
+      lambdaContext(),
+    ).catch((error: unknown) => error);
+
+    // Assess
+    expect((failure as Error).message).toContain('DEADLINE_DEFERRED');
+    expect(await inboxRow(known.idempotencyKey as string)).toMatchObject({
+      status: 'FAILED_RETRYABLE',
+      receive_count: 1,
+    });
+    expect(await inboxRow(fresh.idempotencyKey as string)).toBeUndefined();
   });
 
   it('guards at least 2 s by default: with 1.5 s left nothing starts and the invocation fails', async () => {

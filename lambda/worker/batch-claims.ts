@@ -1,0 +1,142 @@
+import type postgres from 'postgres';
+import type { InboxClaim, InboxEntry, InboxStatus } from './inbox.ts';
+
+/**
+ * Per-batch commit mode: the inbox rows of a whole batch claimed in ONE statement and marked COMPLETED in ONE
+ * statement, instead of a claim and a completion per record (4 round trips per record with `prepare: false`).
+ * Records then run one after another, each handler in its own savepoint; the claim survives a handler's
+ * rollback, so the attempt it counted stays counted and the failure bookkeeping only updates the row.
+ */
+export interface BatchClaims {
+  /** The claim made for `sqsMessageId`, once (undefined when the record was not claimed in the batch). */
+  take(sqsMessageId: string): InboxClaim | undefined;
+  /** Marks a taken record's row COMPLETED at {@link BatchClaims.finish} (in the same transaction). */
+  complete(idempotencyKey: string, resultRef: string | null): void;
+  /**
+   * Writes the deferred COMPLETED rows, and undoes the claims of records that never ran (the deadline guard
+   * stopped them): a row this batch inserted is deleted, an existing row gets its receive count back.
+   */
+  finish(): Promise<void>;
+}
+
+/** Timeouts the batch claim sets for the transaction (see `claimInbox`). */
+export interface BatchClaimTimeouts {
+  readonly claimLockTimeoutMs: number;
+  readonly statementTimeoutMs: number;
+  readonly lockTimeoutAfterClaimMs: number;
+}
+
+const ms = (value: number) => `${Math.max(0, Math.floor(value))}ms`;
+
+/**
+ * Claims and row-locks the inbox rows of `entries` in one statement, in key order (two batches that share
+ * keys lock them in the same order and cannot deadlock). Runs in a savepoint: when any row is held by a
+ * delivery in flight elsewhere (lock timeout) or the statement fails otherwise, nothing is claimed and
+ * `undefined` is returned — the records then claim one by one, as in per-message mode.
+ *
+ * Callers must not pass two entries with one idempotency key: a deferred COMPLETED would not be visible to
+ * the second one.
+ */
+export async function claimBatch(
+  tx: postgres.TransactionSql,
+  entries: readonly InboxEntry[],
+  timeouts: BatchClaimTimeouts,
+): Promise<BatchClaims | undefined> {
+  if (entries.length === 0) return undefined;
+  const consumer = entries[0]?.consumer as string;
+  const column = <T>(pick: (entry: InboxEntry) => T) => entries.map(pick);
+  let rows: Array<{
+    idempotency_key: string;
+    status: InboxStatus;
+    request_hash: string;
+    receive_count: number;
+    inserted: boolean;
+    failure_code: string | null;
+  }>;
+  try {
+    rows = await tx.savepoint(
+      (sp) => sp`
+        insert into worker_inbox (
+          consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id,
+          status, request_hash, started_at, receive_count, last_message_id, correlation_id
+        )
+        select ${consumer}, r.k, r.t, r.v, r.at, r.ai, 'PROCESSING', r.h, now(), 1, r.m, nullif(r.c, '')
+        from (
+          select set_config('lock_timeout', ${ms(timeouts.claimLockTimeoutMs)}, true),
+                 set_config('statement_timeout', ${ms(timeouts.statementTimeoutMs)}, true)
+        ) as timeouts,
+        unnest(
+          ${column((e) => e.envelope.idempotencyKey)}::text[],
+          ${column((e) => e.envelope.messageType)}::text[],
+          ${column((e) => e.envelope.schemaVersion)}::int[],
+          ${column((e) => e.envelope.aggregateType)}::text[],
+          ${column((e) => e.envelope.aggregateId)}::text[],
+          ${column((e) => e.requestHash)}::text[],
+          ${column((e) => e.sqsMessageId)}::text[],
+          ${column((e) => e.envelope.correlationId ?? '')}::text[]
+        ) as r(k, t, v, at, ai, h, m, c)
+        order by r.k
+        on conflict (consumer, idempotency_key) do update
+          set last_seen_at = now(),
+              receive_count = worker_inbox.receive_count + 1,
+              last_message_id = excluded.last_message_id
+        returning idempotency_key, status, request_hash, receive_count, (xmax = 0) as inserted, failure_code,
+                  set_config('lock_timeout', ${ms(timeouts.lockTimeoutAfterClaimMs)}, true) as lock_timeout
+      `,
+    );
+  } catch {
+    return undefined;
+  }
+
+  const byKey = new Map(rows.map((row) => [row.idempotency_key, row]));
+  const claims = new Map<string, { key: string; claim: InboxClaim }>();
+  for (const entry of entries) {
+    const row = byKey.get(entry.envelope.idempotencyKey);
+    if (!row) return undefined;
+    claims.set(entry.sqsMessageId, {
+      key: entry.envelope.idempotencyKey,
+      claim: {
+        status: row.status,
+        requestHash: row.request_hash,
+        receiveCount: row.receive_count,
+        inserted: row.inserted,
+        failureCode: row.failure_code,
+      },
+    });
+  }
+  const completed: Array<{ key: string; ref: string }> = [];
+
+  return {
+    take(sqsMessageId) {
+      const taken = claims.get(sqsMessageId);
+      claims.delete(sqsMessageId);
+      return taken?.claim;
+    },
+    complete(idempotencyKey, resultRef) {
+      completed.push({ key: idempotencyKey, ref: resultRef ?? '' });
+    },
+    async finish() {
+      if (completed.length > 0) {
+        await tx`
+          update worker_inbox as w
+          set status = 'COMPLETED', completed_at = now(), result_ref = nullif(r.ref, ''),
+              started_at = coalesce(w.started_at, now()), failure_code = null, failure_message = null
+          from unnest(${completed.map((c) => c.key)}::text[], ${completed.map((c) => c.ref)}::text[]) as r(k, ref)
+          where w.consumer = ${consumer} and w.idempotency_key = r.k
+        `;
+      }
+      const untaken = [...claims.values()];
+      const inserted = untaken.filter((u) => u.claim.inserted).map((u) => u.key);
+      const existing = untaken.filter((u) => !u.claim.inserted).map((u) => u.key);
+      if (inserted.length > 0) {
+        await tx`delete from worker_inbox where consumer = ${consumer} and idempotency_key = any(${inserted}::text[])`;
+      }
+      if (existing.length > 0) {
+        await tx`
+          update worker_inbox set receive_count = receive_count - 1
+          where consumer = ${consumer} and idempotency_key = any(${existing}::text[])
+        `;
+      }
+    },
+  };
+}
