@@ -15,7 +15,7 @@ import { type BackoffSettings, backoffSeconds } from './backoff.ts';
 import { type BatchClaims, claimBatch } from './batch-claims.ts';
 import { changeVisibility } from './change-visibility.ts';
 import { DeadlineGuard } from './deadline-guard.ts';
-import { decodeRecord } from './decode-record.ts';
+import { type DecodedRecord, decodeRecord, type UndecodableRecord } from './decode-record.ts';
 import { createHandlerRegistry } from './handler-registry.ts';
 import type { InboxEntry } from './inbox.ts';
 import type { MessageHandler } from './message-handler.ts';
@@ -278,15 +278,18 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
      * unique in the batch) in one statement. Records left out — and every record when the claim cannot be
      * made (a key in flight elsewhere) — claim one by one in their savepoints.
      */
-    async function claimWholeBatch(tx: postgres.TransactionSql): Promise<BatchClaims | undefined> {
+    async function claimWholeBatch(
+      tx: postgres.TransactionSql,
+      decoded: ReadonlyMap<string, DecodedRecord | UndecodableRecord>,
+    ): Promise<BatchClaims | undefined> {
       const keyCount = new Map<string, number>();
-      const decoded = records.map((record) => ({ record, decoded: decodeRecord(record, registry) }));
-      for (const { decoded: d } of decoded) {
+      for (const d of decoded.values()) {
         const key = d.ok ? d.envelope.idempotencyKey : d.idempotencyKey;
         if (key) keyCount.set(key, (keyCount.get(key) ?? 0) + 1);
       }
-      const entries: InboxEntry[] = decoded.flatMap(({ record, decoded: d }) => {
-        if (!d.ok || keyCount.get(d.envelope.idempotencyKey) !== 1) return [];
+      const entries: InboxEntry[] = records.flatMap((record) => {
+        const d = decoded.get(record.messageId);
+        if (!d?.ok || keyCount.get(d.envelope.idempotencyKey) !== 1) return [];
         const notBefore = d.envelope.attemptPolicy?.notBefore;
         if (notBefore && Date.parse(notBefore) > now()) return [];
         return [
@@ -324,12 +327,17 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
         return (await withinDeadline(
           options.sql.begin(async (tx) => {
             const savepoint: TransactionRunner = (fn) => tx.savepoint(fn) as never;
-            const batchClaims = fifo ? undefined : await claimWholeBatch(tx);
+            // Decoded once here, for the batch claim and for the records.
+            const decoded = new Map(
+              records.map((record) => [record.messageId, decodeRecord(record, registry)]),
+            );
+            const batchClaims = fifo ? undefined : await claimWholeBatch(tx, decoded);
             const response = await process({
               ...baseDeps,
               transaction: savepoint,
               bookkeeping: savepoint,
               batchClaims,
+              decoded,
             });
             await batchClaims?.finish();
             return response;

@@ -40,6 +40,8 @@ export interface RecordDependencies {
   readonly random: () => number;
   /** Per-batch mode: the claims made for the whole batch in one statement (see `batch-claims.ts`). */
   readonly batchClaims?: BatchClaims;
+  /** Per-batch mode: records already decoded for the batch claim, by SQS messageId (decoded once). */
+  readonly decoded?: ReadonlyMap<string, DecodedRecord | UndecodableRecord>;
 }
 
 /** State shared by the records of one invocation. */
@@ -133,7 +135,7 @@ export async function processRecord(
     );
   }
 
-  const decoded = decodeRecord(record, deps.registry);
+  const decoded = deps.decoded?.get(record.messageId) ?? decodeRecord(record, deps.registry);
   ids = {
     messageType: decoded.ok ? decoded.envelope.messageType : decoded.messageType,
     idempotencyKey: decoded.ok ? decoded.envelope.idempotencyKey : decoded.idempotencyKey,
