@@ -1,5 +1,6 @@
 import type postgres from 'postgres';
 import type { InboxClaim, InboxEntry, InboxStatus } from './inbox.ts';
+import type { TransactionTimeouts } from './transaction-timeouts.ts';
 
 /**
  * Per-batch commit mode: the inbox rows of a whole batch claimed in ONE statement and marked COMPLETED in ONE
@@ -19,13 +20,6 @@ export interface BatchClaims {
   finish(): Promise<void>;
 }
 
-/** Timeouts the batch claim sets for the transaction (see `claimInbox`). */
-export interface BatchClaimTimeouts {
-  readonly claimLockTimeoutMs: number;
-  readonly statementTimeoutMs: number;
-  readonly lockTimeoutAfterClaimMs: number;
-}
-
 const ms = (value: number) => `${Math.max(0, Math.floor(value))}ms`;
 
 /**
@@ -40,7 +34,7 @@ const ms = (value: number) => `${Math.max(0, Math.floor(value))}ms`;
 export async function claimBatch(
   tx: postgres.TransactionSql,
   entries: readonly InboxEntry[],
-  timeouts: BatchClaimTimeouts,
+  timeouts: TransactionTimeouts,
 ): Promise<BatchClaims | undefined> {
   if (entries.length === 0) return undefined;
   const consumer = entries[0]?.consumer as string;
@@ -81,7 +75,7 @@ export async function claimBatch(
               receive_count = worker_inbox.receive_count + 1,
               last_message_id = excluded.last_message_id
         returning idempotency_key, status, request_hash, receive_count, (xmax = 0) as inserted, failure_code,
-                  set_config('lock_timeout', ${ms(timeouts.lockTimeoutAfterClaimMs)}, true) as lock_timeout
+                  set_config('lock_timeout', ${ms(timeouts.lockTimeoutMs)}, true) as lock_timeout
       `,
     );
   } catch {

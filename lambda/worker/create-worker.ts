@@ -22,13 +22,13 @@ import type { MessageHandler } from './message-handler.ts';
 import type { RecordOutcome } from './outcome.ts';
 import {
   type BatchState,
-  CLIENT_DEADLINE_MARGIN_MS,
   processRecord,
   type RecordDependencies,
   type TransactionRunner,
 } from './process-record.ts';
 import { queueUrlFromArn } from './queue-url.ts';
 import { recordTelemetry } from './record-telemetry.ts';
+import { CLIENT_DEADLINE_MARGIN_MS, transactionTimeouts } from './transaction-timeouts.ts';
 import { withinDeadline } from './within-deadline.ts';
 
 /** Options of {@link createWorker}. Only `consumer`, `handlers` and `sql` are required. */
@@ -302,15 +302,7 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
         ];
       });
       if (entries.length < 2) return undefined;
-      const statementTimeoutMs = Math.max(
-        100,
-        Math.min(baseDeps.statementTimeoutMs, context.getRemainingTimeInMillis() - 500),
-      );
-      return claimBatch(tx, entries, {
-        claimLockTimeoutMs: Math.min(baseDeps.claimLockTimeoutMs, statementTimeoutMs),
-        statementTimeoutMs,
-        lockTimeoutAfterClaimMs: Math.min(baseDeps.lockTimeoutMs, statementTimeoutMs),
-      });
+      return claimBatch(tx, entries, transactionTimeouts(baseDeps, context.getRemainingTimeInMillis()));
     }
 
     /**

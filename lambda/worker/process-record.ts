@@ -17,6 +17,7 @@ import {
 } from './inbox.ts';
 import type { OutcomeResult, RecordOutcome } from './outcome.ts';
 import { quarantineMessage } from './quarantine.ts';
+import { CLIENT_DEADLINE_MARGIN_MS, transactionTimeouts } from './transaction-timeouts.ts';
 import { withinDeadline } from './within-deadline.ts';
 
 /** Runs `fn` in a transaction: `sql.begin` per message, or a savepoint of the batch transaction. */
@@ -51,28 +52,6 @@ export interface BatchState {
   /** Milliseconds left before the Lambda timeout. */
   remainingMs(): number;
 }
-
-/**
- * A duration setting as an inline SQL literal (`'1500ms'`), so the statement carrying it has no parameters.
- * Only whole milliseconds computed by the engine reach SQL: anything else is refused.
- */
-function millisecondsLiteral(
-  sql: postgres.TransactionSql,
-  ms: number,
-): postgres.PendingQuery<postgres.Row[]> {
-  if (!Number.isFinite(ms) || ms < 0)
-    throw new Error(`timeout must be a finite, non-negative number of ms (given ${ms})`);
-  return sql.unsafe(`'${Math.floor(ms)}ms'`);
-}
-
-/** Margin kept between a statement timeout and the Lambda timeout. */
-const TIMEOUT_MARGIN_MS = 500;
-
-/**
- * Margin kept between the client-side deadline of a database call and the Lambda timeout: smaller than
- * {@link TIMEOUT_MARGIN_MS}, so a server that answers hits its statement timeout first.
- */
-export const CLIENT_DEADLINE_MARGIN_MS = 250;
 
 type Decision = Omit<
   RecordOutcome,
@@ -184,21 +163,9 @@ export async function processRecord(
     return finish(await settleFailure(classifyError(error), decoded, attempts));
   }
 
-  /**
-   * Sets the transaction's lock and statement timeouts (statement bounded by the Lambda time left), as integer
-   * literals so the statement has no parameters and is pipelined ahead of the next one. Started at once.
-   */
-  function setTimeouts(
-    tx: postgres.TransactionSql,
-    lockTimeoutMs: number,
-    statementTimeoutMs = statementBudget(),
-  ) {
-    return tx`select set_config('lock_timeout', ${millisecondsLiteral(tx, Math.min(lockTimeoutMs, statementTimeoutMs))}, true), set_config('statement_timeout', ${millisecondsLiteral(tx, statementTimeoutMs)}, true)`.execute();
-  }
-
-  /** Statement timeout: the configured one, bounded by the Lambda time left. */
-  function statementBudget(): number {
-    return Math.max(100, Math.min(deps.statementTimeoutMs, batch.remainingMs() - TIMEOUT_MARGIN_MS));
+  /** The timeouts of a transaction that starts now (bounded by the Lambda time left). */
+  function timeouts() {
+    return transactionTimeouts(deps, batch.remainingMs());
   }
 
   /** The inbox transaction: claim, checks, effect, COMPLETED. Throws to roll back. */
@@ -208,11 +175,7 @@ export async function processRecord(
     inbox: InboxEntry,
     onClaim: (receiveCount: number) => void,
   ): Promise<Decision> {
-    // Every wait is bounded by the Lambda time left, so a stuck statement fails as retryable instead of being
-    // cut by the Lambda timeout (which would fail the whole batch).
-    const statementTimeout = statementBudget();
-    const claimLockTimeout = Math.min(deps.claimLockTimeoutMs, statementTimeout);
-    const lockTimeout = Math.min(deps.lockTimeoutMs, statementTimeout);
+    const { statementTimeoutMs, claimLockTimeoutMs, lockTimeoutMs } = timeouts();
     // The claim sets the timeouts itself (see claimInbox): no statement of its own for them.
     // Per-batch mode may have claimed this record with the rest of its batch already.
     const preclaimed = deps.batchClaims?.take(record.messageId);
@@ -220,8 +183,8 @@ export async function processRecord(
     const claimed = preclaimed
       ? Promise.resolve(preclaimed)
       : claimInbox(tx, inbox, {
-          timeouts: { lockTimeoutMs: claimLockTimeout, statementTimeoutMs: statementTimeout },
-          lockTimeoutAfterClaimMs: lockTimeout,
+          timeouts: { lockTimeoutMs: claimLockTimeoutMs, statementTimeoutMs },
+          lockTimeoutAfterClaimMs: lockTimeoutMs,
         }).catch((error: unknown) => {
           if ((error as { code?: string }).code === '55P03') {
             throw new RetryableError(
@@ -313,7 +276,11 @@ export async function processRecord(
       return await timed(() =>
         deps.bookkeeping(async (tx) => {
           // Bounded like the inbox transaction: a second copy of the message may hold the row right now.
-          await setTimeouts(tx, deps.claimLockTimeoutMs);
+          const { statementTimeoutMs, claimLockTimeoutMs } = timeouts();
+          await tx`
+            select set_config('lock_timeout', ${`${claimLockTimeoutMs}ms`}, true),
+                   set_config('statement_timeout', ${`${statementTimeoutMs}ms`}, true)
+          `;
           const inbox: InboxEntry | undefined =
             message.envelope && message.requestHash
               ? {

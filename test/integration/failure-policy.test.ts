@@ -162,6 +162,44 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     expect(quarantine).toEqual([{ reason_code: 'DOWNSTREAM_UNAVAILABLE' }]);
   });
 
+  it('freezes a key that is not yet COMPLETED when another payload reuses it: the row becomes FAILED_TERMINAL with the first hash, and neither message runs again', async () => {
+    // Prepare: message A fails retryably (row FAILED_RETRYABLE); message B reuses A's key with another payload.
+    const key = `reused:${randomUUID()}`;
+    const a = envelopeFactory({
+      messageType: 'AlwaysRetryable',
+      idempotencyKey: key,
+      payload: { note: 'a' },
+    });
+    const b = { ...a, messageId: `msg_${randomUUID()}`, payload: { note: 'b' } };
+    const recordA = sqsRecordFactory(a);
+    const recordB = sqsRecordFactory(b);
+    await worker(sqsEvent([recordA, sqsRecordFactory(payment())]), lambdaContext());
+    const hashOfA = (await inboxRow(key))?.request_hash;
+
+    // Act
+    const mismatch = await worker(sqsEvent([recordB, sqsRecordFactory(payment())]), lambdaContext());
+    const redeliveryOfA = await worker(
+      sqsEvent([withReceiveCount(recordA, 2), sqsRecordFactory(payment())]),
+      lambdaContext(),
+    );
+
+    // Assess: B quarantined as a mismatch; the row keeps A's hash, now FAILED_TERMINAL; A acknowledged without a run.
+    expect(mismatch).toEqual({ batchItemFailures: [] });
+    expect(redeliveryOfA).toEqual({ batchItemFailures: [] });
+    expect(await inboxRow(key)).toMatchObject({
+      status: 'FAILED_TERMINAL',
+      failure_code: 'IDEMPOTENCY_HASH_MISMATCH',
+      request_hash: hashOfA,
+    });
+    const quarantined = await db.sql`
+      select sqs_message_id, reason_code from worker_quarantine where idempotency_key = ${key} order by first_quarantined_at
+    `;
+    expect(quarantined).toEqual([
+      { sqs_message_id: recordB.messageId, reason_code: 'IDEMPOTENCY_HASH_MISMATCH' },
+      { sqs_message_id: recordA.messageId, reason_code: 'IDEMPOTENCY_HASH_MISMATCH' },
+    ]);
+  });
+
   it('turns a retryable failure terminal when its code is in terminalAfterCodes or retryableUntil has passed', async () => {
     // Prepare
     const listed = envelopeFactory({

@@ -1,21 +1,15 @@
-import type { CapacityResult } from '../../lib/capacity.ts';
+import type { CapacityInputs, CapacityResult } from '../../lib/capacity.ts';
 import { safeWorkerConcurrency } from '../../lib/capacity.ts';
 import { UsageError } from './errors.ts';
 import type { OpsOutput } from './output.ts';
 import { emit, table } from './output.ts';
 
 /** Inputs of `sqs-worker capacity`, as the operator gives them. */
-export interface CapacityCommandInputs {
+export interface CapacityCommandInputs extends Omit<CapacityInputs, 'dbAvailableConnections'> {
   /** max_connections of the database (or the proxy's connection budget). */
   readonly dbMaxConnections: number;
   /** Connections kept for everything else (admin, migrations, other services). @default 10, as the construct */
   readonly dbReservedConnections?: number;
-  readonly connectionsPerWorker?: number;
-  readonly dbWriteIopsBudget?: number;
-  readonly writeIopsPerMessage?: number;
-  readonly downstreamRateLimit?: number;
-  readonly callsPerMessage?: number;
-  readonly lockContentionSafeParallelism?: number;
 }
 
 /** Result of {@link capacity}. */

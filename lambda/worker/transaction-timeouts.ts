@@ -1,0 +1,37 @@
+/** Margin kept between a statement timeout and the Lambda timeout. */
+export const TIMEOUT_MARGIN_MS = 500;
+
+/**
+ * Margin kept between the client-side deadline of a database call and the Lambda timeout: smaller than
+ * {@link TIMEOUT_MARGIN_MS}, so a server that answers hits its statement timeout first.
+ */
+export const CLIENT_DEADLINE_MARGIN_MS = 250;
+
+/** The timeouts of one inbox transaction, in milliseconds. */
+export interface TransactionTimeouts {
+  /** Statement timeout: the configured one, bounded by the Lambda time left (at least 100 ms). */
+  readonly statementTimeoutMs: number;
+  /** Lock wait of the inbox claim (a copy of the message in flight elsewhere). */
+  readonly claimLockTimeoutMs: number;
+  /** Lock wait of the domain mutation. */
+  readonly lockTimeoutMs: number;
+}
+
+/**
+ * The timeouts of a transaction that starts now: every wait bounded by the Lambda time left, so a stuck
+ * statement fails as retryable instead of being cut by the Lambda timeout (which would fail the whole batch).
+ */
+export function transactionTimeouts(
+  configured: TransactionTimeouts,
+  remainingMs: number,
+): TransactionTimeouts {
+  const statementTimeoutMs = Math.max(
+    100,
+    Math.min(configured.statementTimeoutMs, remainingMs - TIMEOUT_MARGIN_MS),
+  );
+  return {
+    statementTimeoutMs,
+    claimLockTimeoutMs: Math.min(configured.claimLockTimeoutMs, statementTimeoutMs),
+    lockTimeoutMs: Math.min(configured.lockTimeoutMs, statementTimeoutMs),
+  };
+}
