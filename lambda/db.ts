@@ -1,4 +1,4 @@
-import { Signer } from '@aws-sdk/rds-signer';
+import type { Signer } from '@aws-sdk/rds-signer';
 import postgres from 'postgres';
 import type { DatabaseConfig } from './config.ts';
 
@@ -9,7 +9,8 @@ import type { DatabaseConfig } from './config.ts';
  * - `max` = the configured pool size (default 1): a Lambda environment handles one invocation at a time,
  *   and the database's connection budget is shared by every concurrent environment.
  * - `idle_timeout` closes connections of a frozen environment; `connect_timeout` bounds a dead database.
- * - With IAM auth, a fresh token is signed for every new connection (tokens live 15 minutes).
+ * - With IAM auth, a fresh token is signed for every new connection (tokens live 15 minutes); the signer (and the
+ *   SDK code it needs) is imported on the first connection, not at load time.
  * - `connection.application_name` names the worker in `pg_stat_activity`.
  */
 export function createSql(config: DatabaseConfig, options: { applicationName?: string } = {}): postgres.Sql {
@@ -24,17 +25,26 @@ export function createSql(config: DatabaseConfig, options: { applicationName?: s
   } satisfies postgres.Options<Record<string, postgres.PostgresType>>;
   if (config.kind === 'url') return postgres(config.url, common);
 
-  const signer =
-    config.auth === 'iam'
-      ? new Signer({ hostname: config.host, port: config.port, username: config.user, region: config.region })
-      : undefined;
+  let signer: Promise<Signer> | undefined;
+  const signToken = async (): Promise<string> => {
+    signer ??= import('@aws-sdk/rds-signer').then(
+      ({ Signer }) =>
+        new Signer({
+          hostname: config.host,
+          port: config.port,
+          username: config.user,
+          region: config.region,
+        }),
+    );
+    return (await signer).getAuthToken();
+  };
   return postgres({
     ...common,
     host: config.host,
     port: config.port,
     database: config.database,
     username: config.user,
-    password: signer ? () => signer.getAuthToken() : config.password,
+    password: config.auth === 'iam' ? signToken : config.password,
     ssl: config.ssl ? 'require' : false,
   });
 }

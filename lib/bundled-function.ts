@@ -1,10 +1,12 @@
+import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { AssetHashType, DockerImage, Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { type BuildOptions, buildSync } from 'esbuild';
 
 /** Root of the project (the folder holding package.json), resolved from this file. */
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -16,23 +18,47 @@ export const NODE_RUNTIME = lambda.Runtime.NODEJS_24_X;
 export const ESBUILD_TARGET = 'node24';
 
 /**
- * esbuild settings shared by every function (also used by the bundling test):
- * ESM output (top-level await works), minified, with source maps (`NODE_OPTIONS=--enable-source-maps` is set by
- * `NodejsFunction`), and the AWS SDK bundled at the version package-lock.json pins instead of the runtime's.
- * ESM bundles of CommonJS dependencies need `require`, hence the banner.
+ * esbuild settings of every function (the bench bundles with them too): ESM (top-level await works), minified,
+ * linked source maps (the functions set `NODE_OPTIONS=--enable-source-maps`), everything bundled — the AWS SDK
+ * at the version package-lock.json pins instead of the runtime's — and **code splitting**: `index.mjs` holds
+ * what loading the handler needs, and every module a handler loads with `import()` (the worker's SQS client,
+ * needed on the first backoff only, and the RDS IAM signer, needed on the first connection) goes into
+ * `chunks/`, so a cold start compiles only the code it runs. `bowser` (browser-only SDK code) is replaced by
+ * a stub (lib/bowser-stub.ts). ESM bundles of CommonJS dependencies need
+ * `require`, hence the banner.
  */
-export const BUNDLING_OPTIONS = {
-  format: nodejs.OutputFormat.ESM,
-  minify: true,
-  sourceMap: true,
-  sourcesContent: false,
-  target: ESBUILD_TARGET,
-  mainFields: ['module', 'main'],
-  externalModules: [] as string[],
-  bundleAwsSDK: true,
-  forceDockerBundling: false,
-  banner: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
-} as const satisfies nodejs.BundlingOptions;
+export function bundleOptions(entry: string, outdir: string): BuildOptions {
+  return {
+    entryPoints: { index: entry },
+    outdir,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: ESBUILD_TARGET,
+    outExtension: { '.js': '.mjs' },
+    chunkNames: 'chunks/[name]-[hash]',
+    minify: true,
+    sourcemap: 'linked',
+    sourcesContent: false,
+    mainFields: ['module', 'main'],
+    alias: { bowser: join(PROJECT_ROOT, 'lib/bowser-stub.ts') },
+    banner: {
+      js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+    },
+    logLevel: 'warning',
+  };
+}
+
+/** Files copied next to a function's code: every file of `from` whose name ends with `suffix`, into `into`. */
+export interface BundledFiles {
+  /** Absolute path of the source folder. */
+  readonly from: string;
+  /** Folder in the bundle, relative to its root. */
+  readonly into: string;
+  /** Name suffix of the files to copy, e.g. `.sql`. */
+  readonly suffix: string;
+}
 
 /** Options of {@link bundledFunction}. */
 export interface BundledFunctionOptions {
@@ -45,26 +71,55 @@ export interface BundledFunctionOptions {
   readonly memorySize?: number;
   readonly environment?: Record<string, string>;
   readonly reservedConcurrentExecutions?: number;
-  /** esbuild command hooks (the migration function copies `migrations/` next to its code). */
-  readonly commandHooks?: nodejs.ICommandHooks;
+  /** Files that travel with the code (the migration function's `migrations/`). */
+  readonly files?: readonly BundledFiles[];
 }
 
 /**
- * A `NodejsFunction` bundled by the local esbuild (no Docker): arm64, {@link NODE_RUNTIME}, in the VPC, with
- * its own log group (one month) so retention is explicit and the group is removed with the stack.
+ * A Lambda function bundled by the local esbuild (no Docker) with {@link bundleOptions}: arm64,
+ * {@link NODE_RUNTIME}, in the VPC, with its own log group (one month) so retention is explicit and the group is
+ * removed with the stack. (`NodejsFunction` always writes one `--outfile`, which rules out code splitting.)
  */
 export function bundledFunction(
   scope: Construct,
   id: string,
   options: BundledFunctionOptions,
-): nodejs.NodejsFunction {
+): lambda.Function {
   const logGroup = new logs.LogGroup(scope, `${id}Logs`, {
     retention: logs.RetentionDays.ONE_MONTH,
     removalPolicy: RemovalPolicy.DESTROY,
   });
-  const fn = new nodejs.NodejsFunction(scope, id, {
-    entry: options.entry,
-    handler: 'handler',
+  const code = lambda.Code.fromAsset(PROJECT_ROOT, {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      // Never pulled: local bundling below always succeeds or throws (esbuild is a dependency of the project).
+      image: DockerImage.fromRegistry('local-esbuild-only'),
+      // Never run either, but it names what is built: CDK caches staged assets by these options (a function such
+      // as `tryBundle` does not count), so without it every function of a stack would get the first bundle.
+      command: [
+        'esbuild',
+        relative(PROJECT_ROOT, options.entry),
+        ...(options.files ?? []).map(
+          (files) => `copy ${relative(PROJECT_ROOT, files.from)}/*${files.suffix}`,
+        ),
+      ],
+      local: {
+        tryBundle(outputDir: string): boolean {
+          buildSync(bundleOptions(options.entry, outputDir));
+          for (const files of options.files ?? []) {
+            mkdirSync(join(outputDir, files.into), { recursive: true });
+            for (const name of readdirSync(files.from).filter((file) => file.endsWith(files.suffix))) {
+              copyFileSync(join(files.from, name), join(outputDir, files.into, name));
+            }
+          }
+          return true;
+        },
+      },
+    },
+  });
+  const fn = new lambda.Function(scope, id, {
+    code,
+    handler: 'index.handler',
     description: options.description,
     runtime: NODE_RUNTIME,
     architecture: lambda.Architecture.ARM_64,
@@ -72,13 +127,10 @@ export function bundledFunction(
     timeout: options.timeout ?? Duration.seconds(30),
     vpc: options.vpc,
     vpcSubnets: options.vpcSubnets,
-    // Stack traces point at the TypeScript sources (the bundle ships index.mjs.map).
+    // Stack traces point at the TypeScript sources (the bundle ships its source maps).
     environment: { NODE_OPTIONS: '--enable-source-maps', ...options.environment },
     reservedConcurrentExecutions: options.reservedConcurrentExecutions,
     logGroup,
-    projectRoot: PROJECT_ROOT,
-    depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
-    bundling: { ...BUNDLING_OPTIONS, externalModules: [], commandHooks: options.commandHooks },
   });
   if (fn.role) {
     const reason =

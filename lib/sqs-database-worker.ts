@@ -8,7 +8,6 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import type * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as rds from 'aws-cdk-lib/aws-rds';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
@@ -56,16 +55,16 @@ export class SqsDatabaseWorker extends Construct {
   /** Dead-letter queue of the source queue. */
   readonly deadLetterQueue: sqs.Queue;
   /** The worker function. */
-  readonly workerFunction: nodejs.NodejsFunction;
+  readonly workerFunction: lambda.Function;
   /** The SQS event source of the worker. */
   readonly eventSource: SqsEventSource;
   /** Database, master secret and proxy. */
   readonly database: WorkerDatabase;
   /** The function that applies migrations on deploy, and its trigger. */
-  readonly migrationFunction: nodejs.NodejsFunction;
+  readonly migrationFunction: lambda.Function;
   readonly migrationTrigger: triggers.Trigger;
   /** The scheduled outbox relay (when `outboxRelay` is not false). */
-  readonly outboxRelayFunction: nodejs.NodejsFunction | undefined;
+  readonly outboxRelayFunction: lambda.Function | undefined;
   /** Topic that receives every alarm. */
   readonly alarmTopic: sns.ITopic;
   /** The alarms by name (DlqNotEmpty, OldestMessageAge, FunctionErrors, …). */
@@ -164,14 +163,8 @@ export class SqsDatabaseWorker extends Construct {
         WORKER_DB_USER: workerDbUser,
         MIGRATIONS_DIR: 'migrations',
       },
-      commandHooks: {
-        beforeBundling: () => [],
-        beforeInstall: () => [],
-        // The migration files travel with the code: <bundle>/migrations/NNNNN_name.sql.
-        afterBundling: (_inputDir: string, outputDir: string) => [
-          `mkdir -p "${outputDir}/migrations" && cp "${migrationsDirectory}"/*.sql "${outputDir}/migrations/"`,
-        ],
-      },
+      // The migration files travel with the code: <bundle>/migrations/NNNNN_name.sql.
+      files: [{ from: migrationsDirectory, into: 'migrations', suffix: '.sql' }],
     });
     this.database.masterSecret.grantRead(this.migrationFunction);
     this.database.instance.connections.allowDefaultPortFrom(

@@ -1,6 +1,5 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { loadConfig } from '../config.ts';
 import { createSql } from '../db.ts';
 import { caseEscalationRequested, exampleHandlers } from '../domain/index.ts';
@@ -8,6 +7,7 @@ import { httpNotificationProvider } from '../effects/http-notification-provider.
 import { createWorker } from '../worker/create-worker.ts';
 
 // Cold start: configuration is read and validated once; clients live at module scope and are reused.
+// Only what every invocation needs is imported statically (see lib/bundled-function.ts: code splitting).
 const config = loadConfig();
 const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? config.consumer });
 const metrics = new Metrics({
@@ -28,9 +28,13 @@ const handlers = config.notificationUrl
       }),
     ]
   : exampleHandlers;
-const sqs = new SQSClient(
-  config.sqsEndpoint ? { endpoint: config.sqsEndpoint, useQueueUrlAsEndpoint: false } : {},
-);
+// Made when a record first needs a backoff: most cold starts never load the SDK's SQS code (a chunk of its own).
+const sqs = async () => {
+  const { SQSClient } = await import('@aws-sdk/client-sqs');
+  return new SQSClient(
+    config.sqsEndpoint ? { endpoint: config.sqsEndpoint, useQueueUrlAsEndpoint: false } : {},
+  );
+};
 
 /** The deployable worker: the example domain on the inbox engine. */
 export const handler = createWorker({

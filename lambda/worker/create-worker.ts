@@ -6,14 +6,12 @@ import {
 } from '@aws-lambda-powertools/batch';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import pLimit from 'p-limit';
 import type postgres from 'postgres';
 import { BatchFailedError, ConfigError } from '../errors.ts';
 import { type BackoffSettings, backoffSeconds } from './backoff.ts';
 import { type BatchClaims, claimBatch } from './batch-claims.ts';
-import { changeVisibility } from './change-visibility.ts';
 import { DeadlineGuard } from './deadline-guard.ts';
 import { type DecodedRecord, decodeRecord, type UndecodableRecord } from './decode-record.ts';
 import { createHandlerRegistry } from './handler-registry.ts';
@@ -26,8 +24,8 @@ import {
   type RecordDependencies,
   type TransactionRunner,
 } from './process-record.ts';
-import { queueUrlFromArn } from './queue-url.ts';
 import { recordTelemetry } from './record-telemetry.ts';
+import { type SqsClientSource, sqsClientResolver } from './sqs-client-source.ts';
 import { CLIENT_DEADLINE_MARGIN_MS, transactionTimeouts } from './transaction-timeouts.ts';
 import { withinDeadline } from './within-deadline.ts';
 
@@ -40,8 +38,12 @@ export interface WorkerOptions {
   readonly handlers: readonly MessageHandler<any>[];
   /** The postgres.js client (module scope, `prepare: false`). */
   readonly sql: postgres.Sql;
-  /** SQS client for the backoff visibility changes. Without it, failures wait for the queue's visibility timeout. */
-  readonly sqs?: SQSClient;
+  /**
+   * SQS client for the backoff visibility changes, or a function that makes it on first use (the deployable
+   * handler imports the SDK's SQS code only when a record first needs a backoff: see {@link SqsClientSource}).
+   * Without it, failures wait for the queue's visibility timeout.
+   */
+  readonly sqs?: SqsClientSource;
   /** Powertools Logger. @default a Logger of service POWERTOOLS_SERVICE_NAME */
   readonly logger?: Logger;
   /** Powertools Metrics. @default a Metrics of namespace POWERTOOLS_METRICS_NAMESPACE (or `SqsInboxWorker`) */
@@ -122,6 +124,7 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
       namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'SqsInboxWorker',
       serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? options.consumer,
     });
+  const resolveSqs = sqsClientResolver(options.sqs, logger);
   const now = options.now ?? Date.now;
   const random = options.random ?? Math.random;
   const backoff: BackoffSettings = { baseSeconds: 2, maxSeconds: 900, ...options.backoff };
@@ -198,11 +201,9 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
           : [];
       });
       if (changes.length > 0) {
-        const queueUrl = await queueUrlFromArn(options.sqs, arn).catch((error: unknown) => {
-          logger.warn('worker_queue_url_unresolved', { eventSourceARN: arn, error: String(error) });
-          return undefined;
-        });
-        if (queueUrl) await changeVisibility(options.sqs, queueUrl, changes, logger);
+        // Loaded on the first backoff only: the SQS client code is a chunk of its own in the bundle.
+        const [{ applyBackoff }, sqs] = await Promise.all([import('./apply-backoff.ts'), resolveSqs()]);
+        if (sqs) await applyBackoff(sqs, arn, changes, logger);
       }
     }
 

@@ -12,3 +12,4 @@ export {
 } from './message-handler.ts';
 export type { OutcomeResult, RecordOutcome } from './outcome.ts';
 export { canonicalJson, requestHash } from './request-hash.ts';
+export type { SqsClientSource } from './sqs-client-source.ts';

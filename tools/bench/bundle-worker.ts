@@ -1,17 +1,31 @@
-import { mkdtemp, stat } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { build } from 'esbuild';
-import { BUNDLING_OPTIONS, PROJECT_ROOT } from '../../lib/bundled-function.ts';
+import { basename, join } from 'node:path';
+import { build, type Metafile } from 'esbuild';
+import { bundleOptions, PROJECT_ROOT } from '../../lib/bundled-function.ts';
+
+/** A chunk the bundle loads with `import()` only when some code path first needs it. */
+export interface LazyChunk {
+  /** Absolute path of the chunk file. */
+  readonly file: string;
+  /** Bytes it brings that a cold start has not loaded: the chunk and the chunks it imports statically. */
+  readonly bytes: number;
+  /** The SDK package the chunk brings (`@aws-sdk/client-sqs`, `@aws-sdk/rds-signer`), else its file name. */
+  readonly loads: string;
+}
 
 /** The worker bundle built by {@link bundleWorker}. */
 export interface WorkerBundle {
-  /** Absolute path of `index.mjs`. */
+  /** Absolute path of `index.mjs`, the entry. */
   readonly file: string;
-  /** Size of `index.mjs` in bytes (the source map is a separate file, not loaded unless enabled). */
+  /** Bytes of every `.mjs` file: what is deployed. */
   readonly bytes: number;
-  /** Size of `index.mjs.map` in bytes. */
+  /** Bytes a cold start loads: `index.mjs` and the chunks it imports statically. */
+  readonly coldBytes: number;
+  /** Bytes of the source maps (separate files, not loaded unless enabled). */
   readonly mapBytes: number;
+  /** Chunks the entry loads with `import()`, directly, largest first. */
+  readonly lazyChunks: readonly LazyChunk[];
   /** Bytes in the output per npm package (or `(project)` for our own code), largest first. */
   readonly byPackage: { name: string; bytes: number }[];
 }
@@ -24,40 +38,81 @@ export function packageOf(input: string): string {
   return scope?.startsWith('@') ? `${scope}/${name}` : (scope ?? '(project)');
 }
 
+/** Bytes per package of some outputs of a metafile, largest first. */
+function packagesOf(outputs: readonly Metafile['outputs'][string][]): { name: string; bytes: number }[] {
+  const totals = new Map<string, number>();
+  for (const output of outputs) {
+    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+      const name = packageOf(input);
+      totals.set(name, (totals.get(name) ?? 0) + bytesInOutput);
+    }
+  }
+  return [...totals].map(([name, bytes]) => ({ name, bytes })).sort((a, b) => b.bytes - a.bytes);
+}
+
 /**
- * Bundles `lambda/handlers/worker.ts` with esbuild the way the CDK `NodejsFunction` of the stack does
- * (`BUNDLING_OPTIONS` of lib/bundled-function.ts: ESM, minified, its Node target, everything bundled
- * including the AWS SDK, the `require` banner, a linked source map), into a temp folder.
+ * The outputs `from` loads as soon as it is imported: itself and, transitively, what it imports statically.
+ * Keys are output paths as the metafile writes them (relative to the working directory).
+ */
+function staticClosure(metafile: Metafile, from: string): Set<string> {
+  const seen = new Set<string>([from]);
+  const pending = [from];
+  for (let path = pending.pop(); path !== undefined; path = pending.pop()) {
+    for (const imported of metafile.outputs[path]?.imports ?? []) {
+      if (imported.kind === 'import-statement' && !imported.external && !seen.has(imported.path)) {
+        seen.add(imported.path);
+        pending.push(imported.path);
+      }
+    }
+  }
+  return seen;
+}
+
+/**
+ * Bundles `lambda/handlers/worker.ts` exactly as the stack does (`bundleOptions` of lib/bundled-function.ts:
+ * ESM, minified, code splitting, linked source maps, everything bundled including the AWS SDK) into a temp
+ * folder, and measures it: deployed bytes, bytes a cold start loads, and the chunks loaded later on first use.
  */
 export async function bundleWorker(): Promise<WorkerBundle> {
   const outdir = await mkdtemp(join(tmpdir(), 'sqs-inbox-worker-bench-bundle-'));
-  const file = join(outdir, 'index.mjs');
   const result = await build({
-    entryPoints: [join(PROJECT_ROOT, 'lambda/handlers/worker.ts')],
-    outfile: file,
-    bundle: true,
-    platform: 'node',
-    format: BUNDLING_OPTIONS.format,
-    target: BUNDLING_OPTIONS.target,
-    minify: BUNDLING_OPTIONS.minify,
-    sourcemap: BUNDLING_OPTIONS.sourceMap ? 'linked' : false,
-    sourcesContent: BUNDLING_OPTIONS.sourcesContent,
-    mainFields: [...BUNDLING_OPTIONS.mainFields],
-    external: [...BUNDLING_OPTIONS.externalModules],
-    banner: { js: BUNDLING_OPTIONS.banner },
+    ...bundleOptions(join(PROJECT_ROOT, 'lambda/handlers/worker.ts'), outdir),
     metafile: true,
+    absWorkingDir: outdir,
     logLevel: 'silent',
   });
-  const output = Object.values(result.metafile.outputs).find((entry) => entry.entryPoint);
-  const totals = new Map<string, number>();
-  for (const [input, { bytesInOutput }] of Object.entries(output?.inputs ?? {})) {
-    const name = packageOf(input);
-    totals.set(name, (totals.get(name) ?? 0) + bytesInOutput);
+  const { metafile } = result;
+  const scripts = Object.entries(metafile.outputs).filter(([path]) => path.endsWith('.mjs'));
+  const entry = scripts.find(([path]) => path === 'index.mjs')?.[0];
+  if (!entry) throw new Error(`esbuild wrote no entry output into ${outdir}`);
+  const cold = staticClosure(metafile, entry);
+  const lazy = new Set<string>();
+  for (const path of cold) {
+    for (const imported of metafile.outputs[path]?.imports ?? []) {
+      if (imported.kind === 'dynamic-import' && !imported.external && !cold.has(imported.path)) {
+        lazy.add(imported.path);
+      }
+    }
   }
+  const bytesOf = (paths: Iterable<string>) =>
+    [...paths].reduce((sum, path) => sum + (metafile.outputs[path]?.bytes ?? 0), 0);
   return {
-    file,
-    bytes: (await stat(file)).size,
-    mapBytes: (await stat(`${file}.map`)).size,
-    byPackage: [...totals].map(([name, bytes]) => ({ name, bytes })).sort((a, b) => b.bytes - a.bytes),
+    file: join(outdir, basename(entry)),
+    bytes: bytesOf(scripts.map(([path]) => path)),
+    coldBytes: bytesOf(cold),
+    mapBytes: bytesOf(Object.keys(metafile.outputs).filter((path) => path.endsWith('.map'))),
+    lazyChunks: [...lazy]
+      .map((path) => ({
+        file: join(outdir, path),
+        // What the chunk brings, with what it imports statically (shared chunks included).
+        bytes: bytesOf(new Set([...staticClosure(metafile, path)].filter((p) => !cold.has(p)))),
+        loads:
+          packagesOf([...staticClosure(metafile, path)].flatMap((p) => metafile.outputs[p] ?? [])).find(
+            (entryOf) =>
+              entryOf.name.startsWith('@aws-sdk/client-') || entryOf.name === '@aws-sdk/rds-signer',
+          )?.name ?? basename(path),
+      }))
+      .sort((a, b) => b.bytes - a.bytes),
+    byPackage: packagesOf(scripts.map(([, output]) => output)),
   };
 }

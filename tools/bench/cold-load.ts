@@ -1,13 +1,24 @@
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
+import type { WorkerBundle } from './bundle-worker.ts';
 import { median } from './statistics.ts';
+
+/** What loading a lazy part of the bundle adds to a warm process, in milliseconds (median over the runs). */
+export interface LazyLoad {
+  /** The SDK package the part brings, e.g. `@aws-sdk/client-sqs`. */
+  readonly loads: string;
+  readonly bytes: number;
+  readonly extraMs: number;
+}
 
 /** Cold-load timings of {@link coldLoad}, medians over the runs, in milliseconds. */
 export interface ColdLoad {
   readonly bareNodeMs: number;
   readonly bundleMs: number;
   readonly bundleWithSourceMapsMs: number;
+  /** The parts loaded on first use (first backoff, first IAM-authenticated connection). */
+  readonly lazy: readonly LazyLoad[];
   readonly runs: number;
 }
 
@@ -43,31 +54,53 @@ function timeNode(args: string[], env: Record<string, string>): Promise<number> 
   });
 }
 
+/** A module script that imports the bundle's entry (checking that it exports `handler`), then `chunks`. */
+function loader(entry: string, chunks: readonly string[] = []): string[] {
+  const href = (file: string) => JSON.stringify(pathToFileURL(file).href);
+  const imports = chunks.map((chunk) => `await import(${href(chunk)});`).join(' ');
+  return [
+    '--input-type=module',
+    '-e',
+    `const m = await import(${href(entry)}); if (typeof m.handler !== 'function') process.exit(3); ${imports}`,
+  ];
+}
+
 /**
- * Median wall time of `runs` fresh `node` processes that import the bundle (and check that it exports a
- * `handler` function), beside `runs` bare `node -e 0` starts; also with `--enable-source-maps`, which the
- * stack sets on its functions. The three kinds are interleaved so that machine noise spreads evenly.
+ * Median wall time of `runs` fresh `node` processes that import the bundle's entry, beside `runs` bare
+ * `node -e 0` starts; also with `--enable-source-maps`, which the stack sets on its functions; and, per lazy
+ * part of the bundle, what importing its chunks after the entry adds. The kinds are interleaved so that machine
+ * noise spreads evenly.
  */
-export async function coldLoad(bundleFile: string, runs = 5): Promise<ColdLoad> {
-  const load = `const m = await import(${JSON.stringify(pathToFileURL(bundleFile).href)}); if (typeof m.handler !== 'function') process.exit(3);`;
+export async function coldLoad(bundle: WorkerBundle, runs = 5): Promise<ColdLoad> {
+  const parts = new Map<string, { files: string[]; bytes: number }>();
+  for (const chunk of bundle.lazyChunks) {
+    const part = parts.get(chunk.loads) ?? { files: [], bytes: 0 };
+    part.files.push(chunk.file);
+    part.bytes = Math.max(part.bytes, chunk.bytes); // a part's chunks share most of their code
+    parts.set(chunk.loads, part);
+  }
   const bare: number[] = [];
-  const bundle: number[] = [];
+  const entry: number[] = [];
   const withMaps: number[] = [];
-  await timeNode(['--input-type=module', '-e', load], LOAD_ENV); // file cache warm, as on a warm Lambda host
+  const lazy = new Map<string, number[]>([...parts.keys()].map((name) => [name, []]));
+  await timeNode(loader(bundle.file), LOAD_ENV); // file cache warm, as on a warm Lambda host
   for (let run = 0; run < runs; run += 1) {
     bare.push(await timeNode(['-e', '0'], {}));
-    bundle.push(await timeNode(['--input-type=module', '-e', load], LOAD_ENV));
-    withMaps.push(
-      await timeNode(['--input-type=module', '-e', load], {
-        ...LOAD_ENV,
-        NODE_OPTIONS: '--enable-source-maps',
-      }),
-    );
+    entry.push(await timeNode(loader(bundle.file), LOAD_ENV));
+    withMaps.push(await timeNode(loader(bundle.file), { ...LOAD_ENV, NODE_OPTIONS: '--enable-source-maps' }));
+    for (const [name, part] of parts)
+      lazy.get(name)?.push(await timeNode(loader(bundle.file, part.files), LOAD_ENV));
   }
+  const bundleMs = median(entry);
   return {
     bareNodeMs: median(bare),
-    bundleMs: median(bundle),
+    bundleMs,
     bundleWithSourceMapsMs: median(withMaps),
+    lazy: [...parts].map(([loads, part]) => ({
+      loads,
+      bytes: part.bytes,
+      extraMs: median(lazy.get(loads) ?? []) - bundleMs,
+    })),
     runs,
   };
 }

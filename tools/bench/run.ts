@@ -144,7 +144,7 @@ try {
 
   log(`[${since(started)}] bundling the worker and timing its cold load`);
   const bundle = await bundleWorker();
-  const cold = await coldLoad(bundle.file);
+  const cold = await coldLoad(bundle);
 
   const report = { results, bundle, coldLoad: cold, slowCommit, commitLatencyMs };
   console.log(
