@@ -23,39 +23,61 @@ import { coldLoad } from './cold-load.ts';
 import { renderBundle, renderTargets, renderThroughput } from './render-report.ts';
 import { startRoundTripProxy } from './round-trip-proxy.ts';
 
-const { values } = parseArgs({
-  options: {
-    messages: { type: 'string', default: '2000' },
-    rounds: { type: 'string', default: '3' },
-    warmup: { type: 'string', default: '200' },
-    concurrency: { type: 'string', default: '1,2,4' },
-    'commit-latency-ms': { type: 'string', default: '2' },
-  },
-});
+const USAGE = `usage: npm run bench [-- options]
+  --messages N            measured messages per configuration (default 2000, at least 10)
+  --warmup N              warm-up messages before each configuration (default 200)
+  --rounds N              interleaved rounds, the median is shown (default 3, 1 to 9)
+  --concurrency LIST      environments at once, comma-separated (default 1,2,4)
+  --commit-latency-ms N   modelled commit latency of the second pass, 0 skips it (default 2)
+  --help                  this text`;
+
+/** Prints what was wrong with the options and the usage, and exits 2 (nothing has started yet). */
+function usageError(message: string): never {
+  process.stderr.write(`bench: ${message}\n${USAGE}\n`);
+  process.exit(2);
+}
+
+let values: Record<string, string | boolean | undefined>;
+try {
+  ({ values } = parseArgs({
+    options: {
+      messages: { type: 'string', default: '2000' },
+      rounds: { type: 'string', default: '3' },
+      warmup: { type: 'string', default: '200' },
+      concurrency: { type: 'string', default: '1,2,4' },
+      'commit-latency-ms': { type: 'string', default: '2' },
+      help: { type: 'boolean', default: false },
+    },
+  }));
+} catch (error) {
+  usageError((error as Error).message);
+}
+if (values.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
 const messages = Number(values.messages);
 const warmupMessages = Number(values.warmup);
 const concurrencies = String(values.concurrency).split(',').map(Number);
 const rounds = Number(values.rounds);
 if (!(Number.isInteger(rounds) && rounds >= 1 && rounds <= 9)) {
-  throw new Error(`--rounds must be a whole number from 1 to 9 (given ${values.rounds})`);
+  usageError(`--rounds must be a whole number from 1 to 9 (given ${values.rounds})`);
 }
 const commitLatencyMs = Number(values['commit-latency-ms']);
 if (!(Number.isFinite(commitLatencyMs) && commitLatencyMs >= 0 && commitLatencyMs <= 100)) {
-  throw new Error(
+  usageError(
     `--commit-latency-ms must be a number from 0 (skip that pass) to 100 (given ${values['commit-latency-ms']})`,
   );
 }
 if (
   !(Number.isInteger(messages) && messages >= 10 && Number.isInteger(warmupMessages) && warmupMessages >= 0)
 ) {
-  throw new Error(
+  usageError(
     `--messages must be a whole number ≥ 10 and --warmup ≥ 0 (given ${values.messages}, ${values.warmup})`,
   );
 }
 if (!concurrencies.every((c) => Number.isInteger(c) && c >= 1 && c <= 64)) {
-  throw new Error(
-    `--concurrency must list whole numbers from 1 to 64, e.g. 1,2,4 (given ${values.concurrency})`,
-  );
+  usageError(`--concurrency must list whole numbers from 1 to 64, e.g. 1,2,4 (given ${values.concurrency})`);
 }
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
