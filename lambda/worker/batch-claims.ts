@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
 import type { InboxClaim, InboxEntry, InboxStatus } from './inbox.ts';
-import type { TransactionTimeouts } from './transaction-timeouts.ts';
+import { settingMs, type TransactionTimeouts } from './transaction-timeouts.ts';
 
 /**
  * Per-batch commit mode: the inbox rows of a whole batch claimed in ONE statement and marked COMPLETED in ONE
@@ -19,8 +19,6 @@ export interface BatchClaims {
    */
   finish(): Promise<void>;
 }
-
-const ms = (value: number) => `${Math.max(0, Math.floor(value))}ms`;
 
 /**
  * Claims and row-locks the inbox rows of `entries` in one statement, in key order (two batches that share
@@ -56,8 +54,8 @@ export async function claimBatch(
         )
         select ${consumer}, r.k, r.t, r.v, r.at, r.ai, 'PROCESSING', r.h, now(), 1, r.m, nullif(r.c, '')
         from (
-          select set_config('lock_timeout', ${ms(timeouts.claimLockTimeoutMs)}, true),
-                 set_config('statement_timeout', ${ms(timeouts.statementTimeoutMs)}, true)
+          select set_config('lock_timeout', ${settingMs(timeouts.claimLockTimeoutMs)}, true),
+                 set_config('statement_timeout', ${settingMs(timeouts.statementTimeoutMs)}, true)
         ) as timeouts,
         unnest(
           ${column((e) => e.envelope.idempotencyKey)}::text[],
@@ -75,7 +73,7 @@ export async function claimBatch(
               receive_count = worker_inbox.receive_count + 1,
               last_message_id = excluded.last_message_id
         returning idempotency_key, status, request_hash, receive_count, (xmax = 0) as inserted, failure_code,
-                  set_config('lock_timeout', ${ms(timeouts.lockTimeoutMs)}, true) as lock_timeout
+                  set_config('lock_timeout', ${settingMs(timeouts.lockTimeoutMs)}, true) as lock_timeout
       `,
     );
   } catch {

@@ -1,5 +1,6 @@
 import type postgres from 'postgres';
 import type { Envelope } from './envelope.ts';
+import { settingMs, type TransactionTimeouts } from './transaction-timeouts.ts';
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
@@ -32,35 +33,24 @@ export interface InboxEntry {
  * transaction claiming the same key blocks on the row until this one ends, then sees its committed status.
  * Run it inside the transaction that applies the effect.
  *
- * Timeouts ride in the same statement, so the claim costs no statement of its own for them (measured: a
- * separate `set_config` statement, even pipelined, cost ~8 % of per-message throughput):
- * - `timeouts` are set by the row source of the INSERT … SELECT, which is evaluated before the row is
- *   inserted, i.e. before any lock wait: the claim waits at most `lockTimeoutMs` for a copy in flight, and
- *   `statementTimeoutMs` applies to every later statement of the transaction;
- * - `lockTimeoutAfterClaimMs` is set in RETURNING, evaluated once the insert or the conflict update holds the
- *   row: what follows (the domain mutation) waits under it.
+ * The timeouts ride in the same statement, so the claim costs no statement of its own for them (measured: a
+ * separate `set_config` statement, even pipelined, cost ~8 % of per-message throughput), and it is one template
+ * (no fragments: each is a query object postgres.js builds per call):
+ * - `claimLockTimeoutMs` and `statementTimeoutMs` are set by the row source of the INSERT … SELECT, which is
+ *   evaluated before the row is inserted, i.e. before any lock wait: the claim waits at most
+ *   `claimLockTimeoutMs` for a copy in flight, and `statementTimeoutMs` applies to every later statement of the
+ *   transaction;
+ * - `lockTimeoutMs` is set in RETURNING, evaluated once the insert or the conflict update holds the row: what
+ *   follows (the domain mutation) waits under it.
  * `set_config(…, true)` is transaction-scoped (like SET LOCAL): nothing outlives the transaction on a pooled
  * or proxied connection.
  */
 export async function claimInbox(
   sql: postgres.TransactionSql,
   entry: InboxEntry,
-  options: {
-    timeouts?: { readonly lockTimeoutMs: number; readonly statementTimeoutMs: number };
-    lockTimeoutAfterClaimMs?: number;
-  } = {},
+  timeouts: TransactionTimeouts,
 ): Promise<InboxClaim> {
   const e = entry.envelope;
-  const ms = (value: number) => `${Math.max(0, Math.floor(value))}ms`;
-  const source = options.timeouts
-    ? sql`(
-        select set_config('lock_timeout', ${ms(options.timeouts.lockTimeoutMs)}, true),
-               set_config('statement_timeout', ${ms(options.timeouts.statementTimeoutMs)}, true)
-      ) as timeouts`
-    : sql`(select) as timeouts`;
-  const after = options.lockTimeoutAfterClaimMs;
-  const setLockTimeout =
-    after === undefined ? sql`` : sql`, set_config('lock_timeout', ${ms(after)}, true) as lock_timeout`;
   const [row] = await sql<
     {
       status: InboxStatus;
@@ -77,12 +67,16 @@ export async function claimInbox(
     select
       ${entry.consumer}, ${e.idempotencyKey}, ${e.messageType}, ${e.schemaVersion}::int, ${e.aggregateType},
       ${e.aggregateId}, 'PROCESSING', ${entry.requestHash}, now(), 1, ${entry.sqsMessageId}, ${e.correlationId ?? null}
-    from ${source}
+    from (
+      select set_config('lock_timeout', ${settingMs(timeouts.claimLockTimeoutMs)}, true),
+             set_config('statement_timeout', ${settingMs(timeouts.statementTimeoutMs)}, true)
+    ) as timeouts
     on conflict (consumer, idempotency_key) do update
       set last_seen_at = now(),
           receive_count = worker_inbox.receive_count + 1,
           last_message_id = excluded.last_message_id
-    returning status, request_hash, receive_count, (xmax = 0) as inserted, failure_code ${setLockTimeout}
+    returning status, request_hash, receive_count, (xmax = 0) as inserted, failure_code,
+              set_config('lock_timeout', ${settingMs(timeouts.lockTimeoutMs)}, true) as lock_timeout
   `;
   if (!row) throw new Error('inbox claim returned no row');
   return {

@@ -175,17 +175,13 @@ export async function processRecord(
     inbox: InboxEntry,
     onClaim: (receiveCount: number) => void,
   ): Promise<Decision> {
-    const { statementTimeoutMs, claimLockTimeoutMs, lockTimeoutMs } = timeouts();
     // The claim sets the timeouts itself (see claimInbox): no statement of its own for them.
     // Per-batch mode may have claimed this record with the rest of its batch already.
     const preclaimed = deps.batchClaims?.take(record.messageId);
     if (preclaimed) claimedInBatch = true;
     const claimed = preclaimed
       ? Promise.resolve(preclaimed)
-      : claimInbox(tx, inbox, {
-          timeouts: { lockTimeoutMs: claimLockTimeoutMs, statementTimeoutMs },
-          lockTimeoutAfterClaimMs: lockTimeoutMs,
-        }).catch((error: unknown) => {
+      : claimInbox(tx, inbox, timeouts()).catch((error: unknown) => {
           if ((error as { code?: string }).code === '55P03') {
             throw new RetryableError(
               'IN_PROGRESS_ELSEWHERE',

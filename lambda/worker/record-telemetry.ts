@@ -13,6 +13,26 @@ export const OUTCOME_METRICS: Record<OutcomeResult, string> = {
   DEADLINE_DEFERRED: 'DeadlineDeferred',
 };
 
+/** The outcome's fields in the record's log line, in this order (after `queue`). */
+const LOGGED_FIELDS = [
+  'messageId',
+  'messageType',
+  'idempotencyKey',
+  'aggregateId',
+  'correlationId',
+  'receiveCount',
+  'attempts',
+  'processingMs',
+  'dbTransactionMs',
+  'messageAgeMs',
+  'result',
+  'acknowledged',
+  'failureCode',
+  'failureMessage',
+  'quarantined',
+  'visibilitySeconds',
+] as const satisfies readonly (keyof RecordOutcome)[];
+
 /**
  * Writes the one structured log line of a record (the pattern document's fields, §23) and its EMF metrics:
  * one count for its result, plus HashMismatch and Quarantined when they apply, and ProcessingMs,
@@ -22,25 +42,13 @@ export function recordTelemetry(
   outcome: RecordOutcome,
   sinks: { logger: Logger; metrics: Metrics; queue: string },
 ): void {
-  const fields = {
-    queue: sinks.queue,
-    messageId: outcome.messageId,
-    messageType: outcome.messageType,
-    idempotencyKey: outcome.idempotencyKey,
-    aggregateId: outcome.aggregateId,
-    correlationId: outcome.correlationId,
-    receiveCount: outcome.receiveCount,
-    attempts: outcome.attempts,
-    processingMs: outcome.processingMs,
-    dbTransactionMs: outcome.dbTransactionMs,
-    messageAgeMs: outcome.messageAgeMs,
-    result: outcome.result,
-    acknowledged: outcome.acknowledged,
-    failureCode: outcome.failureCode,
-    failureMessage: outcome.failureMessage,
-    quarantined: outcome.quarantined,
-    visibilitySeconds: outcome.visibilitySeconds,
-  };
+  // Only the fields that have a value: the Logger drops undefined ones from the line anyway, and each key
+  // it is given costs it a merge and a copy.
+  const fields: Record<string, unknown> = { queue: sinks.queue };
+  for (const key of LOGGED_FIELDS) {
+    const value = outcome[key];
+    if (value !== undefined) fields[key] = value;
+  }
   const message = `worker_message_${outcome.result.toLowerCase()}`;
   if (outcome.result === 'TERMINAL_FAILURE') sinks.logger.error(message, fields);
   else if (outcome.result === 'RETRYABLE_FAILURE') sinks.logger.warn(message, fields);

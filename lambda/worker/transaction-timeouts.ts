@@ -35,3 +35,8 @@ export function transactionTimeouts(
     lockTimeoutMs: Math.min(configured.lockTimeoutMs, statementTimeoutMs),
   };
 }
+
+/** A timeout as `set_config` takes it: whole milliseconds, never negative (`'1500ms'`). */
+export function settingMs(value: number): string {
+  return `${Math.max(0, Math.floor(value))}ms`;
+}

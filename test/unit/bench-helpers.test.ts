@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { packageOf } from '../../tools/bench/bundle-worker.ts';
 import { BurstCounter } from '../../tools/bench/burst-counter.ts';
+import { StatementCounter } from '../../tools/bench/statement-counter.ts';
 import { formatMs, formatRatio, median, percentile } from '../../tools/bench/statistics.ts';
 
 describe('Function: percentile()', () => {
@@ -73,5 +74,50 @@ describe('Function: packageOf()', () => {
       packageOf('node_modules/@smithy/core/node_modules/@smithy/util/dist/a.js'),
       packageOf('lambda/worker/inbox.ts'),
     ]).toEqual(['zod', '@aws-sdk/client-sqs', '@smithy/util', '(project)']);
+  });
+});
+
+/** One frontend protocol message: a type byte (omitted for startup messages), a length, a body. */
+function message(type: string | undefined, body: number[]): number[] {
+  const length = body.length + 4;
+  const header = [(length >>> 24) & 255, (length >>> 16) & 255, (length >>> 8) & 255, length & 255];
+  return [...(type ? [type.charCodeAt(0)] : []), ...header, ...body];
+}
+
+describe('Class: StatementCounter', () => {
+  // SSLRequest, then a startup message, a password, one extended-protocol statement (Parse, Describe, Flush,
+  // Bind, Execute, Sync) and one simple-protocol Query: 2 statements.
+  const text = (value: string) => [...Buffer.from(`${value}\0`)];
+  const stream = [
+    ...message(undefined, [0x04, 0xd2, 0x16, 0x2f]),
+    ...message(undefined, [0, 3, 0, 0, ...text('user'), ...text('bench'), 0]),
+    ...message('p', text('secret')),
+    ...message('P', [...text(''), ...text('select $1::int'), 0, 0]),
+    ...message('D', [0x53, 0]),
+    ...message('H', []),
+    ...message('B', [0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0x31, 0, 0]),
+    ...message('E', [0, 0, 0, 0, 0]),
+    ...message('S', []),
+    ...message('Q', text('commit')),
+  ];
+
+  it('counts Parse and Query messages, not the other messages of a statement or the startup', () => {
+    const counter = new StatementCounter();
+
+    counter.feed(Uint8Array.from(stream));
+
+    expect(counter.statements).toBe(2);
+  });
+
+  it('counts the same however the stream is split into chunks', () => {
+    const counts = new Set<number>();
+    for (let size = 1; size <= 13; size += 1) {
+      const counter = new StatementCounter();
+      for (let at = 0; at < stream.length; at += size)
+        counter.feed(Uint8Array.from(stream.slice(at, at + size)));
+      counts.add(counter.statements);
+    }
+
+    expect([...counts]).toEqual([2]);
   });
 });

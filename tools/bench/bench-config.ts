@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type postgres from 'postgres';
-import { type BenchMode, benchLane, type StatementCounter } from './bench-lanes.ts';
+import { type BenchMode, benchLane } from './bench-lanes.ts';
 import { caseIds, chunk, deadlineRecords } from './bench-messages.ts';
 import type { RoundTripProxy } from './round-trip-proxy.ts';
 import { runLanes } from './run-lanes.ts';
@@ -20,7 +20,7 @@ export interface ConfigResult {
   readonly p99Ms: number;
   /** Client write bursts that follow a server response, per message (counted by the proxy). */
   readonly roundTripsPerMessage: number;
-  /** Statements sent, per message (postgres.js `debug`). */
+  /** Statements sent, per message (Parse and Query messages, counted by the proxy). */
   readonly statementsPerMessage: number;
 }
 
@@ -52,22 +52,18 @@ export async function benchConfig(input: {
 
   const batches = chunk(deadlineRecords(prefix, total), BATCH_SIZE);
   const warmupBatches = Math.ceil(input.warmupMessages / BATCH_SIZE);
-  const counter: StatementCounter = { statements: 0 };
-  const lanes = Array.from({ length: input.concurrency }, () =>
-    benchLane(input.mode, input.proxiedUrl, counter),
-  );
-  let roundTripsBefore = 0;
+  const lanes = Array.from({ length: input.concurrency }, () => benchLane(input.mode, input.proxiedUrl));
+  let before = { roundTrips: 0, statements: 0 };
   try {
     const run = await runLanes({
       lanes,
       warmup: batches.slice(0, warmupBatches),
       measured: batches.slice(warmupBatches),
       beforeMeasure: async () => {
-        counter.statements = 0;
-        roundTripsBefore = await input.proxy.roundTrips();
+        before = await input.proxy.counts();
       },
     });
-    const roundTrips = (await input.proxy.roundTrips()) - roundTripsBefore;
+    const after = await input.proxy.counts();
     return {
       mode: input.mode,
       concurrency: input.concurrency,
@@ -76,8 +72,8 @@ export async function benchConfig(input: {
       messagesPerSecond: run.messages / (run.elapsedMs / 1000),
       p50Ms: percentile(run.latencies, 50),
       p99Ms: percentile(run.latencies, 99),
-      roundTripsPerMessage: roundTrips / run.messages,
-      statementsPerMessage: counter.statements / run.messages,
+      roundTripsPerMessage: (after.roundTrips - before.roundTrips) / run.messages,
+      statementsPerMessage: (after.statements - before.statements) / run.messages,
     };
   } finally {
     await Promise.all(lanes.map((lane) => lane.close()));

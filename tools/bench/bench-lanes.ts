@@ -10,19 +10,14 @@ import type { Lane } from './run-lanes.ts';
 /** What is benchmarked: the raw baseline or the worker in one of its commit modes. */
 export type BenchMode = 'baseline' | 'per-message' | 'per-batch';
 
-/** Statements sent by every lane's client, counted through postgres.js's `debug` hook. */
-export interface StatementCounter {
-  statements: number;
-}
-
 /** Consumer name of the bench's inbox rows. */
 export const BENCH_CONSUMER = 'bench-worker';
 
 /**
- * A postgres.js client as a Lambda environment has it (`lambda/db.ts`: pool of 1, `prepare: false`), that
- * counts each statement it sends into `counter`.
+ * A postgres.js client as a Lambda environment has it (`lambda/db.ts`: pool of 1, `prepare: false`). No `debug`
+ * hook: it records a stack trace per query, a client cost production does not have (the proxy counts statements).
  */
-function laneClient(url: string, counter: StatementCounter): postgres.Sql {
+function laneClient(url: string): postgres.Sql {
   return postgres(url, {
     prepare: false,
     max: 1,
@@ -30,9 +25,6 @@ function laneClient(url: string, counter: StatementCounter): postgres.Sql {
     connect_timeout: 5,
     onnotice: () => {},
     connection: { application_name: 'sqs-inbox-worker-bench' },
-    debug: () => {
-      counter.statements += 1;
-    },
   });
 }
 
@@ -41,8 +33,8 @@ function laneClient(url: string, counter: StatementCounter): postgres.Sql {
  * the example domain, as Lambda would (an SQS event and a context with a 30 s timeout); a batch with any
  * failure aborts the bench, so every figure is of fully processed messages.
  */
-export function benchLane(mode: BenchMode, url: string, counter: StatementCounter): Lane {
-  const sql = laneClient(url, counter);
+export function benchLane(mode: BenchMode, url: string): Lane {
+  const sql = laneClient(url);
   if (mode === 'baseline') {
     return {
       process: (batch) => rawBaseline(sql, BENCH_CONSUMER, batch),

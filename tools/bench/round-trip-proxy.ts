@@ -5,14 +5,17 @@ import { Worker } from 'node:worker_threads';
 export interface RoundTripProxy {
   /** Loopback port to connect to instead of the database's. */
   readonly port: number;
-  /** Round trips (client write bursts that follow a server response) over every connection so far. */
-  roundTrips(): Promise<number>;
+  /**
+   * Over every connection so far: round trips (client write bursts that follow a server response) and
+   * statements (Parse and Query messages, read off the wire).
+   */
+  counts(): Promise<{ roundTrips: number; statements: number }>;
   close(): Promise<void>;
 }
 
 /**
- * Starts the counting proxy on its own thread, forwarding to `target`. Counting is by traffic order only,
- * so it does not depend on the PostgreSQL protocol: `BEGIN`, a pipelined set of statements, and the
+ * Starts the counting proxy on its own thread, forwarding to `target`. Round trips are counted by traffic order
+ * only, so they do not depend on the PostgreSQL protocol: `BEGIN`, a pipelined set of statements, and the
  * describe + execute halves of an unprepared parameterized statement are counted as the network sees them.
  */
 export async function startRoundTripProxy(target: { host: string; port: number }): Promise<RoundTripProxy> {
@@ -23,11 +26,11 @@ export async function startRoundTripProxy(target: { host: string; port: number }
   const [ready] = (await once(worker, 'message')) as [{ port: number }];
   return {
     port: ready.port,
-    async roundTrips() {
-      const reply = once(worker, 'message') as Promise<[{ bursts: number }]>;
+    async counts() {
+      const reply = once(worker, 'message') as Promise<[{ bursts: number; statements: number }]>;
       worker.postMessage('count');
-      const [{ bursts }] = await reply;
-      return bursts;
+      const [{ bursts, statements }] = await reply;
+      return { roundTrips: bursts, statements };
     },
     async close() {
       worker.postMessage('close');

@@ -176,7 +176,7 @@ try {
       `${messages} measured messages per row after ${warmupMessages} warm-up (median of ${rounds} interleaved rounds), batches of 10, CaseDeadlineCalculationRequested; ` +
         'concurrency N = N environments, each its own client (pool 1) pulling batches from a shared list.',
       'Every client goes through a counting TCP proxy on its own thread: RT/msg = client write bursts that follow a ' +
-        'server response; stmts/msg = statements sent (postgres.js debug). Both include BEGIN/COMMIT/SAVEPOINT.',
+        'server response; stmts/msg = Parse/Query messages on the wire. Both include BEGIN/COMMIT/SAVEPOINT.',
       '',
       renderThroughput(results),
       '',
