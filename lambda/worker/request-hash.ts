@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * JSON with object keys sorted at every depth, so that two payloads that differ only in key order serialize
@@ -28,5 +28,6 @@ export function requestHash(input: { messageType: string; schemaVersion: number;
     schemaVersion: input.schemaVersion,
     payload: input.payload,
   });
-  return createHash('sha256').update(canonical).digest('hex');
+  // One-shot `hash` (Node ≥ 20.12): a few µs cheaper per record than building a Hash object.
+  return hash('sha256', canonical, 'hex');
 }

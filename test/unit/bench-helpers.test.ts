@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { type ConfigResult, pairedRatio } from '../../tools/bench/bench-config.ts';
 import { packageOf } from '../../tools/bench/bundle-worker.ts';
 import { BurstCounter } from '../../tools/bench/burst-counter.ts';
 import { StatementCounter } from '../../tools/bench/statement-counter.ts';
@@ -119,5 +120,26 @@ describe('Class: StatementCounter', () => {
     }
 
     expect([...counts]).toEqual([2]);
+  });
+});
+
+describe('Function: pairedRatio()', () => {
+  const runs = (...rates: number[]) =>
+    rates.map((messagesPerSecond) => ({ messagesPerSecond }) as ConfigResult);
+
+  it('is the median of the ratios within each round, not the ratio of the medians', () => {
+    // Round 2 ran on a slow moment for both modes, round 3's baseline on a slow moment of its own: the ratio of
+    // the medians would be 90 / 60 = 1.5.
+    const worker = runs(90, 45, 120);
+    const baseline = runs(100, 50, 60);
+
+    expect(pairedRatio(worker, baseline)).toBeCloseTo(0.9);
+  });
+
+  it('refuses rounds that do not pair up', () => {
+    expect(() => pairedRatio(runs(1, 2), runs(1))).toThrow(
+      'pairedRatio needs as many rounds on each side (given 2 and 1)',
+    );
+    expect(() => pairedRatio([], [])).toThrow('(given 0 and 0)');
   });
 });

@@ -4,7 +4,7 @@ import { type BenchMode, benchLane } from './bench-lanes.ts';
 import { caseIds, chunk, deadlineRecords } from './bench-messages.ts';
 import type { RoundTripProxy } from './round-trip-proxy.ts';
 import { runLanes } from './run-lanes.ts';
-import { percentile } from './statistics.ts';
+import { median, percentile } from './statistics.ts';
 
 /** The batch size of every configuration (SQS event source mapping default and maximum for FIFO). */
 export const BATCH_SIZE = 10;
@@ -22,6 +22,10 @@ export interface ConfigResult {
   readonly roundTripsPerMessage: number;
   /** Statements sent, per message (Parse and Query messages, counted by the proxy). */
   readonly statementsPerMessage: number;
+  /** Worker modes: msgs/s ÷ the baseline's, the median over rounds of the ratio within each round. */
+  readonly vsBaseline?: number;
+  /** per-batch: msgs/s ÷ per-message's, the median over rounds of the ratio within each round. */
+  readonly vsPerMessage?: number;
 }
 
 /**
@@ -86,6 +90,27 @@ export function since(started: number): string {
 }
 
 /** The run with the median throughput (the middle one of an odd count, the lower middle of an even one). */
+/**
+ * The median over rounds of `numerator[round]` ÷ `denominator[round]` msgs/s. Runs of one round follow each other
+ * within seconds, so their ratio cancels most of the machine's slower drift, which the ratio of two medians
+ * taken from different rounds does not.
+ */
+export function pairedRatio(
+  numerator: readonly ConfigResult[],
+  denominator: readonly ConfigResult[],
+): number {
+  if (numerator.length === 0 || numerator.length !== denominator.length) {
+    throw new Error(
+      `pairedRatio needs as many rounds on each side (given ${numerator.length} and ${denominator.length})`,
+    );
+  }
+  return median(
+    numerator.map(
+      (run, round) => run.messagesPerSecond / (denominator[round] as ConfigResult).messagesPerSecond,
+    ),
+  );
+}
+
 export function medianRun(runs: readonly ConfigResult[]): ConfigResult {
   const sorted = [...runs].sort((a, b) => a.messagesPerSecond - b.messagesPerSecond);
   const middle = sorted[Math.floor((sorted.length - 1) / 2)];

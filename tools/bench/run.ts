@@ -16,7 +16,7 @@ import postgres from 'postgres';
 import { runMigrations } from '../../lambda/run-migrations.ts';
 import { PROJECT_ROOT } from '../../lib/bundled-function.ts';
 import { type LocalPostgres, startLocalPostgres } from '../local/local-postgres.ts';
-import { benchConfig, type ConfigResult, medianRun, since } from './bench-config.ts';
+import { benchConfig, type ConfigResult, medianRun, pairedRatio, since } from './bench-config.ts';
 import type { BenchMode } from './bench-lanes.ts';
 import { bundleWorker } from './bundle-worker.ts';
 import { coldLoad } from './cold-load.ts';
@@ -26,7 +26,7 @@ import { startRoundTripProxy } from './round-trip-proxy.ts';
 const USAGE = `usage: npm run bench [-- options]
   --messages N            measured messages per configuration (default 2000, at least 10)
   --warmup N              warm-up messages before each configuration (default 200)
-  --rounds N              interleaved rounds, the median is shown (default 3, 1 to 9)
+  --rounds N              interleaved rounds, the median is shown (default 5, 1 to 9)
   --concurrency LIST      environments at once, comma-separated (default 1,2,4)
   --commit-latency-ms N   modelled commit latency of the second pass, 0 skips it (default 2)
   --help                  this text`;
@@ -42,7 +42,7 @@ try {
   ({ values } = parseArgs({
     options: {
       messages: { type: 'string', default: '2000' },
-      rounds: { type: 'string', default: '3' },
+      rounds: { type: 'string', default: '5' },
       warmup: { type: 'string', default: '200' },
       concurrency: { type: 'string', default: '1,2,4' },
       'commit-latency-ms': { type: 'string', default: '2' },
@@ -102,8 +102,8 @@ try {
   const runId = randomBytes(3).toString('hex');
 
   // Each configuration runs `rounds` times, the modes interleaved (baseline, per-message, per-batch, baseline,
-  // …), and the round with the median throughput is reported: a single run on a shared 2-core machine drifts
-  // by ±10 % and favours whichever mode happens to run on the quieter moment.
+  // …): the round with the median throughput is shown, and ratios are the median of the ratios within a round.
+  // A single run on a shared 2-core machine drifts by ±10 % and favours whichever mode runs on a quieter moment.
   const results: ConfigResult[] = [];
   for (const concurrency of concurrencies) {
     const byMode = new Map<BenchMode, ConfigResult[]>();
@@ -125,7 +125,19 @@ try {
         );
       }
     }
-    for (const runs of byMode.values()) results.push(medianRun(runs));
+    const runsOf = (mode: BenchMode) => byMode.get(mode) ?? [];
+    results.push(
+      medianRun(runsOf('baseline')),
+      {
+        ...medianRun(runsOf('per-message')),
+        vsBaseline: pairedRatio(runsOf('per-message'), runsOf('baseline')),
+      },
+      {
+        ...medianRun(runsOf('per-batch')),
+        vsBaseline: pairedRatio(runsOf('per-batch'), runsOf('baseline')),
+        vsPerMessage: pairedRatio(runsOf('per-batch'), runsOf('per-message')),
+      },
+    );
   }
 
   // Second pass at concurrency 1 with a modelled durable-commit latency. A local disk flushes WAL in a fraction
