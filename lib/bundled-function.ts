@@ -24,8 +24,7 @@ export const ESBUILD_TARGET = 'node24';
  * what loading the handler needs, and every module a handler loads with `import()` (the worker's SQS client,
  * needed on the first backoff only, and the RDS IAM signer, needed on the first connection) goes into
  * `chunks/`, so a cold start compiles only the code it runs. `bowser` (browser-only SDK code) is replaced by
- * a stub (lib/bowser-stub.ts). ESM bundles of CommonJS dependencies need
- * `require`, hence the banner.
+ * a stub (lib/bowser-stub.ts). ESM bundles of CommonJS dependencies need `require`, hence the banner.
  */
 export function bundleOptions(entry: string, outdir: string): BuildOptions {
   return {

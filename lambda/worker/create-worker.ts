@@ -201,9 +201,16 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
           : [];
       });
       if (changes.length > 0) {
-        // Loaded on the first backoff only: the SQS client code is a chunk of its own in the bundle.
-        const [{ applyBackoff }, sqs] = await Promise.all([import('./apply-backoff.ts'), resolveSqs()]);
-        if (sqs) await applyBackoff(sqs, arn, changes, logger);
+        // Loaded on the first backoff only: the SQS client code is a chunk of its own in the bundle. Like a
+        // failed visibility change, a module that cannot load is logged and changes no outcome.
+        const [backoffModule, sqs] = await Promise.all([
+          import('./apply-backoff.ts').catch((error: unknown) => {
+            logger.warn('worker_backoff_unavailable', { error: String(error) });
+            return undefined;
+          }),
+          resolveSqs(),
+        ]);
+        if (backoffModule && sqs) await backoffModule.applyBackoff(sqs, arn, changes, logger);
       }
     }
 

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { SqsInboxWorkerStack, type SqsInboxWorkerStackProps } from '../../lib/sqs-inbox-worker-stack.ts';
 import { WORKER_METRICS } from '../../lib/worker-metrics.ts';
 
-// Bundling is skipped here (`aws:cdk:bundling-stacks: []`): the NodejsFunction settings still reach the
+// Bundling is skipped here (`aws:cdk:bundling-stacks: []`): the function settings still reach the
 // template, and test/infra/bundle-worker.test.ts bundles for real. Each stack is synthesized once per file.
 const noBundling = { 'aws:cdk:bundling-stacks': [] };
 
