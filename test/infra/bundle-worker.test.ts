@@ -12,8 +12,11 @@ import {
 } from '@aws-sdk/client-sqs';
 import { App, Stack } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { enqueueOutbox } from '../../lambda/outbox/index.ts';
+import type { Envelope } from '../../lambda/worker/envelope.ts';
 import { SqsDatabaseWorker } from '../../lib/sqs-database-worker.ts';
 import { startLocalSqs } from '../../tools/local/local-sqs.ts';
 import { createTestDatabase } from '../support/database.ts';
@@ -23,7 +26,7 @@ import { envelopeFactory } from '../support/sqs-event.ts';
  * Runs one invocation of a bundled handler in a fresh `node` process, as the Lambda runtime would load it
  * (`--enable-source-maps` as the stack sets), and returns its response.
  */
-function invokeBundle(dir: string, event: SQSEvent, env: Record<string, string>): Promise<SQSBatchResponse> {
+function invokeBundle<T>(dir: string, event: unknown, env: Record<string, string>): Promise<T> {
   const script = `
     const { handler } = await import(${JSON.stringify(pathToFileURL(join(dir, 'index.mjs')).href)});
     const deadline = Date.now() + 30_000;
@@ -144,7 +147,7 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     const laterMessage = Messages.find((m) => m.Body === JSON.stringify(later));
 
     // Act
-    const response = await invokeBundle(assetOf(worker.workerFunction), event, {
+    const response = await invokeBundle<SQSBatchResponse>(assetOf(worker.workerFunction), event, {
       DATABASE_URL: db.url,
       SQS_ENDPOINT: sqs.endpoint,
       AWS_REGION: 'us-east-1',
@@ -166,6 +169,43 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
       .inspectQueue(name)
       ?.messages.inflight.find((entry) => entry.message.messageId === laterMessage?.MessageId);
     expect((inflight?.visibilityDeadline ?? 0) - Date.now()).toBeGreaterThan(3_000_000);
+  });
+
+  it('runs the bundled outbox relay: a pending outbox row reaches the queue', async () => {
+    // Prepare
+    const client = sqs.client();
+    const { QueueUrl } = await client.send(
+      new CreateQueueCommand({ QueueName: `relay-${randomUUID().slice(0, 8)}` }),
+    );
+    const envelope = envelopeFactory();
+    await db.sql.begin((tx) => enqueueOutbox(tx, envelope as unknown as Envelope));
+
+    // Act
+    const result = await invokeBundle<{ published: number; failed: number }>(
+      assetOf(worker.outboxRelayFunction as lambda.Function),
+      {},
+      {
+        DATABASE_URL: db.url,
+        OUTBOX_QUEUE_URL: QueueUrl as string,
+        OUTBOX_RUN_GUARD_MS: '1000',
+        SQS_ENDPOINT: sqs.endpoint,
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'test',
+        AWS_SECRET_ACCESS_KEY: 'test',
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        POWERTOOLS_LOG_LEVEL: 'SILENT',
+        POWERTOOLS_METRICS_DISABLED: 'true',
+      },
+    );
+
+    // Assess
+    expect(result).toMatchObject({ published: 1, failed: 0 });
+    const { Messages = [] } = await client.send(
+      new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+    );
+    expect(Messages.map((message) => JSON.parse(message.Body as string).idempotencyKey)).toEqual([
+      envelope.idempotencyKey,
+    ]);
   });
 
   it('copies the migrations next to the migration function code', () => {
