@@ -76,3 +76,16 @@ export class BatchFailedError extends WorkerError {
     this.messageIds = messageIds;
   }
 }
+
+/**
+ * Per-batch commit mode, internal: a record of a batch attempt without savepoints failed, so the attempt is
+ * rolled back whole and the batch runs again with a savepoint per record. Never leaves the engine.
+ */
+export class BatchAttemptAbortedError extends WorkerError {
+  constructor() {
+    super(
+      'a record of this batch attempt failed without a savepoint: the attempt is rolled back and run again',
+    );
+    this.name = 'BatchAttemptAbortedError';
+  }
+}

@@ -133,6 +133,40 @@ describe('Handler: CaseEscalationRequested (external effect through the effect l
     expect(await inboxStatus(key)).toBe('COMPLETED');
   });
 
+  it('per-batch: notifies once when a later record fails and the batch runs again with savepoints', async () => {
+    // Prepare: the escalation runs first; the record after it fails (no such case), so the attempt without
+    // savepoints is rolled back whole, the escalation's own inbox transaction with it, and the batch reruns.
+    const batchWorker = exampleWorker(db.client({ max: 1 }), {
+      handlers: [...exampleHandlers, caseEscalationRequested({ effectsSql, provider })],
+      commitMode: 'per-batch',
+    });
+    const caseId = await createCase();
+    const envelope = escalation(caseId);
+    const failing = envelopeFactory({
+      messageType: 'CaseDeadlineCalculationRequested',
+      idempotencyKey: `deadline:${randomUUID()}`,
+      payload: {
+        caseId: `CASE-missing-${randomUUID()}`,
+        stage: 'INVESTIGATION',
+        effectiveAt: '2026-07-06T10:15:00Z',
+      },
+    });
+    const records = [sqsRecordFactory(envelope), sqsRecordFactory(failing)];
+    const [callsBefore, appliedBefore] = [fake.calls, fake.applied];
+
+    // Act
+    const response = await batchWorker(sqsEvent(records), lambdaContext());
+
+    // Assess: the failing record is quarantined (acknowledged); the provider was called once, the
+    // notification recorded once.
+    expect(response.batchItemFailures).toEqual([]);
+    expect(fake.calls).toBe(callsBefore + 1);
+    expect(fake.applied).toBe(appliedBefore + 1);
+    expect(await notifications(caseId)).toHaveLength(1);
+    expect(await inboxStatus(String(envelope.idempotencyKey))).toBe('COMPLETED');
+    expect(await inboxStatus(String(failing.idempotencyKey))).toBe('FAILED_TERMINAL');
+  });
+
   it('sends nothing for an unknown case (terminal CASE_NOT_FOUND)', async () => {
     // Prepare
     const envelope = escalation(`CASE-${randomUUID()}`);

@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../support/database.ts';
+import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
+import { exampleWorker } from '../support/test-worker.ts';
+
+const db = await createTestDatabase();
+
+const payment = () => envelopeFactory();
+const missingCaseDeadline = () =>
+  envelopeFactory({
+    messageType: 'CaseDeadlineCalculationRequested',
+    idempotencyKey: `deadline:${randomUUID()}`,
+    aggregateType: 'case',
+    aggregateId: 'CASE-missing',
+    payload: {
+      caseId: `CASE-missing-${randomUUID()}`,
+      stage: 'INVESTIGATION',
+      effectiveAt: '2026-07-06T10:15:00Z',
+    },
+  });
+const paymentId = (envelope: Record<string, unknown>) =>
+  (envelope.payload as { paymentId: string }).paymentId;
+const ledgerCount = async (envelope: Record<string, unknown>) =>
+  Number(
+    (await db.sql`select count(*) from ledger_entries where source_event_id = ${paymentId(envelope)}`)[0]
+      ?.count,
+  );
+
+describe('Function: createWorker() handler, commitMode per-batch: savepoints only when needed', () => {
+  // Statements of the worker's client, whitespace collapsed, per invocation.
+  let statements: string[] = [];
+  const sql = db.client({
+    max: 1,
+    prepare: false,
+    fetch_types: false,
+    debug: (_connection, query) => statements.push(query.replace(/\s+/g, ' ').trim()),
+  });
+  const worker = exampleWorker(sql, { commitMode: 'per-batch', terminalPolicy: 'dlq' });
+  const invoke = async (envelopes: Record<string, unknown>[]) => {
+    statements = [];
+    const records = envelopes.map((envelope) => sqsRecordFactory(envelope));
+    const response = await worker(sqsEvent(records), lambdaContext());
+    const savepoints = statements.filter((statement) => statement.startsWith('savepoint ')).length;
+    const rollbacks = statements.filter((statement) => statement === 'rollback').length;
+    return { records, response, savepoints, rollbacks };
+  };
+
+  it('runs clean batches without a savepoint per record; a failure reruns its batch with them, once', async () => {
+    // Act: a clean batch; a batch whose third record fails terminally; two clean batches.
+    const clean = [payment(), payment(), payment()];
+    const first = await invoke(clean);
+    const mixed = [payment(), payment(), missingCaseDeadline(), payment(), payment()];
+    const second = await invoke(mixed);
+    const third = await invoke([payment(), payment(), payment()]);
+    const fourth = await invoke([payment(), payment(), payment()]);
+
+    // Assess: one savepoint per batch (its batch claim) when no record needs one; the failing batch was rolled
+    // back once and run again with a savepoint per record; the next batch keeps them, the one after drops them.
+    expect(first).toMatchObject({ response: { batchItemFailures: [] }, savepoints: 1, rollbacks: 0 });
+    expect(second).toMatchObject({
+      response: { batchItemFailures: [{ itemIdentifier: second.records[2]?.messageId }] },
+      savepoints: 1 + 1 + 5 + 1, // attempt 1's claim; attempt 2's claim, records, the failure's bookkeeping
+      rollbacks: 1,
+    });
+    expect(third).toMatchObject({ response: { batchItemFailures: [] }, savepoints: 1 + 3, rollbacks: 0 });
+    expect(fourth).toMatchObject({ response: { batchItemFailures: [] }, savepoints: 1, rollbacks: 0 });
+
+    // Every effect exactly once; the failed key counted one attempt, not two, and wrote nothing else.
+    for (const envelope of [...clean, ...mixed.filter((_, index) => index !== 2)]) {
+      expect(await ledgerCount(envelope)).toBe(1);
+    }
+    const keys = [...clean, ...mixed].map((envelope) => envelope.idempotencyKey as string);
+    const rows = await db.sql<{ idempotency_key: string; status: string; receive_count: number }[]>`
+      select idempotency_key, status, receive_count from worker_inbox
+      where consumer = 'case-worker' and idempotency_key = any(${keys}::text[])`;
+    expect(rows).toHaveLength(8);
+    expect(rows.filter((row) => row.status === 'COMPLETED' && row.receive_count === 1)).toHaveLength(7);
+    expect(rows.find((row) => row.idempotency_key === mixed[2]?.idempotencyKey)).toMatchObject({
+      status: 'FAILED_TERMINAL',
+      receive_count: 1,
+    });
+  });
+});
