@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type postgres from 'postgres';
 import { type BenchMode, benchLane } from './bench-lanes.ts';
 import { caseIds, chunk, deadlineRecords } from './bench-messages.ts';
+import type { LaneThreads } from './lane-threads.ts';
 import type { RoundTripProxy } from './round-trip-proxy.ts';
 import { runLanes } from './run-lanes.ts';
 import { median, percentile } from './statistics.ts';
@@ -28,11 +29,17 @@ export interface ConfigResult {
   readonly vsPerMessage?: number;
 }
 
+/** Messages of the counting pass of each configuration (after one warm-up batch). */
+export const COUNTED_MESSAGES = 100;
+
 /**
  * Runs one configuration: creates its cases (as `CaseStageChanged` would: stage INVESTIGATION, version 1)
  * directly on `admin`, flushes the database (`vacuum analyze`, `checkpoint`) so that earlier configurations
- * leave no work behind, then runs `concurrency` lanes over the proxied URL: a warm-up, then `messages`
- * measured messages in batches of {@link BATCH_SIZE}. Round trips and statements cover the measured part only.
+ * leave no work behind, then runs `concurrency` lanes straight to the database, each on a thread of its own (a
+ * Lambda environment has its own CPU; one event loop for all would measure that loop): a warm-up, then `messages`
+ * measured messages in batches of {@link BATCH_SIZE}. Then one lane runs {@link COUNTED_MESSAGES} more through
+ * the counting proxy for the round trips and statements per message: the proxy's thread hop per round trip
+ * stays out of the timed run (timing through it measured the proxy as much as the worker).
  */
 export async function benchConfig(input: {
   mode: BenchMode;
@@ -41,12 +48,15 @@ export async function benchConfig(input: {
   warmupMessages: number;
   runId: string;
   admin: postgres.Sql;
+  directUrl: string;
   proxiedUrl: string;
   proxy: RoundTripProxy;
+  threads: LaneThreads;
 }): Promise<ConfigResult> {
   const prefix = `bench-${input.runId}-${input.mode}-c${input.concurrency}`;
   const total = input.warmupMessages + input.messages;
-  const ids = caseIds(prefix, total);
+  const all = total + BATCH_SIZE + COUNTED_MESSAGES;
+  const ids = caseIds(prefix, all);
   await input.admin`
     insert into cases (case_id, stage, version)
     select case_id, 'INVESTIGATION', 1 from unnest(${input.admin.array(ids)}::text[]) as case_id
@@ -54,15 +64,23 @@ export async function benchConfig(input: {
   await input.admin`vacuum analyze worker_inbox, cases, case_deadlines`;
   await input.admin`checkpoint`;
 
-  const batches = chunk(deadlineRecords(prefix, total), BATCH_SIZE);
+  const batches = chunk(deadlineRecords(prefix, all), BATCH_SIZE);
   const warmupBatches = Math.ceil(input.warmupMessages / BATCH_SIZE);
-  const lanes = Array.from({ length: input.concurrency }, () => benchLane(input.mode, input.proxiedUrl));
+  const timedBatches = Math.ceil(total / BATCH_SIZE);
+  const lanes = await input.threads.open(input.concurrency, input.mode, input.directUrl);
+  const counting = benchLane(input.mode, input.proxiedUrl);
   let before = { roundTrips: 0, statements: 0 };
   try {
     const run = await runLanes({
       lanes,
       warmup: batches.slice(0, warmupBatches),
-      measured: batches.slice(warmupBatches),
+      measured: batches.slice(warmupBatches, timedBatches),
+      beforeMeasure: async () => {},
+    });
+    const counted = await runLanes({
+      lanes: [counting],
+      warmup: batches.slice(timedBatches, timedBatches + 1),
+      measured: batches.slice(timedBatches + 1),
       beforeMeasure: async () => {
         before = await input.proxy.counts();
       },
@@ -76,11 +94,11 @@ export async function benchConfig(input: {
       messagesPerSecond: run.messages / (run.elapsedMs / 1000),
       p50Ms: percentile(run.latencies, 50),
       p99Ms: percentile(run.latencies, 99),
-      roundTripsPerMessage: (after.roundTrips - before.roundTrips) / run.messages,
-      statementsPerMessage: (after.statements - before.statements) / run.messages,
+      roundTripsPerMessage: (after.roundTrips - before.roundTrips) / counted.messages,
+      statementsPerMessage: (after.statements - before.statements) / counted.messages,
     };
   } finally {
-    await Promise.all(lanes.map((lane) => lane.close()));
+    await Promise.all([...lanes, counting].map((lane) => lane.close()));
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * `npm run bench [-- --messages 3000 --warmup 200 --concurrency 1,2,4]`: the raw baseline, the worker in
  * per-message mode and in per-batch mode at each concurrency (batch size 10), all against one database and
- * through one round-trip-counting proxy, then the worker bundle's size and cold load. Prints figures and the
+ * timed on direct connections, round trips and statements counted through a proxy, then the worker bundle's size and cold load. Prints figures and the
  * targets of issue 8 beside them; always exits 0 unless the bench itself fails.
  *
  * Database: DATABASE_URL when set (migrated first; the bench adds rows under consumer `bench-worker`),
@@ -20,13 +20,14 @@ import { benchConfig, type ConfigResult, medianRun, pairedRatio, since } from '.
 import type { BenchMode } from './bench-lanes.ts';
 import { bundleWorker } from './bundle-worker.ts';
 import { coldLoad } from './cold-load.ts';
+import { startLaneThreads } from './lane-threads.ts';
 import { renderBundle, renderTargets, renderThroughput } from './render-report.ts';
 import { startRoundTripProxy } from './round-trip-proxy.ts';
 
 const USAGE = `usage: npm run bench [-- options]
   --messages N            measured messages per configuration (default 2000, at least 10)
   --warmup N              warm-up messages before each configuration (default 200)
-  --rounds N              interleaved rounds, the median is shown (default 5, 1 to 9)
+  --rounds N              interleaved rounds, mode order rotating, median shown (default 6, 1 to 9)
   --concurrency LIST      environments at once, comma-separated (default 1,2,4)
   --commit-latency-ms N   modelled commit latency of the second pass, 0 skips it (default 2)
   --help                  this text`;
@@ -42,7 +43,7 @@ try {
   ({ values } = parseArgs({
     options: {
       messages: { type: 'string', default: '2000' },
-      rounds: { type: 'string', default: '5' },
+      rounds: { type: 'string', default: '6' },
       warmup: { type: 'string', default: '200' },
       concurrency: { type: 'string', default: '1,2,4' },
       'commit-latency-ms': { type: 'string', default: '2' },
@@ -90,6 +91,7 @@ const proxy = await startRoundTripProxy({
   host: proxyTarget.hostname,
   port: Number(proxyTarget.port || 5432),
 });
+const threads = await startLaneThreads(Math.max(...concurrencies));
 try {
   await runMigrations(admin, { directory: join(PROJECT_ROOT, 'migrations') });
   const [server] = await admin<{ version: string; fsync: string; sync: string }[]>`
@@ -101,14 +103,17 @@ try {
   proxiedUrl.port = String(proxy.port);
   const runId = randomBytes(3).toString('hex');
 
-  // Each configuration runs `rounds` times, the modes interleaved (baseline, per-message, per-batch, baseline,
-  // …): the round with the median throughput is shown, and ratios are the median of the ratios within a round.
-  // A single run on a shared 2-core machine drifts by ±10 % and favours whichever mode runs on a quieter moment.
+  // Each configuration runs `rounds` times, the modes interleaved, and the order of the modes rotates from round
+  // to round (baseline first, then per-message first, then per-batch first, …): whichever mode runs second in a
+  // round was measured ~5 % slower, whatever the mode. The round with the median throughput is shown, and ratios
+  // are the median of the ratios within a round: a single run on a shared 2-core machine drifts by ±10 %.
   const results: ConfigResult[] = [];
   for (const concurrency of concurrencies) {
     const byMode = new Map<BenchMode, ConfigResult[]>();
     for (let round = 1; round <= rounds; round += 1) {
-      for (const mode of ['baseline', 'per-message', 'per-batch'] as BenchMode[]) {
+      const modes: BenchMode[] = ['baseline', 'per-message', 'per-batch'];
+      const shift = (round - 1) % modes.length;
+      for (const mode of [...modes.slice(shift), ...modes.slice(0, shift)]) {
         const result = await benchConfig({
           mode,
           concurrency,
@@ -116,8 +121,10 @@ try {
           warmupMessages,
           runId: `${runId}-r${round}`,
           admin,
+          directUrl: url,
           proxiedUrl: proxiedUrl.href,
           proxy,
+          threads,
         });
         byMode.set(mode, [...(byMode.get(mode) ?? []), result]);
         log(
@@ -159,8 +166,10 @@ try {
           warmupMessages,
           runId: `${runId}-slow`,
           admin,
+          directUrl: url,
           proxiedUrl: proxiedUrl.href,
           proxy,
+          threads,
         });
         slowCommit.push(result);
         log(
@@ -187,8 +196,9 @@ try {
         `(fsync ${server?.fsync}, synchronous_commit ${server?.sync}${local ? ', embedded' : ', DATABASE_URL'})`,
       `${messages} measured messages per row after ${warmupMessages} warm-up (median of ${rounds} interleaved rounds), batches of 10, CaseDeadlineCalculationRequested; ` +
         'concurrency N = N environments, each its own client (pool 1) pulling batches from a shared list.',
-      'Every client goes through a counting TCP proxy on its own thread: RT/msg = client write bursts that follow a ' +
-        'server response; stmts/msg = Parse/Query messages on the wire. Both include BEGIN/COMMIT/SAVEPOINT.',
+      'Timed runs connect straight to PostgreSQL; RT/msg and stmts/msg come from 100 more messages per configuration ' +
+        'through a counting TCP proxy: RT = client write bursts that follow a server response, stmts = Parse/Query ' +
+        'messages on the wire, BEGIN/COMMIT/SAVEPOINT included.',
       '',
       renderThroughput(results),
       '',
@@ -207,6 +217,7 @@ try {
   );
 } finally {
   await admin.end({ timeout: 5 });
+  await threads.close();
   await proxy.close();
   await local?.stop();
 }
