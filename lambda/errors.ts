@@ -82,9 +82,10 @@ export class BatchFailedError extends WorkerError {
  * rolled back whole and the batch runs again with a savepoint per record. Never leaves the engine.
  */
 export class BatchAttemptAbortedError extends WorkerError {
-  constructor() {
+  constructor(options?: { cause?: unknown }) {
     super(
-      'a record of this batch attempt failed without a savepoint: the attempt is rolled back and run again',
+      'a statement of this batch attempt failed without a savepoint: the attempt is rolled back and run again',
+      options,
     );
     this.name = 'BatchAttemptAbortedError';
   }

@@ -20,11 +20,22 @@ export interface BatchClaims {
   finish(): Promise<void>;
 }
 
+/** A row of the batch claim. */
+interface ClaimedRow {
+  idempotency_key: string;
+  status: InboxStatus;
+  request_hash: string;
+  receive_count: number;
+  inserted: boolean;
+  failure_code: string | null;
+}
+
 /**
  * Claims and row-locks the inbox rows of `entries` in one statement, in key order (two batches that share
- * keys lock them in the same order and cannot deadlock). Runs in a savepoint: when any row is held by a
- * delivery in flight elsewhere (lock timeout) or the statement fails otherwise, nothing is claimed and
- * `undefined` is returned — the records then claim one by one, as in per-message mode.
+ * keys lock them in the same order and cannot deadlock). With `savepoint` (the default) it runs in a savepoint:
+ * when any row is held by a delivery in flight elsewhere (lock timeout) or the statement fails otherwise, nothing
+ * is claimed and `undefined` is returned — the records then claim one by one, as in per-message mode. Without
+ * it (one round trip less) a failed claim throws, and the caller must roll the transaction back.
  *
  * Callers must not pass two entries with one idempotency key: a deferred COMPLETED would not be visible to
  * the second one.
@@ -33,21 +44,13 @@ export async function claimBatch(
   tx: postgres.TransactionSql,
   entries: readonly InboxEntry[],
   timeouts: TransactionTimeouts,
+  options: { savepoint?: boolean } = {},
 ): Promise<BatchClaims | undefined> {
   if (entries.length === 0) return undefined;
   const consumer = entries[0]?.consumer as string;
   const column = <T>(pick: (entry: InboxEntry) => T) => entries.map(pick);
-  let rows: Array<{
-    idempotency_key: string;
-    status: InboxStatus;
-    request_hash: string;
-    receive_count: number;
-    inserted: boolean;
-    failure_code: string | null;
-  }>;
-  try {
-    rows = await tx.savepoint(
-      (sp) => sp`
+  let rows: ClaimedRow[];
+  const claim = (sql: postgres.TransactionSql) => sql<ClaimedRow[]>`
         insert into worker_inbox (
           consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id,
           status, request_hash, started_at, receive_count, last_message_id, correlation_id
@@ -74,10 +77,15 @@ export async function claimBatch(
               last_message_id = excluded.last_message_id
         returning idempotency_key, status, request_hash, receive_count, (xmax = 0) as inserted, failure_code,
                   set_config('lock_timeout', ${settingMs(timeouts.lockTimeoutMs)}, true) as lock_timeout
-      `,
-    );
-  } catch {
-    return undefined;
+      `;
+  if (options.savepoint === false) {
+    rows = await claim(tx);
+  } else {
+    try {
+      rows = await tx.savepoint((sp) => claim(sp));
+    } catch {
+      return undefined;
+    }
   }
 
   const byKey = new Map(rows.map((row) => [row.idempotency_key, row]));

@@ -286,11 +286,12 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
     /**
      * Claims the inbox rows of every record that will run the usual way (a valid, due envelope whose key is
      * unique in the batch) in one statement. Records left out — and every record when the claim cannot be
-     * made (a key in flight elsewhere) — claim one by one in their savepoints.
+     * made (a key in flight elsewhere) — claim one by one. Without `savepoint` a failed claim throws.
      */
     async function claimWholeBatch(
       tx: postgres.TransactionSql,
       decoded: ReadonlyMap<string, DecodedRecord | UndecodableRecord>,
+      savepoint: boolean,
     ): Promise<BatchClaims | undefined> {
       const keyCount = new Map<string, number>();
       for (const d of decoded.values()) {
@@ -312,7 +313,9 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
         ];
       });
       if (entries.length < 2) return undefined;
-      return claimBatch(tx, entries, transactionTimeouts(baseDeps, context.getRemainingTimeInMillis()));
+      return claimBatch(tx, entries, transactionTimeouts(baseDeps, context.getRemainingTimeInMillis()), {
+        savepoint,
+      });
     }
 
     /**
@@ -324,19 +327,23 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
      * this environment's batches need no rollback, a batch runs without savepoints; when a record fails, that
      * attempt is rolled back whole (records after it are not started) and the batch runs again with a savepoint
      * per record, which reports the failure and commits the rest. The redo is what a redelivery would be: the
-     * inbox makes it exactly-once. Batches keep their savepoints until one completes without a rollback.
+     * inbox makes it exactly-once. Batches keep their savepoints until one completes without a rollback. The
+     * batch claim goes the same way: without a savepoint first; if it fails (a key in flight elsewhere), the redo
+     * claims record by record instead of waiting for the same lock again.
      */
     async function runBatchTransaction(
       process: (deps: RecordDependencies) => Promise<SQSBatchResponse>,
     ): Promise<SQSBatchResponse> {
+      let batchClaim = !fifo;
       if (!savepointsNeeded.value) {
-        const attempt = await batchAttempt(process, false);
+        const attempt = await batchAttempt(process, false, batchClaim);
         if (!attempt.rolledBack) return attempt.response;
         savepointsNeeded.value = true;
         if (!attempt.aborted) return attempt.response; // the transaction itself failed: reported whole
+        if (attempt.claimFailed) batchClaim = false;
         outcomes.clear();
       }
-      const attempt = await batchAttempt(process, true);
+      const attempt = await batchAttempt(process, true, batchClaim);
       savepointsNeeded.value = attempt.rolledBack;
       return attempt.response;
     }
@@ -349,9 +356,11 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
     async function batchAttempt(
       process: (deps: RecordDependencies) => Promise<SQSBatchResponse>,
       withSavepoints: boolean,
-    ): Promise<{ response: SQSBatchResponse; rolledBack: boolean; aborted: boolean }> {
+      batchClaim: boolean,
+    ): Promise<{ response: SQSBatchResponse; rolledBack: boolean; aborted: boolean; claimFailed: boolean }> {
       const started = now();
       let rolledBack = false;
+      let claimFailed = false;
       try {
         // The whole batch transaction, commit included, is bounded by the Lambda time left.
         const response = (await withinDeadline(
@@ -369,7 +378,14 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
             const decoded = new Map(
               records.map((record) => [record.messageId, decodeRecord(record, registry)]),
             );
-            const batchClaims = fifo ? undefined : await claimWholeBatch(tx, decoded);
+            const batchClaims = batchClaim
+              ? await claimWholeBatch(tx, decoded, withSavepoints).catch((error: unknown) => {
+                  // Only without a savepoint does a failed claim throw: this attempt is over.
+                  claimFailed = true;
+                  rolledBack = true;
+                  throw new BatchAttemptAbortedError({ cause: error });
+                })
+              : undefined;
             const result = await process({
               ...baseDeps,
               transaction: runner,
@@ -383,10 +399,10 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
           }) as Promise<SQSBatchResponse>,
           context.getRemainingTimeInMillis() - CLIENT_DEADLINE_MARGIN_MS,
         )) as SQSBatchResponse;
-        return { response, rolledBack, aborted: false };
+        return { response, rolledBack, aborted: false, claimFailed };
       } catch (error) {
         if (error instanceof BatchAttemptAbortedError && !batch.databaseDown) {
-          return { response: { batchItemFailures: [] }, rolledBack: true, aborted: true };
+          return { response: { batchItemFailures: [] }, rolledBack: true, aborted: true, claimFailed };
         }
         const code = (error as { code?: string }).code ?? 'BATCH_COMMIT_FAILED';
         for (const record of records) {
@@ -415,6 +431,7 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
           response: { batchItemFailures: records.map((record) => ({ itemIdentifier: record.messageId })) },
           rolledBack: true,
           aborted: false,
+          claimFailed,
         };
       }
     }

@@ -33,7 +33,6 @@ describe('Function: createWorker() handler, commitMode per-batch: savepoints onl
   const sql = db.client({
     max: 1,
     prepare: false,
-    fetch_types: false,
     debug: (_connection, query) => statements.push(query.replace(/\s+/g, ' ').trim()),
   });
   const worker = exampleWorker(sql, { commitMode: 'per-batch', terminalPolicy: 'dlq' });
@@ -43,7 +42,7 @@ describe('Function: createWorker() handler, commitMode per-batch: savepoints onl
     const response = await worker(sqsEvent(records), lambdaContext());
     const savepoints = statements.filter((statement) => statement.startsWith('savepoint ')).length;
     const rollbacks = statements.filter((statement) => statement === 'rollback').length;
-    return { records, response, savepoints, rollbacks };
+    return { records, response, savepoints, rollbacks, statements };
   };
 
   it('runs clean batches without a savepoint per record; a failure reruns its batch with them, once', async () => {
@@ -55,16 +54,21 @@ describe('Function: createWorker() handler, commitMode per-batch: savepoints onl
     const third = await invoke([payment(), payment(), payment()]);
     const fourth = await invoke([payment(), payment(), payment()]);
 
-    // Assess: one savepoint per batch (its batch claim) when no record needs one; the failing batch was rolled
-    // back once and run again with a savepoint per record; the next batch keeps them, the one after drops them.
-    expect(first).toMatchObject({ response: { batchItemFailures: [] }, savepoints: 1, rollbacks: 0 });
+    // Assess: no savepoint while no record needs one; the failing batch was rolled back once and run again
+    // with savepoints (its batch claim, each record, the failure's bookkeeping); the next batch keeps them, the
+    // one after drops them.
+    expect(first).toMatchObject({ response: { batchItemFailures: [] }, savepoints: 0, rollbacks: 0 });
     expect(second).toMatchObject({
       response: { batchItemFailures: [{ itemIdentifier: second.records[2]?.messageId }] },
-      savepoints: 1 + 1 + 5 + 1, // attempt 1's claim; attempt 2's claim, records, the failure's bookkeeping
+      savepoints: 1 + 5 + 1,
       rollbacks: 1,
     });
     expect(third).toMatchObject({ response: { batchItemFailures: [] }, savepoints: 1 + 3, rollbacks: 0 });
-    expect(fourth).toMatchObject({ response: { batchItemFailures: [] }, savepoints: 1, rollbacks: 0 });
+    expect(fourth).toMatchObject({ response: { batchItemFailures: [] }, savepoints: 0, rollbacks: 0 });
+    // The batch claims worked (one statement for the batch, not one per record).
+    const claims = (batch: { statements: string[] }) =>
+      batch.statements.filter((statement) => statement.startsWith('insert into worker_inbox')).length;
+    expect([first, second, third, fourth].map(claims)).toEqual([1, 2, 1, 1]);
 
     // Every effect exactly once; the failed key counted one attempt, not two, and wrote nothing else.
     for (const envelope of [...clean, ...mixed.filter((_, index) => index !== 2)]) {
@@ -80,5 +84,38 @@ describe('Function: createWorker() handler, commitMode per-batch: savepoints onl
       status: 'FAILED_TERMINAL',
       receive_count: 1,
     });
+  });
+
+  it('reruns the batch claiming record by record when the batch claim meets a key in flight elsewhere', async () => {
+    // Prepare: A completed earlier; another transaction holds A's inbox row, as a second delivery in flight would.
+    const quickWorker = exampleWorker(sql, { commitMode: 'per-batch', claimLockTimeoutMs: 200 });
+    const a = payment();
+    await quickWorker(sqsEvent([sqsRecordFactory(a)]), lambdaContext());
+    const [b, c] = [payment(), payment()];
+    const holder = db.client({ max: 1 });
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const locked = new Promise<void>((resolve) => {
+      void holder.begin(async (tx) => {
+        await tx`select 1 from worker_inbox where consumer = 'case-worker' and idempotency_key = ${a.idempotencyKey as string} for update`;
+        resolve();
+        await held;
+      });
+    });
+    await locked;
+
+    // Act
+    statements = [];
+    const records = [a, b, c].map((envelope) => sqsRecordFactory(envelope));
+    const response = await quickWorker(sqsEvent(records), lambdaContext());
+    release();
+
+    // Assess: A reported (in flight elsewhere), B and C applied once; one batch claim, then one claim per record.
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: records[0]?.messageId }]);
+    expect([await ledgerCount(b), await ledgerCount(c)]).toEqual([1, 1]);
+    const claims = statements.filter((statement) => statement.startsWith('insert into worker_inbox')).length;
+    expect(claims).toBe(1 + 3);
   });
 });
