@@ -50,7 +50,11 @@ export async function claimBatch(
   const consumer = entries[0]?.consumer as string;
   const column = <T>(pick: (entry: InboxEntry) => T) => entries.map(pick);
   let rows: ClaimedRow[];
+  // The domain lock timeout may only be set once EVERY row is claimed: RETURNING runs as each row is written,
+  // so a set_config there would let the rows after the first wait for a copy in flight under the domain lock
+  // timeout instead of the claim's. The sorted subquery reads all claimed rows before the first is returned.
   const claim = (sql: postgres.TransactionSql) => sql<ClaimedRow[]>`
+      with claimed as (
         insert into worker_inbox (
           consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id,
           status, request_hash, started_at, receive_count, last_message_id, correlation_id
@@ -75,8 +79,10 @@ export async function claimBatch(
           set last_seen_at = now(),
               receive_count = worker_inbox.receive_count + 1,
               last_message_id = excluded.last_message_id
-        returning idempotency_key, status, request_hash, receive_count, (xmax = 0) as inserted, failure_code,
-                  set_config('lock_timeout', ${settingMs(timeouts.lockTimeoutMs)}, true) as lock_timeout
+        returning idempotency_key, status, request_hash, receive_count, (xmax = 0) as inserted, failure_code
+      )
+      select all_claimed.*, set_config('lock_timeout', ${settingMs(timeouts.lockTimeoutMs)}, true) as lock_timeout
+      from (select * from claimed order by idempotency_key offset 0) as all_claimed
       `;
   if (options.savepoint === false) {
     rows = await claim(tx);

@@ -392,6 +392,7 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
               bookkeeping: runner,
               batchClaims,
               decoded,
+              sharedTransaction: true,
             });
             if (rolledBack && !withSavepoints) throw new BatchAttemptAbortedError();
             await batchClaims?.finish();

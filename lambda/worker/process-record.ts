@@ -17,7 +17,7 @@ import {
 } from './inbox.ts';
 import type { OutcomeResult, RecordOutcome } from './outcome.ts';
 import { quarantineMessage } from './quarantine.ts';
-import { CLIENT_DEADLINE_MARGIN_MS, transactionTimeouts } from './transaction-timeouts.ts';
+import { CLIENT_DEADLINE_MARGIN_MS, settingMs, transactionTimeouts } from './transaction-timeouts.ts';
 import { withinDeadline } from './within-deadline.ts';
 
 /** Runs `fn` in a transaction: `sql.begin` per message, or a savepoint of the batch transaction. */
@@ -43,6 +43,11 @@ export interface RecordDependencies {
   readonly batchClaims?: BatchClaims;
   /** Per-batch mode: records already decoded for the batch claim, by SQS messageId (decoded once). */
   readonly decoded?: ReadonlyMap<string, DecodedRecord | UndecodableRecord>;
+  /**
+   * Per-batch mode: the records share one transaction, so a setting the bookkeeping changes for itself must be
+   * put back for the records after it (those claimed with the batch wait under the batch's lock timeout).
+   */
+  readonly sharedTransaction?: boolean;
 }
 
 /** State shared by the records of one invocation. */
@@ -272,10 +277,10 @@ export async function processRecord(
       return await timed(() =>
         deps.bookkeeping(async (tx) => {
           // Bounded like the inbox transaction: a second copy of the message may hold the row right now.
-          const { statementTimeoutMs, claimLockTimeoutMs } = timeouts();
+          const { statementTimeoutMs, claimLockTimeoutMs, lockTimeoutMs } = timeouts();
           await tx`
-            select set_config('lock_timeout', ${`${claimLockTimeoutMs}ms`}, true),
-                   set_config('statement_timeout', ${`${statementTimeoutMs}ms`}, true)
+            select set_config('lock_timeout', ${settingMs(claimLockTimeoutMs)}, true),
+                   set_config('statement_timeout', ${settingMs(statementTimeoutMs)}, true)
           `;
           const inbox: InboxEntry | undefined =
             message.envelope && message.requestHash
@@ -311,7 +316,11 @@ export async function processRecord(
               message: truncate(decided.message),
             });
           }
-          return decided.retryable ? retry(decided, counted) : terminal(tx, decided, counted);
+          const decision = decided.retryable ? retry(decided, counted) : await terminal(tx, decided, counted);
+          if (deps.sharedTransaction) {
+            await tx`select set_config('lock_timeout', ${settingMs(lockTimeoutMs)}, true)`;
+          }
+          return decision;
         }),
       );
     } catch (error) {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { holdCaseLock } from '../../tools/local/hold-case-lock.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
 import { exampleWorker } from '../support/test-worker.ts';
@@ -67,7 +68,7 @@ describe('Function: createWorker() handler, commitMode per-batch: savepoints onl
     expect(fourth).toMatchObject({ response: { batchItemFailures: [] }, savepoints: 0, rollbacks: 0 });
     // The batch claims worked (one statement for the batch, not one per record).
     const claims = (batch: { statements: string[] }) =>
-      batch.statements.filter((statement) => statement.startsWith('insert into worker_inbox')).length;
+      batch.statements.filter((statement) => /insert into worker_inbox \(/.test(statement)).length;
     expect([first, second, third, fourth].map(claims)).toEqual([1, 2, 1, 1]);
 
     // Every effect exactly once; the failed key counted one attempt, not two, and wrote nothing else.
@@ -88,8 +89,13 @@ describe('Function: createWorker() handler, commitMode per-batch: savepoints onl
 
   it('reruns the batch claiming record by record when the batch claim meets a key in flight elsewhere', async () => {
     // Prepare: A completed earlier; another transaction holds A's inbox row, as a second delivery in flight would.
-    const quickWorker = exampleWorker(sql, { commitMode: 'per-batch', claimLockTimeoutMs: 200 });
-    const a = payment();
+    // A's key sorts after the others': the batch claim reaches it after claiming two rows.
+    const quickWorker = exampleWorker(sql, {
+      commitMode: 'per-batch',
+      claimLockTimeoutMs: 200,
+      lockTimeoutMs: 20_000,
+    });
+    const a = envelopeFactory({ idempotencyKey: `zz-held:${randomUUID()}` });
     await quickWorker(sqsEvent([sqsRecordFactory(a)]), lambdaContext());
     const [b, c] = [payment(), payment()];
     const holder = db.client({ max: 1 });
@@ -109,13 +115,53 @@ describe('Function: createWorker() handler, commitMode per-batch: savepoints onl
     // Act
     statements = [];
     const records = [a, b, c].map((envelope) => sqsRecordFactory(envelope));
+    const started = Date.now();
     const response = await quickWorker(sqsEvent(records), lambdaContext());
+    const waitedMs = Date.now() - started;
     release();
 
-    // Assess: A reported (in flight elsewhere), B and C applied once; one batch claim, then one claim per record.
+    // Assess: A reported (in flight elsewhere) after the claim lock timeouts (2 × 200 ms), not the domain lock
+    // timeout (20 s: the batch claim must not switch to it before every row is claimed); B and C applied once;
+    // one batch claim, then one claim per record.
+    expect(waitedMs).toBeLessThan(10_000);
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: records[0]?.messageId }]);
     expect([await ledgerCount(b), await ledgerCount(c)]).toEqual([1, 1]);
-    const claims = statements.filter((statement) => statement.startsWith('insert into worker_inbox')).length;
+    const claims = statements.filter((statement) => /insert into worker_inbox \(/.test(statement)).length;
     expect(claims).toBe(1 + 3);
+  });
+
+  it('keeps the domain lock timeout for the records after a failure settled in the batch transaction', async () => {
+    // Prepare: a poison record settles first (its bookkeeping waits at most claimLockTimeoutMs, 200 ms, for a
+    // copy in flight); the deadline record after it was claimed with the batch and must wait up to
+    // lockTimeoutMs (3 s) for its case row, which another transaction holds for 800 ms.
+    const lockWorker = exampleWorker(db.client({ max: 1 }), {
+      commitMode: 'per-batch',
+      claimLockTimeoutMs: 200,
+      lockTimeoutMs: 3000,
+    });
+    const caseId = `CASE-${randomUUID()}`;
+    await db.sql`insert into cases (case_id, stage, version) values (${caseId}, 'INVESTIGATION', 1)`;
+    const deadline = envelopeFactory({
+      messageType: 'CaseDeadlineCalculationRequested',
+      idempotencyKey: `deadline:${caseId}`,
+      aggregateType: 'case',
+      aggregateId: caseId,
+      payload: { caseId, stage: 'INVESTIGATION', effectiveAt: '2026-07-06T10:15:00Z' },
+    });
+    const records = [
+      sqsRecordFactory('not json at all'),
+      sqsRecordFactory(payment()),
+      sqsRecordFactory(deadline),
+    ];
+    const release = await holdCaseLock(db.client({ max: 1 }), caseId);
+    const releasing = new Promise((resolve) => setTimeout(resolve, 800)).then(release);
+
+    // Act
+    const response = await lockWorker(sqsEvent(records), lambdaContext());
+    await releasing;
+
+    // Assess: nothing reported (the poison is quarantined); the deadline waited for the lock and applied.
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(await db.sql`select case_id from case_deadlines where case_id = ${caseId}`).toHaveLength(1);
   });
 });
