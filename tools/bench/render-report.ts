@@ -87,7 +87,7 @@ export function renderTargets(report: BenchReport): string {
     const ratio = worker.vsBaseline ?? worker.messagesPerSecond / base.messagesPerSecond;
     table.push([
       `per-message ≥ ${TARGETS.perMessageVsBaseline * 100} % of baseline msgs/s, concurrency ${concurrency}`,
-      `${(ratio * 100).toFixed(0)} %`,
+      `${(ratio * 100).toFixed(1)} %`,
       verdict(ratio >= TARGETS.perMessageVsBaseline),
     ]);
   }
