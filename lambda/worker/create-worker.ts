@@ -12,6 +12,7 @@ import type postgres from 'postgres';
 import { BatchAttemptAbortedError, BatchFailedError, ConfigError } from '../errors.ts';
 import { type BackoffSettings, backoffSeconds } from './backoff.ts';
 import { type BatchClaims, claimBatch } from './batch-claims.ts';
+import { classifyError, type Failure } from './classify-error.ts';
 import { DeadlineGuard } from './deadline-guard.ts';
 import { type DecodedRecord, decodeRecord, type UndecodableRecord } from './decode-record.ts';
 import { createHandlerRegistry } from './handler-registry.ts';
@@ -131,6 +132,8 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
   const guard = new DeadlineGuard(options.deadlineGuardMs);
   /** Per-batch mode: whether this environment's next batch runs with a savepoint per record. */
   const savepointsNeeded = { value: false };
+  /** Per-batch mode: set when a batch claim failed for another reason than a row in flight elsewhere. */
+  const batchClaimsOff = { value: false };
   const perMessage: TransactionRunner = (fn) => options.sql.begin(fn) as never;
   const baseDeps: RecordDependencies = {
     consumer: options.consumer,
@@ -334,13 +337,24 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
     async function runBatchTransaction(
       process: (deps: RecordDependencies) => Promise<SQSBatchResponse>,
     ): Promise<SQSBatchResponse> {
-      let batchClaim = !fifo;
+      let batchClaim = !fifo && !batchClaimsOff.value;
       if (!savepointsNeeded.value) {
         const attempt = await batchAttempt(process, false, batchClaim);
         if (!attempt.rolledBack) return attempt.response;
         savepointsNeeded.value = true;
         if (!attempt.aborted) return attempt.response; // the transaction itself failed: reported whole
-        if (attempt.claimFailed) batchClaim = false;
+        if (attempt.claimFailed) {
+          batchClaim = false;
+          // A row in flight elsewhere or a slow database passes; an error that is not retryable (e.g. 22P02
+          // from a client that cannot send arrays: postgres.js with fetch_types false) would fail every batch.
+          if (!attempt.claimFailed.retryable) {
+            batchClaimsOff.value = true;
+            logger.warn('worker_batch_claim_disabled', {
+              code: attempt.claimFailed.code,
+              fix: 'records are claimed one by one from now on; check the postgres.js client (fetch_types must stay on)',
+            });
+          }
+        }
         outcomes.clear();
       }
       const attempt = await batchAttempt(process, true, batchClaim);
@@ -357,10 +371,16 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
       process: (deps: RecordDependencies) => Promise<SQSBatchResponse>,
       withSavepoints: boolean,
       batchClaim: boolean,
-    ): Promise<{ response: SQSBatchResponse; rolledBack: boolean; aborted: boolean; claimFailed: boolean }> {
+    ): Promise<{
+      response: SQSBatchResponse;
+      rolledBack: boolean;
+      aborted: boolean;
+      /** How a batch claim made without a savepoint failed. */
+      claimFailed: Failure | undefined;
+    }> {
       const started = now();
       let rolledBack = false;
-      let claimFailed = false;
+      let claimFailed: Failure | undefined;
       try {
         // The whole batch transaction, commit included, is bounded by the Lambda time left.
         const response = (await withinDeadline(
@@ -381,7 +401,7 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
             const batchClaims = batchClaim
               ? await claimWholeBatch(tx, decoded, withSavepoints).catch((error: unknown) => {
                   // Only without a savepoint does a failed claim throw: this attempt is over.
-                  claimFailed = true;
+                  claimFailed = classifyError(error);
                   rolledBack = true;
                   throw new BatchAttemptAbortedError({ cause: error });
                 })
