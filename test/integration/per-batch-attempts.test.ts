@@ -204,7 +204,11 @@ describe('Function: createWorker() handler, commitMode per-batch: savepoints onl
     expect(count(secondStatements, /^with claimed as/)).toBe(0);
     expect(count(secondStatements, /^rollback$/)).toBe(0);
     expect(run1.lines.filter((line) => line.message === 'worker_batch_claim_disabled')).toEqual([
-      expect.objectContaining({ level: 'WARN', code: 'DATA_EXCEPTION', fix: expect.stringContaining('fetch_types') }),
+      expect.objectContaining({
+        level: 'WARN',
+        code: 'DATA_EXCEPTION',
+        fix: expect.stringContaining('fetch_types'),
+      }),
     ]);
     expect(run2.lines.filter((line) => line.message === 'worker_batch_claim_disabled')).toEqual([]);
   });
