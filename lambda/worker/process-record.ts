@@ -20,7 +20,10 @@ import { quarantineMessage } from './quarantine.ts';
 import { CLIENT_DEADLINE_MARGIN_MS, settingMs, transactionTimeouts } from './transaction-timeouts.ts';
 import { withinDeadline } from './within-deadline.ts';
 
-/** Runs `fn` in a transaction: `sql.begin` per message, or a savepoint of the batch transaction. */
+/**
+ * Runs `fn` in a transaction: `sql.begin` per message; per batch, a savepoint of the batch transaction, or the
+ * batch transaction itself while no record has needed a rollback (see `createWorker`).
+ */
 export type TransactionRunner = <T>(fn: (tx: postgres.TransactionSql) => Promise<T>) => Promise<T>;
 
 /** Collaborators and settings of {@link processRecord}; built once by `createWorker`. */
