@@ -12,7 +12,6 @@ import type postgres from 'postgres';
 import { BatchAttemptAbortedError, BatchFailedError, ConfigError } from '../errors.ts';
 import { type BackoffSettings, backoffSeconds } from './backoff.ts';
 import { type BatchClaims, claimBatch } from './batch-claims.ts';
-import { classifyError, type Failure } from './classify-error.ts';
 import { DeadlineGuard } from './deadline-guard.ts';
 import { type DecodedRecord, decodeRecord, type UndecodableRecord } from './decode-record.ts';
 import { createHandlerRegistry } from './handler-registry.ts';
@@ -110,6 +109,11 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
       `recordConcurrency must be a whole number from 1 to the pool size ${poolSize} (given ${recordConcurrency}); raise the pool size (postgres max) or lower recordConcurrency`,
     );
   }
+  if (options.commitMode === 'per-batch' && options.sql.options?.fetch_types === false) {
+    problems.push(
+      'commitMode per-batch claims a batch with arrays, which a postgres.js client with fetch_types: false cannot send; leave fetch_types on (the default)',
+    );
+  }
   if (options.commitMode === 'per-batch' && recordConcurrency !== 1) {
     problems.push(
       `commitMode per-batch runs records one after another in one transaction; set recordConcurrency to 1 (given ${recordConcurrency})`,
@@ -132,8 +136,6 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
   const guard = new DeadlineGuard(options.deadlineGuardMs);
   /** Per-batch mode: whether this environment's next batch runs with a savepoint per record. */
   const savepointsNeeded = { value: false };
-  /** Per-batch mode: set when a batch claim failed for another reason than a row in flight elsewhere. */
-  const batchClaimsOff = { value: false };
   const perMessage: TransactionRunner = (fn) => options.sql.begin(fn) as never;
   const baseDeps: RecordDependencies = {
     consumer: options.consumer,
@@ -337,24 +339,13 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
     async function runBatchTransaction(
       process: (deps: RecordDependencies) => Promise<SQSBatchResponse>,
     ): Promise<SQSBatchResponse> {
-      let batchClaim = !fifo && !batchClaimsOff.value;
+      let batchClaim = !fifo;
       if (!savepointsNeeded.value) {
         const attempt = await batchAttempt(process, false, batchClaim);
         if (!attempt.rolledBack) return attempt.response;
         savepointsNeeded.value = true;
         if (!attempt.aborted) return attempt.response; // the transaction itself failed: reported whole
-        if (attempt.claimFailed) {
-          batchClaim = false;
-          // A row in flight elsewhere or a slow database passes; an error that is not retryable (e.g. 22P02
-          // from a client that cannot send arrays: postgres.js with fetch_types false) would fail every batch.
-          if (!attempt.claimFailed.retryable) {
-            batchClaimsOff.value = true;
-            logger.warn('worker_batch_claim_disabled', {
-              code: attempt.claimFailed.code,
-              fix: 'records are claimed one by one from now on; check the postgres.js client (fetch_types must stay on)',
-            });
-          }
-        }
+        if (attempt.claimFailed) batchClaim = false;
         outcomes.clear();
       }
       const attempt = await batchAttempt(process, true, batchClaim);
@@ -375,12 +366,12 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
       response: SQSBatchResponse;
       rolledBack: boolean;
       aborted: boolean;
-      /** How a batch claim made without a savepoint failed. */
-      claimFailed: Failure | undefined;
+      /** A batch claim made without a savepoint failed (a key in flight elsewhere). */
+      claimFailed: boolean;
     }> {
       const started = now();
       let rolledBack = false;
-      let claimFailed: Failure | undefined;
+      let claimFailed = false;
       try {
         // The whole batch transaction, commit included, is bounded by the Lambda time left.
         const response = (await withinDeadline(
@@ -401,7 +392,7 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
             const batchClaims = batchClaim
               ? await claimWholeBatch(tx, decoded, withSavepoints).catch((error: unknown) => {
                   // Only without a savepoint does a failed claim throw: this attempt is over.
-                  claimFailed = classifyError(error);
+                  claimFailed = true;
                   rolledBack = true;
                   throw new BatchAttemptAbortedError({ cause: error });
                 })

@@ -4,6 +4,7 @@ import { enqueueOutbox } from '../../lambda/outbox/index.ts';
 import { lambdaContext } from '../../tools/local/lambda-context.ts';
 import { captureOutput } from '../support/capture-output.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { caseStageEnvelope } from '../support/sqs-event.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 
 const db = await createTestDatabase();
@@ -24,19 +25,7 @@ const { handler } = await import('../../lambda/handlers/outbox-relay.ts');
 const SECRET = 'do-not-log-4711';
 
 const enqueueCase = (caseId: string) =>
-  db.sql.begin((sql) =>
-    enqueueOutbox(sql, {
-      messageId: `msg_${randomUUID()}`,
-      schemaVersion: 1,
-      messageType: 'CaseStageChanged',
-      producer: 'case-service',
-      occurredAt: new Date().toISOString(),
-      idempotencyKey: `case:${caseId}:stage:v1`,
-      aggregateType: 'case',
-      aggregateId: caseId,
-      payload: { caseId, stage: 'INVESTIGATION', version: 1, note: SECRET },
-    }),
-  );
+  db.sql.begin((sql) => enqueueOutbox(sql, caseStageEnvelope(caseId, 1, { note: SECRET })));
 
 describe('Handler: outbox-relay Lambda entry point', () => {
   it('starts no round when less than the guard is left of the invocation', async () => {

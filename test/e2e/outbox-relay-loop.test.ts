@@ -5,25 +5,13 @@ import { describe, expect, it } from 'vitest';
 import { enqueueOutbox, type OutboxSqsSender } from '../../lambda/outbox/index.ts';
 import { runOutboxRelayLoop } from '../../tools/local/outbox-relay-loop.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { caseStageEnvelope } from '../support/sqs-event.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 
 const db = await createTestDatabase();
 const local = await localQueueFixture();
 
-const enqueueCase = (caseId: string) =>
-  db.sql.begin((sql) =>
-    enqueueOutbox(sql, {
-      messageId: `msg_${randomUUID()}`,
-      schemaVersion: 1,
-      messageType: 'CaseStageChanged',
-      producer: 'case-service',
-      occurredAt: new Date().toISOString(),
-      idempotencyKey: `case:${caseId}:stage:v1`,
-      aggregateType: 'case',
-      aggregateId: caseId,
-      payload: { caseId, stage: 'INVESTIGATION', version: 1 },
-    }),
-  );
+const enqueueCase = (caseId: string) => db.sql.begin((sql) => enqueueOutbox(sql, caseStageEnvelope(caseId)));
 
 async function waitFor(condition: () => Promise<boolean>, timeoutMs = 10_000) {
   const until = Date.now() + timeoutMs;

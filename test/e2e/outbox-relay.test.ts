@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { enqueueOutbox, type OutboxSqsSender, relayOutbox } from '../../lambda/outbox/index.ts';
 import type { Envelope } from '../../lambda/worker/envelope.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { caseStageEnvelope } from '../support/sqs-event.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 
 const db = await createTestDatabase();
@@ -20,17 +21,8 @@ const local = await localQueueFixture();
 
 const SECRET = 'payload-secret-4711';
 
-const event = (aggregateId: string, n: number, payload: Record<string, unknown> = {}): Envelope => ({
-  messageId: `msg_${randomUUID()}`,
-  schemaVersion: 1,
-  messageType: 'CaseStageChanged',
-  producer: 'case-service',
-  occurredAt: new Date().toISOString(),
-  idempotencyKey: `case:${aggregateId}:stage:v${n}`,
-  aggregateType: 'case',
-  aggregateId,
-  payload: { caseId: aggregateId, stage: `STAGE_${n}`, version: n, note: SECRET, ...payload },
-});
+const event = (aggregateId: string, n: number, payload: Record<string, unknown> = {}): Envelope =>
+  caseStageEnvelope(aggregateId, n, { stage: `STAGE_${n}`, note: SECRET, ...payload });
 
 const enqueue = (envelopes: readonly Envelope[]) =>
   db.sql.begin(async (sql) => {

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Envelope } from '../../lambda/worker/envelope.ts';
 
 /** ARN of the standard test queue. */
 export const QUEUE_ARN = 'arn:aws:sqs:us-east-1:000000000000:case-worker-queue';
@@ -21,6 +22,28 @@ export function envelopeFactory(overrides: Record<string, unknown> = {}): Record
     attemptPolicy: { maxBusinessAttempts: 5, notBefore: null },
     payload: { paymentId: `PAY-${id}`, accountId: 'ACC-1', amount: '10.50', currency: 'EUR' },
     ...overrides,
+  };
+}
+
+/**
+ * A `CaseStageChanged` envelope as the case service would enqueue it in its outbox: key
+ * `case:<caseId>:stage:v<version>`, stage INVESTIGATION unless `payload` says otherwise.
+ */
+export function caseStageEnvelope(
+  caseId: string,
+  version = 1,
+  payload: Record<string, unknown> = {},
+): Envelope {
+  return {
+    messageId: `msg_${randomUUID()}`,
+    schemaVersion: 1,
+    messageType: 'CaseStageChanged',
+    producer: 'case-service',
+    occurredAt: new Date().toISOString(),
+    idempotencyKey: `case:${caseId}:stage:v${version}`,
+    aggregateType: 'case',
+    aggregateId: caseId,
+    payload: { caseId, stage: 'INVESTIGATION', version, ...payload },
   };
 }
 
