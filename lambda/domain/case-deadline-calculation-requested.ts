@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { TerminalError } from '../errors.ts';
 import { defineHandler } from '../worker/message-handler.ts';
 
@@ -17,8 +17,8 @@ export const caseDeadlineCalculationRequested = defineHandler({
   messageType: 'CaseDeadlineCalculationRequested',
   schemaVersion: 1,
   payload: z.object({
-    caseId: z.string().min(1).max(200),
-    stage: z.string().min(1).max(50),
+    caseId: z.string().check(z.minLength(1), z.maxLength(200)),
+    stage: z.string().check(z.minLength(1), z.maxLength(50)),
     effectiveAt: z.iso.datetime({ offset: true }),
   }),
   async handle({ sql, payload, envelope }) {

@@ -1,5 +1,5 @@
 import type postgres from 'postgres';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { effectKey } from '../effects/effect-key.ts';
 import type { NotificationProvider } from '../effects/notification-provider.ts';
 import { performExternalEffect } from '../effects/perform-external-effect.ts';
@@ -51,8 +51,8 @@ export function caseEscalationRequested(dependencies: CaseEscalationRequestedDep
     messageType: 'CaseEscalationRequested',
     schemaVersion: 1,
     payload: z.object({
-      caseId: z.string().min(1).max(200),
-      recipient: z.string().min(3).max(320),
+      caseId: z.string().check(z.minLength(1), z.maxLength(200)),
+      recipient: z.string().check(z.minLength(3), z.maxLength(320)),
     }),
     async handle({ sql, payload, envelope }) {
       const [found] = await sql`select 1 from cases where case_id = ${payload.caseId}`;

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { defineHandler } from '../worker/message-handler.ts';
 
 /**
@@ -10,9 +10,9 @@ export const caseStageChanged = defineHandler({
   messageType: 'CaseStageChanged',
   schemaVersion: 1,
   payload: z.object({
-    caseId: z.string().min(1).max(200),
-    stage: z.string().min(1).max(50),
-    version: z.number().int().min(1),
+    caseId: z.string().check(z.minLength(1), z.maxLength(200)),
+    stage: z.string().check(z.minLength(1), z.maxLength(50)),
+    version: z.int().check(z.minimum(1)),
   }),
   async handle({ sql, payload }) {
     const rows = await sql`

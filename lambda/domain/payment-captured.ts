@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { defineHandler } from '../worker/message-handler.ts';
 
 /**
@@ -10,10 +10,10 @@ export const paymentCaptured = defineHandler({
   messageType: 'PaymentCaptured',
   schemaVersion: 1,
   payload: z.object({
-    paymentId: z.string().min(1).max(200),
-    accountId: z.string().min(1).max(200),
-    amount: z.union([z.number().finite(), z.string().regex(/^-?\d+(\.\d+)?$/)]),
-    currency: z.string().regex(/^[A-Z]{3}$/),
+    paymentId: z.string().check(z.minLength(1), z.maxLength(200)),
+    accountId: z.string().check(z.minLength(1), z.maxLength(200)),
+    amount: z.union([z.number(), z.string().check(z.regex(/^-?\d+(\.\d+)?$/))]),
+    currency: z.string().check(z.regex(/^[A-Z]{3}$/)),
   }),
   async handle({ sql, payload }) {
     await sql`

@@ -1,5 +1,6 @@
 import type postgres from 'postgres';
-import { describeIssues, type Envelope, envelopeSchema } from '../worker/envelope.ts';
+import { type Envelope, envelopeSchema } from '../worker/envelope.ts';
+import { describeIssues, parseSchema } from '../worker/parse-schema.ts';
 import { requestHash } from '../worker/request-hash.ts';
 import { InvalidOutboxEnvelopeError, OutboxConflictError, OutboxUsageError } from './errors.ts';
 
@@ -62,7 +63,7 @@ export async function enqueueOutbox(
       'enqueueOutbox must run inside the producer transaction: call it with the `sql` of `sql.begin(async (sql) => …)`, not the pool',
     );
   }
-  const parsed = envelopeSchema.safeParse(envelope);
+  const parsed = parseSchema(envelopeSchema, envelope);
   if (!parsed.success) {
     throw new InvalidOutboxEnvelopeError(`Invalid outbox envelope: ${describeIssues(parsed.error)}`);
   }

@@ -1,7 +1,8 @@
 import type { SQSRecord } from 'aws-lambda';
-import { describeIssues, type Envelope, envelopeSchema } from './envelope.ts';
+import { type Envelope, envelopeSchema } from './envelope.ts';
 import type { HandlerRegistry } from './handler-registry.ts';
 import type { MessageHandler } from './message-handler.ts';
+import { describeIssues, parseSchema } from './parse-schema.ts';
 import { requestHash } from './request-hash.ts';
 
 /** A record that can be processed. */
@@ -53,7 +54,7 @@ export function decodeRecord(
       message: `body is not JSON (${record.body.length} characters)`,
     };
   }
-  const parsed = envelopeSchema.safeParse(body);
+  const parsed = parseSchema(envelopeSchema, body);
   if (!parsed.success) {
     const raw = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
     return {
@@ -89,7 +90,7 @@ export function decodeRecord(
           ...known,
         };
   }
-  const payload = handler.payload.safeParse(envelope.payload);
+  const payload = parseSchema(handler.payload, envelope.payload);
   if (!payload.success) {
     return {
       ok: false,

@@ -11,5 +11,6 @@ export {
   type MessageHandler,
 } from './message-handler.ts';
 export type { OutcomeResult, RecordOutcome } from './outcome.ts';
+export { describeIssues, type ParseResult, parseSchema } from './parse-schema.ts';
 export { canonicalJson, requestHash } from './request-hash.ts';
 export type { SqsClientSource } from './sqs-client-source.ts';

@@ -1,6 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
 import type postgres from 'postgres';
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import type { Envelope } from './envelope.ts';
 
 /** What a domain handler receives: the transaction, the validated payload and the envelope. */
@@ -27,19 +27,22 @@ export interface HandlerResult {
 }
 
 /** A domain handler for one messageType and schemaVersion. */
-export interface MessageHandler<S extends z.ZodType = z.ZodType> {
+export interface MessageHandler<S extends z.core.$ZodType = z.core.$ZodType> {
   /** The envelope `messageType` it handles. */
   readonly messageType: string;
   /** The envelope `schemaVersion` it handles. */
   readonly schemaVersion: number;
-  /** Schema of the payload; a payload that fails it is terminal (`INVALID_PAYLOAD`). */
+  /**
+   * Schema of the payload, from `zod/mini` or `zod` (4.x); a payload that fails it is terminal (`INVALID_PAYLOAD`).
+   * `zod/mini` keeps the bundle and the cold start small (see README, Performance).
+   */
   readonly payload: S;
   /**
    * Applies the effect inside the inbox transaction. It must be idempotent at the domain level as well
    * (unique keys, version guards). Throw `TerminalError` for data that can never succeed and
    * `RetryableError` for conditions that may clear.
    */
-  handle(context: HandlerContext<z.infer<S>>): Promise<HandlerResult | undefined>;
+  handle(context: HandlerContext<z.output<S>>): Promise<HandlerResult | undefined>;
 }
 
 /**
@@ -50,7 +53,7 @@ export interface MessageHandler<S extends z.ZodType = z.ZodType> {
  * export const paymentCaptured = defineHandler({
  *   messageType: 'PaymentCaptured',
  *   schemaVersion: 1,
- *   payload: z.object({ paymentId: z.string() }),
+ *   payload: z.object({ paymentId: z.string().check(z.minLength(1)) }), // import * as z from 'zod/mini'
  *   async handle({ sql, payload }) {
  *     await sql`insert into payments (payment_id) values (${payload.paymentId}) on conflict do nothing`;
  *     return { resultRef: `payments:${payload.paymentId}` };
@@ -58,6 +61,6 @@ export interface MessageHandler<S extends z.ZodType = z.ZodType> {
  * });
  * ```
  */
-export function defineHandler<S extends z.ZodType>(handler: MessageHandler<S>): MessageHandler<S> {
+export function defineHandler<S extends z.core.$ZodType>(handler: MessageHandler<S>): MessageHandler<S> {
   return handler;
 }

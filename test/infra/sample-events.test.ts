@@ -5,6 +5,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { envelopeSchema } from '../../lambda/worker/envelope.ts';
+import { parseSchema } from '../../lambda/worker/parse-schema.ts';
 
 // The events/ files are what `sam local invoke -e` feeds the worker: they must be well-formed SQS events whose
 // bodies are what the README says they are.
@@ -18,12 +19,12 @@ const validMessage = (body: string): boolean => {
   } catch {
     return false;
   }
-  const envelope = envelopeSchema.safeParse(json);
+  const envelope = parseSchema(envelopeSchema, json);
   if (!envelope.success) return false;
   const handler = exampleHandlers.find(
     (h) => h.messageType === envelope.data.messageType && h.schemaVersion === envelope.data.schemaVersion,
   );
-  return handler?.payload.safeParse(envelope.data.payload).success ?? false;
+  return handler ? parseSchema(handler.payload, envelope.data.payload).success : false;
 };
 
 describe('Sample SQS events (events/)', () => {

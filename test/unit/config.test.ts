@@ -65,6 +65,35 @@ describe('Function: loadConfig()', () => {
     expect(message).toContain('missing: DB_NAME, DB_USER, AWS_REGION');
   });
 
+  it('checks the rest with an invalid variable at its default, and reports the whole list once', () => {
+    // Act
+    const message = (() => {
+      try {
+        loadConfig({
+          DATABASE_URL: 'postgres://x/y',
+          DB_POOL_SIZE: 'two',
+          WORKER_RECORD_CONCURRENCY: '2',
+          WORKER_BACKOFF_BASE_SECONDS: '0',
+          WORKER_DEADLINE_GUARD_MS: '-1',
+        });
+      } catch (caught) {
+        return (caught as Error).message;
+      }
+      return '';
+    })();
+
+    // Assess
+    expect(message).toBe(
+      [
+        'Invalid worker configuration:',
+        '- DB_POOL_SIZE must be a whole number from 1 to 100 (given "two")',
+        '- WORKER_BACKOFF_BASE_SECONDS must be a whole number from 1 to 42300 (given "0")',
+        '- WORKER_RECORD_CONCURRENCY must be a whole number from 1 to DB_POOL_SIZE (1) (given "2"); raise DB_POOL_SIZE or lower the concurrency',
+        '- WORKER_DEADLINE_GUARD_MS must be a whole number of milliseconds ≥ 0 (given "-1")',
+      ].join('\n'),
+    );
+  });
+
   it('names the value and the fix for the consumer and the notification URL', () => {
     // Act
     const message = (() => {

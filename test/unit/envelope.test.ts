@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { describeIssues, envelopeSchema } from '../../lambda/worker/envelope.ts';
+import { envelopeSchema } from '../../lambda/worker/envelope.ts';
+import { describeIssues, parseSchema } from '../../lambda/worker/parse-schema.ts';
 import { envelopeFactory } from '../support/sqs-event.ts';
 
 describe('Schema: envelopeSchema', () => {
@@ -21,7 +22,7 @@ describe('Schema: envelopeSchema', () => {
     };
 
     // Act
-    const parsed = envelopeSchema.safeParse(example);
+    const parsed = parseSchema(envelopeSchema, example);
 
     // Assess
     expect(parsed.success).toBe(true);
@@ -36,7 +37,7 @@ describe('Schema: envelopeSchema', () => {
     ['payload', 'not an object'],
   ])('rejects an invalid %s and names the field, not the value', (field, value) => {
     // Act
-    const parsed = envelopeSchema.safeParse(envelopeFactory({ [field]: value }));
+    const parsed = parseSchema(envelopeSchema, envelopeFactory({ [field]: value }));
 
     // Assess
     expect(parsed.success).toBe(false);
@@ -47,6 +48,6 @@ describe('Schema: envelopeSchema', () => {
 
   it('requires the idempotency key', () => {
     const { idempotencyKey: _dropped, ...rest } = envelopeFactory();
-    expect(envelopeSchema.safeParse(rest).success).toBe(false);
+    expect(parseSchema(envelopeSchema, rest).success).toBe(false);
   });
 });

@@ -1,4 +1,5 @@
-import { describeIssues, envelopeSchema } from '../../lambda/worker/envelope.ts';
+import { envelopeSchema } from '../../lambda/worker/envelope.ts';
+import { describeIssues, parseSchema } from '../../lambda/worker/parse-schema.ts';
 
 /** What an operator may see of a message body: envelope metadata only, never the payload. */
 export interface DecodedMessage {
@@ -40,7 +41,7 @@ export function decodeMessage(body: string | undefined): DecodedMessage {
       problem: 'body is not JSON',
     };
   }
-  const parsed = envelopeSchema.safeParse(json);
+  const parsed = parseSchema(envelopeSchema, json);
   const raw = (json !== null && typeof json === 'object' ? json : {}) as Record<string, unknown>;
   return {
     valid: parsed.success,
