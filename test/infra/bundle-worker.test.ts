@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -24,9 +24,13 @@ import { envelopeFactory } from '../support/sqs-event.ts';
 
 /**
  * Runs one invocation of a bundled handler in a fresh `node` process, as the Lambda runtime would load it
- * (`--enable-source-maps` as the stack sets), and returns its response.
+ * (`--enable-source-maps` as the stack sets), and returns its response and the JSON log lines it wrote.
  */
-function invokeBundle<T>(dir: string, event: unknown, env: Record<string, string>): Promise<T> {
+function invokeBundle<T>(
+  dir: string,
+  event: unknown,
+  env: Record<string, string>,
+): Promise<{ response: T; logs: Record<string, unknown>[] }> {
   const script = `
     const { handler } = await import(${JSON.stringify(pathToFileURL(join(dir, 'index.mjs')).href)});
     const deadline = Date.now() + 30_000;
@@ -51,7 +55,12 @@ function invokeBundle<T>(dir: string, event: unknown, env: Record<string, string
     child.on('exit', (code) => {
       // The handler's own logs share stdout: the response is the line the script marks.
       const line = stdout.split('\n').find((text) => text.startsWith('RESPONSE '));
-      if (code === 0 && line) resolve(JSON.parse(line.slice('RESPONSE '.length)));
+      // Powertools writes INFO lines to stdout, WARN and ERROR to stderr.
+      const logs = `${stdout}\n${stderr}`
+        .split('\n')
+        .filter((text) => text.startsWith('{'))
+        .map((text) => JSON.parse(text));
+      if (code === 0 && line) resolve({ response: JSON.parse(line.slice('RESPONSE '.length)), logs });
       else reject(new Error(`bundle exited ${code}: ${stderr}`));
     });
   });
@@ -107,8 +116,11 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     expect(totalBytes).toBeLessThan(10 * 1024 * 1024);
   });
 
-  it('runs bundled: completes a record in PostgreSQL and backs another off through the lazily loaded SQS chunk', async () => {
-    // Prepare: a local queue holding two received messages — one due, one not due for an hour.
+  /**
+   * A local queue holding two received messages — one due, one not due for an hour — and the Lambda event
+   * that delivers them (received for 30 s).
+   */
+  async function dueAndLater() {
     const client = sqs.client();
     const name = `bundle-${randomUUID().slice(0, 8)}`;
     const { QueueUrl } = await client.send(new CreateQueueCommand({ QueueName: name }));
@@ -144,32 +156,93 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
         awsRegion: 'us-east-1',
       })),
     };
-    const laterMessage = Messages.find((m) => m.Body === JSON.stringify(later));
+    const laterId = Messages.find((m) => m.Body === JSON.stringify(later))?.MessageId as string;
+    /** Milliseconds until the not-due message becomes visible again. */
+    const laterVisibleInMs = () =>
+      (sqs.inspectQueue(name)?.messages.inflight.find((entry) => entry.message.messageId === laterId)
+        ?.visibilityDeadline ?? 0) - Date.now();
+    return { event, due, laterId, laterVisibleInMs };
+  }
+
+  const workerEnv = (consumer: string) => ({
+    DATABASE_URL: db.url,
+    SQS_ENDPOINT: sqs.endpoint,
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'test',
+    AWS_SECRET_ACCESS_KEY: 'test',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    WORKER_CONSUMER: consumer,
+    POWERTOOLS_LOG_LEVEL: 'WARN',
+    POWERTOOLS_METRICS_DISABLED: 'true',
+  });
+
+  it('runs bundled: completes a record in PostgreSQL and backs another off through the lazily loaded SQS chunk', async () => {
+    // Prepare
+    const { event, due, laterId, laterVisibleInMs } = await dueAndLater();
 
     // Act
-    const response = await invokeBundle<SQSBatchResponse>(assetOf(worker.workerFunction), event, {
-      DATABASE_URL: db.url,
-      SQS_ENDPOINT: sqs.endpoint,
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'test',
-      AWS_SECRET_ACCESS_KEY: 'test',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      WORKER_CONSUMER: 'bundle-test',
-      POWERTOOLS_LOG_LEVEL: 'SILENT',
-      POWERTOOLS_METRICS_DISABLED: 'true',
-    });
+    const { response } = await invokeBundle<SQSBatchResponse>(
+      assetOf(worker.workerFunction),
+      event,
+      workerEnv('bundle-test'),
+    );
 
     // Assess: the due record applied and acknowledged; the other reported, its visibility moved to about an
     // hour (it was received for 30 s), which only the SQS chunk can have done.
-    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: laterMessage?.MessageId }] });
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: laterId }] });
     const inbox = await db.sql`
       select idempotency_key, status from worker_inbox where consumer = 'bundle-test' order by idempotency_key`;
     expect(inbox).toEqual([{ idempotency_key: due.idempotencyKey, status: 'COMPLETED' }]);
-    const inflight = sqs
-      .inspectQueue(name)
-      ?.messages.inflight.find((entry) => entry.message.messageId === laterMessage?.MessageId);
-    expect((inflight?.visibilityDeadline ?? 0) - Date.now()).toBeGreaterThan(3_000_000);
+    expect(laterVisibleInMs()).toBeGreaterThan(3_000_000);
   });
+
+  // A deployment whose lazily loaded code is missing (a partial upload, a broken chunk): the batch must still
+  // settle — nothing lost, the record that needed a backoff reported, the queue's own visibility timeout left to
+  // bring it back — and the log must say what could not load.
+  it.each([
+    {
+      missing: 'the backoff module',
+      remove: (file: string) => file.startsWith('apply-backoff-'),
+      logged: ['worker_backoff_unavailable'],
+    },
+    {
+      missing: 'the SQS client code',
+      remove: (_file: string, text: string) => text.includes('ChangeMessageVisibilityBatch'),
+      logged: ['worker_backoff_unavailable', 'worker_sqs_client_unavailable'],
+    },
+  ])(
+    'settles the batch without $missing: the record is reported, its visibility untouched, the failure logged',
+    async ({ remove, logged }) => {
+      // Prepare: a copy of the bundle without the chunks.
+      const dir = mkdtempSync(join(tmpdir(), 'bundle-partial-'));
+      cpSync(assetOf(worker.workerFunction), dir, { recursive: true });
+      const removed = readdirSync(join(dir, 'chunks')).filter(
+        (file) => file.endsWith('.mjs') && remove(file, readFileSync(join(dir, 'chunks', file), 'utf8')),
+      );
+      expect(removed.length).toBeGreaterThan(0);
+      for (const file of removed) rmSync(join(dir, 'chunks', file));
+      const { event, due, laterId, laterVisibleInMs } = await dueAndLater();
+      const consumer = `bundle-partial-${randomUUID().slice(0, 8)}`;
+
+      // Act
+      const { response, logs } = await invokeBundle<SQSBatchResponse>(dir, event, workerEnv(consumer));
+
+      // Assess
+      expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: laterId }] });
+      const inbox =
+        await db.sql`select idempotency_key, status from worker_inbox where consumer = ${consumer}`;
+      expect(inbox).toEqual([{ idempotency_key: due.idempotencyKey, status: 'COMPLETED' }]);
+      const visibleInMs = laterVisibleInMs();
+      expect(visibleInMs).toBeGreaterThan(0);
+      expect(visibleInMs).toBeLessThanOrEqual(30_000);
+      const unavailable = logs.filter((line) => String(line.message).endsWith('_unavailable'));
+      expect(unavailable.map((line) => line.message).sort()).toEqual(logged);
+      for (const line of unavailable) {
+        expect(line.level).toBe('WARN');
+        expect(String(line.error)).toContain('Cannot find module');
+      }
+    },
+  );
 
   it('runs the bundled outbox relay: a pending outbox row reaches the queue', async () => {
     // Prepare
@@ -181,7 +254,7 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     await db.sql.begin((tx) => enqueueOutbox(tx, envelope as unknown as Envelope));
 
     // Act
-    const result = await invokeBundle<{ published: number; failed: number }>(
+    const { response: result } = await invokeBundle<{ published: number; failed: number }>(
       assetOf(worker.outboxRelayFunction as lambda.Function),
       {},
       {
