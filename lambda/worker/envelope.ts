@@ -1,5 +1,5 @@
-// zod/mini (not 'zod'): the same parser without the method-chaining layer, which costs ~10 ms of every cold start
-// (lib/bundled-function.ts). Handlers may still use either; the engine parses through parse-schema.ts.
+// zod/mini (not 'zod'): the same parser without the method-chaining layer, which costs every cold start ~10 ms
+// (README, Performance). Handlers may use either; the engine parses through parse-schema.ts.
 import * as z from 'zod/mini';
 
 /** Limits that match the columns of `worker_inbox` (see migrations/00001). */

@@ -13,15 +13,9 @@ export type ParseResult<T> = z.core.util.SafeParseResult<T>;
 /**
  * Parses `value` with `schema` — any zod 4 schema, from `zod` or `zod/mini` — without throwing, with English
  * messages that name the rule or bound and never the value (see {@link describeIssues}).
- *
- * @param options - zod parse options, e.g. `{ jitless: true }` for a schema parsed once.
  */
-export function parseSchema<S extends z.core.$ZodType>(
-  schema: S,
-  value: unknown,
-  options?: { readonly jitless?: boolean },
-): ParseResult<z.output<S>> {
-  return z.safeParse(schema, value, options ? { ...PARSE_CONTEXT, ...options } : PARSE_CONTEXT);
+export function parseSchema<S extends z.core.$ZodType>(schema: S, value: unknown): ParseResult<z.output<S>> {
+  return z.safeParse(schema, value, PARSE_CONTEXT);
 }
 
 /**
