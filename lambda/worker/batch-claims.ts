@@ -123,12 +123,18 @@ export async function claimBatch(
     },
     async finish() {
       if (completed.length > 0) {
+        const keys = completed.map((c) => c.key);
+        // `idempotency_key = any(keys)` besides the join: it makes the batch's keys an index condition, so the
+        // update probes the primary key for them whatever the statistics say. With the join alone and statistics
+        // that lag behind a growing table, PostgreSQL hashes the unnest and scans every inbox row of the consumer
+        // (measured: 4,240 buffers and 5.8 ms per batch at 20,000 rows, growing with the table; 141 and 0.2 ms
+        // with it).
         await tx`
           update worker_inbox as w
           set status = 'COMPLETED', completed_at = now(), result_ref = nullif(r.ref, ''),
               started_at = coalesce(w.started_at, now()), failure_code = null, failure_message = null
-          from unnest(${completed.map((c) => c.key)}::text[], ${completed.map((c) => c.ref)}::text[]) as r(k, ref)
-          where w.consumer = ${consumer} and w.idempotency_key = r.k
+          from unnest(${keys}::text[], ${completed.map((c) => c.ref)}::text[]) as r(k, ref)
+          where w.consumer = ${consumer} and w.idempotency_key = any(${keys}::text[]) and w.idempotency_key = r.k
         `;
       }
       const untaken = [...claims.values()];
