@@ -13,8 +13,8 @@ import { exampleWorker } from '../support/test-worker.ts';
 // fast, is planned from stale numbers. Each test makes such a table (analyzed at one row, then 20,000 more rows,
 // autovacuum off) and counts blocks: what the worker's own backend read during one batch, or what the plan of
 // the relay's marking statement reads. Measured with the statements' earlier form: 4,380 and ~640 blocks;
-// by primary key: ~200 (the whole batch: claim, handlers, completion) and 22. The relay's claim cannot be made
-// independent of the statistics; the last test shows what an analyze that has seen the backlog buys it.
+// by primary key: ~200 (the whole batch: claim, handlers, completion) and 22. The relay's claim still depends on
+// the statistics; the last test shows what an analyze that has seen the backlog buys it.
 
 const db = await createTestDatabase();
 const sqs = await startLocalSqs();
@@ -223,7 +223,7 @@ describe('Batch statements on a large table with stale statistics', () => {
       expect(result).toMatchObject({ published: 50, failed: 0 });
       expect(touched).toBeGreaterThan(0);
       // Without the analyze this round read 67,226 blocks: the claim checked every pending row for each claimed
-      // one. No statement shape avoids that; current statistics do (README, outbox relay).
+      // one. No statement shape tried avoids that; current statistics do (README, outbox relay).
       expect(touched).toBeLessThan(6000);
     });
   });
