@@ -124,7 +124,7 @@ export async function claimBatch(
     async finish() {
       if (completed.length > 0) {
         const keys = completed.map((c) => c.key);
-        // `idempotency_key = any(keys)` besides the join: it makes the batch's keys an index condition, so the
+        // `idempotency_key = any(keys)` beside the join: it makes the batch's keys an index condition, so the
         // update probes the primary key for them whatever the statistics say. With the join alone and statistics
         // that lag behind a growing table, PostgreSQL hashes the unnest and scans every inbox row of the consumer
         // (measured: 4,240 buffers and 5.8 ms per batch at 20,000 rows, growing with the table; 141 and 0.2 ms
