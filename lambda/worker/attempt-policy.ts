@@ -7,6 +7,11 @@ export interface AttemptDefaults {
   readonly maxBusinessAttempts: number;
 }
 
+/** Milliseconds until the message may be processed by its `notBefore`: 0 or less when it is due now. */
+export function msUntilDue(policy: AttemptPolicy | null | undefined, nowMs: number): number {
+  return policy?.notBefore ? Date.parse(policy.notBefore) - nowMs : 0;
+}
+
 /**
  * Turns a retryable failure terminal when the message's business retry budget is spent (pattern document
  * §14): its code is in `terminalAfterCodes`, `attempts` reached `maxBusinessAttempts`, or `retryableUntil`

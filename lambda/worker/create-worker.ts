@@ -10,6 +10,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import pLimit from 'p-limit';
 import type postgres from 'postgres';
 import { BatchAttemptAbortedError, BatchFailedError, ConfigError } from '../errors.ts';
+import { msUntilDue } from './attempt-policy.ts';
 import { type BackoffSettings, backoffSeconds } from './backoff.ts';
 import { type BatchClaims, claimBatch } from './batch-claims.ts';
 import { DeadlineGuard } from './deadline-guard.ts';
@@ -135,7 +136,7 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
   const backoff: BackoffSettings = { baseSeconds: 2, maxSeconds: 900, ...options.backoff };
   const guard = new DeadlineGuard(options.deadlineGuardMs);
   /** Per-batch mode: whether this environment's next batch runs with a savepoint per record. */
-  const savepointsNeeded = { value: false };
+  let savepointsNeeded = false;
   const perMessage: TransactionRunner = (fn) => options.sql.begin(fn) as never;
   const baseDeps: RecordDependencies = {
     consumer: options.consumer,
@@ -306,8 +307,7 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
       const entries: InboxEntry[] = records.flatMap((record) => {
         const d = decoded.get(record.messageId);
         if (!d?.ok || keyCount.get(d.envelope.idempotencyKey) !== 1) return [];
-        const notBefore = d.envelope.attemptPolicy?.notBefore;
-        if (notBefore && Date.parse(notBefore) > now()) return [];
+        if (msUntilDue(d.envelope.attemptPolicy, now()) > 0) return []; // NOT_YET_DUE: it claims nothing
         return [
           {
             consumer: options.consumer,
@@ -340,16 +340,16 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
       process: (deps: RecordDependencies) => Promise<SQSBatchResponse>,
     ): Promise<SQSBatchResponse> {
       let batchClaim = !fifo;
-      if (!savepointsNeeded.value) {
+      if (!savepointsNeeded) {
         const attempt = await batchAttempt(process, false, batchClaim);
         if (!attempt.rolledBack) return attempt.response;
-        savepointsNeeded.value = true;
+        savepointsNeeded = true;
         if (!attempt.aborted) return attempt.response; // the transaction itself failed: reported whole
         if (attempt.claimFailed) batchClaim = false;
         outcomes.clear();
       }
       const attempt = await batchAttempt(process, true, batchClaim);
-      savepointsNeeded.value = attempt.rolledBack;
+      savepointsNeeded = attempt.rolledBack;
       return attempt.response;
     }
 

@@ -1,7 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
 import type postgres from 'postgres';
 import { RetryableError } from '../errors.ts';
-import { type AttemptDefaults, applyAttemptPolicy } from './attempt-policy.ts';
+import { type AttemptDefaults, applyAttemptPolicy, msUntilDue } from './attempt-policy.ts';
 import { type BackoffSettings, backoffSeconds, MAX_VISIBILITY_SECONDS } from './backoff.ts';
 import type { BatchClaims } from './batch-claims.ts';
 import { classifyError, type Failure, truncate } from './classify-error.ts';
@@ -139,15 +139,15 @@ export async function processRecord(
     return finish(await settleFailure(failure, decoded));
   }
 
-  const notBefore = decoded.envelope.attemptPolicy?.notBefore;
-  if (notBefore && Date.parse(notBefore) > deps.now()) {
-    const waitSeconds = Math.ceil((Date.parse(notBefore) - deps.now()) / 1000);
+  const dueInMs = msUntilDue(decoded.envelope.attemptPolicy, deps.now());
+  if (dueInMs > 0) {
+    const waitSeconds = Math.ceil(dueInMs / 1000);
     return finish({
       result: 'NOT_YET_DUE',
       acknowledged: false,
       visibilitySeconds: Math.min(waitSeconds, MAX_VISIBILITY_SECONDS),
       failureCode: 'NOT_YET_DUE',
-      failureMessage: `notBefore ${notBefore} is ${waitSeconds} s away`,
+      failureMessage: `notBefore ${decoded.envelope.attemptPolicy?.notBefore} is ${waitSeconds} s away`,
     });
   }
 
@@ -187,19 +187,18 @@ export async function processRecord(
     // Per-batch mode may have claimed this record with the rest of its batch already.
     const preclaimed = deps.batchClaims?.take(record.messageId);
     if (preclaimed) claimedInBatch = true;
-    const claimed = preclaimed
-      ? Promise.resolve(preclaimed)
-      : claimInbox(tx, inbox, timeouts()).catch((error: unknown) => {
-          if ((error as { code?: string }).code === '55P03') {
-            throw new RetryableError(
-              'IN_PROGRESS_ELSEWHERE',
-              'another delivery of this idempotency key holds its inbox row',
-              { cause: error },
-            );
-          }
-          throw error;
-        });
-    const claim = await claimed;
+    const claim =
+      preclaimed ??
+      (await claimInbox(tx, inbox, timeouts()).catch((error: unknown) => {
+        if ((error as { code?: string }).code === '55P03') {
+          throw new RetryableError(
+            'IN_PROGRESS_ELSEWHERE',
+            'another delivery of this idempotency key holds its inbox row',
+            { cause: error },
+          );
+        }
+        throw error;
+      }));
     onClaim(claim.receiveCount);
     const key = message.envelope.idempotencyKey;
 

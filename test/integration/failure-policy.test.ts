@@ -231,18 +231,23 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
   });
 
   it('reports a message whose notBefore is in the future, touching nothing', async () => {
-    // Prepare
+    // Prepare: between two due messages, so that per-batch mode claims a batch and must leave it out.
     const envelope = payment();
     envelope.attemptPolicy = { notBefore: new Date(Date.now() + 3_600_000).toISOString() };
     const record = sqsRecordFactory(envelope);
+    const due = [payment(), payment()];
 
     // Act
-    const response = await worker(sqsEvent([record]), lambdaContext());
+    const response = await worker(
+      sqsEvent([sqsRecordFactory(due[0]), record, sqsRecordFactory(due[1])]),
+      lambdaContext(),
+    );
 
     // Assess
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: record.messageId }] });
     expect(await inboxRow(envelope.idempotencyKey as string)).toBeUndefined();
     expect(await ledgerCount([paymentId(envelope)])).toBe(0);
+    expect(await ledgerCount(due.map(paymentId))).toBe(2);
   });
 
   it('reports a record retryable while another connection holds its case row lock, and completes it after release', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RetryableError, TerminalError } from '../../lambda/errors.ts';
-import { applyAttemptPolicy } from '../../lambda/worker/attempt-policy.ts';
+import { applyAttemptPolicy, msUntilDue } from '../../lambda/worker/attempt-policy.ts';
 import { classifyError } from '../../lambda/worker/classify-error.ts';
 
 const pgError = (code: string, extra: Record<string, string> = {}) =>
@@ -142,5 +142,16 @@ describe('Function: applyAttemptPolicy()', () => {
         defaults,
       }).retryable,
     ).toBe(true);
+  });
+});
+
+describe('Function: msUntilDue()', () => {
+  const now = Date.parse('2026-07-06T10:00:00Z');
+
+  it('counts down to notBefore and is 0 or less once it is due or when there is none', () => {
+    expect(msUntilDue({ notBefore: '2026-07-06T10:00:30Z' }, now)).toBe(30_000);
+    expect(msUntilDue({ notBefore: '2026-07-06T09:59:59Z' }, now)).toBe(-1000);
+    expect(msUntilDue({ notBefore: null }, now)).toBe(0);
+    expect(msUntilDue(undefined, now)).toBe(0);
   });
 });

@@ -2,6 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lambda/config.ts';
 import { ConfigError } from '../../lambda/errors.ts';
 
+/** The ConfigError `loadConfig(env)` throws (the test fails when it throws nothing or something else). */
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (caught) {
+    if (caught instanceof ConfigError) return caught;
+    throw caught;
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+}
+
 describe('Function: loadConfig()', () => {
   it('uses DATABASE_URL locally and documented defaults', () => {
     // Act
@@ -41,23 +52,14 @@ describe('Function: loadConfig()', () => {
 
   it('reports every problem at once, naming the variable, the value and the fix', () => {
     // Act
-    const error = (() => {
-      try {
-        loadConfig({
-          DB_HOST: 'h',
-          DB_POOL_SIZE: '2',
-          WORKER_RECORD_CONCURRENCY: '3',
-          WORKER_TERMINAL_POLICY: 'drop',
-        });
-      } catch (caught) {
-        return caught;
-      }
-      return undefined;
-    })();
+    const { message } = configError({
+      DB_HOST: 'h',
+      DB_POOL_SIZE: '2',
+      WORKER_RECORD_CONCURRENCY: '3',
+      WORKER_TERMINAL_POLICY: 'drop',
+    });
 
     // Assess
-    expect(error).toBeInstanceOf(ConfigError);
-    const message = (error as Error).message;
     expect(message).toContain('WORKER_TERMINAL_POLICY must be one of quarantine, dlq (given "drop")');
     expect(message).toContain(
       'WORKER_RECORD_CONCURRENCY must be a whole number from 1 to DB_POOL_SIZE (2) (given "3")',
@@ -67,20 +69,13 @@ describe('Function: loadConfig()', () => {
 
   it('checks the rest with an invalid variable at its default, and reports the whole list once', () => {
     // Act
-    const message = (() => {
-      try {
-        loadConfig({
-          DATABASE_URL: 'postgres://x/y',
-          DB_POOL_SIZE: 'two',
-          WORKER_RECORD_CONCURRENCY: '2',
-          WORKER_BACKOFF_BASE_SECONDS: '0',
-          WORKER_DEADLINE_GUARD_MS: '-1',
-        });
-      } catch (caught) {
-        return (caught as Error).message;
-      }
-      return '';
-    })();
+    const { message } = configError({
+      DATABASE_URL: 'postgres://x/y',
+      DB_POOL_SIZE: 'two',
+      WORKER_RECORD_CONCURRENCY: '2',
+      WORKER_BACKOFF_BASE_SECONDS: '0',
+      WORKER_DEADLINE_GUARD_MS: '-1',
+    });
 
     // Assess
     expect(message).toBe(
@@ -96,18 +91,11 @@ describe('Function: loadConfig()', () => {
 
   it('names the value and the fix for the consumer and the notification URL', () => {
     // Act
-    const message = (() => {
-      try {
-        loadConfig({
-          DATABASE_URL: 'postgres://x/y',
-          WORKER_CONSUMER: 'c'.repeat(101),
-          NOTIFICATION_URL: 'notify-me',
-        });
-      } catch (caught) {
-        return (caught as Error).message;
-      }
-      return '';
-    })();
+    const { message } = configError({
+      DATABASE_URL: 'postgres://x/y',
+      WORKER_CONSUMER: 'c'.repeat(101),
+      NOTIFICATION_URL: 'notify-me',
+    });
 
     // Assess
     expect(message).toContain('WORKER_CONSUMER must be 1–100 characters (given 101)');
