@@ -1,7 +1,7 @@
 import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AssetHashType, DockerImage, Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { AssetHashType, DockerImage, type Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -123,7 +123,7 @@ export function bundledFunction(
     runtime: NODE_RUNTIME,
     architecture: lambda.Architecture.ARM_64,
     memorySize: options.memorySize ?? 256,
-    timeout: options.timeout ?? Duration.seconds(30),
+    timeout: options.timeout,
     vpc: options.vpc,
     vpcSubnets: options.vpcSubnets,
     // Stack traces point at the TypeScript sources (the bundle ships its source maps).

@@ -1,5 +1,5 @@
 /** Margin kept between a statement timeout and the Lambda timeout. */
-export const TIMEOUT_MARGIN_MS = 500;
+const TIMEOUT_MARGIN_MS = 500;
 
 /**
  * Margin kept between the client-side deadline of a database call and the Lambda timeout: smaller than
