@@ -1,6 +1,7 @@
 import type { Signer } from '@aws-sdk/rds-signer';
 import postgres from 'postgres';
 import type { DatabaseConfig } from './config.ts';
+import { reconnectBackoff } from './reconnect-backoff.ts';
 
 /**
  * Creates the postgres.js client of a Lambda execution environment (call it once, at module scope).
@@ -12,9 +13,14 @@ import type { DatabaseConfig } from './config.ts';
  * - With IAM auth, a fresh token is signed for every new connection (tokens live 15 minutes); the signer (and the
  *   SDK code it needs) is imported on the first connection, not at load time.
  * - `connection.application_name` names the worker in `pg_stat_activity`.
+ * - `socket`: connection attempts that keep failing at once are spaced out (see {@link reconnectBackoff});
+ *   postgres.js alone reconnects hundreds of times a second to a server that turns connections away.
  */
 export function createSql(config: DatabaseConfig, options: { applicationName?: string } = {}): postgres.Sql {
+  // `socket` is a documented postgres.js option (its README, "Custom socket") that its type declarations leave out.
+  const socket = { socket: reconnectBackoff() } as postgres.Options<Record<string, postgres.PostgresType>>;
   const common = {
+    ...socket,
     prepare: false,
     max: config.poolSize,
     idle_timeout: 30,

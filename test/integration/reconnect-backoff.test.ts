@@ -1,0 +1,79 @@
+import postgres from 'postgres';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSql } from '../../lambda/db.ts';
+import { createTestDatabase } from '../support/database.ts';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
+
+const db = await createTestDatabase();
+
+/** Time the server turns connections away in each test. */
+const DOWN_MS = 1500;
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
+});
+
+/** A proxy in front of the test database, and the database's URL through it. */
+async function proxied(): Promise<{ proxy: TcpProxy; url: string }> {
+  const target = new URL(db.url);
+  const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
+  cleanups.push(() => proxy.close());
+  const url = new URL(db.url);
+  url.port = String(proxy.port);
+  return { proxy, url: url.toString() };
+}
+
+/**
+ * The failover sequence: the pooled connection is cut while a query is on it, then the server answers every new
+ * connection with FATAL 57P03 (as PostgreSQL does while it starts up) for {@link DOWN_MS} while the next query
+ * waits, then it is back. Returns the connection attempts made while it was down, how the waiting query ended, and
+ * the rows of a query sent after it.
+ */
+async function failover(sql: postgres.Sql, proxy: TcpProxy) {
+  const code = (error: { code?: string }) => error.code;
+  await sql`select 1`;
+  proxy.down();
+  // Sent in the same tick as the cut, so the connection still carries it when it closes.
+  const cut = await sql`select 1`.then(() => 'completed', code);
+  proxy.resetCount();
+  const waiting = sql`select 1 as ok`.then(() => 'completed', code);
+  await new Promise((resolve) => setTimeout(resolve, DOWN_MS));
+  const attemptsWhileDown = proxy.connections;
+  proxy.up();
+  const waited = await waiting;
+  return { cut, attemptsWhileDown, waited, after: await sql<{ ok: number }[]>`select 1 as ok` };
+}
+
+describe('Function: createSql — connection attempts while the server turns connections away', () => {
+  it('retries a few times a second, not hundreds, and works again once the server is back', async () => {
+    const { proxy, url } = await proxied();
+    const sql = createSql({ kind: 'url', url, poolSize: 1 });
+    cleanups.push(() => sql.end({ timeout: 0 }));
+
+    const { cut, attemptsWhileDown, waited, after } = await failover(sql, proxy);
+
+    expect(cut).toBe('CONNECTION_CLOSED');
+    // Waits of 50, 100, 200, 400 and 800 ms (±25 %) after the first quick failure: 5 or 6 attempts in 1.5 s.
+    expect(attemptsWhileDown).toBeGreaterThanOrEqual(3);
+    expect(attemptsWhileDown).toBeLessThanOrEqual(8);
+    // postgres.js hands the waiting query the last startup error once a connection succeeds (the engine retries
+    // such a record as CANNOT_CONNECT_NOW); the pool then works again.
+    expect(waited).toBe('57P03');
+    expect(after).toEqual([{ ok: 1 }]);
+  });
+
+  it('(the problem it solves) a bare postgres.js client reconnects without pause for as long as the query waits', async () => {
+    const { proxy, url } = await proxied();
+    const sql = postgres(url, { max: 1, prepare: false, onnotice: () => {} });
+    cleanups.push(() => sql.end({ timeout: 0 }));
+
+    const { cut, attemptsWhileDown, waited, after } = await failover(sql, proxy);
+
+    // If postgres.js ever waits between these attempts itself, this fails: `reconnectBackoff` may then go.
+    expect(cut).toBe('CONNECTION_CLOSED');
+    expect(attemptsWhileDown).toBeGreaterThan(50);
+    expect(waited).toBe('57P03');
+    expect(after).toEqual([{ ok: 1 }]);
+  });
+});
