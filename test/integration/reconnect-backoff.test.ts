@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSql } from '../../lambda/db.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
+import { startTlsTerminatingProxy } from '../support/tls-terminating-proxy.ts';
 
 const db = await createTestDatabase();
 
@@ -75,5 +76,34 @@ describe('Function: createSql — connection attempts while the server turns con
     expect(attemptsWhileDown).toBeGreaterThan(50);
     expect(waited).toBe('57P03');
     expect(after).toEqual([{ ok: 1 }]);
+  });
+});
+
+describe('Function: createSql — TLS over the sockets it opens', () => {
+  it('negotiates TLS the way RDS Proxy requires it (SSLRequest, then a handshake) and runs queries', async () => {
+    // Prepare: a proxy that demands TLS in front of the test database (plain TCP behind it).
+    const target = new URL(db.url);
+    const proxy = await startTlsTerminatingProxy({ host: target.hostname, port: Number(target.port) });
+    cleanups.push(() => proxy.close());
+    const sql = createSql({
+      kind: 'host',
+      host: '127.0.0.1',
+      port: proxy.port,
+      database: db.name,
+      user: decodeURIComponent(target.username),
+      auth: 'password',
+      password: decodeURIComponent(target.password),
+      region: 'eu-west-1',
+      ssl: true,
+      poolSize: 1,
+    });
+    cleanups.push(() => sql.end({ timeout: 0 }));
+
+    // Act
+    const rows = await sql<{ database: string }[]>`select current_database() as database`;
+
+    // Assess: one connection, encrypted, and the query answered by the test database behind the proxy.
+    expect(proxy.handshakes).toEqual(['TLSv1.3']);
+    expect(rows).toEqual([{ database: db.name }]);
   });
 });
