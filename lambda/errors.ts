@@ -45,6 +45,36 @@ export class DatabaseTimeoutError extends WorkerError {
   }
 }
 
+/**
+ * Thrown when a domain handler outlives its time budget (the Lambda time left, less what settling the record
+ * needs). Retryable and counted as an attempt, unlike a database outage: the rest of the batch still runs.
+ * The record's transaction is rolled back at once and the handler's later statements fail with
+ * {@link TransactionClosedError}.
+ */
+export class HandlerTimeoutError extends RetryableError {
+  constructor(budgetMs: number) {
+    super(
+      'HANDLER_TIMEOUT',
+      `the handler did not finish within its ${budgetMs} ms budget (the time left before the Lambda timeout); its transaction was rolled back. Make slow calls faster or raise the function timeout`,
+    );
+    this.name = 'HandlerTimeoutError';
+  }
+}
+
+/**
+ * Thrown by a statement a handler sends after its record's outcome was decided (it timed out, or it returned
+ * and left a query behind): the transaction it belonged to is over, and the statement is never sent.
+ */
+export class TransactionClosedError extends WorkerError {
+  readonly code = 'TRANSACTION_CLOSED';
+  constructor() {
+    super(
+      "statement refused: this handler's transaction is over (the record timed out or already finished); await every query before the handler returns",
+    );
+    this.name = 'TransactionClosedError';
+  }
+}
+
 /** Thrown at cold start when an environment variable or option is missing or invalid. */
 export class ConfigError extends WorkerError {
   constructor(message: string) {
@@ -88,5 +118,17 @@ export class BatchAttemptAbortedError extends WorkerError {
       options,
     );
     this.name = 'BatchAttemptAbortedError';
+  }
+}
+
+/**
+ * Per-batch commit mode, internal: a record's transaction had not settled when the batch reached its end (its
+ * deadline gave up on it while a statement may still run), so the batch is rolled back instead of committed.
+ */
+export class BatchRecordUnsettledError extends WorkerError {
+  readonly code = 'RECORD_UNSETTLED';
+  constructor(unsettled: number) {
+    super(`${unsettled} record(s) of the batch had not settled at its end: the batch is rolled back`);
+    this.name = 'BatchRecordUnsettledError';
   }
 }

@@ -9,7 +9,12 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import pLimit from 'p-limit';
 import type postgres from 'postgres';
-import { BatchAttemptAbortedError, BatchFailedError, ConfigError } from '../errors.ts';
+import {
+  BatchAttemptAbortedError,
+  BatchFailedError,
+  BatchRecordUnsettledError,
+  ConfigError,
+} from '../errors.ts';
 import { msUntilDue } from './attempt-policy.ts';
 import { type BackoffSettings, backoffSeconds } from './backoff.ts';
 import { type BatchClaims, claimBatch } from './batch-claims.ts';
@@ -27,7 +32,12 @@ import {
 } from './process-record.ts';
 import { recordTelemetry } from './record-telemetry.ts';
 import { type SqsClientSource, sqsClientResolver } from './sqs-client-source.ts';
-import { CLIENT_DEADLINE_MARGIN_MS, transactionTimeouts } from './transaction-timeouts.ts';
+import {
+  BATCH_COMMIT_RESERVE_MS,
+  CLIENT_DEADLINE_MARGIN_MS,
+  HANDLER_MARGIN_MS,
+  transactionTimeouts,
+} from './transaction-timeouts.ts';
 import { withinDeadline } from './within-deadline.ts';
 
 /** Options of {@link createWorker}. Only `consumer`, `handlers` and `sql` are required. */
@@ -158,13 +168,19 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
     const arn = records[0]?.eventSourceARN ?? '';
     const queue = arn.split(':').at(-1) ?? '';
     const fifo = arn.endsWith('.fifo');
-    const batch: BatchState = { databaseDown: false, remainingMs: () => context.getRemainingTimeInMillis() };
+    // Per-batch mode keeps time back for the batch's COMMIT: the records see that much less time left.
+    const reserveMs = options.commitMode === 'per-batch' ? BATCH_COMMIT_RESERVE_MS : 0;
+    const batch: BatchState = {
+      databaseDown: false,
+      remainingMs: () => context.getRemainingTimeInMillis() - reserveMs,
+    };
     const outcomes = new Map<string, RecordOutcome>();
     const limit = pLimit(recordConcurrency);
 
     const runRecord = (deps: RecordDependencies) => async (record: SQSRecord) => {
       const outcome = await limit(async () => {
-        if (batch.remainingMs() < guard.guardMs()) return deferred(record);
+        // The guard is what a record needs; its handler gets the time left less what settling it takes.
+        if (batch.remainingMs() - HANDLER_MARGIN_MS < guard.guardMs()) return deferred(record);
         const result = await processRecord(record, deps, batch);
         guard.observe(result.processingMs);
         return result;
@@ -281,7 +297,7 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
         acknowledged: false,
         visibilitySeconds: 0,
         failureCode: 'DEADLINE_DEFERRED',
-        failureMessage: `not started: ${batch.remainingMs()} ms left, guard ${guard.guardMs()} ms`,
+        failureMessage: `not started: ${batch.remainingMs() - HANDLER_MARGIN_MS} ms left for a handler, guard ${guard.guardMs()} ms`,
         receiveCount: Number(record.attributes?.ApproximateReceiveCount) || 1,
         processingMs: 0,
         dbTransactionMs: 0,
@@ -346,6 +362,12 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
         savepointsNeeded = true;
         if (!attempt.aborted) return attempt.response; // the transaction itself failed: reported whole
         if (attempt.claimFailed) batchClaim = false;
+        // The redo runs again the handlers whose effects the aborted attempt rolled back: anything they did
+        // outside the transaction happens twice (external effects belong in the effect log).
+        const reruns = [...outcomes.values()].filter(
+          (outcome) => outcome.result === 'COMPLETED' || outcome.result === 'STALE_VERSION_SKIPPED',
+        ).length;
+        if (reruns > 0) metrics.addMetric('HandlerReruns', MetricUnit.Count, reruns);
         outcomes.clear();
       }
       const attempt = await batchAttempt(process, true, batchClaim);
@@ -372,17 +394,22 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
       const started = now();
       let rolledBack = false;
       let claimFailed = false;
+      /** Records whose transaction has not settled: one given up on by its deadline may still be running. */
+      let unsettled = 0;
       try {
         // The whole batch transaction, commit included, is bounded by the Lambda time left.
         const response = (await withinDeadline(
           options.sql.begin(async (tx) => {
             const runner: TransactionRunner = async (fn) => {
               if (rolledBack && !withSavepoints) throw new BatchAttemptAbortedError();
+              unsettled += 1;
               try {
                 return await (withSavepoints ? (tx.savepoint(fn) as never) : fn(tx));
               } catch (error) {
                 rolledBack = true;
                 throw error;
+              } finally {
+                unsettled -= 1;
               }
             };
             // Decoded once here, for the batch claim and for the records.
@@ -406,6 +433,9 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
               sharedTransaction: true,
             });
             if (rolledBack && !withSavepoints) throw new BatchAttemptAbortedError();
+            // Never commit under a record that was given up on while its statements may still run: the batch
+            // is rolled back and reported whole.
+            if (unsettled > 0) throw new BatchRecordUnsettledError(unsettled);
             await batchClaims?.finish();
             return result;
           }) as Promise<SQSBatchResponse>,

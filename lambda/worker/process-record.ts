@@ -1,11 +1,12 @@
 import type { SQSRecord } from 'aws-lambda';
 import type postgres from 'postgres';
-import { RetryableError } from '../errors.ts';
+import { HandlerTimeoutError, RetryableError } from '../errors.ts';
 import { type AttemptDefaults, applyAttemptPolicy, msUntilDue } from './attempt-policy.ts';
 import { type BackoffSettings, backoffSeconds, MAX_VISIBILITY_SECONDS } from './backoff.ts';
 import type { BatchClaims } from './batch-claims.ts';
 import { classifyError, type Failure, truncate } from './classify-error.ts';
 import { type DecodedRecord, decodeRecord, type UndecodableRecord } from './decode-record.ts';
+import { fenceTransaction } from './fence-transaction.ts';
 import type { HandlerRegistry } from './handler-registry.ts';
 import {
   claimInbox,
@@ -17,7 +18,12 @@ import {
 } from './inbox.ts';
 import type { OutcomeResult, RecordOutcome } from './outcome.ts';
 import { quarantineMessage } from './quarantine.ts';
-import { CLIENT_DEADLINE_MARGIN_MS, settingMs, transactionTimeouts } from './transaction-timeouts.ts';
+import {
+  CLIENT_DEADLINE_MARGIN_MS,
+  HANDLER_MARGIN_MS,
+  settingMs,
+  transactionTimeouts,
+} from './transaction-timeouts.ts';
 import { withinDeadline } from './within-deadline.ts';
 
 /**
@@ -221,12 +227,30 @@ export async function processRecord(
       };
       return terminal(tx, failure, claim.receiveCount);
     }
-    const result = await message.handler.handle({
-      sql: tx,
-      payload: message.payload,
-      envelope: message.envelope,
-      record,
-    });
+    // The handler gets a handle that stops working once its outcome is decided, and a budget that leaves time to
+    // roll back and count the attempt. Past the budget its transaction is rolled back at once (the rejection
+    // below reaches postgres.js, which sends ROLLBACK or ROLLBACK TO SAVEPOINT on the connection it still holds)
+    // and its running statements are cancelled; a handler that wakes up later can no longer reach the database.
+    const fenced = fenceTransaction(tx);
+    const budgetMs = batch.remainingMs() - HANDLER_MARGIN_MS;
+    let result: Awaited<ReturnType<typeof message.handler.handle>>;
+    try {
+      result = await withinDeadline(
+        message.handler.handle({
+          sql: fenced.sql,
+          payload: message.payload,
+          envelope: message.envelope,
+          record,
+        }),
+        budgetMs,
+        (waited) => {
+          fenced.close({ cancelRunning: true });
+          return new HandlerTimeoutError(waited);
+        },
+      );
+    } finally {
+      fenced.close();
+    }
     const resultRef = result?.resultRef?.slice(0, 300) ?? null;
     if (preclaimed) deps.batchClaims?.complete(key, resultRef);
     else await completeInbox(tx, { consumer: deps.consumer, idempotencyKey: key, resultRef });

@@ -7,6 +7,19 @@ const TIMEOUT_MARGIN_MS = 500;
  */
 export const CLIENT_DEADLINE_MARGIN_MS = 250;
 
+/**
+ * What a handler's budget leaves of the Lambda time: room to roll its transaction back and count the attempt
+ * (the bookkeeping runs under {@link CLIENT_DEADLINE_MARGIN_MS}). Equal to the statement timeout's margin, so a
+ * statement the handler runs at the end of its budget is cut by the server at the same moment.
+ */
+export const HANDLER_MARGIN_MS = TIMEOUT_MARGIN_MS;
+
+/**
+ * Per-batch mode: Lambda time kept back from the records for the batch's own end (the deferred COMPLETED rows and
+ * the COMMIT). The records see this much less time left, so the last one to start still leaves it.
+ */
+export const BATCH_COMMIT_RESERVE_MS = 500;
+
 /** The timeouts of one inbox transaction, in milliseconds. */
 export interface TransactionTimeouts {
   /** Statement timeout: the configured one, bounded by the Lambda time left (at least 100 ms). */

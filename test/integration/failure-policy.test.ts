@@ -410,7 +410,8 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
   });
 
   it('stops starting records when the Lambda timeout is near: started ones commit, unstarted ones are reported', async () => {
-    // Prepare: 10 records of ~300 ms, 1.5 s left, a 500 ms guard.
+    // Prepare: 10 records of ~300 ms, 2 s left, a 500 ms guard. Per batch, the records see 500 ms less (kept for
+    // the COMMIT), and every handler needs 500 ms beyond the guard to settle.
     const envelopes = Array.from({ length: 10 }, () => {
       const id = `SLOW-${randomUUID()}`;
       return envelopeFactory({
@@ -423,7 +424,7 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     const guarded = exampleWorker(db.sql, { commitMode, handlers, deadlineGuardMs: 500 });
 
     // Act
-    const response = await guarded(sqsEvent(records), lambdaContext(1500));
+    const response = await guarded(sqsEvent(records), lambdaContext(2000));
 
     // Assess
     const reported = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
