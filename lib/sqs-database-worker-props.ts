@@ -201,7 +201,11 @@ export interface SqsDatabaseWorkerProps {
   readonly outboxRelayMaxRun?: Duration;
 
   // ── alarms and dashboard ─────────────────────────────────────────────────────────────────────────────────
-  /** Topic that receives every alarm. @default a new KMS-encrypted, TLS-only topic */
+  /**
+   * Topic that receives every alarm. A topic of your own must let `cloudwatch.amazonaws.com` publish to it (and
+   * use its KMS key, when encrypted with a customer managed key); nothing is added to it here.
+   * @default a new KMS-encrypted, TLS-only topic whose policy lets CloudWatch alarms of this account publish
+   */
   readonly alarmTopic?: sns.ITopic;
   /** E-mail address subscribed to the alarm topic. @default no subscription */
   readonly alarmEmail?: string;

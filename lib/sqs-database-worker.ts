@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { Annotations, Duration, Validations } from 'aws-cdk-lib';
+import { Annotations, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -288,17 +288,44 @@ export class SqsDatabaseWorker extends Construct {
     });
   }
 
-  /** A KMS-encrypted, TLS-only topic CloudWatch may publish to (the AWS-managed SNS key does not allow it). */
+  /**
+   * A KMS-encrypted, TLS-only topic CloudWatch may publish to. The AWS-managed SNS key does not let CloudWatch
+   * use it, hence a key of our own. A topic policy replaces the default one (which lets the account publish),
+   * so the policy must allow `cloudwatch.amazonaws.com` to publish itself, or every alarm fires into the void:
+   * the alarm shows the action failed in its history, and nobody is notified. Both the topic statement and the
+   * key statement carry `aws:SourceAccount` (this stack's account) so only alarms of this account can use them
+   * (the confused-deputy guard AWS recommends for service principals).
+   */
   private createAlarmTopic(): sns.Topic {
+    const cloudWatch = new iam.ServicePrincipal('cloudwatch.amazonaws.com');
+    const fromThisAccount = { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } };
     const key = new kms.Key(this, 'AlarmTopicKey', {
       description: 'Encrypts the worker alarm topic',
       enableKeyRotation: true,
     });
-    key.grant(new iam.ServicePrincipal('cloudwatch.amazonaws.com'), 'kms:Decrypt', 'kms:GenerateDataKey*');
-    return new sns.Topic(this, 'AlarmTopic', {
+    key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'AllowCloudWatchAlarmsToUseTheKey',
+        principals: [cloudWatch],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+        conditions: fromThisAccount,
+      }),
+    );
+    const topic = new sns.Topic(this, 'AlarmTopic', {
       displayName: 'sqs-inbox-worker alarms',
       masterKey: key,
       enforceSSL: true,
     });
+    topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'AllowCloudWatchAlarmsToPublish',
+        principals: [cloudWatch],
+        actions: ['sns:Publish'],
+        resources: [topic.topicArn],
+        conditions: fromThisAccount,
+      }),
+    );
+    return topic;
   }
 }

@@ -260,6 +260,62 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     }
   });
 
+  it('lets CloudWatch alarms of this account publish to the alarm topic, over TLS only', () => {
+    // Prepare
+    const topicId = logicalIdOf(template, 'AWS::SNS::Topic', { DisplayName: 'sqs-inbox-worker alarms' });
+    const policyTopic = new Capture();
+
+    // Act / Assess: one policy holds both statements (a topic policy replaces the default one)
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      Topics: [{ Ref: policyTopic }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Deny',
+            Action: 'sns:Publish',
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+          {
+            Sid: 'AllowCloudWatchAlarmsToPublish',
+            Effect: 'Allow',
+            Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Action: 'sns:Publish',
+            Resource: { Ref: topicId },
+            Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+          },
+        ]),
+      },
+    });
+    expect(policyTopic.asString()).toBe(topicId);
+    template.resourceCountIs('AWS::SNS::TopicPolicy', 1);
+  });
+
+  it('lets CloudWatch alarms of this account use the key that encrypts the alarm topic', () => {
+    // Prepare
+    const keyRef = new Capture();
+    template.hasResourceProperties('AWS::SNS::Topic', {
+      DisplayName: 'sqs-inbox-worker alarms',
+      KmsMasterKeyId: { 'Fn::GetAtt': [keyRef, 'Arn'] },
+    });
+
+    // Assess: the key of that topic allows CloudWatch only with the account condition, and nowhere without it
+    const key = template.toJSON().Resources[keyRef.asString()];
+    expect(key.Type).toBe('AWS::KMS::Key');
+    const cloudWatchStatements = key.Properties.KeyPolicy.Statement.filter(
+      (s: { Principal?: { Service?: string } }) => s.Principal?.Service === 'cloudwatch.amazonaws.com',
+    );
+    expect(cloudWatchStatements).toEqual([
+      {
+        Sid: 'AllowCloudWatchAlarmsToUseTheKey',
+        Effect: 'Allow',
+        Principal: { Service: 'cloudwatch.amazonaws.com' },
+        Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        Resource: '*',
+        Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+      },
+    ]);
+  });
+
   it.each([
     ['DLQ has messages', { MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 1 }],
     ['oldest message age above the SLO', { MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 300 }],
