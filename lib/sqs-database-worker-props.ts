@@ -163,7 +163,9 @@ export interface SqsDatabaseWorkerProps {
 
   // ── database ─────────────────────────────────────────────────────────────────────────────────────────────
   /**
-   * Production defaults: multi-AZ, deletion protection, 14 days of backups and a snapshot on removal.
+   * Production defaults: multi-AZ, deletion protection, 14 days of backups, a final snapshot of the database
+   * when it is removed or replaced, and the source queue and DLQ retained (with their messages) when they are
+   * removed or replaced. Otherwise the database and the queues are deleted with the stack.
    * @default true
    */
   readonly production?: boolean;

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { Annotations, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Annotations, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -92,7 +92,10 @@ export class SqsDatabaseWorker extends Construct {
     );
 
     // ── queues ──────────────────────────────────────────────────────────────────────────────────────────────
+    // In production the queues outlive the stack and a replacement: what they hold (above all the DLQ, whose
+    // messages are incidents nobody has looked at yet) must not go with a `cdk destroy` or a replaced queue.
     const queueCommon = {
+      removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
       fifo: settings.fifo ? true : undefined,
       contentBasedDeduplication: settings.fifo ? false : undefined,
       encryption: sqs.QueueEncryption.SQS_MANAGED,

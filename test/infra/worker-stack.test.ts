@@ -179,6 +179,30 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     });
   });
 
+  it('keeps the source queue and the DLQ, and snapshots the database, when removed or replaced', () => {
+    // Prepare
+    const dlqRef = new Capture();
+    template.hasResource('AWS::SQS::Queue', {
+      Properties: Match.objectLike({
+        RedrivePolicy: Match.objectLike({ deadLetterTargetArn: { 'Fn::GetAtt': [dlqRef, 'Arn'] } }),
+      }),
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
+
+    // Assess: the captured DLQ is retained too, and the database leaves a final snapshot
+    const dlq = template.toJSON().Resources[dlqRef.asString()];
+    expect(dlq).toMatchObject({
+      Type: 'AWS::SQS::Queue',
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
+    template.hasResource('AWS::RDS::DBInstance', {
+      DeletionPolicy: 'Snapshot',
+      UpdateReplacePolicy: 'Snapshot',
+    });
+  });
+
   it('fronts the database with an RDS Proxy: end-to-end IAM auth, TLS required, capacity-derived pool', () => {
     template.hasResourceProperties('AWS::RDS::DBProxy', {
       EngineFamily: 'POSTGRESQL',
@@ -415,6 +439,15 @@ describe('Class: SqsInboxWorkerStack (dev, FIFO)', () => {
       MaximumBatchingWindowInSeconds: Match.absent(),
       ScalingConfig: { MaximumConcurrency: 30 },
     });
+  });
+
+  it('deletes the queues and the database with the stack in a non-production stage', () => {
+    const queues = Object.values(template.findResources('AWS::SQS::Queue'));
+    expect(queues).toHaveLength(2);
+    for (const queue of queues) {
+      expect(queue).toMatchObject({ DeletionPolicy: 'Delete', UpdateReplacePolicy: 'Delete' });
+    }
+    template.hasResource('AWS::RDS::DBInstance', { DeletionPolicy: 'Delete', UpdateReplacePolicy: 'Delete' });
   });
 
   it('turns production safeguards off for a non-production stage', () => {
