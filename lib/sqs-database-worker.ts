@@ -15,6 +15,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as triggers from 'aws-cdk-lib/triggers';
 import { Construct } from 'constructs';
 import { bundledFunction, PROJECT_ROOT } from './bundled-function.ts';
+import { checkQueueIdentity } from './check-queue-identity.ts';
 import {
   AUXILIARY_PROXY_CONNECTIONS,
   type ResolvedWorkerSettings,
@@ -39,11 +40,22 @@ const RELAY_RUN_GUARD = Duration.seconds(10);
  * Every prop is checked before anything is created (`resolveWorkerSettings`); an unsafe combination throws one
  * error listing every problem. The event source `maxConcurrency`, the reserved concurrency and the proxy's
  * `maxConnectionsPercent` default to what the database can carry (the capacity formula); an info annotation
- * names the binding constraint.
+ * names the binding constraint. A production worker keeps its queues and a final database snapshot when they
+ * are removed or replaced, and refuses at synth a change that would replace its queues unless acknowledged
+ * (`queueIdentity`, `acknowledgeQueueReplacement`).
  *
  * @example
  * ```ts
- * const worker = new SqsDatabaseWorker(stack, 'Worker', { vpc, dbMaxConnections: 400, production: true });
+ * const worker = new SqsDatabaseWorker(stack, 'Worker', {
+ *   vpc,
+ *   dbMaxConnections: 400,
+ *   production: true,
+ *   queueIdentity: {
+ *     fifo: false,
+ *     queueLogicalId: 'WorkerQueue9380F652',
+ *     deadLetterQueueLogicalId: 'WorkerDeadLetterQueue2879C389',
+ *   },
+ * });
  * worker.queue.grantSendMessages(producerRole);
  * ```
  */
@@ -116,6 +128,7 @@ export class SqsDatabaseWorker extends Construct {
       visibilityTimeout: settings.visibilityTimeout,
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: settings.maxReceiveCount },
     });
+    if (production) this.guardQueueIdentity(props);
 
     // ── database ────────────────────────────────────────────────────────────────────────────────────────────
     this.database = new WorkerDatabase(this, 'Database', {
@@ -288,6 +301,37 @@ export class SqsDatabaseWorker extends Construct {
       metricsNamespace,
       serviceName,
       alarms: Object.values(this.alarms),
+    });
+  }
+
+  /**
+   * Registers {@link checkQueueIdentity} as a validation of this construct: it runs at synth, after the whole
+   * app is built, so a logical id pinned later with `overrideLogicalId` counts. Its errors fail the synth; a
+   * warning (an acknowledged replacement) becomes a warning annotation. Setting names in the messages follow
+   * bin/app.ts: `stages.<stage>.queueIdentity` when the app has a `stage` context, else the prop name.
+   */
+  private guardQueueIdentity(props: SqsDatabaseWorkerProps): void {
+    const stage: unknown = this.node.tryGetContext('stage');
+    const logicalId = (queue: sqs.Queue): string =>
+      Stack.of(this).resolve((queue.node.defaultChild as sqs.CfnQueue).logicalId) as string;
+    this.node.addValidation({
+      validate: () => {
+        const { errors, warnings } = checkQueueIdentity({
+          synthesized: {
+            fifo: this.settings.fifo,
+            queueLogicalId: logicalId(this.queue),
+            deadLetterQueueLogicalId: logicalId(this.deadLetterQueue),
+          },
+          recorded: props.queueIdentity,
+          acknowledged: props.acknowledgeQueueReplacement ?? false,
+          stackName: Stack.of(this).stackName,
+          settingName: (key) => (typeof stage === 'string' ? `stages.${stage}.${key}` : key),
+        });
+        for (const warning of warnings) {
+          Annotations.of(this).addWarningV2('sqs-inbox-worker:queue-replacement', warning);
+        }
+        return [...errors];
+      },
     });
   }
 

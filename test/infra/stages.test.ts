@@ -11,10 +11,10 @@ const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.ur
 };
 const stages = Object.entries(cdkJson.context.stages);
 
-function synthStage(stage: string): Template {
+function synthStage(stage: string, overrides: Record<string, unknown> = {}): Template {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [], stage } });
   const stack = new SqsInboxWorkerStack(app, `SqsInboxWorker-${stage}`, {
-    worker: stageSettings(stage, cdkJson.context.stages[stage]),
+    worker: stageSettings(stage, { ...cdkJson.context.stages[stage], ...overrides }),
   });
   return Template.fromStack(stack);
 }
@@ -48,5 +48,15 @@ describe('Stages of cdk.json', () => {
       DeletionPolicy: databasePolicy,
       UpdateReplacePolicy: databasePolicy,
     });
+  });
+
+  it('refuses a change of the prod stage that would replace its queues, naming the cdk.json settings', () => {
+    // Act: the stage as cdk.json records it, with the queues turned FIFO
+    const synthesize = () => synthStage('prod', { fifo: true });
+
+    // Assess
+    expect(synthesize).toThrow(
+      /\[SqsInboxWorker-prod\/Worker\] fifo is true but stages\.prod\.queueIdentity\.fifo records false: .* then set stages\.prod\.acknowledgeQueueReplacement: true for that deploy/,
+    );
   });
 });
