@@ -4,6 +4,19 @@ import type * as rds from 'aws-cdk-lib/aws-rds';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 
 /**
+ * What makes CloudFormation replace the source queue and the DLQ: their type and their logical ids (the
+ * worker gives them no fixed name, so CloudFormation derives the names from the logical ids).
+ */
+export interface QueueIdentity {
+  /** The queues are FIFO queues. */
+  readonly fifo: boolean;
+  /** Logical id of the source queue in the template, for example `WorkerQueue9380F652`. */
+  readonly queueLogicalId: string;
+  /** Logical id of the DLQ in the template, for example `WorkerDeadLetterQueue2879C389`. */
+  readonly deadLetterQueueLogicalId: string;
+}
+
+/**
  * Properties of {@link SqsDatabaseWorker}. Every property except `vpc` is optional; the defaults give a safe
  * production worker. Ranges are checked at synth time (see `resolveWorkerSettings`): an unsafe combination
  * fails `cdk synth` with one message per problem.
@@ -24,6 +37,22 @@ export interface SqsDatabaseWorkerProps {
    * @default false
    */
   readonly fifo?: boolean;
+  /**
+   * The identity of the deployed source queue and DLQ of a production worker: a deploy that would replace
+   * them (another `fifo`, another logical id) fails the synth unless `acknowledgeQueueReplacement` is set
+   * (see `checkQueueIdentity`). Record the value the synth error names; cdk.json stages set it as
+   * `"queueIdentity": {"fifo": false, "queueLogicalId": "…", "deadLetterQueueLogicalId": "…"}`.
+   * Not checked when `production` is false (those queues are deleted with the stack anyway).
+   * @default none: a production worker fails the synth with the value to record
+   */
+  readonly queueIdentity?: QueueIdentity;
+  /**
+   * Lets this deploy replace the retained source queue and DLQ of a production worker, after they were
+   * drained. Set it for the one deploy that replaces them, then record the new `queueIdentity` and remove it:
+   * left set while nothing is replaced, it fails the synth.
+   * @default false
+   */
+  readonly acknowledgeQueueReplacement?: boolean;
   /**
    * Visibility timeout of the source queue. At least 6 × `timeout` + `maxBatchingWindow` (AWS's advice for
    * Lambda event sources), at most 12 hours.
@@ -163,7 +192,9 @@ export interface SqsDatabaseWorkerProps {
 
   // ── database ─────────────────────────────────────────────────────────────────────────────────────────────
   /**
-   * Production defaults: multi-AZ, deletion protection, 14 days of backups and a snapshot on removal.
+   * Production defaults: multi-AZ, deletion protection, 14 days of backups, a final snapshot of the database
+   * when it is removed or replaced, and the source queue and DLQ retained (with their messages) when they are
+   * removed or replaced. Otherwise the database and the queues are deleted with the stack.
    * @default true
    */
   readonly production?: boolean;
@@ -201,7 +232,11 @@ export interface SqsDatabaseWorkerProps {
   readonly outboxRelayMaxRun?: Duration;
 
   // ── alarms and dashboard ─────────────────────────────────────────────────────────────────────────────────
-  /** Topic that receives every alarm. @default a new KMS-encrypted, TLS-only topic */
+  /**
+   * Topic that receives every alarm. A topic of your own must let `cloudwatch.amazonaws.com` publish to it (and
+   * use its KMS key, when encrypted with a customer managed key); nothing is added to it here.
+   * @default a new KMS-encrypted, TLS-only topic whose policy lets CloudWatch alarms of this account publish
+   */
   readonly alarmTopic?: sns.ITopic;
   /** E-mail address subscribed to the alarm topic. @default no subscription */
   readonly alarmEmail?: string;

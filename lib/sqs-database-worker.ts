@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { Annotations, Duration, Validations } from 'aws-cdk-lib';
+import { Annotations, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -15,6 +15,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as triggers from 'aws-cdk-lib/triggers';
 import { Construct } from 'constructs';
 import { bundledFunction, PROJECT_ROOT } from './bundled-function.ts';
+import { checkQueueIdentity } from './check-queue-identity.ts';
 import {
   AUXILIARY_PROXY_CONNECTIONS,
   type ResolvedWorkerSettings,
@@ -39,11 +40,22 @@ const RELAY_RUN_GUARD = Duration.seconds(10);
  * Every prop is checked before anything is created (`resolveWorkerSettings`); an unsafe combination throws one
  * error listing every problem. The event source `maxConcurrency`, the reserved concurrency and the proxy's
  * `maxConnectionsPercent` default to what the database can carry (the capacity formula); an info annotation
- * names the binding constraint.
+ * names the binding constraint. A production worker keeps its queues and a final database snapshot when they
+ * are removed or replaced, and refuses at synth a change that would replace its queues unless acknowledged
+ * (`queueIdentity`, `acknowledgeQueueReplacement`).
  *
  * @example
  * ```ts
- * const worker = new SqsDatabaseWorker(stack, 'Worker', { vpc, dbMaxConnections: 400, production: true });
+ * const worker = new SqsDatabaseWorker(stack, 'Worker', {
+ *   vpc,
+ *   dbMaxConnections: 400,
+ *   production: true,
+ *   queueIdentity: {
+ *     fifo: false,
+ *     queueLogicalId: 'WorkerQueue9380F652',
+ *     deadLetterQueueLogicalId: 'WorkerDeadLetterQueue2879C389',
+ *   },
+ * });
  * worker.queue.grantSendMessages(producerRole);
  * ```
  */
@@ -92,7 +104,10 @@ export class SqsDatabaseWorker extends Construct {
     );
 
     // ── queues ──────────────────────────────────────────────────────────────────────────────────────────────
+    // In production the queues outlive the stack and a replacement: what they hold (above all the DLQ, whose
+    // messages are incidents nobody has looked at yet) must not go with a `cdk destroy` or a replaced queue.
     const queueCommon = {
+      removalPolicy: production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
       fifo: settings.fifo ? true : undefined,
       contentBasedDeduplication: settings.fifo ? false : undefined,
       encryption: sqs.QueueEncryption.SQS_MANAGED,
@@ -113,6 +128,7 @@ export class SqsDatabaseWorker extends Construct {
       visibilityTimeout: settings.visibilityTimeout,
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: settings.maxReceiveCount },
     });
+    if (production) this.guardQueueIdentity(props);
 
     // ── database ────────────────────────────────────────────────────────────────────────────────────────────
     this.database = new WorkerDatabase(this, 'Database', {
@@ -288,17 +304,75 @@ export class SqsDatabaseWorker extends Construct {
     });
   }
 
-  /** A KMS-encrypted, TLS-only topic CloudWatch may publish to (the AWS-managed SNS key does not allow it). */
+  /**
+   * Registers {@link checkQueueIdentity} as a validation of this construct: it runs at synth, after the whole
+   * app is built, so a logical id pinned later with `overrideLogicalId` counts. Its errors fail the synth; a
+   * warning (an acknowledged replacement) becomes a warning annotation. Setting names in the messages follow
+   * bin/app.ts: `stages.<stage>.queueIdentity` when the app has a `stage` context, else the prop name.
+   */
+  private guardQueueIdentity(props: SqsDatabaseWorkerProps): void {
+    const stage: unknown = this.node.tryGetContext('stage');
+    const logicalId = (queue: sqs.Queue): string =>
+      Stack.of(this).resolve((queue.node.defaultChild as sqs.CfnQueue).logicalId) as string;
+    this.node.addValidation({
+      validate: () => {
+        const { errors, warnings } = checkQueueIdentity({
+          synthesized: {
+            fifo: this.settings.fifo,
+            queueLogicalId: logicalId(this.queue),
+            deadLetterQueueLogicalId: logicalId(this.deadLetterQueue),
+          },
+          recorded: props.queueIdentity,
+          acknowledged: props.acknowledgeQueueReplacement ?? false,
+          stackName: Stack.of(this).stackName,
+          settingName: (key) => (typeof stage === 'string' ? `stages.${stage}.${key}` : key),
+        });
+        for (const warning of warnings) {
+          Annotations.of(this).addWarningV2('sqs-inbox-worker:queue-replacement', warning);
+        }
+        return [...errors];
+      },
+    });
+  }
+
+  /**
+   * A KMS-encrypted, TLS-only topic CloudWatch may publish to. The AWS-managed SNS key does not let CloudWatch
+   * use it, hence a key of our own. A topic policy replaces the default one (which lets the account publish),
+   * so the policy must allow `cloudwatch.amazonaws.com` to publish itself, or every alarm fires into the void:
+   * the alarm shows the action failed in its history, and nobody is notified. Both the topic statement and the
+   * key statement carry `aws:SourceAccount` (this stack's account) so only alarms of this account can use them
+   * (the confused-deputy guard AWS recommends for service principals).
+   */
   private createAlarmTopic(): sns.Topic {
+    const cloudWatch = new iam.ServicePrincipal('cloudwatch.amazonaws.com');
+    const fromThisAccount = { StringEquals: { 'aws:SourceAccount': Stack.of(this).account } };
     const key = new kms.Key(this, 'AlarmTopicKey', {
       description: 'Encrypts the worker alarm topic',
       enableKeyRotation: true,
     });
-    key.grant(new iam.ServicePrincipal('cloudwatch.amazonaws.com'), 'kms:Decrypt', 'kms:GenerateDataKey*');
-    return new sns.Topic(this, 'AlarmTopic', {
+    key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'AllowCloudWatchAlarmsToUseTheKey',
+        principals: [cloudWatch],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+        conditions: fromThisAccount,
+      }),
+    );
+    const topic = new sns.Topic(this, 'AlarmTopic', {
       displayName: 'sqs-inbox-worker alarms',
       masterKey: key,
       enforceSSL: true,
     });
+    topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'AllowCloudWatchAlarmsToPublish',
+        principals: [cloudWatch],
+        actions: ['sns:Publish'],
+        resources: [topic.topicArn],
+        conditions: fromThisAccount,
+      }),
+    );
+    return topic;
   }
 }

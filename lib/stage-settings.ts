@@ -24,7 +24,14 @@ const NUMBER_KEYS = [
   'terminalFailureRatePercent',
   'connectionsAlarmPercent',
 ] as const;
-const BOOLEAN_KEYS = ['production', 'fifo', 'multiAz', 'deletionProtection', 'outboxRelay'] as const;
+const BOOLEAN_KEYS = [
+  'production',
+  'fifo',
+  'multiAz',
+  'deletionProtection',
+  'outboxRelay',
+  'acknowledgeQueueReplacement',
+] as const;
 const STRING_KEYS = [
   'consumer',
   'serviceName',
@@ -53,7 +60,7 @@ const SECONDS_KEYS = {
 /**
  * Turns the JSON settings of one stage (`cdk.json` → `context.stages.<stage>`) into construct props.
  * Durations are given in seconds (`timeoutSeconds`), the instance class as `"r6g.large"`; `workerEnvironment`
- * is an object of strings. Unknown keys and wrong types are errors naming the key, so a typo cannot silently
+ * is an object of strings, `queueIdentity` an object `{"fifo", "queueLogicalId", "deadLetterQueueLogicalId"}`. Unknown keys and wrong types are errors naming the key, so a typo cannot silently
  * fall back to a default.
  *
  * @throws Error listing every unknown or mistyped key.
@@ -87,6 +94,22 @@ export function stageSettings(stage: string, raw: unknown): Omit<SqsDatabaseWork
         expect('string like "r6g.large"', typeof value === 'string' && /^[a-z0-9]+\.[a-z0-9]+$/.test(value))
       ) {
         props.instanceType = new ec2.InstanceType(value as string);
+      }
+    } else if (key === 'queueIdentity') {
+      const ok =
+        typeof value === 'object' &&
+        !Array.isArray(value) &&
+        Object.keys(value).sort().join() === 'deadLetterQueueLogicalId,fifo,queueLogicalId' &&
+        typeof value.fifo === 'boolean' &&
+        typeof value.queueLogicalId === 'string' &&
+        typeof value.deadLetterQueueLogicalId === 'string';
+      if (
+        expect(
+          'JSON object {"fifo": boolean, "queueLogicalId": string, "deadLetterQueueLogicalId": string}',
+          ok,
+        )
+      ) {
+        props.queueIdentity = value;
       }
     } else if (key === 'workerEnvironment') {
       const ok =

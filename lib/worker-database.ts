@@ -80,6 +80,9 @@ export class WorkerDatabase extends Construct {
       autoMinorVersionUpgrade: true,
       cloudwatchLogsExports: ['postgresql', 'upgrade'],
       enablePerformanceInsights: true,
+      // Production: a final snapshot on removal or replacement rather than RETAIN. A retained instance would keep
+      // its subnet group and security group in use (the stack could not finish deleting) and keep running and
+      // billing; the snapshot holds the data and restores into a new stack. Deletion protection comes first.
       removalPolicy: props.production ? RemovalPolicy.SNAPSHOT : RemovalPolicy.DESTROY,
     });
     this.instance.addRotationSingleUser({

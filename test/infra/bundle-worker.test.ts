@@ -78,7 +78,15 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     assembly = mkdtempSync(join(tmpdir(), 'cdk-bundle-'));
     const app = new App({ outdir: assembly });
     const stack = new Stack(app, 'Bundled');
-    worker = new SqsDatabaseWorker(stack, 'Worker', { vpc: new ec2.Vpc(stack, 'Vpc', { natGateways: 0 }) });
+    worker = new SqsDatabaseWorker(stack, 'Worker', {
+      vpc: new ec2.Vpc(stack, 'Vpc', { natGateways: 0 }),
+      // A production worker synthesizes only with its queues' identity recorded.
+      queueIdentity: {
+        fifo: false,
+        queueLogicalId: 'WorkerQueue9380F652',
+        deadLetterQueueLogicalId: 'WorkerDeadLetterQueue2879C389',
+      },
+    });
     app.synth();
   });
 

@@ -265,6 +265,30 @@ describe('Function: stageSettings()', () => {
     );
   });
 
+  it('reads the recorded queue identity and the replacement acknowledgement', () => {
+    const queueIdentity = {
+      fifo: true,
+      queueLogicalId: 'WorkerQueue1',
+      deadLetterQueueLogicalId: 'WorkerDlq1',
+    };
+
+    const props = stageSettings('prod', { queueIdentity, acknowledgeQueueReplacement: true });
+
+    expect(props.queueIdentity).toEqual(queueIdentity);
+    expect(props.acknowledgeQueueReplacement).toBe(true);
+  });
+
+  it.each([
+    ['a string', 'WorkerQueue9380F652'],
+    ['fifo as a string', { fifo: 'false', queueLogicalId: 'Q', deadLetterQueueLogicalId: 'D' }],
+    ['a missing DLQ id', { fifo: false, queueLogicalId: 'Q' }],
+    ['an unknown key', { fifo: false, queueLogicalId: 'Q', deadLetterQueueLogicalId: 'D', queueName: 'q' }],
+  ])('rejects a queue identity that is %s, echoing it', (_name, queueIdentity) => {
+    expect(() => stageSettings('prod', { queueIdentity })).toThrow(
+      `Invalid stage settings:\n- stages.prod.queueIdentity must be a JSON object {"fifo": boolean, "queueLogicalId": string, "deadLetterQueueLogicalId": string} (given ${JSON.stringify(queueIdentity)})`,
+    );
+  });
+
   it('rejects a stage that is not defined', () => {
     expect(() => stageSettings('qa', undefined)).toThrow(
       'Stage "qa" is not defined in cdk.json context "stages"; add it or pass -c stage=<name> of an existing one',

@@ -16,6 +16,13 @@ function synth(id: string, worker: SqsInboxWorkerStackProps['worker'] = {}) {
   return { app, stack, template: Template.fromStack(stack) };
 }
 
+/** The identity of the queues of a worker with the id `Worker` (`queueIdentity`), as first deployed. */
+const DEPLOYED_QUEUES = {
+  fifo: false,
+  queueLogicalId: 'WorkerQueue9380F652',
+  deadLetterQueueLogicalId: 'WorkerDeadLetterQueue2879C389',
+} as const;
+
 const logicalIdOf = (template: Template, type: string, props: Record<string, unknown>): string => {
   const found = Object.keys(template.findResources(type, { Properties: Match.objectLike(props) }));
   expect(found, `${type} matching ${JSON.stringify(props)}`).toHaveLength(1);
@@ -27,7 +34,7 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
   let app: App;
   let template: Template;
   beforeAll(() => {
-    ({ app, stack, template } = synth('Default'));
+    ({ app, stack, template } = synth('Default', { queueIdentity: DEPLOYED_QUEUES }));
   });
 
   it('synthesizes with no error annotations and names the binding capacity constraint', () => {
@@ -179,6 +186,30 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     });
   });
 
+  it('keeps the source queue and the DLQ, and snapshots the database, when removed or replaced', () => {
+    // Prepare
+    const dlqRef = new Capture();
+    template.hasResource('AWS::SQS::Queue', {
+      Properties: Match.objectLike({
+        RedrivePolicy: Match.objectLike({ deadLetterTargetArn: { 'Fn::GetAtt': [dlqRef, 'Arn'] } }),
+      }),
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
+
+    // Assess: the captured DLQ is retained too, and the database leaves a final snapshot
+    const dlq = template.toJSON().Resources[dlqRef.asString()];
+    expect(dlq).toMatchObject({
+      Type: 'AWS::SQS::Queue',
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
+    template.hasResource('AWS::RDS::DBInstance', {
+      DeletionPolicy: 'Snapshot',
+      UpdateReplacePolicy: 'Snapshot',
+    });
+  });
+
   it('fronts the database with an RDS Proxy: end-to-end IAM auth, TLS required, capacity-derived pool', () => {
     template.hasResourceProperties('AWS::RDS::DBProxy', {
       EngineFamily: 'POSTGRESQL',
@@ -258,6 +289,62 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
       expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }]);
     }
+  });
+
+  it('lets CloudWatch alarms of this account publish to the alarm topic, over TLS only', () => {
+    // Prepare
+    const topicId = logicalIdOf(template, 'AWS::SNS::Topic', { DisplayName: 'sqs-inbox-worker alarms' });
+    const policyTopic = new Capture();
+
+    // Act / Assess: one policy holds both statements (a topic policy replaces the default one)
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      Topics: [{ Ref: policyTopic }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Deny',
+            Action: 'sns:Publish',
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+          {
+            Sid: 'AllowCloudWatchAlarmsToPublish',
+            Effect: 'Allow',
+            Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Action: 'sns:Publish',
+            Resource: { Ref: topicId },
+            Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+          },
+        ]),
+      },
+    });
+    expect(policyTopic.asString()).toBe(topicId);
+    template.resourceCountIs('AWS::SNS::TopicPolicy', 1);
+  });
+
+  it('lets CloudWatch alarms of this account use the key that encrypts the alarm topic', () => {
+    // Prepare
+    const keyRef = new Capture();
+    template.hasResourceProperties('AWS::SNS::Topic', {
+      DisplayName: 'sqs-inbox-worker alarms',
+      KmsMasterKeyId: { 'Fn::GetAtt': [keyRef, 'Arn'] },
+    });
+
+    // Assess: the key of that topic allows CloudWatch only with the account condition, and nowhere without it
+    const key = template.toJSON().Resources[keyRef.asString()];
+    expect(key.Type).toBe('AWS::KMS::Key');
+    const cloudWatchStatements = key.Properties.KeyPolicy.Statement.filter(
+      (s: { Principal?: { Service?: string } }) => s.Principal?.Service === 'cloudwatch.amazonaws.com',
+    );
+    expect(cloudWatchStatements).toEqual([
+      {
+        Sid: 'AllowCloudWatchAlarmsToUseTheKey',
+        Effect: 'Allow',
+        Principal: { Service: 'cloudwatch.amazonaws.com' },
+        Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        Resource: '*',
+        Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+      },
+    ]);
   });
 
   it.each([
@@ -361,6 +448,15 @@ describe('Class: SqsInboxWorkerStack (dev, FIFO)', () => {
     });
   });
 
+  it('deletes the queues and the database with the stack in a non-production stage', () => {
+    const queues = Object.values(template.findResources('AWS::SQS::Queue'));
+    expect(queues).toHaveLength(2);
+    for (const queue of queues) {
+      expect(queue).toMatchObject({ DeletionPolicy: 'Delete', UpdateReplacePolicy: 'Delete' });
+    }
+    template.hasResource('AWS::RDS::DBInstance', { DeletionPolicy: 'Delete', UpdateReplacePolicy: 'Delete' });
+  });
+
   it('turns production safeguards off for a non-production stage', () => {
     template.hasResource('AWS::RDS::DBInstance', {
       DeletionPolicy: 'Delete',
@@ -370,5 +466,104 @@ describe('Class: SqsInboxWorkerStack (dev, FIFO)', () => {
         DBInstanceClass: 'db.t4g.micro',
       }),
     });
+  });
+});
+
+describe('Class: SqsInboxWorkerStack (production queue replacement guard)', () => {
+  /** The message synth fails with, or undefined when it succeeds. */
+  const synthError = (worker: SqsInboxWorkerStackProps['worker']): string | undefined => {
+    try {
+      synth('Guard', worker);
+      return undefined;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
+
+  it('refuses a production worker with no recorded queue identity, naming the value to record', () => {
+    // Act
+    const message = synthError({});
+
+    // Assess
+    expect(message).toContain(
+      `queueIdentity is not set: a production worker retains its source queue and DLQ, and a deploy that would replace them must be acknowledged. Set queueIdentity to ${JSON.stringify(DEPLOYED_QUEUES)}`,
+    );
+    expect(message).toContain('aws cloudformation describe-stack-resources --stack-name Guard');
+  });
+
+  it('refuses turning the retained queues into FIFO queues, naming both fixes', () => {
+    // Act
+    const message = synthError({ fifo: true, queueIdentity: DEPLOYED_QUEUES });
+
+    // Assess
+    expect(message).toContain(
+      "fifo is true but queueIdentity.fifo records false: SQS cannot change a queue's type, so this deploy would replace the source queue and the DLQ. Set fifo back to false; or, to replace them on purpose: stop the producers, drain the DLQ (sqs-worker dlq peek, then dlq redrive) and let the worker empty the source queue, then set acknowledgeQueueReplacement: true for that deploy",
+    );
+  });
+
+  it('refuses a changed logical id (a renamed or moved construct), one problem per queue', () => {
+    // Act: the identity recorded before the worker construct was renamed from "InboxWorker" to "Worker"
+    const message = synthError({
+      queueIdentity: {
+        fifo: false,
+        queueLogicalId: 'InboxWorkerQueue0A1B2C3D',
+        deadLetterQueueLogicalId: 'InboxWorkerDeadLetterQueue4E5F6A7B',
+      },
+    });
+
+    // Assess
+    expect(message).toContain(
+      `the source queue's logical id is "WorkerQueue9380F652" but queueIdentity.queueLogicalId records "InboxWorkerQueue0A1B2C3D": a renamed or moved construct replaces the source queue. Restore the construct's id and path, or keep the old id with overrideLogicalId('InboxWorkerQueue0A1B2C3D') on its CfnQueue`,
+    );
+    expect(message).toContain(
+      `the DLQ's logical id is "WorkerDeadLetterQueue2879C389" but queueIdentity.deadLetterQueueLogicalId records "InboxWorkerDeadLetterQueue4E5F6A7B"`,
+    );
+  });
+
+  it('checks the logical ids as synthesized, so one pinned with overrideLogicalId passes', () => {
+    // Prepare
+    const app = new App({ context: noBundling });
+    const stack = new SqsInboxWorkerStack(app, 'Pinned', {
+      worker: { queueIdentity: { ...DEPLOYED_QUEUES, queueLogicalId: 'InboxWorkerQueue0A1B2C3D' } },
+    });
+
+    // Act
+    (stack.worker.queue.node.defaultChild as sqs.CfnQueue).overrideLogicalId('InboxWorkerQueue0A1B2C3D');
+    const template = Template.fromStack(stack);
+
+    // Assess
+    expect(template.toJSON().Resources.InboxWorkerQueue0A1B2C3D.Type).toBe('AWS::SQS::Queue');
+  });
+
+  it('lets an acknowledged replacement through, warning with the identity to record afterwards', () => {
+    // Act
+    const { stack, template } = synth('Acknowledged', {
+      fifo: true,
+      queueIdentity: DEPLOYED_QUEUES,
+      acknowledgeQueueReplacement: true,
+    });
+
+    // Assess: FIFO queues, still retained, and a warning that names the next step
+    template.hasResource('AWS::SQS::Queue', {
+      Properties: Match.objectLike({ FifoQueue: true }),
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
+    Annotations.fromStack(stack).hasWarning(
+      '/Acknowledged/Worker',
+      `acknowledgeQueueReplacement is set: this deploy replaces the source queue and the DLQ; the old ones are retained and must be deleted by hand once empty. After the deploy, set queueIdentity to ${JSON.stringify({ ...DEPLOYED_QUEUES, fifo: true })} and remove acknowledgeQueueReplacement [ack: sqs-inbox-worker:queue-replacement]`,
+    );
+  });
+
+  it('refuses an acknowledgement left set when nothing is replaced', () => {
+    const message = synthError({ queueIdentity: DEPLOYED_QUEUES, acknowledgeQueueReplacement: true });
+
+    expect(message).toContain(
+      'acknowledgeQueueReplacement is true but this synth replaces no queue (it matches queueIdentity); remove acknowledgeQueueReplacement so the next replacing change is refused again',
+    );
+  });
+
+  it('does not guard a non-production worker, whose queues are deleted with the stack anyway', () => {
+    expect(synthError({ production: false, fifo: true })).toBeUndefined();
   });
 });

@@ -1,0 +1,62 @@
+import { readFileSync } from 'node:fs';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { SqsInboxWorkerStack } from '../../lib/sqs-inbox-worker-stack.ts';
+import { stageSettings } from '../../lib/stage-settings.ts';
+
+// The stages as cdk.json defines them, synthesized the way bin/app.ts does (bundling skipped).
+const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as {
+  context: { stages: Record<string, { production?: boolean }> };
+};
+const stages = Object.entries(cdkJson.context.stages);
+
+function synthStage(stage: string, overrides: Record<string, unknown> = {}): Template {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [], stage } });
+  const stack = new SqsInboxWorkerStack(app, `SqsInboxWorker-${stage}`, {
+    worker: stageSettings(stage, { ...cdkJson.context.stages[stage], ...overrides }),
+  });
+  return Template.fromStack(stack);
+}
+
+describe('Stages of cdk.json', () => {
+  it('has a production stage and a non-production stage', () => {
+    expect(stages.map(([, s]) => s.production)).toEqual(expect.arrayContaining([true, false]));
+  });
+
+  it.each(stages)('stage %s keeps its data on removal and replacement only when production', (stage, raw) => {
+    // Act
+    const template = synthStage(stage);
+
+    // Assess
+    const dataPolicy = raw.production ? 'Retain' : 'Delete';
+    const databasePolicy = raw.production ? 'Snapshot' : 'Delete';
+    expect(Object.keys(template.findResources('AWS::SQS::Queue'))).toHaveLength(2);
+    // Every resource that holds messages or data (a bucket too, should one be added) follows the stage.
+    const holdingData = {
+      ...template.findResources('AWS::SQS::Queue'),
+      ...template.findResources('AWS::S3::Bucket'),
+      ...template.findResources('AWS::DynamoDB::Table'),
+    };
+    for (const [id, resource] of Object.entries(holdingData)) {
+      expect({ id, ...resource }).toMatchObject({
+        DeletionPolicy: dataPolicy,
+        UpdateReplacePolicy: dataPolicy,
+      });
+    }
+    template.hasResource('AWS::RDS::DBInstance', {
+      DeletionPolicy: databasePolicy,
+      UpdateReplacePolicy: databasePolicy,
+    });
+  });
+
+  it('refuses a change of the prod stage that would replace its queues, naming the cdk.json settings', () => {
+    // Act: the stage as cdk.json records it, with the queues turned FIFO
+    const synthesize = () => synthStage('prod', { fifo: true });
+
+    // Assess
+    expect(synthesize).toThrow(
+      /\[SqsInboxWorker-prod\/Worker\] fifo is true but stages\.prod\.queueIdentity\.fifo records false: .* then set stages\.prod\.acknowledgeQueueReplacement: true for that deploy/,
+    );
+  });
+});
