@@ -166,6 +166,12 @@ function readVariables(env: Record<string, string | undefined>, problems: string
  * naming the variable, the value given and what is expected.
  *
  * @throws ConfigError listing every invalid or missing variable.
+ *
+ * @example
+ * ```ts
+ * const config = loadConfig(); // module scope: a bad variable fails the cold start, naming the variable
+ * const sql = createSql(config.database);
+ * ```
  */
 export function loadConfig(env: Record<string, string | undefined> = process.env): WorkerConfig {
   const problems: string[] = [];

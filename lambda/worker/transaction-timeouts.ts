@@ -4,10 +4,16 @@ const TIMEOUT_MARGIN_MS = 500;
 /**
  * Margin kept between the client-side deadline of a database call and the Lambda timeout: smaller than
  * {@link TIMEOUT_MARGIN_MS}, so a server that answers hits its statement timeout first.
+ *
+ * @internal
  */
 export const CLIENT_DEADLINE_MARGIN_MS = 250;
 
-/** The timeouts of one inbox transaction, in milliseconds. */
+/**
+ * The timeouts of one inbox transaction, in milliseconds.
+ *
+ * @internal
+ */
 export interface TransactionTimeouts {
   /** Statement timeout: the configured one, bounded by the Lambda time left (at least 100 ms). */
   readonly statementTimeoutMs: number;
@@ -20,6 +26,8 @@ export interface TransactionTimeouts {
 /**
  * The timeouts of a transaction that starts now: every wait bounded by the Lambda time left, so a stuck
  * statement fails as retryable instead of being cut by the Lambda timeout (which would fail the whole batch).
+ *
+ * @internal
  */
 export function transactionTimeouts(
   configured: TransactionTimeouts,
@@ -36,7 +44,11 @@ export function transactionTimeouts(
   };
 }
 
-/** A timeout as `set_config` takes it: whole milliseconds, never negative (`'1500ms'`). */
+/**
+ * A timeout as `set_config` takes it: whole milliseconds, never negative (`'1500ms'`).
+ *
+ * @internal
+ */
 export function settingMs(value: number): string {
   return `${Math.max(0, Math.floor(value))}ms`;
 }

@@ -6,6 +6,8 @@ import { DatabaseTimeoutError } from '../errors.ts';
  * refuses it, waits without end. Server-side `statement_timeout` cannot help when the server is not there, so
  * the engine bounds every database call by the Lambda time left. The abandoned call may still finish later;
  * if it commits, the redelivery is a duplicate no-op.
+ *
+ * @internal
  */
 export async function withinDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   const waited = Math.max(0, Math.floor(ms));
