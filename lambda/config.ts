@@ -88,7 +88,7 @@ const oneOf =
   };
 
 // Plain readers rather than a zod schema: every rule here is custom, and building ~100 schema objects cost
-// ~3 ms of every cold start (README, Performance).
+// ~3 ms of every cold start (docs/performance.md).
 const variables = {
   DATABASE_URL: text,
   DB_HOST: text,

@@ -1,5 +1,5 @@
 // zod/mini (not 'zod'): the same parser without the method-chaining layer, which costs every cold start ~10 ms
-// (README, Performance). Handlers may use either; the engine parses through parse-schema.ts.
+// (docs/performance.md). Handlers may use either; the engine parses through parse-schema.ts.
 import * as z from 'zod/mini';
 
 /**
