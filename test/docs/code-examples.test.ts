@@ -5,16 +5,17 @@ import ts from 'typescript';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const HEADING = '## A first handler';
-
-/** The first ```ts block after {@link HEADING} in README.md. */
-function firstHandlerBlock(readme: string): string {
-  const section = readme.indexOf(`\n${HEADING}\n`);
-  if (section < 0) throw new Error(`README.md has no "${HEADING}" section`);
-  const match = /```ts\n([\s\S]*?)\n```/.exec(readme.slice(section));
-  if (!match?.[1]) throw new Error(`the "${HEADING}" section of README.md has no \`\`\`ts block`);
+/** The first ```ts block after `heading` in the Markdown file `page`. */
+function codeBlock(page: string, heading: string): string {
+  const markdown = readFileSync(join(ROOT, page), 'utf8');
+  const section = markdown.indexOf(`\n${heading}\n`);
+  if (section < 0) throw new Error(`${page} has no "${heading}" section`);
+  const match = /```ts\n([\s\S]*?)\n```/.exec(markdown.slice(section));
+  if (!match?.[1]) throw new Error(`the "${heading}" section of ${page} has no \`\`\`ts block`);
   return match[1];
 }
+
+const firstHandlerBlock = () => codeBlock('README.md', '## A first handler');
 
 /**
  * Type-checks one file with the project's tsconfig.json. The file sits inside the repository (in the ignored
@@ -47,7 +48,7 @@ describe('Document: README.md, first handler', () => {
 
   it('imports the toolkit from the front door only', () => {
     // Prepare
-    const code = firstHandlerBlock(readFileSync(join(ROOT, 'README.md'), 'utf8'));
+    const code = firstHandlerBlock();
 
     // Act
     const specifiers = [...code.matchAll(/from '([^']+)'/g)].map((match) => match[1]);
@@ -59,7 +60,7 @@ describe('Document: README.md, first handler', () => {
 
   it('type-checks against the public entry point with the project compiler options', () => {
     // Prepare
-    const code = firstHandlerBlock(readFileSync(join(ROOT, 'README.md'), 'utf8'));
+    const code = firstHandlerBlock();
     const file = join(dir, 'first-handler.ts');
     writeFileSync(file, `${code}\n`);
 
@@ -72,7 +73,7 @@ describe('Document: README.md, first handler', () => {
 
   it('reports a handler that no longer matches the API (the check can fail)', () => {
     // Prepare: the same block with a misspelt option.
-    const code = firstHandlerBlock(readFileSync(join(ROOT, 'README.md'), 'utf8'));
+    const code = firstHandlerBlock();
     const file = join(dir, 'broken-handler.ts');
     writeFileSync(file, `${code.replace('handlers:', 'handler:')}\n`);
 
@@ -81,5 +82,23 @@ describe('Document: README.md, first handler', () => {
 
     // Assess
     expect(problems.join('\n')).toMatch(/handler/);
+  });
+});
+
+describe('Document: docs/writing-handlers.md, a complete worker', () => {
+  mkdirSync(join(ROOT, '.tmp'), { recursive: true });
+  const dir = mkdtempSync(join(ROOT, '.tmp', 'complete-worker-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('type-checks against the public entry point with the project compiler options', () => {
+    // Prepare
+    const file = join(dir, 'complete-worker.ts');
+    writeFileSync(file, `${codeBlock('docs/writing-handlers.md', '## A complete worker')}\n`);
+
+    // Act
+    const problems = typeCheck(file);
+
+    // Assess
+    expect(problems).toEqual([]);
   });
 });
