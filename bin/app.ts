@@ -1,8 +1,7 @@
 #!/usr/bin/env node
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { SqsInboxWorkerStack } from '../lib/sqs-inbox-worker-stack.ts';
-import { stageSettings } from '../lib/stage-settings.ts';
+import { SqsInboxWorkerStack, stageSettings } from '../lib/index.ts';
 
 // CDK app: `npx cdk synth -c stage=prod`. Stage settings live in cdk.json (context.stages). The stack is
 // environment-agnostic unless `-c account=… -c region=…` is given, so synth needs no AWS credentials.

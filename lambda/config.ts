@@ -88,7 +88,7 @@ const oneOf =
   };
 
 // Plain readers rather than a zod schema: every rule here is custom, and building ~100 schema objects cost
-// ~3 ms of every cold start (README, Performance).
+// ~3 ms of every cold start (docs/performance.md).
 const variables = {
   DATABASE_URL: text,
   DB_HOST: text,
@@ -166,6 +166,12 @@ function readVariables(env: Record<string, string | undefined>, problems: string
  * naming the variable, the value given and what is expected.
  *
  * @throws ConfigError listing every invalid or missing variable.
+ *
+ * @example
+ * ```ts
+ * const config = loadConfig(); // module scope: a bad variable fails the cold start, naming the variable
+ * const sql = createSql(config.database);
+ * ```
  */
 export function loadConfig(env: Record<string, string | undefined> = process.env): WorkerConfig {
   const problems: string[] = [];

@@ -15,6 +15,12 @@ import { reconnectBackoff } from './reconnect-backoff.ts';
  * - `connection.application_name` names the worker in `pg_stat_activity`.
  * - `socket`: connection attempts that keep failing at once are spaced out (see {@link reconnectBackoff});
  *   postgres.js alone reconnects hundreds of times a second to a server that turns connections away.
+ *
+ * @example
+ * ```ts
+ * const config = loadConfig();
+ * const sql = createSql(config.database, { applicationName: config.consumer }); // module scope
+ * ```
  */
 export function createSql(config: DatabaseConfig, options: { applicationName?: string } = {}): postgres.Sql {
   // `socket` is a documented postgres.js option (its README, "Custom socket") that its type declarations leave out.

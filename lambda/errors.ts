@@ -11,7 +11,14 @@ export class WorkerError extends Error {
   }
 }
 
-/** Thrown by a domain handler when the message may succeed later (a dependency is down, a row is locked). */
+/**
+ * Thrown by a domain handler when the message may succeed later (a dependency is down, a row is locked).
+ *
+ * @example
+ * ```ts
+ * if (response.status === 503) throw new RetryableError('LEDGER_UNAVAILABLE', 'the ledger service answered 503');
+ * ```
+ */
 export class RetryableError extends WorkerError {
   /** Stable failure code, stored in `worker_inbox.failure_code` and matched by `terminalAfterCodes`. */
   readonly code: string;
@@ -22,7 +29,14 @@ export class RetryableError extends WorkerError {
   }
 }
 
-/** Thrown by a domain handler when the message can never succeed as it is (bad data, missing aggregate). */
+/**
+ * Thrown by a domain handler when the message can never succeed as it is (bad data, missing aggregate).
+ *
+ * @example
+ * ```ts
+ * if (!row) throw new TerminalError('CASE_NOT_FOUND', `case ${payload.caseId} does not exist`);
+ * ```
+ */
 export class TerminalError extends WorkerError {
   /** Stable failure code, stored in `worker_inbox.failure_code` and `worker_quarantine.reason_code`. */
   readonly code: string;
@@ -36,6 +50,8 @@ export class TerminalError extends WorkerError {
 /**
  * Thrown when the database does not answer before the Lambda deadline (a hung connection, a reconnect loop
  * against a server that is starting up): the record is reported instead of the invocation being killed.
+ *
+ * @internal
  */
 export class DatabaseTimeoutError extends WorkerError {
   readonly code = 'DATABASE_TIMEOUT';
@@ -83,7 +99,11 @@ export class ConfigError extends WorkerError {
   }
 }
 
-/** Thrown when the migrations on disk or in the database are inconsistent. */
+/**
+ * Thrown when the migrations on disk or in the database are inconsistent.
+ *
+ * @internal
+ */
 export class MigrationError extends WorkerError {
   constructor(message: string) {
     super(message);
@@ -94,6 +114,8 @@ export class MigrationError extends WorkerError {
 /**
  * Thrown by the worker handler when every record of a batch failed, so that Lambda counts the invocation as
  * failed and scales the SQS poller down instead of hammering a sick database.
+ *
+ * @internal
  */
 export class BatchFailedError extends WorkerError {
   /** SQS message ids of the failed records. */
@@ -110,6 +132,8 @@ export class BatchFailedError extends WorkerError {
 /**
  * Per-batch commit mode, internal: a record of a batch attempt without savepoints failed, so the attempt is
  * rolled back whole and the batch runs again with a savepoint per record. Never leaves the engine.
+ *
+ * @internal
  */
 export class BatchAttemptAbortedError extends WorkerError {
   constructor(options?: { cause?: unknown }) {

@@ -1,6 +1,10 @@
 import { connect, type Socket } from 'node:net';
 
-/** Settings of {@link reconnectBackoff}; the defaults suit a Lambda environment. */
+/**
+ * Settings of {@link reconnectBackoff}; the defaults suit a Lambda environment.
+ *
+ * @internal
+ */
 export interface ReconnectBackoffSettings {
   /** A connection closed sooner than this after it was opened counts as a failed attempt. @default 1000 */
   readonly quickCloseMs?: number;
@@ -16,7 +20,11 @@ export interface ReconnectBackoffSettings {
   readonly sleep?: (ms: number) => Promise<unknown>;
 }
 
-/** What postgres.js passes to its `socket` option: the parsed connection options. */
+/**
+ * What postgres.js passes to its `socket` option: the parsed connection options.
+ *
+ * @internal
+ */
 export interface SocketTarget {
   readonly host: readonly string[];
   readonly port: readonly number[];
@@ -26,6 +34,8 @@ export interface SocketTarget {
 /**
  * Wait before an attempt that follows `failures` quick failures in a row: none after a healthy connection, then
  * `baseMs` doubling up to `maxMs`, with ±25 % jitter so that environments do not reconnect in step.
+ *
+ * @internal
  */
 export function reconnectDelayMs(
   failures: number,
@@ -53,6 +63,8 @@ export function reconnectDelayMs(
  *
  * postgres.js treats a socket from this option as its own (TLS, startup, timeouts, keepalive): the factory only
  * decides when to connect, and to which of the configured hosts (in turn).
+ *
+ * @internal
  */
 export function reconnectBackoff(
   settings: ReconnectBackoffSettings = {},

@@ -3,7 +3,11 @@ import { join } from 'node:path';
 import type postgres from 'postgres';
 import { MigrationError } from './errors.ts';
 
-/** A migration file found on disk. */
+/**
+ * A migration file found on disk.
+ *
+ * @internal
+ */
 export interface MigrationFile {
   /** Number from the file name (`00001_worker-inbox.sql` → 1). */
   readonly id: number;
@@ -13,7 +17,11 @@ export interface MigrationFile {
   readonly path: string;
 }
 
-/** What {@link runMigrations} did. */
+/**
+ * What {@link runMigrations} did.
+ *
+ * @internal
+ */
 export interface MigrationResult {
   /** Migrations applied by this call, in order (empty when the database was up to date). */
   readonly applied: readonly MigrationFile[];
@@ -29,6 +37,8 @@ const MIGRATION_LOCK_KEY = 7_316_204_581;
  * Lists the forward-only migrations in `directory`: files named `NNNNN_name.sql`, numbered 1, 2, 3… with no gap.
  *
  * @throws MigrationError when the numbering has a gap or a duplicate.
+ *
+ * @internal
  */
 export async function listMigrations(directory: string): Promise<MigrationFile[]> {
   const files = (await readdir(directory)).filter((file) => FILE_PATTERN.test(file)).sort();
@@ -59,6 +69,8 @@ export async function listMigrations(directory: string): Promise<MigrationFile[]
  * ```ts
  * const { applied } = await runMigrations(sql, { directory: 'migrations' });
  * ```
+ *
+ * @internal
  */
 export async function runMigrations(
   sql: postgres.Sql,

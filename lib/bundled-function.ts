@@ -8,13 +8,25 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { type BuildOptions, buildSync } from 'esbuild';
 
-/** Root of the project (the folder holding package.json), resolved from this file. */
+/**
+ * Root of the project (the folder holding package.json), resolved from this file.
+ *
+ * @internal
+ */
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** The Lambda runtime of every function of the stack: the current Node.js LTS runtime. */
+/**
+ * The Lambda runtime of every function of the stack: the current Node.js LTS runtime.
+ *
+ * @internal
+ */
 export const NODE_RUNTIME = lambda.Runtime.NODEJS_24_X;
 
-/** esbuild target matching {@link NODE_RUNTIME}. */
+/**
+ * esbuild target matching {@link NODE_RUNTIME}.
+ *
+ * @internal
+ */
 export const ESBUILD_TARGET = 'node24';
 
 /**
@@ -25,6 +37,8 @@ export const ESBUILD_TARGET = 'node24';
  * needed on the first backoff only, and the RDS IAM signer, needed on the first connection) goes into
  * `chunks/`, so a cold start compiles only the code it runs. `bowser` (browser-only SDK code) is replaced by
  * a stub (lib/bowser-stub.ts). ESM bundles of CommonJS dependencies need `require`, hence the banner.
+ *
+ * @internal
  */
 export function bundleOptions(entry: string, outdir: string): BuildOptions {
   return {
@@ -49,7 +63,11 @@ export function bundleOptions(entry: string, outdir: string): BuildOptions {
   };
 }
 
-/** Files copied next to a function's code: every file of `from` whose name ends with `suffix`, into `into`. */
+/**
+ * Files copied next to a function's code: every file of `from` whose name ends with `suffix`, into `into`.
+ *
+ * @internal
+ */
 export interface BundledFiles {
   /** Absolute path of the source folder. */
   readonly from: string;
@@ -59,7 +77,11 @@ export interface BundledFiles {
   readonly suffix: string;
 }
 
-/** Options of {@link bundledFunction}. */
+/**
+ * Options of {@link bundledFunction}.
+ *
+ * @internal
+ */
 export interface BundledFunctionOptions {
   /** Absolute path of the entry file (exports `handler`). */
   readonly entry: string;
@@ -78,6 +100,8 @@ export interface BundledFunctionOptions {
  * A Lambda function bundled by the local esbuild (no Docker) with {@link bundleOptions}: arm64,
  * {@link NODE_RUNTIME}, in the VPC, with its own log group (one month) so retention is explicit and the group is
  * removed with the stack. (`NodejsFunction` always writes one `--outfile`, which rules out code splitting.)
+ *
+ * @internal
  */
 export function bundledFunction(
   scope: Construct,

@@ -32,7 +32,11 @@ export class WorkerSettingsError extends Error {
   }
 }
 
-/** Connections the relay and the migration function take through the proxy besides the worker. */
+/**
+ * Connections the relay and the migration function take through the proxy besides the worker.
+ *
+ * @internal
+ */
 export const AUXILIARY_PROXY_CONNECTIONS = 2;
 const ESM_MIN_CONCURRENCY = 2;
 const ESM_MAX_CONCURRENCY = 1000;
@@ -60,6 +64,8 @@ const fmtSeconds = (value: number): string => `${value} s`;
  * const settings = resolveWorkerSettings({ vpc, dbMaxConnections: 400 });
  * settings.maxConcurrency; // 390 (bound by db_connections)
  * ```
+ *
+ * @internal
  */
 export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>): ResolvedWorkerSettings {
   const problems: string[] = [];

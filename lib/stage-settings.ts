@@ -119,7 +119,7 @@ export function stageSettings(stage: string, raw: unknown): Omit<SqsDatabaseWork
       if (expect('object of strings', ok)) props.workerEnvironment = value;
     } else {
       problems.push(
-        `stages.${stage}.${key} is not a known setting; see the construct props table in the README`,
+        `stages.${stage}.${key} is not a known setting; see the construct props table in docs/deploy.md`,
       );
     }
   }

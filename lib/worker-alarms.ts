@@ -8,7 +8,11 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { WORKER_METRICS } from './worker-metrics.ts';
 
-/** Inputs of {@link createWorkerAlarms}. */
+/**
+ * Inputs of {@link createWorkerAlarms}.
+ *
+ * @internal
+ */
 export interface WorkerAlarmsProps {
   readonly topic: sns.ITopic;
   readonly queue: sqs.IQueue;
@@ -34,6 +38,8 @@ export interface WorkerAlarmsProps {
 /**
  * An EMF metric of the worker (or the relay), with the single `service` dimension it is emitted with.
  * Exported so the dashboard draws the same series the alarms watch.
+ *
+ * @internal
  */
 export function workerMetric(
   namespace: string,
@@ -58,6 +64,8 @@ export function workerMetric(
  * instance connections near their limits; outbox oldest pending age (when the relay is deployed).
  *
  * @returns the alarms by name.
+ *
+ * @internal
  */
 export function createWorkerAlarms(
   scope: Construct,

@@ -7,7 +7,11 @@ import type { Construct } from 'constructs';
 import { workerMetric } from './worker-alarms.ts';
 import { WORKER_METRICS } from './worker-metrics.ts';
 
-/** Inputs of {@link createWorkerDashboard}. */
+/**
+ * Inputs of {@link createWorkerDashboard}.
+ *
+ * @internal
+ */
 export interface WorkerDashboardProps {
   readonly dashboardName?: string;
   readonly queue: sqs.IQueue;
@@ -26,6 +30,8 @@ export interface WorkerDashboardProps {
  * The worker's CloudWatch dashboard: queue depth, in-flight, oldest age, DLQ depth, event source event counts,
  * function invocations/errors/throttles/duration/concurrency, the worker's EMF outcomes and timings, database
  * transaction time, RDS CPU and connections, proxy connections, and the alarm states.
+ *
+ * @internal
  */
 export function createWorkerDashboard(scope: Construct, props: WorkerDashboardProps): cloudwatch.Dashboard {
   const minute = Duration.minutes(1);

@@ -1,6 +1,5 @@
 import * as z from 'zod/mini';
-import { TerminalError } from '../errors.ts';
-import { defineHandler } from '../worker/message-handler.ts';
+import { defineHandler, TerminalError } from '../index.ts';
 
 /** Service-level agreement per stage, in days. */
 export const STAGE_SLA_DAYS: Readonly<Record<string, number>> = { INVESTIGATION: 30, REVIEW: 14 };

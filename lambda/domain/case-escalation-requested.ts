@@ -1,10 +1,12 @@
 import type postgres from 'postgres';
 import * as z from 'zod/mini';
-import { effectKey } from '../effects/effect-key.ts';
-import type { NotificationProvider } from '../effects/notification-provider.ts';
-import { performExternalEffect } from '../effects/perform-external-effect.ts';
-import { TerminalError } from '../errors.ts';
-import { defineHandler } from '../worker/message-handler.ts';
+import {
+  defineHandler,
+  effectKey,
+  type NotificationProvider,
+  performExternalEffect,
+  TerminalError,
+} from '../index.ts';
 
 /** Collaborators of {@link caseEscalationRequested}. */
 export interface CaseEscalationRequestedDependencies {

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { defineHandler } from '../worker/message-handler.ts';
+import { defineHandler } from '../index.ts';
 
 /**
  * `CaseStageChanged` v1 `{ caseId, stage, version }`: creates the case or moves it forward only when

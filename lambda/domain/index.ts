@@ -1,4 +1,4 @@
-import type { MessageHandler } from '../worker/message-handler.ts';
+import type { MessageHandler } from '../index.ts';
 import { caseDeadlineCalculationRequested } from './case-deadline-calculation-requested.ts';
 import { caseStageChanged } from './case-stage-changed.ts';
 import { paymentCaptured } from './payment-captured.ts';

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { defineHandler } from '../worker/message-handler.ts';
+import { defineHandler } from '../index.ts';
 
 /**
  * `PaymentCaptured` v1 `{ paymentId, accountId, amount, currency }`: inserts one ledger entry per payment

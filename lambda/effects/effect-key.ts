@@ -1,6 +1,10 @@
 import { createHash } from 'node:crypto';
 
-/** Longest `external_effect_log.effect_key`. */
+/**
+ * Longest `external_effect_log.effect_key`.
+ *
+ * @internal
+ */
 export const EFFECT_KEY_MAX = 200;
 
 /**

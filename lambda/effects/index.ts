@@ -1,3 +1,9 @@
+/**
+ * The external-effect modules in one place, for the project's own tools and tests.
+ * Handler code imports the public part from `lambda/index.ts`.
+ *
+ * @internal
+ */
 export { EFFECT_KEY_MAX, effectKey } from './effect-key.ts';
 export {
   type HttpNotificationProviderOptions,

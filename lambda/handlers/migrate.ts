@@ -1,7 +1,7 @@
 import { isAbsolute, join } from 'node:path';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import postgres from 'postgres';
-import { ConfigError } from '../errors.ts';
+import { ConfigError } from '../index.ts';
 import { runMigrations } from '../run-migrations.ts';
 
 /** What one run of the migration function did (returned to the deploy trigger, visible in its logs). */

@@ -1,10 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { loadConfig } from '../config.ts';
-import { createSql } from '../db.ts';
 import { caseEscalationRequested, exampleHandlers } from '../domain/index.ts';
-import { httpNotificationProvider } from '../effects/http-notification-provider.ts';
-import { createWorker } from '../worker/create-worker.ts';
+import { createSql, createWorker, httpNotificationProvider, loadConfig } from '../index.ts';
 
 // Cold start: configuration is read and validated once; clients live at module scope and are reused.
 // Only what every invocation needs is imported statically (see lib/bundled-function.ts: code splitting).

@@ -7,6 +7,8 @@ import { InvalidOutboxEnvelopeError, OutboxConflictError, OutboxUsageError } fro
 /**
  * Largest message body the outbox accepts, in bytes (UTF-8 of the envelope JSON): 256 KiB, the SQS limit that
  * every queue honours (queues may be configured up to 1 MiB, but a smaller `MaximumMessageSize` is common).
+ *
+ * @internal
  */
 export const OUTBOX_MAX_MESSAGE_BYTES = 262_144;
 

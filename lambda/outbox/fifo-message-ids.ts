@@ -3,7 +3,11 @@ import { createHash } from 'node:crypto';
 /** SQS FIFO ids: 1–128 characters, ASCII letters, digits and punctuation (`!` to `~`). */
 const FIFO_ID = /^[\x21-\x7e]{1,128}$/;
 
-/** The FIFO attributes of one outbox message. */
+/**
+ * The FIFO attributes of one outbox message.
+ *
+ * @internal
+ */
 export interface FifoMessageIds {
   /** `aggregateId`: messages of one aggregate are delivered in order, different aggregates in parallel. */
   readonly MessageGroupId: string;
@@ -22,6 +26,8 @@ function fifoSafe(value: string): string {
 /**
  * MessageGroupId = aggregateId and MessageDeduplicationId = idempotencyKey for a FIFO queue, each replaced by
  * a stable digest when SQS would reject it (envelope keys may be 200 characters; SQS FIFO ids at most 128).
+ *
+ * @internal
  */
 export function fifoMessageIds(envelope: { aggregateId: string; idempotencyKey: string }): FifoMessageIds {
   return {

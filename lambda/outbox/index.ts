@@ -1,3 +1,9 @@
+/**
+ * The outbox modules in one place, for the project's own tools and tests.
+ * Handler code imports the public part from `lambda/index.ts`.
+ *
+ * @internal
+ */
 export { type EnqueueOutboxResult, enqueueOutbox, OUTBOX_MAX_MESSAGE_BYTES } from './enqueue-outbox.ts';
 export { InvalidOutboxEnvelopeError, OutboxConflictError, OutboxError, OutboxUsageError } from './errors.ts';
 export { type FifoMessageIds, fifoMessageIds } from './fifo-message-ids.ts';

@@ -1,10 +1,22 @@
-/** SendMessageBatch accepts at most 10 entries. */
+/**
+ * SendMessageBatch accepts at most 10 entries.
+ *
+ * @internal
+ */
 export const SQS_MAX_BATCH_ENTRIES = 10;
 
-/** SendMessageBatch payload limit used by default: 256 KiB for the sum of all entries. */
+/**
+ * SendMessageBatch payload limit used by default: 256 KiB for the sum of all entries.
+ *
+ * @internal
+ */
 export const SQS_MAX_BATCH_BYTES = 262_144;
 
-/** Limits of {@link planSendBatches}. */
+/**
+ * Limits of {@link planSendBatches}.
+ *
+ * @internal
+ */
 export interface SendBatchLimits {
   /** Entries per batch, 1–10. @default 10 */
   readonly maxEntries?: number;
@@ -20,6 +32,8 @@ export interface SendBatchLimits {
  *
  * @param items the entries, in send order.
  * @param size the size of one entry in bytes (body plus message attributes, as SQS counts it).
+ *
+ * @internal
  */
 export function planSendBatches<T>(
   items: readonly T[],

@@ -12,15 +12,27 @@ import { OutboxUsageError } from './errors.ts';
 import { fifoMessageIds } from './fifo-message-ids.ts';
 import { planSendBatches, SQS_MAX_BATCH_BYTES } from './plan-send-batches.ts';
 
-/** The one SQS call the relay makes. A real `SQSClient` fits; tests pass one that fails on purpose. */
+/**
+ * The one SQS call the relay makes. A real `SQSClient` fits; tests pass one that fails on purpose.
+ *
+ * @internal
+ */
 export interface OutboxSqsSender {
   send(command: SendMessageBatchCommand): Promise<SendMessageBatchCommandOutput>;
 }
 
-/** The Powertools Logger methods the relay uses. Attributes never contain payloads. */
+/**
+ * The Powertools Logger methods the relay uses. Attributes never contain payloads.
+ *
+ * @internal
+ */
 export type OutboxRelayLogger = Pick<Logger, 'info' | 'warn' | 'error'>;
 
-/** Options of {@link relayOutbox}. */
+/**
+ * Options of {@link relayOutbox}.
+ *
+ * @internal
+ */
 export interface RelayOutboxOptions {
   /** The pool (not a transaction): each claim and each mark is its own short transaction. */
   readonly sql: postgres.Sql;
@@ -54,7 +66,11 @@ export interface RelayOutboxOptions {
   readonly random?: () => number;
 }
 
-/** What one {@link relayOutbox} run did. */
+/**
+ * What one {@link relayOutbox} run did.
+ *
+ * @internal
+ */
 export interface RelayOutboxResult {
   /** Rows marked PUBLISHED. */
   readonly published: number;
@@ -121,6 +137,8 @@ function check(condition: boolean, message: string): void {
  * const result = await relayOutbox({ sql, sqs, queueUrl, deadline: Date.now() + 50_000, logger, metrics });
  * metrics.publishStoredMetrics();
  * ```
+ *
+ * @internal
  */
 export async function relayOutbox(options: RelayOutboxOptions): Promise<RelayOutboxResult> {
   const { sql, sqs, queueUrl, deadline, logger, metrics } = options;

@@ -10,6 +10,8 @@ import { queueUrlFromArn } from './queue-url.ts';
  *
  * The engine imports this module with `import()` on the first failure that needs it, so the SQS client code it
  * pulls in is a separate chunk of the bundle and stays out of the cold start.
+ *
+ * @internal
  */
 export async function applyBackoff(
   sqs: SQSClient,

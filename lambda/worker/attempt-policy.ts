@@ -1,13 +1,21 @@
 import type { Failure } from './classify-error.ts';
 import type { AttemptPolicy } from './envelope.ts';
 
-/** Worker-wide defaults for the envelope's attempt policy. */
+/**
+ * Worker-wide defaults for the envelope's attempt policy.
+ *
+ * @internal
+ */
 export interface AttemptDefaults {
   /** Used when the envelope gives no `maxBusinessAttempts`. */
   readonly maxBusinessAttempts: number;
 }
 
-/** Milliseconds until the message may be processed by its `notBefore`: 0 or less when it is due now. */
+/**
+ * Milliseconds until the message may be processed by its `notBefore`: 0 or less when it is due now.
+ *
+ * @internal
+ */
 export function msUntilDue(policy: AttemptPolicy | null | undefined, nowMs: number): number {
   return policy?.notBefore ? Date.parse(policy.notBefore) - nowMs : 0;
 }
@@ -18,6 +26,8 @@ export function msUntilDue(policy: AttemptPolicy | null | undefined, nowMs: numb
  * has passed. A terminal failure stays terminal. The returned message says which rule fired.
  *
  * @param attempts business attempts including the one that just failed (`worker_inbox.receive_count`).
+ *
+ * @internal
  */
 export function applyAttemptPolicy(
   failure: Failure,

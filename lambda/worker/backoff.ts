@@ -2,6 +2,8 @@
  * Longest visibility the worker asks for: SQS refuses a visibility that ends more than 12 hours (43,200 s)
  * after the message was received, so 15 minutes (the longest a Lambda invocation can have spent on it) are
  * kept in hand: 42,300 s.
+ *
+ * @internal
  */
 export const MAX_VISIBILITY_SECONDS = 42_300;
 
@@ -21,6 +23,8 @@ export interface BackoffSettings {
  * @param receiveCount SQS ApproximateReceiveCount of the delivery that failed (1 for the first).
  * @param random a source of numbers in [0, 1); injectable for tests.
  * @returns whole seconds, at most {@link MAX_VISIBILITY_SECONDS}.
+ *
+ * @internal
  */
 export function backoffSeconds(
   receiveCount: number,

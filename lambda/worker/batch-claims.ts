@@ -7,6 +7,8 @@ import { settingMs, type TransactionTimeouts } from './transaction-timeouts.ts';
  * statement, instead of a claim and a completion per record (4 round trips per record with `prepare: false`).
  * Records then run one after another, each handler in its own savepoint; the claim survives a handler's
  * rollback, so the attempt it counted stays counted and the failure bookkeeping only updates the row.
+ *
+ * @internal
  */
 export interface BatchClaims {
   /** The claim made for `sqsMessageId`, once (undefined when the record was not claimed in the batch). */
@@ -39,6 +41,8 @@ interface ClaimedRow {
  *
  * Callers must not pass two entries with one idempotency key: a deferred COMPLETED would not be visible to
  * the second one.
+ *
+ * @internal
  */
 export async function claimBatch(
   tx: postgres.TransactionSql,

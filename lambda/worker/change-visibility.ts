@@ -1,7 +1,11 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { ChangeMessageVisibilityBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 
-/** One visibility change: a reported record and when it should come back. */
+/**
+ * One visibility change: a reported record and when it should come back.
+ *
+ * @internal
+ */
 export interface VisibilityChange {
   readonly messageId: string;
   readonly receiptHandle: string;
@@ -12,6 +16,8 @@ export interface VisibilityChange {
  * Applies the backoff of the reported records with ChangeMessageVisibilityBatch (one call per 10 entries:
  * one call for a standard Lambda batch). A failing call, or failing entries, are logged and never change
  * an outcome: the record is reported either way and comes back after the queue's visibility timeout.
+ *
+ * @internal
  */
 export async function changeVisibility(
   sqs: SQSClient,

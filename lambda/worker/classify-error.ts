@@ -1,6 +1,10 @@
 import { DatabaseTimeoutError, RetryableError, TerminalError } from '../errors.ts';
 
-/** A failure after classification. */
+/**
+ * A failure after classification.
+ *
+ * @internal
+ */
 export interface Failure {
   /** True → the message may succeed later; false → it never will as it is. */
   readonly retryable: boolean;
@@ -65,7 +69,11 @@ interface PostgresLikeError {
   constraint_name?: string;
 }
 
-/** Truncates a failure message to what fits a log line and the inbox column. */
+/**
+ * Truncates a failure message to what fits a log line and the inbox column.
+ *
+ * @internal
+ */
 export function truncate(text: string, max = MAX_MESSAGE): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
@@ -92,6 +100,8 @@ function postgresWhere(error: PostgresLikeError): string {
  *
  * Class 22 and 23 messages can quote the offending value, so for PostgreSQL errors the stored message
  * names only the SQLSTATE, table, column and constraint.
+ *
+ * @internal
  */
 export function classifyError(error: unknown): Failure {
   if (error instanceof TerminalError) {
@@ -177,6 +187,8 @@ export function classifyError(error: unknown): Failure {
  * Describes an error the toolkit did not raise, safely: its name, its code and where it was thrown
  * (`TypeError at lambda/domain/x.ts:42:7`) — never its message, which can quote input (`JSON.parse`'s
  * SyntaxError shows a piece of the text it failed on; a RangeError can name the value).
+ *
+ * @internal
  */
 export function describeUnknownError(error: unknown): string {
   if (!(error instanceof Error)) return `non-Error thrown (${typeof error})`;

@@ -1,10 +1,16 @@
-/** Smallest guard: records are not started with less than this left before the Lambda timeout. */
+/**
+ * Smallest guard: records are not started with less than this left before the Lambda timeout.
+ *
+ * @internal
+ */
 export const MIN_DEADLINE_GUARD_MS = 2000;
 
 /**
  * Tracks how long records take in this execution environment and derives the deadline guard from it:
  * `max(2 s, observed p99)` over the last 200 records. A record is started only when at least the guard
  * is left, so it can finish before the Lambda timeout instead of being cut mid-transaction.
+ *
+ * @internal
  */
 export class DeadlineGuard {
   private readonly samples: number[] = [];

@@ -5,7 +5,11 @@ import type { MessageHandler } from './message-handler.ts';
 import { describeIssues, parseSchema } from './parse-schema.ts';
 import { requestHash } from './request-hash.ts';
 
-/** A record that can be processed. */
+/**
+ * A record that can be processed.
+ *
+ * @internal
+ */
 export interface DecodedRecord {
   readonly ok: true;
   readonly envelope: Envelope;
@@ -14,7 +18,11 @@ export interface DecodedRecord {
   readonly requestHash: string;
 }
 
-/** A record that can never be processed as it is, with what could be read of it. */
+/**
+ * A record that can never be processed as it is, with what could be read of it.
+ *
+ * @internal
+ */
 export interface UndecodableRecord {
   readonly ok: false;
   readonly code:
@@ -39,6 +47,8 @@ const shortString = (value: unknown, max: number) =>
 /**
  * Parses and routes one SQS record: JSON → envelope schema → handler by messageType and schemaVersion →
  * the handler's payload schema. Pure: no I/O.
+ *
+ * @internal
  */
 export function decodeRecord(
   record: SQSRecord,

@@ -1,8 +1,12 @@
 // zod/mini (not 'zod'): the same parser without the method-chaining layer, which costs every cold start ~10 ms
-// (README, Performance). Handlers may use either; the engine parses through parse-schema.ts.
+// (docs/performance.md). Handlers may use either; the engine parses through parse-schema.ts.
 import * as z from 'zod/mini';
 
-/** Limits that match the columns of `worker_inbox` (see migrations/00001). */
+/**
+ * Limits that match the columns of `worker_inbox` (see migrations/00001).
+ *
+ * @internal
+ */
 export const ENVELOPE_LIMITS = {
   idempotencyKey: 200,
   messageType: 100,
@@ -18,7 +22,11 @@ const isoDateTime = z.iso.datetime({ offset: true });
 /** A string of 1 to `max` characters. */
 const text = (max: number) => z.string().check(z.minLength(1), z.maxLength(max));
 
-/** Business retry policy carried by the message (the pattern document's `attemptPolicy`). */
+/**
+ * Business retry policy carried by the message (the pattern document's `attemptPolicy`).
+ *
+ * @internal
+ */
 export const attemptPolicySchema = z.object({
   /** After this many failed attempts a retryable failure becomes terminal. */
   maxBusinessAttempts: z.nullish(z.int().check(z.minimum(1), z.maximum(1000))),
@@ -33,6 +41,8 @@ export const attemptPolicySchema = z.object({
 /**
  * The stable envelope every message carries (pattern document §4). Lengths fit the inbox columns, so a
  * valid envelope can always be recorded.
+ *
+ * @internal
  */
 export const envelopeSchema = z.object({
   messageId: text(ENVELOPE_LIMITS.messageId),

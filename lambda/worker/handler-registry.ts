@@ -1,7 +1,11 @@
 import { ConfigError } from '../errors.ts';
 import type { MessageHandler } from './message-handler.ts';
 
-/** Domain handlers indexed by messageType and schemaVersion. */
+/**
+ * Domain handlers indexed by messageType and schemaVersion.
+ *
+ * @internal
+ */
 export interface HandlerRegistry {
   /** The handler for a type and version, if one is registered. */
   find(messageType: string, schemaVersion: number): MessageHandler | undefined;
@@ -13,6 +17,8 @@ export interface HandlerRegistry {
  * Indexes handlers by `messageType` and `schemaVersion`.
  *
  * @throws ConfigError when the list is empty or two handlers claim the same type and version.
+ *
+ * @internal
  */
 export function createHandlerRegistry(handlers: readonly MessageHandler[]): HandlerRegistry {
   if (handlers.length === 0) throw new ConfigError('createWorker needs at least one handler (given none)');

@@ -4,10 +4,18 @@ import { settingMs, type TransactionTimeouts } from './transaction-timeouts.ts';
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
-/** Status of an inbox row (the pattern document's state machine). */
+/**
+ * Status of an inbox row (the pattern document's state machine).
+ *
+ * @internal
+ */
 export type InboxStatus = 'RECEIVED' | 'PROCESSING' | 'COMPLETED' | 'FAILED_RETRYABLE' | 'FAILED_TERMINAL';
 
-/** The claimed, row-locked inbox row as the claim returns it. */
+/**
+ * The claimed, row-locked inbox row as the claim returns it.
+ *
+ * @internal
+ */
 export interface InboxClaim {
   readonly status: InboxStatus;
   readonly requestHash: string;
@@ -18,7 +26,11 @@ export interface InboxClaim {
   readonly failureCode: string | null;
 }
 
-/** What identifies a delivery in the inbox. */
+/**
+ * What identifies a delivery in the inbox.
+ *
+ * @internal
+ */
 export interface InboxEntry {
   readonly consumer: string;
   readonly envelope: Envelope;
@@ -44,6 +56,8 @@ export interface InboxEntry {
  *   follows (the domain mutation) waits under it.
  * `set_config(…, true)` is transaction-scoped (like SET LOCAL): nothing outlives the transaction on a pooled
  * or proxied connection.
+ *
+ * @internal
  */
 export async function claimInbox(
   sql: postgres.TransactionSql,
@@ -88,7 +102,11 @@ export async function claimInbox(
   };
 }
 
-/** Marks a claimed row COMPLETED with its result reference, in the effect's transaction. */
+/**
+ * Marks a claimed row COMPLETED with its result reference, in the effect's transaction.
+ *
+ * @internal
+ */
 export async function completeInbox(
   sql: postgres.TransactionSql,
   input: { consumer: string; idempotencyKey: string; resultRef: string | null },
@@ -104,6 +122,8 @@ export async function completeInbox(
 /**
  * Marks a row FAILED_TERMINAL unless it is COMPLETED (a COMPLETED row keeps its status: its effect exists).
  * Used for a hash mismatch, where the row also keeps the first message's hash.
+ *
+ * @internal
  */
 export async function markInboxTerminal(
   sql: Sql,
@@ -122,6 +142,8 @@ export async function markInboxTerminal(
  * FAILED_TERMINAL or belong to another request hash are left alone and `undefined` is returned.
  *
  * @returns the business attempts so far, this one included.
+ *
+ * @internal
  */
 export async function countFailedAttempt(
   sql: Sql,
@@ -148,7 +170,11 @@ export async function countFailedAttempt(
   return row?.receive_count;
 }
 
-/** Writes the failure of a counted attempt: status, code, message, failed_at. */
+/**
+ * Writes the failure of a counted attempt: status, code, message, failed_at.
+ *
+ * @internal
+ */
 export async function recordInboxFailure(
   sql: Sql,
   input: {

@@ -34,7 +34,7 @@ export interface MessageHandler<S extends z.core.$ZodType = z.core.$ZodType> {
   readonly schemaVersion: number;
   /**
    * Schema of the payload, from `zod/mini` or `zod` (4.x); a payload that fails it is terminal (`INVALID_PAYLOAD`).
-   * `zod/mini` keeps the bundle and the cold start small (see README, Performance).
+   * `zod/mini` keeps the bundle and the cold start small (see docs/performance.md).
    */
   readonly payload: S;
   /**

@@ -1,4 +1,8 @@
-/** How one record ended. Each result has one EMF metric of the same name (see `record-telemetry.ts`). */
+/**
+ * How one record ended. Each result has one EMF metric of the same name (see `record-telemetry.ts`).
+ *
+ * @internal
+ */
 export type OutcomeResult =
   | 'COMPLETED'
   | 'DUPLICATE'
@@ -8,7 +12,11 @@ export type OutcomeResult =
   | 'NOT_YET_DUE'
   | 'DEADLINE_DEFERRED';
 
-/** The outcome of one SQS record, decided by `processRecord`. */
+/**
+ * The outcome of one SQS record, decided by `processRecord`.
+ *
+ * @internal
+ */
 export interface RecordOutcome {
   readonly messageId: string;
   readonly result: OutcomeResult;

@@ -29,10 +29,16 @@ import { withinDeadline } from './within-deadline.ts';
 /**
  * Runs `fn` in a transaction: `sql.begin` per message; per batch, a savepoint of the batch transaction, or the
  * batch transaction itself while no record has needed a rollback (see `createWorker`).
+ *
+ * @internal
  */
 export type TransactionRunner = <T>(fn: (tx: postgres.TransactionSql) => Promise<T>) => Promise<T>;
 
-/** Collaborators and settings of {@link processRecord}; built once by `createWorker`. */
+/**
+ * Collaborators and settings of {@link processRecord}; built once by `createWorker`.
+ *
+ * @internal
+ */
 export interface RecordDependencies {
   readonly consumer: string;
   readonly registry: HandlerRegistry;
@@ -59,7 +65,11 @@ export interface RecordDependencies {
   readonly sharedTransaction?: boolean;
 }
 
-/** State shared by the records of one invocation. */
+/**
+ * State shared by the records of one invocation.
+ *
+ * @internal
+ */
 export interface BatchState {
   /** Set after a connection-class failure: the rest of the batch is reported without touching the database. */
   databaseDown: boolean;
@@ -78,6 +88,8 @@ type Decision = Omit<
  * domain mutation, COMPLETED) → on failure: classify, count the attempt in a short transaction, apply the
  * attempt policy, quarantine terminal messages. Never throws: every path ends in an outcome, and a message
  * is acknowledged only when its effect (or its quarantine row) is committed.
+ *
+ * @internal
  */
 export async function processRecord(
   record: SQSRecord,

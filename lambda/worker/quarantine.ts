@@ -3,7 +3,11 @@ import type { SQSRecord } from 'aws-lambda';
 import type postgres from 'postgres';
 import { ENVELOPE_LIMITS } from './envelope.ts';
 
-/** Why a message is quarantined. */
+/**
+ * Why a message is quarantined.
+ *
+ * @internal
+ */
 export interface QuarantineReason {
   readonly code: string;
   /** Safe text: never a payload value. */
@@ -23,6 +27,8 @@ const fits = (value: string | undefined, max: number) =>
  * active again.
  *
  * @returns the quarantine id.
+ *
+ * @internal
  */
 export async function quarantineMessage(
   sql: postgres.Sql | postgres.TransactionSql,

@@ -6,6 +6,8 @@ const cache = new Map<string, Promise<string>>();
  * Resolves the queue URL of an `eventSourceARN` (`arn:aws:sqs:region:account:name`) with GetQueueUrl, once
  * per ARN per execution environment. Asking SQS (rather than building `https://sqs.<region>.amazonaws.com/…`)
  * also works against local emulators and VPC endpoints.
+ *
+ * @internal
  */
 export function queueUrlFromArn(sqs: SQSClient, arn: string): Promise<string> {
   let url = cache.get(arn);

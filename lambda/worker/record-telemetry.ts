@@ -2,7 +2,11 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { OutcomeResult, RecordOutcome } from './outcome.ts';
 
-/** EMF metric counted once per record, by result. */
+/**
+ * EMF metric counted once per record, by result.
+ *
+ * @internal
+ */
 export const OUTCOME_METRICS: Record<OutcomeResult, string> = {
   COMPLETED: 'Completed',
   DUPLICATE: 'Duplicate',
@@ -37,6 +41,8 @@ const LOGGED_FIELDS = [
  * Writes the one structured log line of a record (the pattern document's fields, §23) and its EMF metrics:
  * one count for its result, plus HashMismatch and Quarantined when they apply, and ProcessingMs,
  * DbTransactionMs and MessageAgeMs. Never logs a payload value: only identifiers from the envelope.
+ *
+ * @internal
  */
 export function recordTelemetry(
   outcome: RecordOutcome,

@@ -3,6 +3,8 @@ import { hash } from 'node:crypto';
 /**
  * JSON with object keys sorted at every depth, so that two payloads that differ only in key order serialize
  * the same. Array order is kept (it is meaningful); `undefined` members are dropped as JSON.stringify does.
+ *
+ * @internal
  */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, member: unknown) => {
@@ -21,6 +23,8 @@ export function canonicalJson(value: unknown): string {
  * ```ts
  * requestHash({ messageType: 'PaymentCaptured', schemaVersion: 1, payload: { paymentId: 'p-1' } });
  * ```
+ *
+ * @internal
  */
 export function requestHash(input: { messageType: string; schemaVersion: number; payload: unknown }): string {
   const canonical = canonicalJson({

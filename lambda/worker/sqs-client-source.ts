@@ -11,6 +11,8 @@ export type SqsClientSource = SQSClient | (() => Promise<SQSClient>);
  * Returns a function that gives the client of `source`, making it once. A source that fails to make its client
  * is logged (`worker_sqs_client_unavailable`) and resolves to `undefined`, so the caller goes on without SQS;
  * the next call tries again.
+ *
+ * @internal
  */
 export function sqsClientResolver(
   source: SqsClientSource | undefined,

@@ -7,6 +7,8 @@ import { DatabaseTimeoutError } from '../errors.ts';
  * the engine bounds every database call by the Lambda time left. The abandoned call may still finish later;
  * if it commits, the redelivery is a duplicate no-op. `timeoutError` makes the error (a handler's own budget
  * rejects with `HandlerTimeoutError`).
+ *
+ * @internal
  */
 export async function withinDeadline<T>(
   work: Promise<T>,

@@ -13,7 +13,7 @@ const local = await localQueueFixture();
 
 describe('Function: relayOutbox() crash between send and mark', () => {
   it('sends the event twice and the worker applies it once', async () => {
-    // Prepare: the producer creates a case and requests its deadline atomically (README example).
+    // Prepare: the producer creates a case and requests its deadline atomically (the example of docs/outbox.md).
     const { queueUrl, queueArn } = await local.queues();
     const caseId = `CASE-${randomUUID()}`;
     const idempotencyKey = `case:${caseId}:deadline:INVESTIGATION`;

@@ -8,7 +8,7 @@ import { envelopeSchema } from '../../lambda/worker/envelope.ts';
 import { parseSchema } from '../../lambda/worker/parse-schema.ts';
 
 // The events/ files are what `sam local invoke -e` feeds the worker: they must be well-formed SQS events whose
-// bodies are what the README says they are.
+// bodies are what docs/deploy.md says they are.
 const load = (name: string): SQSEvent =>
   JSON.parse(readFileSync(join(import.meta.dirname, '../../events', `${name}.json`), 'utf8')) as SQSEvent;
 

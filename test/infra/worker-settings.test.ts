@@ -261,7 +261,7 @@ describe('Function: stageSettings()', () => {
 
   it('rejects unknown keys and wrong types, naming them', () => {
     expect(() => stageSettings('dev', { timeoutSecs: 20, batchSize: '10' })).toThrow(
-      'Invalid stage settings:\n- stages.dev.timeoutSecs is not a known setting; see the construct props table in the README\n- stages.dev.batchSize must be a number (given "10")',
+      'Invalid stage settings:\n- stages.dev.timeoutSecs is not a known setting; see the construct props table in docs/deploy.md\n- stages.dev.batchSize must be a number (given "10")',
     );
   });
 

@@ -101,8 +101,8 @@ describe('Batch statements on a large table with stale statistics', () => {
   });
 
   describe('outbox relay', () => {
-    // The relay's claim walks the pending rows in order, which depends on statistics (see the README's outbox
-    // section); these tests replay the statements that mark a claimed round, as the relay sent them, with
+    // The relay's claim walks the pending rows in order, which depends on statistics (see docs/outbox.md, the
+    // relay); these tests replay the statements that mark a claimed round, as the relay sent them, with
     // EXPLAIN ANALYZE on the stale table, and count the blocks their plan reads.
     let queueUrl: string;
     beforeAll(async () => {
@@ -223,7 +223,7 @@ describe('Batch statements on a large table with stale statistics', () => {
       expect(result).toMatchObject({ published: 50, failed: 0 });
       expect(touched).toBeGreaterThan(0);
       // Without the analyze this round read 67,226 blocks: the claim checked every pending row for each claimed
-      // one. No statement shape tried avoids that; current statistics do (README, outbox relay).
+      // one. No statement shape tried avoids that; current statistics do (docs/outbox.md, the relay).
       expect(touched).toBeLessThan(6000);
     });
   });

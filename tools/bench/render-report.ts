@@ -4,7 +4,7 @@ import type { WorkerBundle } from './bundle-worker.ts';
 import type { ColdLoad } from './cold-load.ts';
 import { formatKiB, formatMs, formatRatio, verdict } from './statistics.ts';
 
-/** The targets of issue 8. */
+/** The bench's targets (docs/performance.md). */
 export const TARGETS = {
   /** per-message msgs/s ≥ this × the raw baseline's at the same concurrency. */
   perMessageVsBaseline: 0.9,

@@ -2,7 +2,7 @@
  * `npm run bench [-- --messages 3000 --warmup 200 --concurrency 1,2,4]`: the raw baseline, the worker in
  * per-message mode and in per-batch mode at each concurrency (batch size 10), all against one database: timed on
  * direct connections, round trips and statements counted through a proxy; then the worker bundle's size and cold
- * load. Prints figures and the targets of issue 8 beside them; always exits 0 unless the bench itself fails.
+ * load. Prints figures and its targets beside them; always exits 0 unless the bench itself fails.
  *
  * Database: DATABASE_URL when set (migrated first; the bench adds rows under consumer `bench-worker`),
  * otherwise a throwaway embedded PostgreSQL.

@@ -1,0 +1,73 @@
+/**
+ * The public entry point of the runtime: everything a handler author needs, and nothing else. Import from here
+ * (or from the package name, `sqs-inbox-worker`, which `package.json` `exports` maps to this file); the modules
+ * behind it are internal and may change.
+ *
+ * Only re-exports live here. The engine never imports this file (its modules import each other directly), so
+ * it cannot create an import cycle; entry points (`lambda/handlers/`), the example domain (`lambda/domain/`)
+ * and user code import from it.
+ *
+ * @example
+ * ```ts
+ * import * as z from 'zod/mini';
+ * import { createSql, createWorker, defineHandler, loadConfig, TerminalError } from 'sqs-inbox-worker';
+ *
+ * const paymentCaptured = defineHandler({
+ *   messageType: 'PaymentCaptured',
+ *   schemaVersion: 1,
+ *   payload: z.object({ paymentId: z.string(), amount: z.string() }),
+ *   async handle({ sql, payload }) {
+ *     if (payload.amount.startsWith('-')) throw new TerminalError('NEGATIVE_AMOUNT', 'amount must be positive');
+ *     await sql`insert into payments (payment_id, amount) values (${payload.paymentId}, ${payload.amount})
+ *               on conflict (payment_id) do nothing`;
+ *     return { resultRef: `payments/${payload.paymentId}` };
+ *   },
+ * });
+ *
+ * const config = loadConfig();
+ * export const handler = createWorker({
+ *   consumer: config.consumer,
+ *   handlers: [paymentCaptured],
+ *   sql: createSql(config.database),
+ * });
+ * ```
+ *
+ * @packageDocumentation
+ */
+
+// Configuration and the database client (module scope, once per Lambda environment).
+export { type DatabaseConfig, loadConfig, type OutboxRelayConfig, type WorkerConfig } from './config.ts';
+export { createSql } from './db.ts';
+// External effects: the effect log in front of a call to the outside world.
+export { effectKey } from './effects/effect-key.ts';
+export {
+  type HttpNotificationProviderOptions,
+  httpNotificationProvider,
+} from './effects/http-notification-provider.ts';
+export type { NotificationProvider, NotificationRequest } from './effects/notification-provider.ts';
+export {
+  type ExternalEffectResult,
+  type PerformExternalEffectOptions,
+  performExternalEffect,
+} from './effects/perform-external-effect.ts';
+// Errors a handler throws, and the ones it may catch.
+export { ConfigError, RetryableError, TerminalError, WorkerError } from './errors.ts';
+// Producer side: the transactional outbox.
+export { type EnqueueOutboxResult, enqueueOutbox } from './outbox/enqueue-outbox.ts';
+export {
+  InvalidOutboxEnvelopeError,
+  OutboxConflictError,
+  OutboxError,
+  OutboxUsageError,
+} from './outbox/errors.ts';
+export type { BackoffSettings } from './worker/backoff.ts';
+// The worker: a Lambda SQS handler built from domain handlers.
+export { createWorker, type WorkerHandler, type WorkerOptions } from './worker/create-worker.ts';
+export type { AttemptPolicy, Envelope } from './worker/envelope.ts';
+export {
+  defineHandler,
+  type HandlerContext,
+  type HandlerResult,
+  type MessageHandler,
+} from './worker/message-handler.ts';
+export type { SqsClientSource } from './worker/sqs-client-source.ts';

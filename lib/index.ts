@@ -1,0 +1,38 @@
+/**
+ * The public entry point of the CDK side: the constructs, their props and the helpers a CDK app needs. Import
+ * from here (or from `sqs-inbox-worker/cdk`, which `package.json` `exports` maps to this file); the modules
+ * behind it are internal and may change. Nothing under `lambda/` imports this file.
+ *
+ * @example
+ * ```ts
+ * import { App, Stack } from 'aws-cdk-lib';
+ * import { SqsDatabaseWorker, WorkerNetwork } from 'sqs-inbox-worker/cdk';
+ *
+ * const app = new App();
+ * const stack = new Stack(app, 'Invoices');
+ * const network = new WorkerNetwork(stack, 'Network');
+ * const worker = new SqsDatabaseWorker(stack, 'Worker', {
+ *   vpc: network.vpc,
+ *   workerEntry: 'lambda/handlers/invoice-worker.ts',
+ *   consumer: 'invoice-worker',
+ *   dbMaxConnections: 400,
+ * });
+ * ```
+ *
+ * @packageDocumentation
+ */
+
+export {
+  type CapacityInputs,
+  type CapacityResult,
+  type CapacityTerm,
+  safeWorkerConcurrency,
+} from './capacity.ts';
+export { type ResolvedWorkerSettings, WorkerSettingsError } from './resolve-worker-settings.ts';
+export { SqsDatabaseWorker } from './sqs-database-worker.ts';
+export type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
+export { SqsInboxWorkerStack, type SqsInboxWorkerStackProps } from './sqs-inbox-worker-stack.ts';
+export { stageSettings } from './stage-settings.ts';
+export { WorkerDatabase, type WorkerDatabaseProps } from './worker-database.ts';
+export { WORKER_METRICS, type WorkerOutcomeMetric } from './worker-metrics.ts';
+export { WorkerNetwork, type WorkerNetworkProps } from './worker-network.ts';

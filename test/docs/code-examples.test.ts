@@ -1,0 +1,104 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** The first ```ts block after `heading` in the Markdown file `page`. */
+function codeBlock(page: string, heading: string): string {
+  const markdown = readFileSync(join(ROOT, page), 'utf8');
+  const section = markdown.indexOf(`\n${heading}\n`);
+  if (section < 0) throw new Error(`${page} has no "${heading}" section`);
+  const match = /```ts\n([\s\S]*?)\n```/.exec(markdown.slice(section));
+  if (!match?.[1]) throw new Error(`the "${heading}" section of ${page} has no \`\`\`ts block`);
+  return match[1];
+}
+
+const firstHandlerBlock = () => codeBlock('README.md', '## A first handler');
+
+/**
+ * Type-checks one file with the project's tsconfig.json. The file sits inside the repository (in the ignored
+ * `.tmp/`), so `sqs-inbox-worker` resolves the way it does for project code: through package.json `exports`
+ * (a package may import itself by name).
+ */
+function typeCheck(file: string): string[] {
+  const configPath = join(ROOT, 'tsconfig.json');
+  const { config } = ts.readConfigFile(configPath, ts.sys.readFile);
+  const { options } = ts.parseJsonConfigFileContent(config, ts.sys, ROOT, undefined, configPath);
+  const program = ts.createProgram([file], { ...options, noEmit: true });
+  const source = program.getSourceFile(file);
+  return [...program.getSyntacticDiagnostics(source), ...program.getSemanticDiagnostics(source)].map(
+    (diagnostic) => {
+      const position =
+        diagnostic.file && diagnostic.start !== undefined
+          ? diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start)
+          : undefined;
+      const where = position ? `line ${position.line + 1}: ` : '';
+      return where + ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
+    },
+  );
+}
+
+describe('Document: README.md, first handler', () => {
+  // Inside the repository (git-ignored), so that the package resolves itself by name.
+  mkdirSync(join(ROOT, '.tmp'), { recursive: true });
+  const dir = mkdtempSync(join(ROOT, '.tmp', 'readme-first-handler-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('imports the toolkit from the front door only', () => {
+    // Prepare
+    const code = firstHandlerBlock();
+
+    // Act
+    const specifiers = [...code.matchAll(/from '([^']+)'/g)].map((match) => match[1]);
+
+    // Assess
+    expect(specifiers).toContain('sqs-inbox-worker');
+    expect(specifiers.filter((specifier) => specifier?.startsWith('.'))).toEqual([]);
+  });
+
+  it('type-checks against the public entry point with the project compiler options', () => {
+    // Prepare
+    const code = firstHandlerBlock();
+    const file = join(dir, 'first-handler.ts');
+    writeFileSync(file, `${code}\n`);
+
+    // Act
+    const problems = typeCheck(file);
+
+    // Assess
+    expect(problems).toEqual([]);
+  });
+
+  it('reports a handler that no longer matches the API (the check can fail)', () => {
+    // Prepare: the same block with a misspelt option.
+    const code = firstHandlerBlock();
+    const file = join(dir, 'broken-handler.ts');
+    writeFileSync(file, `${code.replace('handlers:', 'handler:')}\n`);
+
+    // Act
+    const problems = typeCheck(file);
+
+    // Assess
+    expect(problems.join('\n')).toMatch(/handler/);
+  });
+});
+
+describe('Document: docs/writing-handlers.md, a complete worker', () => {
+  mkdirSync(join(ROOT, '.tmp'), { recursive: true });
+  const dir = mkdtempSync(join(ROOT, '.tmp', 'complete-worker-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('type-checks against the public entry point with the project compiler options', () => {
+    // Prepare
+    const file = join(dir, 'complete-worker.ts');
+    writeFileSync(file, `${codeBlock('docs/writing-handlers.md', '## A complete worker')}\n`);
+
+    // Act
+    const problems = typeCheck(file);
+
+    // Assess
+    expect(problems).toEqual([]);
+  });
+});
