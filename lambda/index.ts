@@ -51,7 +51,14 @@ export {
   performExternalEffect,
 } from './effects/perform-external-effect.ts';
 // Errors a handler throws, and the ones it may catch.
-export { ConfigError, RetryableError, TerminalError, WorkerError } from './errors.ts';
+export {
+  ConfigError,
+  HandlerTimeoutError,
+  RetryableError,
+  TerminalError,
+  TransactionClosedError,
+  WorkerError,
+} from './errors.ts';
 // Producer side: the transactional outbox.
 export { type EnqueueOutboxResult, enqueueOutbox } from './outbox/enqueue-outbox.ts';
 export {

@@ -31,7 +31,7 @@ const OPERATION = 'escalation-notification';
  * Order (the provider call cannot join the inbox transaction):
  * 1. In the inbox transaction: the case must exist (else terminal `CASE_NOT_FOUND`, nothing is sent).
  * 2. `performExternalEffect` on its own connection: the effect log row is committed PENDING, the provider is
- *    called with the effect key (`escalation-notification:<idempotencyKey>`) as its idempotency key, and
+ *    called with the effect key (`<consumer>/escalation-notification:<idempotencyKey>`) as its idempotency key, and
  *    the reference is committed as COMPLETED.
  * 3. In the inbox transaction: `case_notifications` row with the reference; the worker then marks the inbox
  *    row COMPLETED and commits.
@@ -56,7 +56,7 @@ export function caseEscalationRequested(dependencies: CaseEscalationRequestedDep
       caseId: z.string().check(z.minLength(1), z.maxLength(200)),
       recipient: z.string().check(z.minLength(3), z.maxLength(320)),
     }),
-    async handle({ sql, payload, envelope }) {
+    async handle({ sql, consumer, payload, envelope }) {
       const [found] = await sql`select 1 from cases where case_id = ${payload.caseId}`;
       if (!found) {
         throw new TerminalError(
@@ -70,7 +70,7 @@ export function caseEscalationRequested(dependencies: CaseEscalationRequestedDep
         subject: `Case ${payload.caseId} escalated`,
         body: `Case ${payload.caseId} was escalated and needs attention.`,
       };
-      const key = effectKey(OPERATION, envelope.idempotencyKey);
+      const key = effectKey(consumer, OPERATION, envelope.idempotencyKey);
       const { reference } = await performExternalEffect({
         sql: effectsSql,
         effectKey: key,

@@ -22,7 +22,8 @@ export interface PerformExternalEffectOptions {
   /** The request content; only its hash is stored (never the values). */
   readonly request: unknown;
   /**
-   * Calls the provider with `idempotencyKey` (= `effectKey`) and returns its reference (≤ 300 characters).
+   * Calls the provider with `idempotencyKey` (= `effectKey`; for a row written before effect keys named their
+   * consumer, the key it was first sent with) and returns its reference (≤ 300 characters).
    * Throw `TerminalError` when the provider rejects the request for good; anything else is an unknown
    * outcome, retried later with the same key.
    */
@@ -41,6 +42,8 @@ export interface ExternalEffectResult {
 
 interface LogRow {
   status: 'PENDING' | 'COMPLETED' | 'FAILED_TERMINAL';
+  /** The key sent to the provider: the effect key, or the one a row had before keys named their consumer. */
+  provider_key: string;
   request_hash: string;
   provider_reference: string | null;
   attempts: number;
@@ -66,8 +69,8 @@ function describe(error: unknown): string {
  * 2. COMPLETED → returns the stored reference; the provider is not called (`replayed: true`).
  *    Different request hash under the same key → `TerminalError('EFFECT_HASH_MISMATCH')`.
  *    FAILED_TERMINAL → `TerminalError('EFFECT_FAILED_TERMINAL')`.
- * 3. PENDING (new, or an earlier attempt whose outcome is unknown) → `call(effectKey)`: the effect key is the
- *    provider's idempotency key, so a provider that already applied it answers with the same reference.
+ * 3. PENDING (new, or an earlier attempt whose outcome is unknown) → `call(providerKey)`: the effect key (or,
+ *    for a row older than consumer-scoped keys, the key it was first sent with) is the provider's idempotency key, so a provider that already applied it answers with the same reference.
  * 4. Stores the reference and COMPLETED. If this fails or the process dies before it, the row stays PENDING
  *    and the next attempt calls again with the same key (never a new one).
  *
@@ -80,7 +83,7 @@ function describe(error: unknown): string {
  * ```ts
  * const { reference } = await performExternalEffect({
  *   sql: effectsSql,
- *   effectKey: effectKey('escalation-notification', envelope.idempotencyKey),
+ *   effectKey: effectKey(consumer, 'escalation-notification', envelope.idempotencyKey),
  *   provider: provider.name,
  *   operation: 'send-escalation-notification',
  *   request,
@@ -115,19 +118,19 @@ export async function performExternalEffect(
     .digest('hex');
 
   const [row] = await sql<LogRow[]>`
-    insert into external_effect_log (effect_key, provider, operation, status, request_hash, attempts)
-    values (${effectKey}, ${provider}, ${operation}, 'PENDING', ${requestHash}, 1)
+    insert into external_effect_log (effect_key, provider_key, provider, operation, status, request_hash, attempts)
+    values (${effectKey}, ${effectKey}, ${provider}, ${operation}, 'PENDING', ${requestHash}, 1)
     on conflict (effect_key) do update
     set attempts = external_effect_log.attempts + 1, updated_at = now()
     where external_effect_log.status = 'PENDING' and external_effect_log.request_hash = excluded.request_hash
-    returning status, request_hash, provider_reference, attempts, last_error
+    returning status, provider_key, request_hash, provider_reference, attempts, last_error
   `;
   // No row returned: the key exists and is not a PENDING row with this hash; read what it is.
   const current =
     row ??
     (
       await sql<LogRow[]>`
-        select status, request_hash, provider_reference, attempts, last_error
+        select status, provider_key, request_hash, provider_reference, attempts, last_error
         from external_effect_log where effect_key = ${effectKey}
       `
     )[0];
@@ -155,7 +158,7 @@ export async function performExternalEffect(
 
   let reference: string;
   try {
-    ({ reference } = await call(effectKey));
+    ({ reference } = await call(current.provider_key));
     if (typeof reference !== 'string' || reference.length < 1 || reference.length > 300) {
       throw new RetryableError(
         'EFFECT_BAD_REFERENCE',
@@ -190,7 +193,7 @@ export async function performExternalEffect(
   if (completed) return { reference, replayed: false, attempts: current.attempts };
   // A concurrent attempt completed it first; the provider deduplicated on the key, so its reference stands.
   const [stored] = await sql<LogRow[]>`
-    select status, request_hash, provider_reference, attempts, last_error
+    select status, provider_key, request_hash, provider_reference, attempts, last_error
     from external_effect_log where effect_key = ${effectKey}
   `;
   if (stored?.status === 'COMPLETED') {

@@ -5,8 +5,13 @@ import type { Envelope } from './envelope.ts';
 
 /** What a domain handler receives: the transaction, the validated payload and the envelope. */
 export interface HandlerContext<P> {
-  /** The inbox transaction. Every write must go through it so that it commits with the inbox row. */
+  /**
+   * The inbox transaction. Every write must go through it so that it commits with the inbox row. It stops working
+   * once the record's outcome is decided (`TransactionClosedError`): await every query before returning.
+   */
   readonly sql: postgres.TransactionSql;
+  /** The worker's inbox namespace (`WorkerOptions.consumer`): part of every external effect key. */
+  readonly consumer: string;
   /** The payload, validated by the handler's schema. */
   readonly payload: P;
   /** The validated envelope (payload included, unvalidated). Never log `envelope.payload`. */

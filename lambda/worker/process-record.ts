@@ -250,6 +250,7 @@ export async function processRecord(
       result = await withinDeadline(
         message.handler.handle({
           sql: fenced.sql,
+          consumer: deps.consumer,
           payload: message.payload,
           envelope: message.envelope,
           record,

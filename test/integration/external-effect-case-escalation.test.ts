@@ -69,7 +69,9 @@ describe('Handler: CaseEscalationRequested (external effect through the effect l
     expect(fake.applied).toBe(appliedBefore + 1);
     const rows = await notifications(caseId);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ effect_key: `escalation-notification:${envelope.idempotencyKey}` });
+    expect(rows[0]).toMatchObject({
+      effect_key: `case-worker/escalation-notification:${envelope.idempotencyKey}`,
+    });
     const [log] =
       await db.sql`select status, provider_reference from external_effect_log where effect_key = ${rows[0]?.effect_key}`;
     expect(log).toEqual({ status: 'COMPLETED', provider_reference: rows[0]?.provider_reference });
@@ -98,7 +100,7 @@ describe('Handler: CaseEscalationRequested (external effect through the effect l
         .begin(async (sql) => {
           await sql`
             insert into case_notifications (source_event_id, case_id, recipient, effect_key, provider_reference)
-            values (${key}, ${caseId}, 'blocker', ${`escalation-notification:${key}`}, 'blocker')
+            values (${key}, ${caseId}, 'blocker', ${`case-worker/escalation-notification:${key}`}, 'blocker')
           `;
           locked();
           await blockerDone;
@@ -181,5 +183,53 @@ describe('Handler: CaseEscalationRequested (external effect through the effect l
     const [quarantined] =
       await db.sql`select reason_code from worker_quarantine where idempotency_key = ${String(envelope.idempotencyKey)}`;
     expect(quarantined?.reason_code).toBe('CASE_NOT_FOUND');
+  });
+  it('fans out: two consumers sharing the database each notify once, under keys of their own', async () => {
+    // Prepare: the same message delivered to two workers (two queues subscribed to one topic)
+    const caseId = await createCase();
+    const envelope = escalation(caseId);
+    const workers = ['case-worker', 'audit-worker'].map((consumer) =>
+      exampleWorker(db.client({ max: 1 }), {
+        consumer,
+        handlers: [...exampleHandlers, caseEscalationRequested({ effectsSql, provider })],
+      }),
+    );
+    const [callsBefore, appliedBefore] = [fake.calls, fake.applied];
+
+    // Act: each consumer gets it, then a redelivery to each
+    for (const consumerWorker of workers) {
+      expect(
+        (await consumerWorker(sqsEvent([sqsRecordFactory(envelope)]), lambdaContext())).batchItemFailures,
+      ).toEqual([]);
+    }
+    for (const consumerWorker of workers)
+      await consumerWorker(sqsEvent([sqsRecordFactory(envelope)]), lambdaContext());
+
+    // Assess: one provider call per consumer, each effect logged under its consumer, both inbox rows COMPLETED
+    expect(fake.calls).toBe(callsBefore + 2);
+    expect(fake.applied).toBe(appliedBefore + 2);
+    const log = await db.sql`
+      select effect_key, provider_key, status from external_effect_log
+      where effect_key like ${`%:${String(envelope.idempotencyKey)}`} order by effect_key
+    `;
+    expect(log).toEqual([
+      {
+        effect_key: `audit-worker/escalation-notification:${envelope.idempotencyKey}`,
+        provider_key: `audit-worker/escalation-notification:${envelope.idempotencyKey}`,
+        status: 'COMPLETED',
+      },
+      {
+        effect_key: `case-worker/escalation-notification:${envelope.idempotencyKey}`,
+        provider_key: `case-worker/escalation-notification:${envelope.idempotencyKey}`,
+        status: 'COMPLETED',
+      },
+    ]);
+    const inbox = await db.sql`
+      select consumer, status from worker_inbox where idempotency_key = ${String(envelope.idempotencyKey)} order by consumer
+    `;
+    expect(inbox).toEqual([
+      { consumer: 'audit-worker', status: 'COMPLETED' },
+      { consumer: 'case-worker', status: 'COMPLETED' },
+    ]);
   });
 });

@@ -1,9 +1,11 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { copyFile, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { effectKey } from '../../lambda/effects/effect-key.ts';
 import { MigrationError } from '../../lambda/errors.ts';
 import { listMigrations, runMigrations } from '../../lambda/run-migrations.ts';
 import { withDatabase } from '../support/global-setup.ts';
@@ -27,7 +29,7 @@ async function emptyDatabase(): Promise<{ sql: postgres.Sql; url: string }> {
 describe('Function: runMigrations()', () => {
   it('applies every migration to an empty database and re-applies as a no-op', async () => {
     // Prepare
-    const { sql } = await emptyDatabase();
+    const { sql, url } = await emptyDatabase();
     const expected = (await listMigrations(MIGRATIONS)).map((migration) => migration.id);
 
     // Act
@@ -53,6 +55,11 @@ describe('Function: runMigrations()', () => {
       await sql`select count(*)::int as n from pg_constraint where conname = 'chk_worker_inbox_status'`;
     expect(check?.n).toBe(1);
     await sql.end();
+    // Every new session of the database ends a transaction left idle for 60 s
+    const fresh = postgres(url, { max: 1, onnotice: () => {} });
+    const [setting] = await fresh`show idle_in_transaction_session_timeout`;
+    expect(setting?.idle_in_transaction_session_timeout).toBe('1min');
+    await fresh.end();
   });
 
   it('lets two runners start at once without collision: one applies, the other finds nothing to do', async () => {
@@ -84,5 +91,70 @@ describe('Function: runMigrations()', () => {
     // Act & Assess
     await expect(listMigrations(directory)).rejects.toThrow(MigrationError);
     await expect(listMigrations(directory)).rejects.toThrow(/00003_c\.sql where 00002 was expected/);
+  });
+  it('moves existing external effects to keys that name their consumer, keeping the key the provider knows', async () => {
+    // Prepare: a database at migration 00005 with effects written under the old keys
+    const { sql } = await emptyDatabase();
+    const before = await mkdtemp(join(tmpdir(), 'migrations-'));
+    for (const migration of (await listMigrations(MIGRATIONS)).filter((m) => m.id <= 5)) {
+      await copyFile(migration.path, join(before, basename(migration.path)));
+    }
+    await runMigrations(sql, { directory: before });
+    const longKey = `case:${'x'.repeat(190)}`;
+    const hashedOld = `escalation-notification:sha256:${createHash('sha256').update(longKey).digest('hex')}`;
+    for (const [consumer, key] of [
+      ['case-worker', 'case:1:esc'],
+      ['case-worker', longKey],
+      ['case-worker', 'case:2:esc'],
+      ['audit-worker', 'case:2:esc'],
+    ] as const) {
+      await sql`
+        insert into worker_inbox (
+          consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id, status, request_hash
+        )
+        values (${consumer}, ${key}, 'CaseEscalationRequested', 1, 'case', 'case-1', 'COMPLETED', ${'0'.repeat(64)})
+      `;
+    }
+    for (const key of [
+      'escalation-notification:case:1:esc',
+      hashedOld,
+      'escalation-notification:case:2:esc',
+      'escalation-notification:orphan',
+    ]) {
+      await sql`
+        insert into external_effect_log (effect_key, provider, operation, status, request_hash)
+        values (${key}, 'fake', 'escalation-notification', 'PENDING', ${'0'.repeat(64)})
+      `;
+    }
+    await sql`insert into cases (case_id, stage, version) values ('case-1', 'INVESTIGATION', 1)`;
+    await sql`
+      insert into case_notifications (source_event_id, case_id, recipient, effect_key, provider_reference)
+      values ('case:1:esc', 'case-1', 'r', 'escalation-notification:case:1:esc', 'ref-1')
+    `;
+
+    // Act
+    await runMigrations(sql, { directory: MIGRATIONS });
+
+    // Assess: one owner → the new key (computed as effectKey does), the provider's key unchanged; shared by two
+    // consumers or by none → unchanged
+    const rows = await sql`select effect_key, provider_key from external_effect_log order by provider_key`;
+    expect(rows).toEqual(
+      [
+        {
+          effect_key: effectKey('case-worker', 'escalation-notification', 'case:1:esc'),
+          provider_key: 'escalation-notification:case:1:esc',
+        },
+        {
+          effect_key: 'escalation-notification:case:2:esc',
+          provider_key: 'escalation-notification:case:2:esc',
+        },
+        { effect_key: 'escalation-notification:orphan', provider_key: 'escalation-notification:orphan' },
+        { effect_key: effectKey('case-worker', 'escalation-notification', longKey), provider_key: hashedOld },
+      ].sort((a, b) => a.provider_key.localeCompare(b.provider_key)),
+    );
+    const [notification] =
+      await sql`select effect_key from case_notifications where source_event_id = 'case:1:esc'`;
+    expect(notification?.effect_key).toBe('case-worker/escalation-notification:case:1:esc');
+    await sql.end();
   });
 });
