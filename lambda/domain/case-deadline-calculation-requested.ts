@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { defineHandler, TerminalError } from '../index.ts';
+import { defineHandler, RetryableError, TerminalError } from '../index.ts';
 
 /** Service-level agreement per stage, in days. */
 export const STAGE_SLA_DAYS: Readonly<Record<string, number>> = { INVESTIGATION: 30, REVIEW: 14 };
@@ -10,7 +10,14 @@ const DAY_MS = 86_400_000;
  * `CaseDeadlineCalculationRequested` v1 `{ caseId, stage, effectiveAt }`: upserts the case's
  * `<STAGE>_SLA` deadline (`effectiveAt` + SLA), sets `cases.deadline_at` and increments
  * `cases.deadline_version` — in one statement (a data-modifying CTE), so the path costs one round trip.
- * A stage without an SLA is terminal `INVALID_STAGE`; an unknown case is terminal `CASE_NOT_FOUND`.
+ *
+ * - Out of order: the case keeps the deadline of the latest `effectiveAt` it has seen (of equal ones, the last
+ *   applied); an older request (a reordered delivery, or a quarantined message released after newer ones) is a
+ *   successful no-op (`STALE_VERSION_SKIPPED`) and never rolls the case back.
+ * - A case that does not exist yet is retryable `CASE_NOT_FOUND`: on a standard queue the request may arrive
+ *   before the `CaseStageChanged` that creates the case. The attempt policy bounds the wait (backoff, then
+ *   terminal after `maxBusinessAttempts` or `retryableUntil`).
+ * - A stage without an SLA is terminal `INVALID_STAGE`.
  */
 export const caseDeadlineCalculationRequested = defineHandler({
   messageType: 'CaseDeadlineCalculationRequested',
@@ -30,26 +37,33 @@ export const caseDeadlineCalculationRequested = defineHandler({
       );
     }
     const deadlineType = `${payload.stage}_SLA`;
-    const deadlineAt = new Date(Date.parse(payload.effectiveAt) + days * DAY_MS);
-    const rows = await sql`
+    const effectiveAt = new Date(Date.parse(payload.effectiveAt));
+    const deadlineAt = new Date(effectiveAt.getTime() + days * DAY_MS);
+    const [outcome] = await sql<{ found: boolean; applied: boolean }[]>`
       with updated_case as (
         update cases
-        set deadline_at = ${deadlineAt}, deadline_version = deadline_version + 1
+        set deadline_at = ${deadlineAt}, deadline_effective_at = ${effectiveAt},
+            deadline_version = deadline_version + 1
         where case_id = ${payload.caseId}
+          and (deadline_effective_at is null or deadline_effective_at <= ${effectiveAt})
+        returning case_id
+      ),
+      upserted as (
+        insert into case_deadlines (case_id, deadline_type, deadline_at, source_event_id)
+        select case_id, ${deadlineType}, ${deadlineAt}, ${envelope.messageId} from updated_case
+        on conflict (case_id, deadline_type) do update
+          set deadline_at = excluded.deadline_at, source_event_id = excluded.source_event_id, updated_at = now()
         returning case_id
       )
-      insert into case_deadlines (case_id, deadline_type, deadline_at, source_event_id)
-      select case_id, ${deadlineType}, ${deadlineAt}, ${envelope.messageId} from updated_case
-      on conflict (case_id, deadline_type) do update
-        set deadline_at = excluded.deadline_at, source_event_id = excluded.source_event_id, updated_at = now()
-      returning case_id
+      select exists (select 1 from cases where case_id = ${payload.caseId}) as found,
+             exists (select 1 from upserted) as applied
     `;
-    if (rows.length === 0) {
-      throw new TerminalError(
+    if (!outcome?.found) {
+      throw new RetryableError(
         'CASE_NOT_FOUND',
-        `case ${payload.caseId} does not exist; send its CaseStageChanged first`,
+        "the payload's case does not exist yet; retried with backoff until its CaseStageChanged arrives or the attempt policy gives up",
       );
     }
-    return { resultRef: `case_deadlines/${payload.caseId}/${deadlineType}` };
+    return { resultRef: `case_deadlines/${payload.caseId}/${deadlineType}`, stale: !outcome.applied };
   },
 });

@@ -5,7 +5,7 @@ import {
   effectKey,
   type NotificationProvider,
   performExternalEffect,
-  TerminalError,
+  RetryableError,
 } from '../index.ts';
 
 /** Collaborators of {@link caseEscalationRequested}. */
@@ -29,7 +29,8 @@ const OPERATION = 'escalation-notification';
  * under at-least-once delivery.
  *
  * Order (the provider call cannot join the inbox transaction):
- * 1. In the inbox transaction: the case must exist (else terminal `CASE_NOT_FOUND`, nothing is sent).
+ * 1. In the inbox transaction: the case must exist (else retryable `CASE_NOT_FOUND`, nothing is sent: the
+ *    case may not have arrived yet; the attempt policy bounds the wait).
  * 2. `performExternalEffect` on its own connection: the effect log row is committed PENDING, the provider is
  *    called with the effect key (`<consumer>/escalation-notification:<idempotencyKey>`) as its idempotency key, and
  *    the reference is committed as COMPLETED.
@@ -59,9 +60,9 @@ export function caseEscalationRequested(dependencies: CaseEscalationRequestedDep
     async handle({ sql, consumer, payload, envelope }) {
       const [found] = await sql`select 1 from cases where case_id = ${payload.caseId}`;
       if (!found) {
-        throw new TerminalError(
+        throw new RetryableError(
           'CASE_NOT_FOUND',
-          `case ${payload.caseId} does not exist; send its CaseStageChanged before escalating it`,
+          "the payload's case does not exist yet; retried with backoff until its CaseStageChanged arrives or the attempt policy gives up",
         );
       }
       // Built from the message only, so that every retry sends the provider the same request under the key.

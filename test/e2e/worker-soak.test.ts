@@ -61,13 +61,17 @@ describe('Soak: 2,000 messages, 30 % duplicates, 5 % crashes after commit, 2 pol
       ),
     ];
     const poison = Array.from({ length: POISON }, (_, i) => `soak poison ${i} {`);
-    const terminal = Array.from({ length: TERMINAL }, (_, i) =>
-      envelope('CaseDeadlineCalculationRequested', `soak-missing-${i}`, `missing-${i}`, {
-        caseId: `soak-missing-case-${i}`,
-        stage: 'REVIEW',
-        effectiveAt: '2026-07-06T10:15:30Z',
-      }),
-    );
+    // A missing case is retryable by default (it may arrive later); these producers make it terminal at once.
+    const terminal = Array.from({ length: TERMINAL }, (_, i) => {
+      const body = JSON.parse(
+        envelope('CaseDeadlineCalculationRequested', `soak-missing-${i}`, `missing-${i}`, {
+          caseId: `soak-missing-case-${i}`,
+          stage: 'REVIEW',
+          effectiveAt: '2026-07-06T10:15:30Z',
+        }),
+      );
+      return JSON.stringify({ ...body, attemptPolicy: { terminalAfterCodes: ['CASE_NOT_FOUND'] } });
+    });
     const stuck = Array.from({ length: STUCK }, (_, i) =>
       envelope('CaseStageChanged', `soak-stuck-v${i + 2}`, 'soak-stuck', {
         caseId: 'soak-stuck',

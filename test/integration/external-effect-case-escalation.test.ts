@@ -152,6 +152,7 @@ describe('Handler: CaseEscalationRequested (external effect through the effect l
         stage: 'INVESTIGATION',
         effectiveAt: '2026-07-06T10:15:00Z',
       },
+      attemptPolicy: { terminalAfterCodes: ['CASE_NOT_FOUND'] },
     });
     const records = [sqsRecordFactory(envelope), sqsRecordFactory(failing)];
     const [callsBefore, appliedBefore] = [fake.calls, fake.applied];
@@ -169,21 +170,26 @@ describe('Handler: CaseEscalationRequested (external effect through the effect l
     expect(await inboxStatus(String(failing.idempotencyKey))).toBe('FAILED_TERMINAL');
   });
 
-  it('sends nothing for an unknown case (terminal CASE_NOT_FOUND)', async () => {
+  it('sends nothing for a case that does not exist yet, and retries it (retryable CASE_NOT_FOUND)', async () => {
     // Prepare
     const envelope = escalation(`CASE-${randomUUID()}`);
+    const record = sqsRecordFactory(envelope);
     const callsBefore = fake.calls;
 
     // Act
-    const response = await worker(sqsEvent([sqsRecordFactory(envelope)]), lambdaContext());
+    const failure = await worker(sqsEvent([record]), lambdaContext()).catch((error: unknown) => error);
 
-    // Assess
-    expect(response.batchItemFailures).toEqual([]); // quarantined and acknowledged
+    // Assess: reported for a later attempt, counted, not quarantined, nothing sent
+    expect(failure).toBeInstanceOf(BatchFailedError);
     expect(fake.calls).toBe(callsBefore);
-    const [quarantined] =
-      await db.sql`select reason_code from worker_quarantine where idempotency_key = ${String(envelope.idempotencyKey)}`;
-    expect(quarantined?.reason_code).toBe('CASE_NOT_FOUND');
+    const [row] =
+      await db.sql`select status, failure_code, receive_count from worker_inbox where idempotency_key = ${String(envelope.idempotencyKey)}`;
+    expect(row).toEqual({ status: 'FAILED_RETRYABLE', failure_code: 'CASE_NOT_FOUND', receive_count: 1 });
+    const quarantined =
+      await db.sql`select 1 from worker_quarantine where idempotency_key = ${String(envelope.idempotencyKey)}`;
+    expect(quarantined).toHaveLength(0);
   });
+
   it('fans out: two consumers sharing the database each notify once, under keys of their own', async () => {
     // Prepare: the same message delivered to two workers (two queues subscribed to one topic)
     const caseId = await createCase();

@@ -88,6 +88,8 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
         messageType: 'CaseDeadlineCalculationRequested',
         idempotencyKey: `deadline:${randomUUID()}`,
         payload: { caseId: `CASE-${randomUUID()}`, stage: 'REVIEW', effectiveAt: '2026-07-06T10:15:00Z' },
+        // A missing case is retryable by default (it may arrive later); this producer makes it terminal at once.
+        attemptPolicy: { terminalAfterCodes: ['CASE_NOT_FOUND'] },
       });
     const quarantineCase = missingCase();
     const dlqCase = missingCase();

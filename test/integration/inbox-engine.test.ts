@@ -178,7 +178,11 @@ describe.each(['per-message', 'per-batch'] as const)(
       const envelopes = [
         payment(),
         payment(),
-        deadlineRequested(`CASE-missing-${randomUUID()}`, `k-${randomUUID()}`),
+        {
+          // A missing case is retryable by default; this producer makes it terminal at once.
+          ...deadlineRequested(`CASE-missing-${randomUUID()}`, `k-${randomUUID()}`),
+          attemptPolicy: { terminalAfterCodes: ['CASE_NOT_FOUND'] },
+        },
         payment(),
         payment(),
       ];

@@ -19,6 +19,8 @@ const missingCaseDeadline = () =>
       stage: 'INVESTIGATION',
       effectiveAt: '2026-07-06T10:15:00Z',
     },
+    // A missing case is retryable by default; this producer makes it terminal at once.
+    attemptPolicy: { terminalAfterCodes: ['CASE_NOT_FOUND'] },
   });
 const paymentId = (envelope: Record<string, unknown>) =>
   (envelope.payload as { paymentId: string }).paymentId;

@@ -38,7 +38,8 @@ export async function rawBaseline(sql: postgres.Sql, consumer: string, records: 
     const hash = requestHash(envelope);
     const { caseId, stage, effectiveAt } = envelope.payload;
     const deadlineType = `${stage}_SLA`;
-    const deadlineAt = new Date(Date.parse(effectiveAt) + INVESTIGATION_SLA_DAYS * DAY_MS);
+    const effectiveAtDate = new Date(Date.parse(effectiveAt));
+    const deadlineAt = new Date(effectiveAtDate.getTime() + INVESTIGATION_SLA_DAYS * DAY_MS);
     await sql.begin(async (tx) => {
       const [claim] = await tx<{ status: string; request_hash: string }[]>`
         insert into worker_inbox (
@@ -61,18 +62,24 @@ export async function rawBaseline(sql: postgres.Sql, consumer: string, records: 
       `;
       if (claim?.status === 'COMPLETED') return;
       await tx`
-        with updated_case as (
-          update cases
-          set deadline_at = ${deadlineAt}, deadline_version = deadline_version + 1
-          where case_id = ${caseId}
-          returning case_id
-        )
+      with updated_case as (
+        update cases
+        set deadline_at = ${deadlineAt}, deadline_effective_at = ${effectiveAtDate},
+            deadline_version = deadline_version + 1
+        where case_id = ${caseId}
+          and (deadline_effective_at is null or deadline_effective_at <= ${effectiveAtDate})
+        returning case_id
+      ),
+      upserted as (
         insert into case_deadlines (case_id, deadline_type, deadline_at, source_event_id)
         select case_id, ${deadlineType}, ${deadlineAt}, ${envelope.messageId} from updated_case
         on conflict (case_id, deadline_type) do update
           set deadline_at = excluded.deadline_at, source_event_id = excluded.source_event_id, updated_at = now()
         returning case_id
-      `;
+      )
+      select exists (select 1 from cases where case_id = ${caseId}) as found,
+             exists (select 1 from upserted) as applied
+    `;
       await tx`
         update worker_inbox
         set status = 'COMPLETED', completed_at = now(), result_ref = ${`case_deadlines/${caseId}/${deadlineType}`},

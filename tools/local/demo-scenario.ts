@@ -191,9 +191,13 @@ function buildScenario(runId: string, count: number) {
       payload: {},
     }),
   );
-  // Terminal: a stage without an SLA, and a case that does not exist.
+  // Terminal: a stage without an SLA, and a case that does not exist (retryable by default, since it may arrive
+  // later; this producer's attempt policy makes the code terminal at once).
   add('terminal', deadline(caseIds[3] as string, 'CLOSED'));
-  add('terminal', deadline(`${runId}-case-missing`, 'REVIEW'));
+  add('terminal', {
+    ...deadline(`${runId}-case-missing`, 'REVIEW'),
+    attemptPolicy: { terminalAfterCodes: ['CASE_NOT_FOUND'] },
+  });
   // Retryable: the case row is locked by another transaction; released after two failed attempts.
   add('retryable-then-succeeds', stage(lockedCase, 2, 'REVIEW'));
   // Never recovers: its case stays locked until SQS has moved it to the DLQ.
