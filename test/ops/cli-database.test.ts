@@ -78,7 +78,8 @@ describe('CLI: sqs-worker — the database URL', () => {
     );
     expect(result.stderr).not.toContain(SECRET_PASSWORD);
     expect(result.elapsedMs).toBeLessThan(20_000);
-    expect(listener.connections).toBeLessThanOrEqual(20);
+    // 8 attempts in a row per pool connection (2) at most; measured: 8.
+    expect(listener.connections).toBeLessThanOrEqual(16);
   });
 
   it('exits 2 telling to fix the setting when the server rejects the password or has no such database', async () => {
