@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError } from 'commander';
 import { runDemoScenario } from '../tools/local/demo-scenario.ts';
+import { LocalStackError } from '../tools/local/errors.ts';
 import { startLocalStack } from '../tools/local/local-stack.ts';
 import { renderDemoSummary } from '../tools/local/render-demo-summary.ts';
 
@@ -41,12 +42,17 @@ const options = new Command('npm start')
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 log('Starting PostgreSQL, SQS and the queues…');
+// A DATABASE_URL or SQS_ENDPOINT that cannot be used is a configuration error: one line naming it, exit 2.
 const stack = await startLocalStack({
   databaseUrl: process.env.DATABASE_URL || undefined,
   sqsEndpoint: process.env.SQS_ENDPOINT || undefined,
   region: process.env.AWS_REGION || undefined,
   maxReceiveCount: 5,
   visibilityTimeoutSeconds: 3,
+}).catch((error: unknown) => {
+  if (!(error instanceof LocalStackError)) throw error;
+  log(`npm start: ${error.message}`);
+  process.exit(2);
 });
 let exitCode = 1;
 try {

@@ -1,8 +1,14 @@
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
+import { connectOptions } from '../lambda/connect-options.ts';
+import { parseDatabaseUrl } from '../lambda/database-url.ts';
+import { describeDatabaseError } from '../lambda/describe-database-error.ts';
 import { runMigrations } from '../lambda/run-migrations.ts';
 
-/** `npm run migrate`: applies the pending migrations in migrations/ to DATABASE_URL. */
+/**
+ * `npm run migrate`: applies the pending migrations in migrations/ to DATABASE_URL.
+ * Exit codes: 0 migrated or up to date, 1 failed, 2 DATABASE_URL missing, invalid or refused by the server.
+ */
 const url = process.env.DATABASE_URL;
 if (!url) {
   console.error(
@@ -10,7 +16,16 @@ if (!url) {
   );
   process.exit(2);
 }
-const sql = postgres(url, { max: 1, onnotice: () => {} });
+const checked = parseDatabaseUrl(url, 'DATABASE_URL');
+if ('problem' in checked) {
+  console.error(`migration not started: ${checked.problem}`);
+  process.exit(2);
+}
+const sql = postgres(url, {
+  ...connectOptions({ setting: 'DATABASE_URL', connectTimeoutSeconds: 10 }),
+  max: 1,
+  onnotice: () => {},
+});
 try {
   const result = await runMigrations(sql, {
     directory: fileURLToPath(new URL('../migrations', import.meta.url)),
@@ -21,8 +36,9 @@ try {
     result.applied.length === 0 ? `up to date at ${result.current}` : `migrated to ${result.current}`,
   );
 } catch (error) {
-  console.error(`migration failed: ${error instanceof Error ? error.message : String(error)}`);
-  process.exitCode = 1;
+  const described = describeDatabaseError(error, { setting: 'DATABASE_URL', address: checked.address });
+  console.error(`migration failed: ${described.message}`);
+  process.exitCode = described.configuration ? 2 : 1;
 } finally {
-  await sql.end();
+  await sql.end({ timeout: 5 });
 }

@@ -1,3 +1,4 @@
+import { parseDatabaseUrl } from './database-url.ts';
 import { ConfigError } from './errors.ts';
 
 /** How the worker reaches PostgreSQL. */
@@ -90,7 +91,11 @@ const oneOf =
 // Plain readers rather than a zod schema: every rule here is custom, and building ~100 schema objects cost
 // ~3 ms of every cold start (docs/performance.md).
 const variables = {
-  DATABASE_URL: text,
+  DATABASE_URL: (value, invalid) => {
+    if (value === undefined || value === '') return undefined;
+    const checked = parseDatabaseUrl(value, 'DATABASE_URL');
+    return 'problem' in checked ? invalid(checked.problem) : value;
+  },
   DB_HOST: text,
   DB_PORT: positiveInt('DB_PORT', 5432, 65535),
   DB_NAME: text,
@@ -180,6 +185,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   let database: DatabaseConfig | undefined;
   if (e.DATABASE_URL) {
     database = { kind: 'url', url: e.DATABASE_URL, poolSize: e.DB_POOL_SIZE };
+  } else if (env.DATABASE_URL) {
+    // Given but invalid: its problem is reported; the DB_HOST settings are not what the user meant.
   } else {
     const missing = (['DB_HOST', 'DB_NAME', 'DB_USER'] as const).filter((name) => !e[name]);
     if (e.DB_AUTH === 'iam' && !e.AWS_REGION) missing.push('AWS_REGION' as never);

@@ -1,7 +1,7 @@
 import type { Signer } from '@aws-sdk/rds-signer';
 import postgres from 'postgres';
 import type { DatabaseConfig } from './config.ts';
-import { reconnectBackoff } from './reconnect-backoff.ts';
+import { connectOptions } from './connect-options.ts';
 
 /**
  * Creates the postgres.js client of a Lambda execution environment (call it once, at module scope).
@@ -9,12 +9,15 @@ import { reconnectBackoff } from './reconnect-backoff.ts';
  * - `prepare: false`: RDS Proxy pins a client that uses named prepared statements.
  * - `max` = the configured pool size (default 1): a Lambda environment handles one invocation at a time,
  *   and the database's connection budget is shared by every concurrent environment.
- * - `idle_timeout` closes connections of a frozen environment; `connect_timeout` bounds a dead database.
+ * - `idle_timeout` closes connections of a frozen environment.
+ * - {@link connectOptions}: a connection that does not open within 5 s, or 8 failed attempts in a row (about 5 s),
+ *   fail the waiting query with a `DatabaseConnectError` naming `options.setting` (default `DATABASE_URL` or
+ *   `DB_HOST/DB_PORT`, after `config.kind`) and host:port; postgres.js alone waits forever on some servers.
+ *   Attempts that keep failing at once are spaced out (postgres.js alone reconnects hundreds of times a second
+ *   to a server that turns connections away).
  * - With IAM auth, a fresh token is signed for every new connection (tokens live 15 minutes); the signer (and the
  *   SDK code it needs) is imported on the first connection, not at load time.
  * - `connection.application_name` names the worker in `pg_stat_activity`.
- * - `socket`: connection attempts that keep failing at once are spaced out (see {@link reconnectBackoff});
- *   postgres.js alone reconnects hundreds of times a second to a server that turns connections away.
  *
  * @example
  * ```ts
@@ -22,15 +25,18 @@ import { reconnectBackoff } from './reconnect-backoff.ts';
  * const sql = createSql(config.database, { applicationName: config.consumer }); // module scope
  * ```
  */
-export function createSql(config: DatabaseConfig, options: { applicationName?: string } = {}): postgres.Sql {
-  // `socket` is a documented postgres.js option (its README, "Custom socket") that its type declarations leave out.
-  const socket = { socket: reconnectBackoff() } as postgres.Options<Record<string, postgres.PostgresType>>;
+export function createSql(
+  config: DatabaseConfig,
+  options: { applicationName?: string; setting?: string } = {},
+): postgres.Sql {
   const common = {
-    ...socket,
+    ...connectOptions({
+      setting: options.setting ?? (config.kind === 'url' ? 'DATABASE_URL' : 'DB_HOST/DB_PORT'),
+      connectTimeoutSeconds: 5,
+    }),
     prepare: false,
     max: config.poolSize,
     idle_timeout: 30,
-    connect_timeout: 5,
     max_lifetime: 60 * 10,
     onnotice: () => {},
     connection: { application_name: options.applicationName ?? 'sqs-inbox-worker' },

@@ -91,6 +91,33 @@ export class TransactionClosedError extends WorkerError {
   }
 }
 
+/**
+ * Thrown as the error of a query when no connection to PostgreSQL could be opened: the server did not answer
+ * within the connect timeout, or a bounded series of attempts was closed or refused before the server was ready.
+ * The message names the setting to fix and the server's host:port, never the password.
+ */
+export class DatabaseConnectError extends WorkerError {
+  /** `CONNECT_TIMEOUT` (no answer) or `CONNECTION_CLOSED` (attempts closed or refused): postgres.js's codes. */
+  readonly code: 'CONNECT_TIMEOUT' | 'CONNECTION_CLOSED';
+  /** The setting the address came from: `DATABASE_URL`, `--database-url`, `DB_HOST/DB_PORT`. */
+  readonly setting: string;
+  /** `host:port` of the server (or the socket path). */
+  readonly address: string;
+  constructor(
+    code: 'CONNECT_TIMEOUT' | 'CONNECTION_CLOSED',
+    detail: string,
+    target: { setting: string; address: string },
+  ) {
+    super(
+      `Cannot connect to PostgreSQL at ${target.address} (${target.setting}): ${detail}. Check that ${target.setting} names a PostgreSQL server that is running and reachable from here.`,
+    );
+    this.name = 'DatabaseConnectError';
+    this.code = code;
+    this.setting = target.setting;
+    this.address = target.address;
+  }
+}
+
 /** Thrown at cold start when an environment variable or option is missing or invalid. */
 export class ConfigError extends WorkerError {
   constructor(message: string) {

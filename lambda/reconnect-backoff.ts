@@ -1,4 +1,6 @@
 import { connect, type Socket } from 'node:net';
+import { Duplex } from 'node:stream';
+import { DatabaseConnectError } from './errors.ts';
 
 /**
  * Settings of {@link reconnectBackoff}; the defaults suit a Lambda environment.
@@ -18,6 +20,22 @@ export interface ReconnectBackoffSettings {
   readonly random?: () => number;
   /** Waits `ms` milliseconds (tests). @default a `setTimeout` promise */
   readonly sleep?: (ms: number) => Promise<unknown>;
+  /**
+   * Failed attempts in a row after which the next attempt is not made: the waiting query fails with a
+   * {@link DatabaseConnectError} (`CONNECTION_CLOSED`) instead. After that, each attempt that fails again is
+   * followed by one such refusal, so every waiting query gets at most one more connection. A connection that
+   * lives resets the count. With the default waits, 8 attempts span about 5 s. @default 8
+   */
+  readonly maxAttempts?: number;
+  /**
+   * A socket whose server has not sent a single byte this long after it was opened is destroyed with a
+   * {@link DatabaseConnectError} (`CONNECT_TIMEOUT`): a listener that accepts and never answers, or an address
+   * where nothing answers the TCP handshake. Give postgres.js the same `connect_timeout`, which still bounds a
+   * server that answers and then stalls. @default no timeout of its own
+   */
+  readonly connectTimeoutMs?: number;
+  /** The setting the address comes from, named in the errors: `DATABASE_URL`, `--database-url`, … @default 'the database URL' */
+  readonly setting?: string;
 }
 
 /**
@@ -50,19 +68,22 @@ export function reconnectDelayMs(
 }
 
 /**
- * A postgres.js `socket` option that spaces out connection attempts while they keep failing at once.
+ * A postgres.js `socket` option that spaces out connection attempts while they keep failing, and bounds them.
  *
  * postgres.js waits between reconnections only after a socket error. When a pooled connection was cut during a
  * query and the server then answers every new connection with an error and closes it — FATAL 57P03 while it
  * starts up or shuts down, 53300 with too many connections, a rejected IAM token — it reconnects at once, again
  * and again, for as long as a query waits (measured: ~650 attempts per second from one client with a pool of 1,
- * each one a backend process the server forks, at the moment it can least afford it). This factory opens the
- * sockets itself: when the previous socket it opened is already closed less than `quickCloseMs` after it was
- * opened, the next attempt waits {@link reconnectDelayMs}; a connection that lived longer, or one still open (a
- * pool opening several), resets the count. The first attempt never waits.
+ * each one a backend process the server forks, at the moment it can least afford it). Something that is not
+ * PostgreSQL (an HTTP server answering the startup message and closing) gets the same endless loop, and its
+ * connect timeout never fires because every close restarts it. This factory opens the sockets itself: when the
+ * previous socket it opened is already closed less than `quickCloseMs` after it was opened, the next attempt
+ * waits {@link reconnectDelayMs}; a connection that lived longer, or one still open (a pool opening several),
+ * resets the count. The first attempt never waits. After `maxAttempts` failures in a row the waiting query fails
+ * with a {@link DatabaseConnectError}; with `connectTimeoutMs`, a server that never says a word fails it too.
  *
  * postgres.js treats a socket from this option as its own (TLS, startup, timeouts, keepalive): the factory only
- * decides when to connect, and to which of the configured hosts (in turn).
+ * decides when to connect, to which of the configured hosts (in turn), and when to stop.
  *
  * @internal
  */
@@ -70,29 +91,80 @@ export function reconnectBackoff(
   settings: ReconnectBackoffSettings = {},
 ): (target: SocketTarget) => Promise<Socket> {
   const quickCloseMs = settings.quickCloseMs ?? 1000;
+  const maxAttempts = settings.maxAttempts ?? 8;
+  const setting = settings.setting ?? 'the database URL';
   const now = settings.now ?? Date.now;
   const random = settings.random ?? Math.random;
   const wait = settings.sleep ?? ((ms: number) => new Promise((resolve) => setTimeout(resolve, ms)));
-  let previous: { socket: Socket; openedAt: number } | undefined;
+  let previous: { socket: Socket; openedAt: number; timedOut: boolean } | 'refused' | undefined;
   let failures = 0;
   let attempts = 0;
 
   return async (target) => {
-    if (previous) {
-      const failedQuickly = previous.socket.destroyed && now() - previous.openedAt < quickCloseMs;
-      failures = failedQuickly ? failures + 1 : 0;
+    if (previous && previous !== 'refused') {
+      const failed =
+        previous.timedOut || (previous.socket.destroyed && now() - previous.openedAt < quickCloseMs);
+      failures = failed ? failures + 1 : 0;
+    }
+    const index = attempts % Math.max(1, target.host.length);
+    const host = target.host[index] ?? 'localhost';
+    const port = target.port[index] ?? target.port[0] ?? 5432;
+    const address = target.path ? target.path : `${host}:${port}`;
+    if (failures >= maxAttempts && previous !== 'refused') {
+      previous = 'refused';
+      return refusedSocket(
+        new DatabaseConnectError(
+          'CONNECTION_CLOSED',
+          `${failures} connection attempts in a row were closed or refused before the server was ready (not a PostgreSQL server, or one that is starting up, shutting down or out of connections)`,
+          { setting, address },
+        ),
+        { host, port },
+      );
     }
     const delayMs = reconnectDelayMs(failures, settings, random);
     if (delayMs > 0) await wait(delayMs);
 
-    const index = attempts % Math.max(1, target.host.length);
     attempts += 1;
-    const host = target.host[index] ?? 'localhost';
-    const port = target.port[index] ?? target.port[0] ?? 5432;
     const socket = target.path ? connect(target.path) : connect(port, host);
     // postgres.js names the server by these in TLS (servername) and in its connection errors.
     Object.assign(socket, { host, port });
-    previous = { socket, openedAt: now() };
+    const opened = { socket, openedAt: now(), timedOut: false };
+    previous = opened;
+    const timeoutMs = settings.connectTimeoutMs;
+    if (timeoutMs !== undefined) {
+      setTimeout(() => {
+        if (socket.destroyed || socket.bytesRead > 0) return;
+        opened.timedOut = true;
+        socket.destroy(
+          new DatabaseConnectError(
+            'CONNECT_TIMEOUT',
+            `no answer within ${timeoutMs / 1000} s (connect timeout)`,
+            { setting, address },
+          ),
+        );
+      }, timeoutMs).unref();
+    }
     return socket;
   };
+}
+
+/**
+ * A stand-in for an attempt that is not made: it fails with `error` once postgres.js has written its first message
+ * to it (its `error` and `close` events then end the waiting query, as a real socket error would). Failing before
+ * that write would leave postgres.js's write timer set on the connection, and its next socket would never be
+ * written to.
+ */
+function refusedSocket(error: Error, names: { host: string; port: number }): Socket {
+  let failing = false;
+  const stub = new Duplex({
+    read() {},
+    write(_chunk, _encoding, callback) {
+      callback();
+      if (failing) return;
+      failing = true;
+      setImmediate(() => stub.destroy(error));
+    },
+  });
+  Object.assign(stub, names);
+  return stub as unknown as Socket;
 }

@@ -1,6 +1,7 @@
 import { isAbsolute, join } from 'node:path';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import postgres from 'postgres';
+import { connectOptions } from '../connect-options.ts';
 import { ConfigError } from '../index.ts';
 import { runMigrations } from '../run-migrations.ts';
 
@@ -70,7 +71,16 @@ export const handler = async (): Promise<MigrateResult> => {
   const directory = isAbsolute(directoryName)
     ? directoryName
     : join(env.LAMBDA_TASK_ROOT ?? process.cwd(), directoryName);
-  const options = { max: 1, prepare: false, onnotice: () => {}, connect_timeout: 10 } as const;
+  const options = {
+    // 10 s to connect and 8 failed attempts at most; errors name the setting and host:port.
+    ...connectOptions({
+      setting: env.DATABASE_URL ? 'DATABASE_URL' : 'DB_HOST/DB_PORT',
+      connectTimeoutSeconds: 10,
+    }),
+    max: 1,
+    prepare: false,
+    onnotice: () => {},
+  };
   let sql: postgres.Sql;
   if (env.DATABASE_URL) {
     sql = postgres(env.DATABASE_URL, options);

@@ -1,4 +1,5 @@
-import { DatabaseTimeoutError, RetryableError, TerminalError } from '../errors.ts';
+import { missingTable } from '../describe-database-error.ts';
+import { DatabaseConnectError, DatabaseTimeoutError, RetryableError, TerminalError } from '../errors.ts';
 
 /**
  * A failure after classification.
@@ -92,7 +93,8 @@ function postgresWhere(error: PostgresLikeError): string {
  *
  * - `RetryableError` / `TerminalError` from a handler keep their code.
  * - PostgreSQL: 40001, 40P01, 55P03, 57014 → retryable; 53300, 57P01–57P03 and class 08 → retryable and
- *   connection-class; class 22 (data) and 23 (constraint) → terminal; any other SQLSTATE → retryable.
+ *   connection-class; class 22 (data) and 23 (constraint) → terminal; any other SQLSTATE → retryable (42P01
+ *   names the missing table and the migrations to apply).
  * - Network / postgres.js connection errors raised for a query → retryable and connection-class; the same
  *   codes from a handler's own network call → retryable `NETWORK_ERROR`.
  * - Anything else → retryable `UNHANDLED_ERROR`, bounded by the attempt policy, described by name, code and
@@ -158,10 +160,14 @@ export function classifyError(error: unknown): Failure {
         connection: false,
       };
     }
+    // A table name comes from the code, never from a payload: safe to name.
+    const table = missingTable(error);
     return {
       retryable: true,
       code: `POSTGRES_${code}`,
-      message: `PostgreSQL ${code}${where}`,
+      message: table
+        ? `PostgreSQL ${code}: table ${table} does not exist; apply the migrations (npm run migrate, or the migration function on deploy)`
+        : `PostgreSQL ${code}${where}`,
       connection: false,
     };
   }
@@ -171,7 +177,8 @@ export function classifyError(error: unknown): Failure {
     return {
       retryable: true,
       code: 'DATABASE_UNAVAILABLE',
-      message: `database connection failed: ${code}`,
+      // DatabaseConnectError names the setting and host:port to check, never a password.
+      message: error instanceof DatabaseConnectError ? error.message : `database connection failed: ${code}`,
       connection: true,
     };
   }

@@ -1,6 +1,7 @@
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSql } from '../../lambda/db.ts';
+import { DatabaseConnectError } from '../../lambda/errors.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 import { startTlsTerminatingProxy } from '../support/tls-terminating-proxy.ts';
@@ -61,6 +62,43 @@ describe('Function: createSql — connection attempts while the server turns con
     // postgres.js hands the waiting query the last startup error once a connection succeeds (the engine retries
     // such a record as CANNOT_CONNECT_NOW); the pool then works again.
     expect(waited).toBe('57P03');
+    expect(after).toEqual([{ ok: 1 }]);
+  });
+
+  it('fails the waiting query after 8 attempts when the server stays down, and works once it is back', async () => {
+    // Prepare
+    const { proxy, url } = await proxied();
+    const sql = createSql({ kind: 'url', url, poolSize: 1 });
+    cleanups.push(() => sql.end({ timeout: 0 }));
+    await sql`select 1`;
+    proxy.down();
+    await sql`select 1`.catch(() => {}); // cut mid-query
+    proxy.resetCount();
+
+    // Act: the server answers every connection with FATAL 57P03 for longer than the attempts take (~5 s).
+    const started = Date.now();
+    const waited = await sql`select 1`.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    const elapsedMs = Date.now() - started;
+    const attempts = proxy.connections;
+    proxy.up();
+    // postgres.js hands the first query on the new connection the last startup error (see the test above).
+    const first = await sql`select 1`.then(
+      () => 'completed',
+      (error: { code?: string }) => error.code,
+    );
+    const after = await sql<{ ok: number }[]>`select 1 as ok`;
+
+    // Assess
+    expect(['completed', '57P03']).toContain(first);
+    expect(waited).toBeInstanceOf(DatabaseConnectError);
+    expect(waited).toMatchObject({ code: 'CONNECTION_CLOSED', address: `127.0.0.1:${proxy.port}` });
+    // 8 in a row at most (one may have been made before the count was reset, right after the cut).
+    expect(attempts).toBeGreaterThanOrEqual(6);
+    expect(attempts).toBeLessThanOrEqual(8);
+    expect(elapsedMs).toBeLessThan(8000);
     expect(after).toEqual([{ ok: 1 }]);
   });
 

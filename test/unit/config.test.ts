@@ -104,3 +104,53 @@ describe('Function: loadConfig()', () => {
     );
   });
 });
+
+describe('Function: loadConfig() — DATABASE_URL', () => {
+  it.each([
+    [
+      'mysql://root:hunter2@db.internal:3306/app',
+      'the scheme must be postgres:// or postgresql://, not mysql://',
+      'mysql://root:***@db.internal:3306/app',
+    ],
+    [
+      'postgres://worker:hunter2@:5432/app',
+      'it is not a valid URL (a password with @, /, : or # must be percent-encoded)',
+      'postgres://worker:***@:5432/app',
+    ],
+    [
+      'postgres://worker:hunter2@db.internal:5432',
+      'the database name is missing',
+      'postgres://worker:***@db.internal:5432',
+    ],
+    [
+      'postgres://worker:hunter2@db.internal:99999/app',
+      'it is not a valid URL',
+      'postgres://worker:***@db.internal:99999/app',
+    ],
+    ['db.internal:5432/app', 'it does not start with postgres://', 'db.internal:5432/app'],
+    [
+      'postgres://worker:pa@ss/word@db.internal/app',
+      'the path must be one database name (a password with @, /, : or # must be percent-encoded)',
+      'postgres://worker:***@db.internal/app',
+    ],
+  ])('rejects %s, naming the variable and the value with its password masked', (url, problem, shown) => {
+    // Act
+    const { message } = configError({ DATABASE_URL: url });
+
+    // Assess: one problem (not also "set DB_HOST"), the masked value, never the password.
+    expect(message).toContain(
+      `- DATABASE_URL must be a PostgreSQL connection URL such as postgres://user:password@host:5432/database (given "${shown}"): ${problem}`,
+    );
+    expect(message.split('\n')).toHaveLength(2);
+    expect(message).not.toMatch(/hunter2|ss\/word/);
+  });
+
+  it('accepts postgresql://, percent-encoded passwords and several hosts as postgres.js does', () => {
+    for (const url of [
+      'postgresql://worker:p%40ss@db.internal/app?sslmode=require',
+      'postgres://worker@db1.internal:5432,db2.internal:5433/app',
+    ]) {
+      expect(loadConfig({ DATABASE_URL: url }).database).toMatchObject({ kind: 'url', url });
+    }
+  });
+});

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
+import { connectOptions } from '../../lambda/connect-options.ts';
 import { runMigrations } from '../../lambda/run-migrations.ts';
 import { PROJECT_ROOT } from '../../lib/bundled-function.ts';
 import { type LocalPostgres, startLocalPostgres } from '../local/local-postgres.ts';
@@ -85,7 +86,12 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 const started = performance.now();
 const local: LocalPostgres | undefined = process.env.DATABASE_URL ? undefined : await startLocalPostgres();
 const url = process.env.DATABASE_URL ?? (local as LocalPostgres).url;
-const admin = postgres(url, { max: 1, onnotice: () => {} });
+// Bounded (10 s, 8 attempts): a DATABASE_URL that is not PostgreSQL fails here, naming it.
+const admin = postgres(url, {
+  ...connectOptions({ setting: 'DATABASE_URL', connectTimeoutSeconds: 10 }),
+  max: 1,
+  onnotice: () => {},
+});
 const proxyTarget = new URL(url);
 const proxy = await startRoundTripProxy({
   host: proxyTarget.hostname,

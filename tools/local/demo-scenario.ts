@@ -9,6 +9,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import postgres from 'postgres';
+import { connectOptions } from '../../lambda/connect-options.ts';
 import { createSql } from '../../lambda/db.ts';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { enqueueOutbox } from '../../lambda/outbox/enqueue-outbox.ts';
@@ -314,7 +315,11 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
     { kind: 'url', url: options.databaseUrl, poolSize: concurrency },
     { applicationName: consumer },
   );
-  const side = postgres(options.databaseUrl, { max: 3, onnotice: () => {} });
+  const side = postgres(options.databaseUrl, {
+    ...connectOptions({ setting: 'DATABASE_URL', connectTimeoutSeconds: 10 }),
+    max: 3,
+    onnotice: () => {},
+  });
   const logger = new OutcomeLogger({ serviceName: consumer });
   const handler = createWorker({
     consumer,

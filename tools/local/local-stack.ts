@@ -1,16 +1,20 @@
 import { fileURLToPath } from 'node:url';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import postgres from 'postgres';
+import { connectOptions } from '../../lambda/connect-options.ts';
+import { parseDatabaseUrl } from '../../lambda/database-url.ts';
+import { describeDatabaseError } from '../../lambda/describe-database-error.ts';
 import { runMigrations } from '../../lambda/run-migrations.ts';
+import { LocalStackError } from './errors.ts';
 import { startLocalPostgres } from './local-postgres.ts';
 import { createLocalQueues, type LocalQueues } from './local-queues.ts';
 import { sqsClientFor, startLocalSqs } from './local-sqs.ts';
 
 /** Options of {@link startLocalStack}. */
 export interface LocalStackOptions {
-  /** Use this PostgreSQL instead of starting an embedded one (it is migrated). */
+  /** Use this PostgreSQL instead of starting an embedded one (it is migrated); `DATABASE_URL` in its errors. */
   readonly databaseUrl?: string;
-  /** Use this SQS endpoint instead of starting `fauxqs` in this process. */
+  /** Use this SQS endpoint instead of starting `fauxqs` in this process; `SQS_ENDPOINT` in its errors. */
   readonly sqsEndpoint?: string;
   /** @default 'us-east-1' */
   readonly region?: string;
@@ -47,6 +51,9 @@ const MIGRATIONS = fileURLToPath(new URL('../../migrations', import.meta.url));
  * `databaseUrl`), the `fauxqs` SQS emulator in this process (or `sqsEndpoint`), the migrations, and the queue
  * with its DLQ and RedrivePolicy.
  *
+ * A given database or endpoint that cannot be used (invalid, refused, no answer within 10 s, a rejected login)
+ * fails with a {@link LocalStackError} whose one-line message names `DATABASE_URL` or `SQS_ENDPOINT`.
+ *
  * @example
  * ```ts
  * const stack = await startLocalStack({ maxReceiveCount: 5 });
@@ -76,10 +83,26 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       );
     }
     const databaseUrl = options.databaseUrl ?? (pg as { url: string }).url;
-    const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+    const checked = parseDatabaseUrl(databaseUrl, 'DATABASE_URL');
+    if (options.databaseUrl && 'problem' in checked)
+      throw new LocalStackError('DATABASE_URL', checked.problem);
+    const admin = postgres(databaseUrl, {
+      ...connectOptions({ setting: 'DATABASE_URL', connectTimeoutSeconds: 10 }),
+      max: 1,
+      onnotice: () => {},
+    });
     const { applied } = await runMigrations(admin, {
       directory: options.migrationsDirectory ?? MIGRATIONS,
-    }).finally(() => admin.end());
+    })
+      .catch((error: unknown) => {
+        if (!options.databaseUrl || 'problem' in checked) throw error;
+        const { message } = describeDatabaseError(error, {
+          setting: 'DATABASE_URL',
+          address: checked.address,
+        });
+        throw new LocalStackError('DATABASE_URL', message, { cause: error });
+      })
+      .finally(() => admin.end({ timeout: 5 }));
 
     const local = options.sqsEndpoint ? undefined : await startLocalSqs({ region });
     if (local) stops.push(() => local.stop());
@@ -89,6 +112,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       name: options.queueName ?? 'case-worker',
       maxReceiveCount: options.maxReceiveCount ?? 5,
       visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30,
+    }).catch((error: unknown) => {
+      if (local) throw error;
+      const e = error as { name?: string; code?: string; message?: string };
+      const reason = (e.message ?? e.code ?? e.name ?? String(error)).split('\n')[0]?.slice(0, 200);
+      throw new LocalStackError(
+        'SQS_ENDPOINT',
+        `Cannot use SQS at ${options.sqsEndpoint} (SQS_ENDPOINT): ${reason}. Check that SQS_ENDPOINT is the URL of a running SQS emulator, or unset it to use the built-in fauxqs.`,
+        { cause: error },
+      );
     });
     return {
       databaseUrl,

@@ -14,6 +14,8 @@ export interface OpsFlags {
 /** Resolved settings: a flag wins over its environment variable. */
 export interface OpsSettings {
   readonly databaseUrl: string | undefined;
+  /** Where {@link OpsSettings.databaseUrl} came from, named in its errors: the flag wins over the variable. */
+  readonly databaseUrlSetting: '--database-url' | 'DATABASE_URL';
   readonly queueUrl: string | undefined;
   readonly dlqUrl: string | undefined;
   readonly sqsEndpoint: string | undefined;
@@ -45,6 +47,7 @@ export function resolveOpsSettings(
 ): OpsSettings {
   return {
     databaseUrl: blank(flags.databaseUrl) ?? blank(env.DATABASE_URL),
+    databaseUrlSetting: blank(flags.databaseUrl) ? '--database-url' : 'DATABASE_URL',
     queueUrl: blank(flags.queueUrl) ?? blank(env.WORKER_QUEUE_URL),
     dlqUrl: blank(flags.dlqUrl) ?? blank(env.WORKER_DLQ_URL),
     sqsEndpoint: blank(flags.sqsEndpoint) ?? blank(env.SQS_ENDPOINT),

@@ -1,10 +1,12 @@
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type postgres from 'postgres';
+import { parseDatabaseUrl } from '../../lambda/database-url.ts';
+import { type DatabaseTarget, describeDatabaseError } from '../../lambda/describe-database-error.ts';
 import type { Clock } from './clock.ts';
 import { systemClock } from './clock.ts';
 import { createOpsSql, createOpsSqs } from './collaborators.ts';
-import { OpsError } from './errors.ts';
+import { OpsError, UsageError } from './errors.ts';
 import type { OpsFlags, OpsSettings, RequiredSetting } from './ops-settings.ts';
 import { requireSetting, resolveOpsSettings } from './ops-settings.ts';
 import type { OpsOutput } from './output.ts';
@@ -36,7 +38,9 @@ export interface OpsRuntime {
 
 /**
  * Runs one CLI command: resolves settings (flags over environment), opens clients lazily, closes them,
- * and turns errors into exit codes — 0 ok, 1 operation failed, 2 usage or configuration error. With
+ * and turns errors into exit codes — 0 ok, 1 operation failed, 2 usage or configuration error (an invalid
+ * database URL, a login the server rejects, a database that does not exist). Database errors are described by
+ * `describeDatabaseError`: the setting (`--database-url` or `DATABASE_URL`), host:port and the fix. With
  * `--json` an error is also printed to stdout as `{ "error": { type, message, exitCode } }`.
  *
  * @returns the exit code (the caller sets `process.exitCode`).
@@ -50,6 +54,7 @@ export async function runOpsCommand(
   const settings = resolveOpsSettings(flags, runtime.env ?? process.env);
   const out = createProcessOutput({ json: settings.json, stdout: runtime.stdout, stderr: runtime.stderr });
   let sql: postgres.Sql | undefined;
+  let database: DatabaseTarget | undefined;
   let sqs: SQSClient | undefined;
   let cloudWatch: CloudWatchClient | undefined;
   const session: OpsSession = {
@@ -58,7 +63,12 @@ export async function runOpsCommand(
     clock: systemClock,
     require: (setting) => requireSetting(settings, setting, name),
     sql() {
-      sql ??= createOpsSql(requireSetting(settings, 'databaseUrl', name));
+      if (sql) return sql;
+      const setting = settings.databaseUrlSetting;
+      const checked = parseDatabaseUrl(requireSetting(settings, 'databaseUrl', name), setting);
+      if ('problem' in checked) throw new UsageError(checked.problem);
+      database = { setting, address: checked.address };
+      sql = createOpsSql(settings.databaseUrl as string, setting);
       return sql;
     },
     optionalSql() {
@@ -78,9 +88,12 @@ export async function runOpsCommand(
     await action(session);
     return 0;
   } catch (error) {
-    const exitCode = error instanceof OpsError ? error.exitCode : 1;
+    // A database error names the setting and host:port to check (never the password) and what to do.
+    const described =
+      database && !(error instanceof OpsError) ? describeDatabaseError(error, database) : undefined;
+    const exitCode = error instanceof OpsError ? error.exitCode : described?.configuration ? 2 : 1;
     const type = error instanceof Error ? error.name : 'Error';
-    const message = error instanceof Error ? error.message : String(error);
+    const message = described?.message ?? (error instanceof Error ? error.message : String(error));
     if (settings.json) out.print(JSON.stringify({ error: { type, message, exitCode } }, null, 2));
     out.note(`sqs-worker ${name}: ${message}`);
     return exitCode;
