@@ -7,10 +7,17 @@
 export class OpsError extends Error {
   /** Process exit code for this failure. */
   readonly exitCode: number;
-  constructor(message: string, exitCode: number, options?: { cause?: unknown }) {
+  /** Facts about the failure for scripts (metadata only, never a payload); `--json` prints them as `error.data`. */
+  readonly data: Readonly<Record<string, unknown>> | undefined;
+  constructor(
+    message: string,
+    exitCode: number,
+    options?: { cause?: unknown; data?: Readonly<Record<string, unknown>> },
+  ) {
     super(message, options);
     this.name = 'OpsError';
     this.exitCode = exitCode;
+    this.data = options?.data;
   }
 }
 
@@ -24,7 +31,7 @@ export class UsageError extends OpsError {
 
 /** Thrown when an operation was attempted and did not complete (exit 1). */
 export class OperationError extends OpsError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  constructor(message: string, options?: { cause?: unknown; data?: Readonly<Record<string, unknown>> }) {
     super(message, 1, options);
     this.name = 'OperationError';
   }

@@ -37,7 +37,8 @@ export interface OpsRuntime {
 /**
  * Runs one CLI command: resolves settings (flags over environment), opens clients lazily, closes them,
  * and turns errors into exit codes — 0 ok, 1 operation failed, 2 usage or configuration error. With
- * `--json` an error is also printed to stdout as `{ "error": { type, message, exitCode } }`.
+ * `--json` an error is also printed to stdout as `{ "error": { type, message, exitCode } }`, with `data` when
+ * the error carries facts for scripts (e.g. the newer events a quarantine release was refused for).
  *
  * @returns the exit code (the caller sets `process.exitCode`).
  */
@@ -81,7 +82,10 @@ export async function runOpsCommand(
     const exitCode = error instanceof OpsError ? error.exitCode : 1;
     const type = error instanceof Error ? error.name : 'Error';
     const message = error instanceof Error ? error.message : String(error);
-    if (settings.json) out.print(JSON.stringify({ error: { type, message, exitCode } }, null, 2));
+    const data = error instanceof OpsError ? error.data : undefined;
+    if (settings.json) {
+      out.print(JSON.stringify({ error: { type, message, exitCode, ...(data ? { data } : {}) } }, null, 2));
+    }
     out.note(`sqs-worker ${name}: ${message}`);
     return exitCode;
   } finally {
