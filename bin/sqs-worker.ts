@@ -254,12 +254,25 @@ quarantine
 quarantine
   .command('release')
   .argument('<id>', 'quarantine id')
-  .description('after a fix: re-send the stored message to the source queue and mark it released, audited')
+  .description(
+    'after a fix: re-send the stored message to the source queue and mark it released, audited; refuses when ' +
+      'newer events of the same aggregate have completed since it was first seen',
+  )
+  .option(
+    '--force',
+    'release even though newer events of its aggregate completed: the older event is then applied after ' +
+      'them and may roll state back unless its handler guards by version; check that first',
+  )
   .action(
-    act('quarantine release', (s, _opts, [id]) =>
+    act('quarantine release', (s, opts, [id]) =>
       quarantineRelease(
         { sql: s.sql(), sqs: s.sqs(), out: s.out },
-        { quarantineId: id as string, queueUrl: s.require('queueUrl'), consumer: s.settings.consumer },
+        {
+          quarantineId: id as string,
+          queueUrl: s.require('queueUrl'),
+          consumer: s.settings.consumer,
+          force: opts.force === true,
+        },
       ),
     ),
   );

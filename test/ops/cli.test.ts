@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../support/database.ts';
@@ -150,6 +151,71 @@ describe('CLI: bin/sqs-worker.js', () => {
     expect(help.stdout).toContain('Usage: sqs-worker dlq [options] [command]');
     expect(helpCommand.code).toBe(0);
     expect(helpCommand.stdout).toContain('Usage: sqs-worker dlq [options] [command]');
+  });
+
+  it('refuses a quarantine release behind newer events with the list as JSON data (exit 1), releases with --force', async () => {
+    // Prepare
+    const { queueUrl } = await createQueues(sqs);
+    const caseId = `C-cli-${process.pid}`;
+    const deadline = paymentEnvelope(0, {
+      messageType: 'CaseDeadlineRequested',
+      aggregateType: 'case',
+      aggregateId: caseId,
+      idempotencyKey: `case:${caseId}:deadline:1`,
+    });
+    const stage = paymentEnvelope(1, {
+      messageType: 'CaseStageChanged',
+      aggregateType: 'case',
+      aggregateId: caseId,
+      idempotencyKey: `case:${caseId}:stage:v2`,
+    });
+    await seedInbox(db.sql, deadline, { status: 'FAILED_TERMINAL', failureCode: 'CASE_NOT_FOUND' });
+    await seedInbox(db.sql, stage, { status: 'COMPLETED', firstSeenAt: new Date(Date.now() + 1_000) });
+    const body = JSON.stringify(deadline);
+    const [row] = await db.sql<{ id: string }[]>`
+      insert into worker_quarantine (consumer, body_hash, body, idempotency_key, message_type, reason_code, reason_message)
+      values ('case-worker', ${createHash('sha256').update(body).digest('hex')}, ${body},
+        ${deadline.idempotencyKey as string}, 'CaseDeadlineRequested', 'CASE_NOT_FOUND', 'seeded')
+      returning quarantine_id::text as id
+    `;
+    const id = row?.id as string;
+    const env = {
+      DATABASE_URL: db.url,
+      WORKER_QUEUE_URL: queueUrl,
+      SQS_ENDPOINT: endpoint,
+      AWS_REGION: 'us-east-1',
+    };
+
+    // Act
+    const show = await runCli(['quarantine', 'show', id, '--json'], env);
+    const refused = await runCli(['quarantine', 'release', id, '--json'], env);
+    const depthAfterRefusal = await depth(sqs, queueUrl);
+    const forced = await runCli(['quarantine', 'release', id, '--force', '--json'], env);
+    const help = await runCli(['quarantine', 'release', '--help']);
+
+    // Assess
+    expect(show.code).toBe(0);
+    expect(JSON.parse(show.stdout)).toMatchObject({ aggregateId: caseId, newerCompletedEvents: 1 });
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout)).toMatchObject({
+      error: {
+        type: 'OutOfOrderReleaseError',
+        exitCode: 1,
+        data: {
+          quarantineId: id,
+          aggregate: { type: 'case', id: caseId, source: 'inbox' },
+          newerCompletedEvents: 1,
+          newerEvents: [{ messageType: 'CaseStageChanged', idempotencyKey: `case:${caseId}:stage:v2` }],
+        },
+      },
+    });
+    expect(refused.stderr).toContain('re-run with --force');
+    expect(refused.stdout + refused.stderr).not.toContain('ACC-1');
+    expect(depthAfterRefusal).toEqual({ visible: 0, inFlight: 0 });
+    expect(forced.code).toBe(0);
+    expect(JSON.parse(forced.stdout)).toMatchObject({ forced: true, newerCompletedEvents: 1 });
+    expect(await depth(sqs, queueUrl)).toEqual({ visible: 1, inFlight: 0 });
+    expect(help.stdout).toContain('--force');
   });
 
   it('computes capacity without a database or queue', async () => {

@@ -2,7 +2,9 @@ import type { SendMessageCommandInput } from '@aws-sdk/client-sqs';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type postgres from 'postgres';
 import type { SqsSender } from './collaborators.ts';
-import { OperationError } from './errors.ts';
+import { OperationError, OutOfOrderReleaseError } from './errors.ts';
+import type { NewerCompletedEvents } from './newer-completed-events.ts';
+import { findNewerCompletedEvents } from './newer-completed-events.ts';
 import type { OpsOutput } from './output.ts';
 import { emit } from './output.ts';
 import { loadQuarantineEntry } from './quarantine-show.ts';
@@ -20,6 +22,12 @@ export interface QuarantineReleaseResult {
   /** Inbox status before the release (null: no row), and whether it was re-armed. */
   readonly inboxStatusBefore: string | null;
   readonly inboxRearmed: boolean;
+  /** The aggregate of the message (null: neither its inbox row nor its body names one, nothing was checked). */
+  readonly aggregate: NewerCompletedEvents['aggregate'];
+  /** Events of the same aggregate the consumer completed after the message was first seen (released past them only with `force`). */
+  readonly newerCompletedEvents: number;
+  /** True when `force` was given. */
+  readonly forced: boolean;
   readonly auditId: string;
 }
 
@@ -33,15 +41,28 @@ export interface QuarantineReleaseResult {
  * quarantine row, so two operators cannot release the same entry twice; if the commit fails after the send,
  * the message was sent but not marked — releasing again is safe, the inbox makes a second copy a no-op.
  *
+ * Releasing re-sends an OLD event: if the consumer completed newer events of the same aggregate since the
+ * message was first seen (a deadline request quarantined because its case did not exist yet, the case then
+ * moved on), the old event is applied after them, which rolls the aggregate's state back unless its handler
+ * guards by version. Without `force` such a release changes nothing, sends nothing and throws
+ * {@link OutOfOrderReleaseError} listing them; with `force` it goes ahead and the audit detail records
+ * `forced` and the number of newer events.
+ *
  * @throws OperationError (exit 1) when the entry does not exist, was already released, belongs to another
  *   consumer, failed with an idempotency hash mismatch, or the send fails.
+ * @throws OutOfOrderReleaseError (exit 1) when newer events of its aggregate completed and `force` is not set.
+ * @example
+ * ```ts
+ * await quarantineRelease({ sql, sqs, out }, { quarantineId: '42', queueUrl, consumer: 'case-worker' });
+ * ```
  */
 export async function quarantineRelease(
   deps: { sql: postgres.Sql; sqs: SqsSender; out: OpsOutput },
-  options: { quarantineId: string; queueUrl: string; consumer: string; actor?: string },
+  options: { quarantineId: string; queueUrl: string; consumer: string; actor?: string; force?: boolean },
 ): Promise<QuarantineReleaseResult> {
   const { sql, sqs, out } = deps;
   const actor = options.actor ?? currentActor();
+  const forced = options.force === true;
   const result = await sql.begin(async (tx) => {
     const entry = await loadQuarantineEntry(tx, options.quarantineId, { forUpdate: true });
     if (entry.releasedAt) {
@@ -61,6 +82,10 @@ export async function quarantineRelease(
         `Quarantine entry ${entry.quarantineId} reused idempotency key "${entry.idempotencyKey}" for a different request; ` +
           'releasing it would be rejected again. Have the producer publish it with its own idempotency key.',
       );
+    }
+    const newer = await findNewerCompletedEvents(tx, entry);
+    if (newer.count > 0 && !forced) {
+      throw new OutOfOrderReleaseError(outOfOrderMessage(entry, newer), entry.quarantineId, newer);
     }
     const rearm = entry.idempotencyKey
       ? await rearmInbox(tx, { consumer: entry.consumer, idempotencyKey: entry.idempotencyKey })
@@ -110,6 +135,8 @@ export async function quarantineRelease(
           reasonCode: entry.reasonCode,
           inboxStatusBefore: rearm.previousStatus,
           inboxRearmed: rearm.rearmed,
+          forced,
+          newerCompletedEvents: newer.count,
         },
       },
       actor,
@@ -122,6 +149,9 @@ export async function quarantineRelease(
       queueUrl: options.queueUrl,
       inboxStatusBefore: rearm.previousStatus,
       inboxRearmed: rearm.rearmed,
+      aggregate: newer.aggregate,
+      newerCompletedEvents: newer.count,
+      forced,
       auditId,
     } satisfies QuarantineReleaseResult;
   });
@@ -132,8 +162,39 @@ export async function quarantineRelease(
       result.inboxRearmed
         ? `Inbox row re-armed (was ${result.inboxStatusBefore}): the worker will process it again.`
         : `Inbox row: ${result.inboxStatusBefore ?? 'none'} (unchanged).`,
+      ...(result.newerCompletedEvents > 0
+        ? [
+            `Forced: ${result.newerCompletedEvents} newer event(s) of ${result.aggregate?.type} "${result.aggregate?.id}" ` +
+              'had completed; this older event is applied after them. Check the aggregate afterwards.',
+          ]
+        : []),
+      ...(result.aggregate === null
+        ? ['Not checked for newer events: neither an inbox row nor the body names its aggregate.']
+        : []),
       `Follow it with "sqs-worker inbox show ${result.idempotencyKey ?? '<key>'}".`,
     ].join('\n'),
   );
   return result;
+}
+
+/** The refusal text: what was found (metadata only), the risk, and how to go ahead. */
+function outOfOrderMessage(
+  entry: { quarantineId: string; messageType: string | null; idempotencyKey: string | null },
+  newer: NewerCompletedEvents,
+): string {
+  const lines = newer.events.map(
+    (event) =>
+      `  - ${event.messageType} (key ${event.idempotencyKey}) completed at ${event.completedAt.toISOString()}`,
+  );
+  if (newer.count > newer.events.length) lines.push(`  - and ${newer.count - newer.events.length} more`);
+  return [
+    `Quarantine entry ${entry.quarantineId} (${entry.messageType ?? 'unknown type'}, key ${entry.idempotencyKey ?? '-'}) ` +
+      `was not released: ${newer.count} newer event(s) of ${newer.aggregate?.type} "${newer.aggregate?.id}" ` +
+      `completed for this consumer after it was first seen at ${newer.since.toISOString()}:`,
+    ...lines,
+    'Releasing it applies this older event after them (a standard queue does not keep order), which may roll ' +
+      'the state of that aggregate back unless its handler guards by version. Nothing was sent or changed.',
+    `Check that the ${entry.messageType ?? 'message'} handler guards by version, or that applying it now is ` +
+      `still right for the aggregate, then re-run with --force: "sqs-worker quarantine release ${entry.quarantineId} --force".`,
+  ].join('\n');
 }

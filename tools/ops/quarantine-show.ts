@@ -1,5 +1,6 @@
 import type postgres from 'postgres';
 import { OperationError } from './errors.ts';
+import { findNewerCompletedEvents } from './newer-completed-events.ts';
 import type { OpsOutput } from './output.ts';
 import { emit, recordTable } from './output.ts';
 
@@ -22,6 +23,18 @@ export interface QuarantineEntry {
   readonly lastQuarantinedAt: Date;
   readonly releasedAt: Date | null;
   readonly releasedMessageId: string | null;
+}
+
+/** Result of {@link quarantineShow}: the entry and what a release would re-send it after. */
+export interface QuarantineShowResult extends QuarantineEntry {
+  /** The message's aggregate (from its inbox row, else its envelope); null when neither names one. */
+  readonly aggregateType: string | null;
+  readonly aggregateId: string | null;
+  /**
+   * Events of that aggregate the consumer completed after this message was first seen: a release would
+   * apply this older event after them (`quarantine release` refuses without `--force`). Null: no aggregate.
+   */
+  readonly newerCompletedEvents: number | null;
 }
 
 /** Reads one quarantine entry (body included), or throws when there is none. */
@@ -59,15 +72,25 @@ export async function loadQuarantineEntry(
  * its BODY. This is the one command that prints payload values, because the operator asked for this
  * message to diagnose it; do not paste its output into tickets or chat without redacting.
  *
+ * It also counts the events of the message's aggregate that the consumer completed after the message was
+ * first seen, so the operator sees before a release that it would re-send an older event after newer ones.
+ *
  * @throws OperationError (exit 1) when the id does not exist.
  */
 export async function quarantineShow(
   deps: { sql: postgres.Sql; out: OpsOutput },
   options: { quarantineId: string },
-): Promise<QuarantineEntry> {
+): Promise<QuarantineShowResult> {
   const entry = await loadQuarantineEntry(deps.sql, options.quarantineId);
-  emit(deps.out, entry, () => {
-    const { body, sqsAttributes, messageAttributes, ...rest } = entry;
+  const newer = await findNewerCompletedEvents(deps.sql, entry, { limit: 0 });
+  const result: QuarantineShowResult = {
+    ...entry,
+    aggregateType: newer.aggregate?.type ?? null,
+    aggregateId: newer.aggregate?.id ?? null,
+    newerCompletedEvents: newer.aggregate ? newer.count : null,
+  };
+  emit(deps.out, result, () => {
+    const { body, sqsAttributes, messageAttributes, ...rest } = result;
     let pretty = body;
     try {
       pretty = JSON.stringify(JSON.parse(body), null, 2);
@@ -78,9 +101,22 @@ export async function quarantineShow(
       recordTable({ ...rest }),
       `SQS attributes: ${JSON.stringify(sqsAttributes)}`,
       `Message attributes: ${JSON.stringify(messageAttributes)}`,
+      newerLine(result, newer.since),
       'Body (contains payload values):',
       pretty,
     ].join('\n');
   });
-  return entry;
+  return result;
+}
+
+/** The line about newer completed events of the aggregate (no payload values). */
+function newerLine(result: QuarantineShowResult, since: Date): string {
+  if (result.newerCompletedEvents === null) {
+    return 'Newer completed events: unknown (no inbox row and no aggregateType/aggregateId in the body).';
+  }
+  const of = `of ${result.aggregateType} "${result.aggregateId}" completed after this message was first seen (${since.toISOString()})`;
+  return result.newerCompletedEvents === 0
+    ? `Newer completed events ${of}: 0.`
+    : `Newer completed events ${of}: ${result.newerCompletedEvents}. "quarantine release ${result.quarantineId}" ` +
+        'lists them and refuses without --force: this older event would be applied after them.';
 }

@@ -38,10 +38,11 @@ export interface OpsRuntime {
 
 /**
  * Runs one CLI command: resolves settings (flags over environment), opens clients lazily, closes them,
- * and turns errors into exit codes — 0 ok, 1 operation failed, 2 usage or configuration error (an invalid
- * database URL, a login the server rejects, a database that does not exist). Database errors are described by
- * `describeDatabaseError`: the setting (`--database-url` or `DATABASE_URL`), host:port and the fix. With
- * `--json` an error is also printed to stdout as `{ "error": { type, message, exitCode } }`.
+    const message = described?.message ?? (error instanceof Error ? error.message : String(error));
+    const data = error instanceof OpsError ? error.data : undefined;
+    if (settings.json) {
+      out.print(JSON.stringify({ error: { type, message, exitCode, ...(data ? { data } : {}) } }, null, 2));
+    }
  *
  * @returns the exit code (the caller sets `process.exitCode`).
  */
@@ -94,7 +95,10 @@ export async function runOpsCommand(
     const exitCode = error instanceof OpsError ? error.exitCode : described?.configuration ? 2 : 1;
     const type = error instanceof Error ? error.name : 'Error';
     const message = described?.message ?? (error instanceof Error ? error.message : String(error));
-    if (settings.json) out.print(JSON.stringify({ error: { type, message, exitCode } }, null, 2));
+    const data = error instanceof OpsError ? error.data : undefined;
+    if (settings.json) {
+      out.print(JSON.stringify({ error: { type, message, exitCode, ...(data ? { data } : {}) } }, null, 2));
+    }
     out.note(`sqs-worker ${name}: ${message}`);
     return exitCode;
   } finally {
