@@ -2,6 +2,7 @@ import type { Signer } from '@aws-sdk/rds-signer';
 import postgres from 'postgres';
 import type { DatabaseConfig } from './config.ts';
 import { reconnectBackoff } from './reconnect-backoff.ts';
+import { verifiedTls } from './verified-tls.ts';
 
 /**
  * Creates the postgres.js client of a Lambda execution environment (call it once, at module scope).
@@ -15,6 +16,7 @@ import { reconnectBackoff } from './reconnect-backoff.ts';
  * - `connection.application_name` names the worker in `pg_stat_activity`.
  * - `socket`: connection attempts that keep failing at once are spaced out (see {@link reconnectBackoff});
  *   postgres.js alone reconnects hundreds of times a second to a server that turns connections away.
+ * - `ssl`: the server's certificate and host name are verified ({@link verifiedTls}), never just encrypted.
  */
 export function createSql(config: DatabaseConfig, options: { applicationName?: string } = {}): postgres.Sql {
   // `socket` is a documented postgres.js option (its README, "Custom socket") that its type declarations leave out.
@@ -51,6 +53,6 @@ export function createSql(config: DatabaseConfig, options: { applicationName?: s
     database: config.database,
     username: config.user,
     password: config.auth === 'iam' ? signToken : config.password,
-    ssl: config.ssl ? 'require' : false,
+    ssl: config.ssl ? verifiedTls(config.host, config.ca) : false,
   });
 }
