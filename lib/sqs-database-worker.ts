@@ -31,6 +31,8 @@ export type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
 
 const POSTGRES_PORT = 5432;
 const RELAY_RUN_GUARD = Duration.seconds(10);
+/** Amazon's CA certificates (RDS CAs included) in the Lambda Node.js runtime, for `NODE_EXTRA_CA_CERTS`. */
+const LAMBDA_RUNTIME_CA_BUNDLE = '/var/runtime/ca-cert.pem';
 
 /**
  * A production SQS → Lambda → PostgreSQL worker: source queue and DLQ, RDS PostgreSQL with a rotated master
@@ -176,6 +178,11 @@ export class SqsDatabaseWorker extends Construct {
         DB_NAME: databaseName,
         DB_SECRET_ARN: this.database.masterSecret.secretArn,
         DB_SSL: 'true',
+        // The instance's certificate is issued by the RDS CA, which Node does not trust by default; the Lambda
+        // Node.js runtime ships Amazon's CAs (RDS included) in this file. The worker and the relay connect
+        // through the proxy, whose ACM certificate Node's default CAs already verify (and skip this cold-start
+        // cost). A container image would copy the RDS bundle in and point this variable at it instead.
+        NODE_EXTRA_CA_CERTS: LAMBDA_RUNTIME_CA_BUNDLE,
         WORKER_DB_USER: workerDbUser,
         MIGRATIONS_DIR: 'migrations',
       },

@@ -3,6 +3,7 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import postgres from 'postgres';
 import { ConfigError } from '../errors.ts';
 import { runMigrations } from '../run-migrations.ts';
+import { verifiedTls } from '../verified-tls.ts';
 
 /** What one run of the migration function did (returned to the deploy trigger, visible in its logs). */
 export interface MigrateResult {
@@ -61,7 +62,9 @@ async function provisionWorkerRole(sql: postgres.Sql, role: string, database: st
  * applies pending migrations with {@link runMigrations} from the `migrations/` folder bundled next to this
  * code (`MIGRATIONS_DIR`, relative to the bundle), then provisions the worker role `WORKER_DB_USER`.
  *
- * Connects directly to the instance (not the proxy) as the master user read from `DB_SECRET_ARN`, with TLS.
+ * Connects directly to the instance (not the proxy) as the master user read from `DB_SECRET_ARN`, with TLS that
+ * verifies the instance's certificate and host name: the RDS CA must be trusted, which the stack arranges with
+ * `NODE_EXTRA_CA_CERTS` (see {@link verifiedTls}).
  * Locally, `DATABASE_URL` replaces the host/secret settings. Logs name migrations, never credentials.
  */
 export const handler = async (): Promise<MigrateResult> => {
@@ -85,7 +88,7 @@ export const handler = async (): Promise<MigrateResult> => {
       database: env.DB_NAME,
       username: secret.username,
       password: secret.password,
-      ssl: env.DB_SSL === 'false' ? false : 'require',
+      ssl: env.DB_SSL === 'false' ? false : verifiedTls(env.DB_HOST as string),
     });
   }
   try {

@@ -144,6 +144,8 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
       },
     });
     expect(worker.Properties.VpcConfig.SubnetIds).toHaveLength(2);
+    // Through the proxy: its ACM certificate chains to Node's default CAs, no extra bundle to load at cold start.
+    expect(worker.Properties.Environment.Variables.NODE_EXTRA_CA_CERTS).toBeUndefined();
     const proxyId = logicalIdOf(template, 'AWS::RDS::DBProxy', { EngineFamily: 'POSTGRESQL' });
     expect(worker.Properties.Environment.Variables.DB_HOST).toEqual({ 'Fn::GetAtt': [proxyId, 'Endpoint'] });
   });
@@ -247,6 +249,8 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
       MIGRATIONS_DIR: 'migrations',
       WORKER_DB_USER: 'sqs_worker',
       DB_SSL: 'true',
+      // Direct to the instance: its certificate is verified against the runtime's Amazon CAs (RDS included).
+      NODE_EXTRA_CA_CERTS: '/var/runtime/ca-cert.pem',
     });
     const triggerId = Object.keys(template.findResources('Custom::Trigger'))[0] as string;
     template.hasResource('AWS::Lambda::Function', {
