@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { PassThrough } from 'node:stream';
 import type { SendMessageBatchCommand, SendMessageBatchCommandOutput } from '@aws-sdk/client-sqs';
 import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +8,7 @@ import { enqueueOutbox, relayOutbox } from '../../lambda/outbox/index.ts';
 import { provisionRoles } from '../../lambda/provision-roles.ts';
 import { rearmInbox } from '../../tools/ops/rearm-inbox.ts';
 import { finishAudit, recordAudit } from '../../tools/ops/record-audit.ts';
+import { runOpsCommand } from '../../tools/ops/run-ops-command.ts';
 import { createTestDatabase } from '../support/database.ts';
 import {
   caseStageEnvelope,
@@ -225,6 +227,37 @@ describe('Function: provisionRoles() — what each role does still works', () =>
     expect(purged.count).toBe(1);
     const [audit] = await db.sql`select outcome, detail from ops_audit where audit_id = ${auditId}`;
     expect(audit).toEqual({ outcome: 'DONE', detail: { rearmed: true } });
+  });
+});
+
+describe('Function: runOpsCommand() — as the wrong database user', () => {
+  it('exits 2 and names the ops user when the worker user runs an audited command', async () => {
+    // Prepare: DATABASE_URL with the worker's user, and an action that writes the audit trail as every
+    // destructive command does.
+    const url = new URL(db.url);
+    url.username = roles.worker;
+    url.password = PASSWORD;
+    const stderr = new PassThrough();
+    let written = '';
+    stderr.on('data', (chunk: Buffer) => {
+      written += chunk.toString('utf8');
+    });
+
+    // Act
+    const exitCode = await runOpsCommand(
+      'inbox purge',
+      { databaseUrl: url.toString() },
+      (session) => recordAudit(session.sql(), { action: 'inbox_purge', outcome: 'DONE' }),
+      { stdout: new PassThrough(), stderr },
+    );
+
+    // Assess
+    expect(exitCode).toBe(2);
+    expect(written).toContain('permission denied for table ops_audit');
+    expect(written).toContain(
+      'Connect as the ops database user (sqs_worker_ops unless the stack sets opsDbUser)',
+    );
+    expect(written).not.toContain(PASSWORD);
   });
 });
 

@@ -4,7 +4,7 @@ import type postgres from 'postgres';
 import type { Clock } from './clock.ts';
 import { systemClock } from './clock.ts';
 import { createOpsSql, createOpsSqs } from './collaborators.ts';
-import { OpsError } from './errors.ts';
+import { OpsError, UsageError } from './errors.ts';
 import type { OpsFlags, OpsSettings, RequiredSetting } from './ops-settings.ts';
 import { requireSetting, resolveOpsSettings } from './ops-settings.ts';
 import type { OpsOutput } from './output.ts';
@@ -25,6 +25,21 @@ export interface OpsSession {
   sqs(): SQSClient;
   /** A CloudWatch client against AWS; undefined with a local SQS endpoint (emulators have no CloudWatch). */
   cloudWatch(): CloudWatchClient | undefined;
+}
+
+/** PostgreSQL's SQLSTATE for "permission denied". */
+const INSUFFICIENT_PRIVILEGE = '42501';
+
+/**
+ * Turns a "permission denied" from the database into a configuration error (exit 2) that names the fix: the ops
+ * commands need the ops database user; the worker's and the relay's users are refused on purpose.
+ */
+function explainDatabasePrivilege(error: unknown): unknown {
+  if ((error as { code?: unknown } | null)?.code !== INSUFFICIENT_PRIVILEGE) return error;
+  return new UsageError(
+    `${(error as Error).message}. Connect as the ops database user (sqs_worker_ops unless the stack sets opsDbUser) in --database-url / DATABASE_URL: the worker's and the relay's users may not run ops commands.`,
+    { cause: error },
+  );
 }
 
 /** Where {@link runOpsCommand} reports (the real process by default). */
@@ -77,7 +92,8 @@ export async function runOpsCommand(
   try {
     await action(session);
     return 0;
-  } catch (error) {
+  } catch (caught) {
+    const error = explainDatabasePrivilege(caught);
     const exitCode = error instanceof OpsError ? error.exitCode : 1;
     const type = error instanceof Error ? error.name : 'Error';
     const message = error instanceof Error ? error.message : String(error);
