@@ -28,10 +28,14 @@ interface TableGrant {
  *   handler that publishes an event calls `enqueueOutbox` in its own transaction); reading the outbox is
  *   limited to the columns `enqueueOutbox` needs to report a conflicting duplicate. It cannot mark a row
  *   published, delete one, or read the audit trail.
- * - The relay reads and updates the outbox only.
+ * - The relay reads the outbox and updates its delivery columns (lease, attempts, status, error); it cannot
+ *   rewrite an envelope or touch any other table.
  * - The ops CLI reads the inbox and the quarantine, deletes and rearms inbox rows (`inbox purge`, `dlq
- *   redrive --rearm`), releases quarantined messages, and appends to the audit trail: it may finish an audit
- *   row it started (outcome, new message id, detail, finished at), never change who did what or delete one.
+ *   redrive --rearm`: status and attempts only), marks quarantined messages released, and appends to the audit
+ *   trail: it may finish an audit row it started (outcome, new message id, detail, finished at), never change
+ *   who did what or delete one.
+ *
+ * Column lists keep `select … for update` working (it needs UPDATE on one column) while the rest stays read-only.
  *
  * Tables that are not listed here (and are not `schema_migrations`) are domain tables: the worker gets
  * select, insert, update and delete on them and on the sequences they own; the relay and ops get nothing.
@@ -44,10 +48,16 @@ export const TOOLKIT_GRANTS: Readonly<Record<RoleFunction, readonly TableGrant[]
     { table: 'external_effect_log', privileges: 'select, insert, update' },
     { table: 'outbox_events', privileges: 'insert, select (event_id, idempotency_key, request_hash)' },
   ],
-  relay: [{ table: 'outbox_events', privileges: 'select, update' }],
+  relay: [
+    {
+      table: 'outbox_events',
+      privileges:
+        'select, update (status, attempts, next_attempt_at, locked_until, locked_by, last_error, sqs_message_id, published_at)',
+    },
+  ],
   ops: [
-    { table: 'worker_inbox', privileges: 'select, update, delete' },
-    { table: 'worker_quarantine', privileges: 'select, update' },
+    { table: 'worker_inbox', privileges: 'select, update (status, receive_count), delete' },
+    { table: 'worker_quarantine', privileges: 'select, update (released_at, released_message_id)' },
     {
       table: 'ops_audit',
       privileges: 'select, insert, update (outcome, new_message_id, detail, finished_at)',

@@ -79,17 +79,12 @@ describe('Function: migrate handler', () => {
           'worker_inbox:update',
         ],
       },
-      { role: relayRole, login: true, privileges: ['outbox_events:select', 'outbox_events:update'] },
+      // Table-level privileges only: the relay's and ops' UPDATEs are granted on named columns.
+      { role: relayRole, login: true, privileges: ['outbox_events:select'] },
       {
         role: opsRole,
         login: true,
-        privileges: [
-          'ops_audit:insert',
-          'ops_audit:select',
-          'worker_inbox:delete',
-          'worker_inbox:select',
-          'worker_inbox:update',
-        ],
+        privileges: ['ops_audit:insert', 'ops_audit:select', 'worker_inbox:delete', 'worker_inbox:select'],
       },
     ]);
     const [schema] = await sql`

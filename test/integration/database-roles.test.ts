@@ -6,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { performExternalEffect } from '../../lambda/effects/perform-external-effect.ts';
 import { enqueueOutbox, relayOutbox } from '../../lambda/outbox/index.ts';
 import { provisionRoles } from '../../lambda/provision-roles.ts';
+import { systemClock } from '../../tools/ops/clock.ts';
+import { inboxPurge } from '../../tools/ops/inbox-purge.ts';
+import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
 import { rearmInbox } from '../../tools/ops/rearm-inbox.ts';
 import { finishAudit, recordAudit } from '../../tools/ops/record-audit.ts';
 import { runOpsCommand } from '../../tools/ops/run-ops-command.ts';
@@ -95,6 +98,7 @@ describe('Function: provisionRoles() — what each role may NOT do', () => {
     ['read the audit trail', 'select * from ops_audit'],
     ['insert outbox rows', `insert into outbox_events (event_id) values ('x')`],
     ['delete outbox rows', 'delete from outbox_events'],
+    ['rewrite an envelope', `update outbox_events set envelope = '{}'`],
     ['update schema_migrations', `update schema_migrations set name = 'rewritten'`],
   ])('the relay cannot %s', async (_what, statement) => {
     expect(await outcome(relay.unsafe(statement))).toBe(INSUFFICIENT_PRIVILEGE);
@@ -107,6 +111,8 @@ describe('Function: provisionRoles() — what each role may NOT do', () => {
     ['touch a domain table', 'select * from cases'],
     ['read the outbox', 'select * from outbox_events'],
     ['insert inbox rows', `insert into worker_inbox (consumer) values ('x')`],
+    ['rewrite an inbox request hash', `update worker_inbox set request_hash = repeat('0', 64)`],
+    ['rewrite a quarantined body', `update worker_quarantine set body = 'forged'`],
     ['truncate the inbox', 'truncate worker_inbox'],
   ])('the ops role cannot %s', async (_what, statement) => {
     expect(await outcome(ops.unsafe(statement))).toBe(INSUFFICIENT_PRIVILEGE);
@@ -196,37 +202,61 @@ describe('Function: provisionRoles() — what each role does still works', () =>
     expect(row).toEqual({ status: 'PUBLISHED' });
   });
 
-  it('the ops role rearms a failed inbox row, purges one and keeps an audit trail it cannot rewrite', async () => {
-    // Prepare: a terminally failed row and a completed one.
+  it('the ops role rearms, purges and releases, keeping an audit trail it cannot rewrite', async () => {
+    // Prepare: a terminally failed inbox row, a completed one 30 days old, and a quarantined message.
+    const consumer = `ops-${randomUUID()}`;
     const failedKey = `key-${randomUUID()}`;
-    const doneKey = `key-${randomUUID()}`;
+    const old = new Date(Date.now() - 30 * 86_400_000);
     for (const [key, status] of [
       [failedKey, 'FAILED_TERMINAL'],
-      [doneKey, 'COMPLETED'],
+      [`key-${randomUUID()}`, 'COMPLETED'],
     ] as const) {
       await db.sql`
         insert into worker_inbox (consumer, idempotency_key, message_type, schema_version, aggregate_type,
-                                  aggregate_id, status, request_hash, receive_count)
-        values ('ops-test', ${key}, 'PaymentCaptured', 1, 'payment', 'PAY-1', ${status}, ${'0'.repeat(64)}, 3)
+                                  aggregate_id, status, request_hash, receive_count, first_seen_at, last_seen_at,
+                                  completed_at)
+        values (${consumer}, ${key}, 'PaymentCaptured', 1, 'payment', 'PAY-1', ${status}, ${'0'.repeat(64)}, 3,
+                ${old}, ${old}, ${status === 'COMPLETED' ? old : null})
       `;
     }
+    const [quarantined] = await db.sql<{ id: string }[]>`
+      insert into worker_quarantine (consumer, body_hash, body, reason_code, reason_message)
+      values (${consumer}, ${'1'.repeat(64)}, 'body', 'INVALID_ENVELOPE', 'not json')
+      returning quarantine_id::text as id
+    `;
 
-    // Act
-    const auditId = await recordAudit(ops, {
-      action: 'test_rearm',
-      outcome: 'STARTED',
-      consumer: 'ops-test',
-    });
-    const rearmed = await rearmInbox(ops, { consumer: 'ops-test', idempotencyKey: failedKey });
-    const purged =
-      await ops`delete from worker_inbox where consumer = 'ops-test' and idempotency_key = ${doneKey}`;
+    // Act: the statements of `dlq redrive --rearm`, `inbox purge` and `quarantine release`.
+    const auditId = await recordAudit(ops, { action: 'test_rearm', outcome: 'STARTED', consumer });
+    const rearmed = await rearmInbox(ops, { consumer, idempotencyKey: failedKey });
     await finishAudit(ops, auditId, { outcome: 'DONE', detail: { rearmed: rearmed.rearmed } });
+    const purged = await inboxPurge(
+      { sql: ops, out: createMemoryOutput(), clock: systemClock },
+      {
+        consumer,
+        olderThanSeconds: 20 * 86_400,
+        sourceRetentionSeconds: 4 * 86_400,
+        dlqRetentionSeconds: 14 * 86_400,
+      },
+    );
+    const released = await ops.begin(async (tx) => {
+      await tx`select quarantine_id from worker_quarantine where quarantine_id = ${quarantined?.id ?? ''} for update`;
+      return tx`
+        update worker_quarantine set released_at = now(), released_message_id = 'm-1'
+        where quarantine_id = ${quarantined?.id ?? ''}
+      `;
+    });
 
     // Assess
     expect(rearmed).toMatchObject({ previousStatus: 'FAILED_TERMINAL', rearmed: true });
-    expect(purged.count).toBe(1);
-    const [audit] = await db.sql`select outcome, detail from ops_audit where audit_id = ${auditId}`;
-    expect(audit).toEqual({ outcome: 'DONE', detail: { rearmed: true } });
+    expect(purged.deleted).toBe(1);
+    expect(released.count).toBe(1);
+    const audit = await db.sql`
+      select action, outcome from ops_audit where consumer = ${consumer} order by audit_id
+    `;
+    expect(audit).toEqual([
+      { action: 'test_rearm', outcome: 'DONE' },
+      { action: 'inbox_purge', outcome: 'DONE' },
+    ]);
   });
 });
 
