@@ -14,7 +14,10 @@ export type DatabaseConfig =
       readonly auth: 'iam' | 'password';
       readonly password?: string;
       readonly region: string;
+      /** `DB_SSL`: TLS that verifies the server's certificate and host name (lambda/verified-tls.ts). */
       readonly ssl: boolean;
+      /** PEM CA(s) to trust instead of Node's defaults (tests, private CAs); unset in AWS. */
+      readonly ca?: string;
       readonly poolSize: number;
     };
 

@@ -2,6 +2,7 @@ import type { Signer } from '@aws-sdk/rds-signer';
 import postgres from 'postgres';
 import type { DatabaseConfig } from './config.ts';
 import { connectOptions } from './connect-options.ts';
+import { verifiedTls } from './verified-tls.ts';
 
 /**
  * Creates the postgres.js client of a Lambda execution environment (call it once, at module scope).
@@ -18,6 +19,7 @@ import { connectOptions } from './connect-options.ts';
  * - With IAM auth, a fresh token is signed for every new connection (tokens live 15 minutes); the signer (and the
  *   SDK code it needs) is imported on the first connection, not at load time.
  * - `connection.application_name` names the worker in `pg_stat_activity`.
+ * - `ssl`: the server's certificate and host name are verified ({@link verifiedTls}), never just encrypted.
  *
  * @example
  * ```ts
@@ -63,6 +65,6 @@ export function createSql(
     database: config.database,
     username: config.user,
     password: config.auth === 'iam' ? signToken : config.password,
-    ssl: config.ssl ? 'require' : false,
+    ssl: config.ssl ? verifiedTls(config.host, config.ca) : false,
   });
 }

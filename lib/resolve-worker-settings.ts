@@ -22,6 +22,15 @@ export interface ResolvedWorkerSettings {
   readonly proxyMaxConnectionsPercent: number;
   /** The capacity formula's result; `undefined` when an input is an unresolved token. */
   readonly capacity: CapacityResult | undefined;
+  /** The database user of each function: one per function, so each gets only its own privileges. */
+  readonly dbUsers: DatabaseUsers;
+}
+
+/** Database user names by function (`workerDbUser`, `relayDbUser`, `opsDbUser` with their defaults). */
+export interface DatabaseUsers {
+  readonly worker: string;
+  readonly relay: string;
+  readonly ops: string;
 }
 
 /** Thrown by {@link resolveWorkerSettings} with every problem found; `problems` holds one message per rule. */
@@ -43,6 +52,9 @@ const ESM_MAX_CONCURRENCY = 1000;
 /** A sanity bound only: the real limit is the account's concurrency quota, unknown at synth time. */
 const MAX_RESERVED_CONCURRENCY = 100_000;
 
+/** What PostgreSQL and the migration function accept as a role name without quoting. */
+const DB_USER_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
+
 const isToken = (value: number | Duration | undefined): boolean =>
   value !== undefined && (value instanceof Duration ? value.isUnresolved() : Token.isUnresolved(value));
 const fmtSeconds = (value: number): string => `${value} s`;
@@ -56,7 +68,7 @@ const fmtSeconds = (value: number): string => `${value} s`;
  * batching window; maxConcurrency in 2..1000, ≤ reserved concurrency (a whole number, 2..100000) and ≤ the safe
  * worker concurrency; maxReceiveCount 5..1000; DLQ retention >
  * source retention; batch size ≤ 10 for FIFO; batching window ≥ 1 s when batch size > 10; record concurrency
- * ≤ pool size.
+ * ≤ pool size; database users are lowercase SQL identifiers, one per function.
  *
  * @throws WorkerSettingsError listing every problem.
  * @example
@@ -296,8 +308,33 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
           ),
         ));
 
+  const dbUsers: DatabaseUsers = {
+    worker: props.workerDbUser ?? 'sqs_worker',
+    relay: props.relayDbUser ?? 'sqs_outbox_relay',
+    ops: props.opsDbUser ?? 'sqs_worker_ops',
+  };
+  const userProps = { worker: 'workerDbUser', relay: 'relayDbUser', ops: 'opsDbUser' } as const;
+  const seenUsers = new Map<string, string>();
+  for (const [fn, user] of Object.entries(dbUsers) as [keyof DatabaseUsers, string][]) {
+    if (Token.isUnresolved(user)) continue;
+    if (!DB_USER_PATTERN.test(user)) {
+      problems.push(
+        `${userProps[fn]} ("${user}") must be a lowercase SQL identifier (a–z, 0–9, _; at most 63 characters, not starting with a digit); rename it`,
+      );
+      continue;
+    }
+    const other = seenUsers.get(user);
+    if (other) {
+      problems.push(
+        `${userProps[fn]} and ${other} are both "${user}": each function needs its own database user so it gets only its own privileges; rename one`,
+      );
+    }
+    seenUsers.set(user, userProps[fn]);
+  }
+
   if (problems.length > 0) throw new WorkerSettingsError(problems);
   return {
+    dbUsers,
     fifo,
     timeout,
     visibilityTimeout,

@@ -212,8 +212,24 @@ export interface SqsDatabaseWorkerProps {
   readonly allocatedStorageGiB?: number;
   /** Database name. @default 'worker' */
   readonly databaseName?: string;
-  /** Database role of the worker and the relay; IAM-authenticated through the proxy. @default 'sqs_worker' */
+  /**
+   * Database user of the worker function (IAM-authenticated through the proxy): inbox, quarantine, effect log,
+   * domain tables and new outbox rows only. A lowercase SQL identifier, distinct from the other two users.
+   * @default 'sqs_worker'
+   */
   readonly workerDbUser?: string;
+  /**
+   * Database user of the outbox relay (IAM-authenticated through the proxy): reads and updates outbox rows only.
+   * @default 'sqs_outbox_relay'
+   */
+  readonly relayDbUser?: string;
+  /**
+   * Database user for the `sqs-worker` ops commands (inbox purge and rearm, quarantine release, audit trail).
+   * Registered with the proxy but granted to no function: give operators `rds-db:connect` with
+   * `database.grantOpsConnect(role)`.
+   * @default 'sqs_worker_ops'
+   */
+  readonly opsDbUser?: string;
   /** Rotation interval of the master secret, 1 to 365 days. @default Duration.days(30) */
   readonly secretRotationInterval?: Duration;
 

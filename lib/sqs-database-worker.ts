@@ -31,6 +31,8 @@ export type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
 
 const POSTGRES_PORT = 5432;
 const RELAY_RUN_GUARD = Duration.seconds(10);
+/** Amazon's CA certificates (RDS CAs included) in the Lambda Node.js runtime, for `NODE_EXTRA_CA_CERTS`. */
+const LAMBDA_RUNTIME_CA_BUNDLE = '/var/runtime/ca-cert.pem';
 
 /**
  * A production SQS → Lambda → PostgreSQL worker: source queue and DLQ, RDS PostgreSQL with a rotated master
@@ -94,7 +96,7 @@ export class SqsDatabaseWorker extends Construct {
     const vpcSubnets = props.vpcSubnets ?? { subnetType: ec2.SubnetType.PRIVATE_ISOLATED };
     const serviceName = props.serviceName ?? 'sqs-inbox-worker';
     const metricsNamespace = props.metricsNamespace ?? WORKER_METRICS.defaultNamespace;
-    const workerDbUser = props.workerDbUser ?? 'sqs_worker';
+    const { dbUsers } = settings;
     const databaseName = props.databaseName ?? 'worker';
     const capacityNote = settings.capacity
       ? settings.capacity.explanation
@@ -146,7 +148,7 @@ export class SqsDatabaseWorker extends Construct {
       backupRetention: props.backupRetention ?? Duration.days(production ? 14 : 1),
       allocatedStorageGiB: props.allocatedStorageGiB ?? 20,
       databaseName,
-      workerDbUser,
+      dbUsers,
       secretRotationInterval: props.secretRotationInterval ?? Duration.days(30),
       proxyMaxConnectionsPercent: settings.proxyMaxConnectionsPercent,
     });
@@ -154,7 +156,6 @@ export class SqsDatabaseWorker extends Construct {
       DB_HOST: this.database.proxy.endpoint,
       DB_PORT: String(POSTGRES_PORT),
       DB_NAME: databaseName,
-      DB_USER: workerDbUser,
       DB_AUTH: 'iam',
       DB_SSL: 'true',
       POWERTOOLS_SERVICE_NAME: serviceName,
@@ -166,7 +167,7 @@ export class SqsDatabaseWorker extends Construct {
     this.migrationFunction = bundledFunction(this, 'MigrationFunction', {
       entry: join(PROJECT_ROOT, 'lambda/handlers/migrate.ts'),
       description:
-        'Applies pending migrations and provisions the worker database role (runs on every deploy)',
+        'Applies pending migrations and provisions the database roles of the worker, the relay and the ops commands (runs on every deploy)',
       vpc: props.vpc,
       vpcSubnets,
       timeout: Duration.minutes(5),
@@ -176,7 +177,15 @@ export class SqsDatabaseWorker extends Construct {
         DB_NAME: databaseName,
         DB_SECRET_ARN: this.database.masterSecret.secretArn,
         DB_SSL: 'true',
-        WORKER_DB_USER: workerDbUser,
+        // The instance's certificate is issued by the RDS CA, which Node does not trust by default; the Lambda
+        // Node.js runtime ships Amazon's CAs (RDS included) in this file. The worker and the relay connect
+        // through the proxy, whose ACM certificate Node's default CAs already verify (and skip this cold-start
+        // cost). A container image would copy the RDS bundle in and point this variable at it instead.
+        NODE_EXTRA_CA_CERTS: LAMBDA_RUNTIME_CA_BUNDLE,
+        // One database user per function, each with its own privileges (lambda/provision-roles.ts).
+        WORKER_DB_USER: dbUsers.worker,
+        ...((props.outboxRelay ?? true) ? { RELAY_DB_USER: dbUsers.relay } : {}),
+        OPS_DB_USER: dbUsers.ops,
         MIGRATIONS_DIR: 'migrations',
       },
       // The migration files travel with the code: <bundle>/migrations/NNNNN_name.sql.
@@ -199,6 +208,7 @@ export class SqsDatabaseWorker extends Construct {
       reservedConcurrentExecutions: settings.reservedConcurrency,
       environment: {
         ...proxyDbEnvironment,
+        DB_USER: dbUsers.worker,
         DB_POOL_SIZE: String(settings.dbPoolSize),
         WORKER_CONSUMER: props.consumer ?? 'case-worker',
         WORKER_RECORD_CONCURRENCY: String(settings.recordConcurrency),
@@ -244,6 +254,7 @@ export class SqsDatabaseWorker extends Construct {
         reservedConcurrentExecutions: 1,
         environment: {
           ...proxyDbEnvironment,
+          DB_USER: dbUsers.relay,
           DB_POOL_SIZE: '1',
           OUTBOX_QUEUE_URL: this.queue.queueUrl,
           // The relay starts no round with less than this left: run time = timeout − guard = outboxRelayMaxRun.
@@ -252,7 +263,7 @@ export class SqsDatabaseWorker extends Construct {
       });
       // A run that could not start in time is dropped; the next schedule picks the rows up.
       relay.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: schedule });
-      this.database.grantWorkerConnect(relay);
+      this.database.grantRelayConnect(relay);
       this.queue.grantSendMessages(relay);
       new events.Rule(this, 'OutboxRelaySchedule', {
         description: 'Runs the outbox relay',

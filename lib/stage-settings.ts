@@ -38,6 +38,8 @@ const STRING_KEYS = [
   'metricsNamespace',
   'databaseName',
   'workerDbUser',
+  'relayDbUser',
+  'opsDbUser',
   'alarmEmail',
   'dashboardName',
   'terminalPolicy',

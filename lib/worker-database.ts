@@ -3,6 +3,7 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as rds from 'aws-cdk-lib/aws-rds';
 import { Construct } from 'constructs';
+import type { DatabaseUsers } from './resolve-worker-settings.ts';
 
 /** Properties of {@link WorkerDatabase}; the defaults are decided by `SqsDatabaseWorker`. */
 export interface WorkerDatabaseProps {
@@ -16,8 +17,8 @@ export interface WorkerDatabaseProps {
   readonly backupRetention: Duration;
   readonly allocatedStorageGiB: number;
   readonly databaseName: string;
-  /** The role the worker and the relay log in as (IAM, end to end through the proxy). */
-  readonly workerDbUser: string;
+  /** The database user of each function (IAM, end to end through the proxy); the proxy may sign in as each. */
+  readonly dbUsers: DatabaseUsers;
   readonly secretRotationInterval: Duration;
   readonly proxyMaxConnectionsPercent: number;
 }
@@ -28,9 +29,10 @@ export interface WorkerDatabaseProps {
  * and TLS required.
  *
  * Why end-to-end IAM on the proxy: the worker's role then has no password at all. The proxy signs its own IAM
- * token to the database as the same user (the proxy role holds `rds-db:connect` on the instance for that user),
- * and the migration function creates the role with `grant rds_iam`. Only the master user has a password; it
- * lives in Secrets Manager, rotates, and is used by the migration function, directly against the instance.
+ * token to the database as the same user (the proxy role holds `rds-db:connect` on the instance for each user:
+ * worker, relay and ops), and the migration function creates the roles with `grant rds_iam`. Only the master user
+ * has a password; it lives in Secrets Manager, rotates, and is used by the migration function, directly against
+ * the instance. Each function may connect as its own user only, so it holds only that user's privileges.
  */
 export class WorkerDatabase extends Construct {
   /** The PostgreSQL instance. */
@@ -39,14 +41,14 @@ export class WorkerDatabase extends Construct {
   readonly proxy: rds.DatabaseProxy;
   /** Master credentials (username, password, host, port), rotated. */
   readonly masterSecret: rds.DatabaseSecret;
-  /** Name of the worker's database role. */
-  readonly workerDbUser: string;
+  /** Name of the database user of each function. */
+  readonly dbUsers: DatabaseUsers;
   /** Name of the database. */
   readonly databaseName: string;
 
   constructor(scope: Construct, id: string, props: WorkerDatabaseProps) {
     super(scope, id);
-    this.workerDbUser = props.workerDbUser;
+    this.dbUsers = props.dbUsers;
     this.databaseName = props.databaseName;
     const engine = rds.DatabaseInstanceEngine.postgres({ version: props.postgresVersion });
 
@@ -110,19 +112,22 @@ export class WorkerDatabase extends Construct {
     const stack = Stack.of(this);
     const proxyRole = new iam.Role(this, 'ProxyRole', {
       assumedBy: new iam.ServicePrincipal('rds.amazonaws.com'),
-      description: 'RDS Proxy: end-to-end IAM authentication to the database as the worker role',
+      description:
+        'RDS Proxy: end-to-end IAM authentication to the database as the worker, relay and ops users',
     });
+    // End-to-end IAM: the proxy signs in to the database as the client's user, so every user a client may use
+    // must be listed here, or its connections fail at the proxy.
     proxyRole.addToPolicy(
       new iam.PolicyStatement({
         actions: ['rds-db:connect'],
-        resources: [
+        resources: Object.values(props.dbUsers).map((user) =>
           stack.formatArn({
             service: 'rds-db',
             resource: 'dbuser',
-            resourceName: `${this.instance.instanceResourceId}/${props.workerDbUser}`,
+            resourceName: `${this.instance.instanceResourceId}/${user}`,
             arnFormat: ArnFormat.COLON_RESOURCE_NAME,
           }),
-        ],
+        ),
       }),
     );
     this.proxy = new rds.DatabaseProxy(this, 'Proxy', {
@@ -140,9 +145,26 @@ export class WorkerDatabase extends Construct {
     this.instance.connections.allowDefaultPortFrom(this.proxy, 'RDS Proxy to PostgreSQL');
   }
 
-  /** Lets `grantee` (a function in the VPC) connect through the proxy as the worker's database role. */
+  /** Lets `grantee` (the worker function, in the VPC) connect through the proxy as the worker's database user. */
   grantWorkerConnect(grantee: iam.IGrantable & ec2.IConnectable): void {
-    this.proxy.grantConnect(grantee, this.workerDbUser);
+    this.grantFunctionConnect(grantee, this.dbUsers.worker);
+  }
+
+  /** Lets `grantee` (the outbox relay, in the VPC) connect through the proxy as the relay's database user. */
+  grantRelayConnect(grantee: iam.IGrantable & ec2.IConnectable): void {
+    this.grantFunctionConnect(grantee, this.dbUsers.relay);
+  }
+
+  /**
+   * Lets `grantee` (an operator's role) sign IAM tokens for the ops database user, whose privileges the
+   * `sqs-worker` ops commands need. Network access to the proxy (a bastion, a VPN) is the operator's setup.
+   */
+  grantOpsConnect(grantee: iam.IGrantable): iam.Grant {
+    return this.proxy.grantConnect(grantee, this.dbUsers.ops);
+  }
+
+  private grantFunctionConnect(grantee: iam.IGrantable & ec2.IConnectable, user: string): void {
+    this.proxy.grantConnect(grantee, user);
     this.proxy.connections.allowFrom(grantee, ec2.Port.tcp(5432), 'functions to RDS Proxy');
   }
 }

@@ -3,7 +3,9 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import postgres from 'postgres';
 import { connectOptions } from '../connect-options.ts';
 import { ConfigError } from '../index.ts';
+import { checkRoleNames, provisionRoles } from '../provision-roles.ts';
 import { runMigrations } from '../run-migrations.ts';
+import { verifiedTls } from '../verified-tls.ts';
 
 /** What one run of the migration function did (returned to the deploy trigger, visible in its logs). */
 export interface MigrateResult {
@@ -13,14 +15,16 @@ export interface MigrateResult {
   readonly current: number;
   /** The database role provisioned for the worker (IAM authentication through RDS Proxy). */
   readonly workerRole: string | undefined;
+  /** The database role provisioned for the outbox relay. */
+  readonly relayRole: string | undefined;
+  /** The database role provisioned for the ops CLI's commands. */
+  readonly opsRole: string | undefined;
 }
 
 interface MasterSecret {
   readonly username: string;
   readonly password: string;
 }
-
-const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Reads the master credentials from Secrets Manager (the RDS-managed master secret). */
 async function readMasterSecret(secretArn: string): Promise<MasterSecret> {
@@ -37,32 +41,14 @@ async function readMasterSecret(secretArn: string): Promise<MasterSecret> {
 }
 
 /**
- * Creates the worker's login role if it is missing, lets it authenticate with IAM (`rds_iam`, present on RDS
- * only) and grants it data access on the public schema, now and for tables later migrations create.
- * Idempotent: every deploy runs it. The role has no password.
- */
-async function provisionWorkerRole(sql: postgres.Sql, role: string, database: string): Promise<void> {
-  if (!IDENTIFIER.test(role)) {
-    throw new ConfigError(`WORKER_DB_USER must be a lowercase SQL identifier (given "${role}")`);
-  }
-  const [existing] = await sql`select 1 as found from pg_roles where rolname = ${role}`;
-  if (!existing) await sql`create role ${sql(role)} with login`;
-  const [rdsIam] = await sql`select 1 as found from pg_roles where rolname = 'rds_iam'`;
-  if (rdsIam) await sql`grant rds_iam to ${sql(role)}`;
-  await sql`grant connect on database ${sql(database)} to ${sql(role)}`;
-  await sql`grant usage on schema public to ${sql(role)}`;
-  await sql`grant select, insert, update, delete on all tables in schema public to ${sql(role)}`;
-  await sql`grant usage, select on all sequences in schema public to ${sql(role)}`;
-  await sql`alter default privileges in schema public grant select, insert, update, delete on tables to ${sql(role)}`;
-  await sql`alter default privileges in schema public grant usage, select on sequences to ${sql(role)}`;
-}
-
-/**
  * The migration trigger function (runs on every deploy, before the worker and the relay are updated):
  * applies pending migrations with {@link runMigrations} from the `migrations/` folder bundled next to this
- * code (`MIGRATIONS_DIR`, relative to the bundle), then provisions the worker role `WORKER_DB_USER`.
+ * code (`MIGRATIONS_DIR`, relative to the bundle), then provisions one database role per function with
+ * {@link provisionRoles}: `WORKER_DB_USER`, `RELAY_DB_USER` and `OPS_DB_USER` (each optional).
  *
- * Connects directly to the instance (not the proxy) as the master user read from `DB_SECRET_ARN`, with TLS.
+ * Connects directly to the instance (not the proxy) as the master user read from `DB_SECRET_ARN`, with TLS that
+ * verifies the instance's certificate and host name: the RDS CA must be trusted, which the stack arranges with
+ * `NODE_EXTRA_CA_CERTS` (see {@link verifiedTls}).
  * Locally, `DATABASE_URL` replaces the host/secret settings. Logs name migrations, never credentials.
  */
 export const handler = async (): Promise<MigrateResult> => {
@@ -71,6 +57,13 @@ export const handler = async (): Promise<MigrateResult> => {
   const directory = isAbsolute(directoryName)
     ? directoryName
     : join(env.LAMBDA_TASK_ROOT ?? process.cwd(), directoryName);
+  const roles = {
+    worker: env.WORKER_DB_USER || undefined,
+    relay: env.RELAY_DB_USER || undefined,
+    ops: env.OPS_DB_USER || undefined,
+  };
+  // A bad role name fails before any migration is applied.
+  checkRoleNames(roles);
   const options = {
     // 10 s to connect and 8 failed attempts at most; errors name the setting and host:port.
     ...connectOptions({
@@ -95,7 +88,7 @@ export const handler = async (): Promise<MigrateResult> => {
       database: env.DB_NAME,
       username: secret.username,
       password: secret.password,
-      ssl: env.DB_SSL === 'false' ? false : 'require',
+      ssl: env.DB_SSL === 'false' ? false : verifiedTls(env.DB_HOST as string),
     });
   }
   try {
@@ -106,15 +99,13 @@ export const handler = async (): Promise<MigrateResult> => {
           JSON.stringify({ message: 'applying migration', id: migration.id, name: migration.name }),
         ),
     });
-    const workerRole = env.WORKER_DB_USER || undefined;
-    if (workerRole) {
-      const [row] = await sql<{ database: string }[]>`select current_database() as database`;
-      await provisionWorkerRole(sql, workerRole, row?.database ?? (env.DB_NAME as string));
-    }
+    await provisionRoles(sql, roles);
     const summary = {
       applied: result.applied.map((migration) => migration.id),
       current: result.current,
-      workerRole,
+      workerRole: roles.worker,
+      relayRole: roles.relay,
+      opsRole: roles.ops,
     };
     console.log(JSON.stringify({ message: 'migrations done', ...summary }));
     return summary;

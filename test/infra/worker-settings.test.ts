@@ -209,6 +209,22 @@ describe('Function: resolveWorkerSettings()', () => {
     expect(problems).toEqual([message]);
   });
 
+  it('gives each function its own database user, named as PostgreSQL accepts it unquoted', () => {
+    // Act
+    const problems = problemsOf({ workerDbUser: 'Worker-1', relayDbUser: 'sqs_ops', opsDbUser: 'sqs_ops' });
+
+    // Assess
+    expect(problems).toEqual([
+      'workerDbUser ("Worker-1") must be a lowercase SQL identifier (a–z, 0–9, _; at most 63 characters, not starting with a digit); rename it',
+      'opsDbUser and relayDbUser are both "sqs_ops": each function needs its own database user so it gets only its own privileges; rename one',
+    ]);
+    expect(resolveWorkerSettings({}).dbUsers).toEqual({
+      worker: 'sqs_worker',
+      relay: 'sqs_outbox_relay',
+      ops: 'sqs_worker_ops',
+    });
+  });
+
   it('collects every problem instead of stopping at the first', () => {
     const problems = problemsOf({ maxReceiveCount: 2, recordConcurrency: 3, batchSize: 0 });
 

@@ -144,24 +144,37 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
       },
     });
     expect(worker.Properties.VpcConfig.SubnetIds).toHaveLength(2);
+    // Through the proxy: its ACM certificate chains to Node's default CAs, no extra bundle to load at cold start.
+    expect(worker.Properties.Environment.Variables.NODE_EXTRA_CA_CERTS).toBeUndefined();
     const proxyId = logicalIdOf(template, 'AWS::RDS::DBProxy', { EngineFamily: 'POSTGRESQL' });
     expect(worker.Properties.Environment.Variables.DB_HOST).toEqual({ 'Fn::GetAtt': [proxyId, 'Endpoint'] });
   });
 
-  it('lets the worker connect through the proxy as its database user with IAM', () => {
-    template.hasResourceProperties('AWS::IAM::Policy', {
-      PolicyDocument: {
-        Statement: Match.arrayWith([
-          Match.objectLike({
-            Action: 'rds-db:connect',
-            Resource: Match.objectLike({ 'Fn::Join': ['', Match.arrayWith([':dbuser:', '/sqs_worker'])] }),
-          }),
-        ]),
-      },
-      Roles: Match.arrayWith([
-        Match.objectLike({ Ref: Match.stringLikeRegexp('WorkerFunctionServiceRole') }),
-      ]),
-    });
+  it('lets each function connect through the proxy as its own database user only, and the proxy as every user', () => {
+    // Prepare: the database users each IAM role may sign tokens for, by the role's logical id.
+    const usersByRole = new Map<string, string[]>();
+    for (const policy of Object.values(template.findResources('AWS::IAM::Policy'))) {
+      const users = (policy.Properties.PolicyDocument.Statement as { Action: unknown; Resource: unknown }[])
+        .filter((statement) => statement.Action === 'rds-db:connect')
+        .flatMap((statement) =>
+          Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource],
+        )
+        .map((resource) => {
+          const parts = (resource as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+          return String(parts.at(-1)).replace(/^\//, '');
+        });
+      for (const role of policy.Properties.Roles as { Ref: string }[]) {
+        usersByRole.set(role.Ref, [...(usersByRole.get(role.Ref) ?? []), ...users]);
+      }
+    }
+    const usersOf = (pattern: RegExp) =>
+      [...usersByRole.entries()].filter(([role]) => pattern.test(role)).flatMap(([, users]) => users.sort());
+
+    // Assess
+    expect(usersOf(/^WorkerWorkerFunctionServiceRole/)).toEqual(['sqs_worker']);
+    expect(usersOf(/^WorkerOutboxRelayFunctionServiceRole/)).toEqual(['sqs_outbox_relay']);
+    expect(usersOf(/^WorkerMigrationFunctionServiceRole/)).toEqual([]);
+    expect(usersOf(/^WorkerDatabaseProxyRole/)).toEqual(['sqs_outbox_relay', 'sqs_worker', 'sqs_worker_ops']);
   });
 
   it('creates RDS PostgreSQL encrypted, multi-AZ, deletion-protected, backed up, IAM-enabled, TLS forced', () => {
@@ -246,7 +259,11 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     expect(template.toJSON().Resources[migrateId].Properties.Environment.Variables).toMatchObject({
       MIGRATIONS_DIR: 'migrations',
       WORKER_DB_USER: 'sqs_worker',
+      RELAY_DB_USER: 'sqs_outbox_relay',
+      OPS_DB_USER: 'sqs_worker_ops',
       DB_SSL: 'true',
+      // Direct to the instance: its certificate is verified against the runtime's Amazon CAs (RDS included).
+      NODE_EXTRA_CA_CERTS: '/var/runtime/ca-cert.pem',
     });
     const triggerId = Object.keys(template.findResources('Custom::Trigger'))[0] as string;
     template.hasResource('AWS::Lambda::Function', {
@@ -267,6 +284,7 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     expect(relay.Properties.Environment.Variables).toMatchObject({
       OUTBOX_RUN_GUARD_MS: '10000',
       DB_AUTH: 'iam',
+      DB_USER: 'sqs_outbox_relay',
     });
     expect(relay.Properties.Environment.Variables.OUTBOX_QUEUE_URL).toEqual({ Ref: expect.any(String) });
   });

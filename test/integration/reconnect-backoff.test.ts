@@ -133,6 +133,8 @@ describe('Function: createSql — TLS over the sockets it opens', () => {
       password: decodeURIComponent(target.password),
       region: 'eu-west-1',
       ssl: true,
+      // The certificate is verified: trust the CA the proxy made for this run.
+      ca: proxy.caCertificate,
       poolSize: 1,
     });
     cleanups.push(() => sql.end({ timeout: 0 }));

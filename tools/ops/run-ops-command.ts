@@ -29,6 +29,21 @@ export interface OpsSession {
   cloudWatch(): CloudWatchClient | undefined;
 }
 
+/** PostgreSQL's SQLSTATE for "permission denied". */
+const INSUFFICIENT_PRIVILEGE = '42501';
+
+/**
+ * Turns a "permission denied" from the database into a configuration error (exit 2) that names the fix: the ops
+ * commands need the ops database user; the worker's and the relay's users are refused on purpose.
+ */
+function explainDatabasePrivilege(error: unknown): unknown {
+  if ((error as { code?: unknown } | null)?.code !== INSUFFICIENT_PRIVILEGE) return error;
+  return new UsageError(
+    `${(error as Error).message}. Connect as the ops database user (sqs_worker_ops unless the stack sets opsDbUser) in --database-url / DATABASE_URL: the worker's and the relay's users may not run ops commands.`,
+    { cause: error },
+  );
+}
+
 /** Where {@link runOpsCommand} reports (the real process by default). */
 export interface OpsRuntime {
   readonly env?: Record<string, string | undefined>;
@@ -88,7 +103,8 @@ export async function runOpsCommand(
   try {
     await action(session);
     return 0;
-  } catch (error) {
+  } catch (caught) {
+    const error = explainDatabasePrivilege(caught);
     // A database error names the setting and host:port to check (never the password) and what to do.
     const described =
       database && !(error instanceof OpsError) ? describeDatabaseError(error, database) : undefined;

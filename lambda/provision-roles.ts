@@ -1,0 +1,174 @@
+import type postgres from 'postgres';
+import { ConfigError } from './errors.ts';
+
+/** The database login roles of one deployment, one per function; an unset role is not provisioned. */
+export interface DatabaseRoles {
+  /** `WORKER_DB_USER`: the SQS worker (inbox, quarantine, effect log, domain tables, new outbox rows). */
+  readonly worker?: string | undefined;
+  /** `RELAY_DB_USER`: the outbox relay (reads and marks outbox rows, nothing else). */
+  readonly relay?: string | undefined;
+  /** `OPS_DB_USER`: the `sqs-worker` ops CLI (purge, rearm, release, audit trail). */
+  readonly ops?: string | undefined;
+}
+
+/** Which function a role belongs to. */
+export type RoleFunction = keyof DatabaseRoles;
+
+/** A grant on one of the toolkit's own tables: SQL privilege list, column lists allowed (constants only). */
+interface TableGrant {
+  readonly table: string;
+  readonly privileges: string;
+}
+
+/**
+ * What each function may do on the toolkit's own tables. Nobody but the migration user (the owner) may write
+ * `schema_migrations`, delete from `ops_audit`, or truncate anything; grants are per table, never `all`.
+ *
+ * - The worker writes the inbox, the quarantine and the external-effect log, and may INSERT outbox rows (a
+ *   handler that publishes an event calls `enqueueOutbox` in its own transaction); reading the outbox is
+ *   limited to the columns `enqueueOutbox` needs to report a conflicting duplicate. It cannot mark a row
+ *   published, delete one, or read the audit trail.
+ * - The relay reads the outbox and updates its delivery columns (lease, attempts, status, error); it cannot
+ *   rewrite an envelope or touch any other table.
+ * - The ops CLI reads the inbox and the quarantine, deletes and rearms inbox rows (`inbox purge`, `dlq
+ *   redrive --rearm`: status and attempts only), marks quarantined messages released, and appends to the audit
+ *   trail: it may finish an audit row it started (outcome, new message id, detail, finished at), never change
+ *   who did what or delete one.
+ *
+ * Column lists keep `select … for update` working (it needs UPDATE on one column) while the rest stays read-only.
+ *
+ * Tables that are not listed here (and are not `schema_migrations`) are domain tables: the worker gets
+ * select, insert, update and delete on them and on the sequences they own; the relay and ops get nothing.
+ * A toolkit table added by a later migration must be added here, or the worker gets domain access to it.
+ */
+export const TOOLKIT_GRANTS: Readonly<Record<RoleFunction, readonly TableGrant[]>> = {
+  worker: [
+    { table: 'worker_inbox', privileges: 'select, insert, update, delete' },
+    { table: 'worker_quarantine', privileges: 'select, insert, update' },
+    { table: 'external_effect_log', privileges: 'select, insert, update' },
+    { table: 'outbox_events', privileges: 'insert, select (event_id, idempotency_key, request_hash)' },
+  ],
+  relay: [
+    {
+      table: 'outbox_events',
+      privileges:
+        'select, update (status, attempts, next_attempt_at, locked_until, locked_by, last_error, sqs_message_id, published_at)',
+    },
+  ],
+  ops: [
+    { table: 'worker_inbox', privileges: 'select, update (status, receive_count), delete' },
+    { table: 'worker_quarantine', privileges: 'select, update (released_at, released_message_id)' },
+    {
+      table: 'ops_audit',
+      privileges: 'select, insert, update (outcome, new_message_id, detail, finished_at)',
+    },
+  ],
+};
+
+/** Tables of the toolkit itself: never treated as domain tables. */
+const TOOLKIT_TABLES = new Set([
+  'schema_migrations',
+  ...Object.values(TOOLKIT_GRANTS).flatMap((grants) => grants.map((grant) => grant.table)),
+]);
+
+const VARIABLE: Readonly<Record<RoleFunction, string>> = {
+  worker: 'WORKER_DB_USER',
+  relay: 'RELAY_DB_USER',
+  ops: 'OPS_DB_USER',
+};
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * Checks the role names: lowercase SQL identifiers, one distinct role per function.
+ *
+ * @throws ConfigError naming the variable, the value and the fix.
+ */
+export function checkRoleNames(roles: DatabaseRoles): void {
+  const problems: string[] = [];
+  const seen = new Map<string, RoleFunction>();
+  for (const [fn, role] of Object.entries(roles) as [RoleFunction, string | undefined][]) {
+    if (role === undefined) continue;
+    if (!IDENTIFIER.test(role)) {
+      problems.push(`${VARIABLE[fn]} must be a lowercase SQL identifier (given "${role}")`);
+      continue;
+    }
+    const other = seen.get(role);
+    if (other) {
+      problems.push(
+        `${VARIABLE[fn]} and ${VARIABLE[other]} are both "${role}": give each function its own database role`,
+      );
+    }
+    seen.set(role, fn);
+  }
+  if (problems.length > 0) throw new ConfigError(problems.join('; '));
+}
+
+/**
+ * Creates the login role of each function if missing, lets it authenticate with IAM (`rds_iam`, present on
+ * RDS only), and sets its privileges to exactly {@link TOOLKIT_GRANTS} plus the domain tables (worker).
+ *
+ * A reconcile, not an addition: each role first loses every table and sequence privilege in `public` (and the
+ * default privileges earlier versions granted), then gets its own, all in ONE transaction, so a running
+ * function never sees a moment without them and a narrowed grant takes effect on the next deploy. Idempotent;
+ * the migration function runs it after every migration run. The roles have no password and no CREATE.
+ *
+ * @throws ConfigError when a role name is invalid or two functions share one.
+ */
+export async function provisionRoles(sql: postgres.Sql, roles: DatabaseRoles): Promise<void> {
+  checkRoleNames(roles);
+  const entries = (Object.entries(roles) as [RoleFunction, string | undefined][]).filter(
+    (entry): entry is [RoleFunction, string] => entry[1] !== undefined,
+  );
+  if (entries.length === 0) return;
+  await sql.begin(async (tx) => {
+    const [{ database } = { database: '' }] = await tx<{ database: string }[]>`
+      select current_database() as database
+    `;
+    const tables = await tx<{ name: string }[]>`
+      select tablename as name from pg_tables where schemaname = 'public' order by tablename
+    `;
+    const sequences = await tx<{ name: string; owner: string | null }[]>`
+      select s.relname as name, t.relname as owner
+        from pg_class s
+        join pg_namespace n on n.oid = s.relnamespace
+        left join pg_depend d
+          on d.classid = 'pg_class'::regclass and d.objid = s.oid
+         and d.refclassid = 'pg_class'::regclass and d.deptype in ('a', 'i')
+        left join pg_class t on t.oid = d.refobjid
+       where s.relkind = 'S' and n.nspname = 'public'
+    `;
+    const domainTables = tables.map((t) => t.name).filter((name) => !TOOLKIT_TABLES.has(name));
+    const domainSequences = sequences
+      .filter((s) => s.owner === null || !TOOLKIT_TABLES.has(s.owner))
+      .map((s) => s.name);
+    const [rdsIam] = await tx`select 1 as found from pg_roles where rolname = 'rds_iam'`;
+
+    for (const [fn, role] of entries) {
+      const [existing] = await tx`select 1 as found from pg_roles where rolname = ${role}`;
+      if (!existing) await tx`create role ${tx(role)} with login`;
+      if (rdsIam) await tx`grant rds_iam to ${tx(role)}`;
+      await tx`grant connect on database ${tx(database)} to ${tx(role)}`;
+      await tx`grant usage on schema public to ${tx(role)}`;
+
+      await tx`revoke all on all tables in schema public from ${tx(role)}`;
+      await tx`revoke all on all sequences in schema public from ${tx(role)}`;
+      await tx`alter default privileges in schema public revoke all on tables from ${tx(role)}`;
+      await tx`alter default privileges in schema public revoke all on sequences from ${tx(role)}`;
+
+      for (const grant of TOOLKIT_GRANTS[fn]) {
+        if (!tables.some((t) => t.name === grant.table)) continue;
+        // The privilege list (with its column lists) is a constant of this file; the names are identifiers.
+        await tx`grant ${tx.unsafe(grant.privileges)} on table ${tx(grant.table)} to ${tx(role)}`;
+      }
+      if (fn === 'worker') {
+        for (const table of domainTables) {
+          await tx`grant select, insert, update, delete on table ${tx(table)} to ${tx(role)}`;
+        }
+        for (const sequence of domainSequences) {
+          await tx`grant usage, select on sequence ${tx(sequence)} to ${tx(role)}`;
+        }
+      }
+    }
+  });
+}

@@ -1,0 +1,313 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { PassThrough } from 'node:stream';
+import type { SendMessageBatchCommand, SendMessageBatchCommandOutput } from '@aws-sdk/client-sqs';
+import type postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { performExternalEffect } from '../../lambda/effects/perform-external-effect.ts';
+import { enqueueOutbox, relayOutbox } from '../../lambda/outbox/index.ts';
+import { provisionRoles } from '../../lambda/provision-roles.ts';
+import { systemClock } from '../../tools/ops/clock.ts';
+import { inboxPurge } from '../../tools/ops/inbox-purge.ts';
+import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
+import { rearmInbox } from '../../tools/ops/rearm-inbox.ts';
+import { finishAudit, recordAudit } from '../../tools/ops/record-audit.ts';
+import { runOpsCommand } from '../../tools/ops/run-ops-command.ts';
+import { createTestDatabase } from '../support/database.ts';
+import {
+  caseStageEnvelope,
+  envelopeFactory,
+  lambdaContext,
+  sqsEvent,
+  sqsRecordFactory,
+} from '../support/sqs-event.ts';
+import { exampleWorker } from '../support/test-worker.ts';
+
+// Each function's database role, provisioned by the migration function's code, then used over real connections
+// (a password is set for the test only; deployed roles log in with IAM tokens). Roles are cluster-wide, hence
+// the random suffix.
+const db = await createTestDatabase();
+const suffix = randomBytes(4).toString('hex');
+const roles = { worker: `t_worker_${suffix}`, relay: `t_relay_${suffix}`, ops: `t_ops_${suffix}` } as const;
+const PASSWORD = 'test-only-role-password';
+
+/** A client logged in as `role`. */
+function as(role: string): postgres.Sql {
+  return db.client({ max: 2, username: role, password: PASSWORD });
+}
+
+let worker: postgres.Sql;
+let relay: postgres.Sql;
+let ops: postgres.Sql;
+beforeAll(async () => {
+  // An already deployed database: the worker role holds what earlier versions granted (everything, on every
+  // table, now and later). Provisioning must take that back, not only add.
+  await db.sql`create role ${db.sql(roles.worker)} with login`;
+  await db.sql`grant select, insert, update, delete on all tables in schema public to ${db.sql(roles.worker)}`;
+  await db.sql`alter default privileges in schema public grant select, insert, update, delete on tables to ${db.sql(roles.worker)}`;
+
+  await provisionRoles(db.sql, roles);
+  for (const role of Object.values(roles)) {
+    await db.sql.unsafe(`alter role "${role}" password '${PASSWORD}'`);
+  }
+  worker = as(roles.worker);
+  relay = as(roles.relay);
+  ops = as(roles.ops);
+});
+afterAll(async () => {
+  await Promise.all([worker, relay, ops].map((sql) => sql?.end({ timeout: 1 })));
+  for (const role of Object.values(roles)) {
+    await db.sql.unsafe(`drop owned by "${role}"`).catch(() => {});
+    await db.sql.unsafe(`drop role if exists "${role}"`);
+  }
+});
+
+/** The SQLSTATE a statement fails with, or 'allowed'. */
+const outcome = (query: Promise<unknown>) =>
+  query.then(
+    () => 'allowed',
+    (error: { code?: string; message?: string }) => error.code ?? error.message,
+  );
+
+const INSUFFICIENT_PRIVILEGE = '42501';
+
+describe('Function: provisionRoles() — what each role may NOT do', () => {
+  it.each([
+    ['delete from ops_audit', 'delete from ops_audit'],
+    ['update schema_migrations', `update schema_migrations set name = 'rewritten'`],
+    [
+      'insert into schema_migrations',
+      `insert into schema_migrations (migration_id, name) values (9999, 'x')`,
+    ],
+    ['read the audit trail', 'select * from ops_audit'],
+    ['write the audit trail', `insert into ops_audit (action, outcome) values ('forged', 'DONE')`],
+    ['mark an outbox row published', `update outbox_events set status = 'PUBLISHED'`],
+    ['delete outbox rows', 'delete from outbox_events'],
+    ['read outbox envelopes', 'select envelope from outbox_events'],
+    ['truncate the inbox', 'truncate worker_inbox'],
+    ['create a table', 'create table worker_owned (id int)'],
+  ])('the worker cannot %s', async (_what, statement) => {
+    expect(await outcome(worker.unsafe(statement))).toBe(INSUFFICIENT_PRIVILEGE);
+  });
+
+  it.each([
+    ['read the inbox', 'select * from worker_inbox'],
+    ['write the inbox', `delete from worker_inbox`],
+    ['read the quarantine', 'select * from worker_quarantine'],
+    ['touch a domain table', 'select * from cases'],
+    ['read the effect log', 'select * from external_effect_log'],
+    ['read the audit trail', 'select * from ops_audit'],
+    ['insert outbox rows', `insert into outbox_events (event_id) values ('x')`],
+    ['delete outbox rows', 'delete from outbox_events'],
+    ['rewrite an envelope', `update outbox_events set envelope = '{}'`],
+    ['update schema_migrations', `update schema_migrations set name = 'rewritten'`],
+  ])('the relay cannot %s', async (_what, statement) => {
+    expect(await outcome(relay.unsafe(statement))).toBe(INSUFFICIENT_PRIVILEGE);
+  });
+
+  it.each([
+    ['delete from ops_audit', 'delete from ops_audit'],
+    ['rewrite who did what in ops_audit', `update ops_audit set actor = 'someone-else'`],
+    ['update schema_migrations', `update schema_migrations set name = 'rewritten'`],
+    ['touch a domain table', 'select * from cases'],
+    ['read the outbox', 'select * from outbox_events'],
+    ['insert inbox rows', `insert into worker_inbox (consumer) values ('x')`],
+    ['rewrite an inbox request hash', `update worker_inbox set request_hash = repeat('0', 64)`],
+    ['rewrite a quarantined body', `update worker_quarantine set body = 'forged'`],
+    ['truncate the inbox', 'truncate worker_inbox'],
+  ])('the ops role cannot %s', async (_what, statement) => {
+    expect(await outcome(ops.unsafe(statement))).toBe(INSUFFICIENT_PRIVILEGE);
+  });
+});
+
+describe('Function: provisionRoles() — what each role does still works', () => {
+  it('the worker processes messages (inbox, domain tables, quarantine) and writes the effect log', async () => {
+    // Prepare: a stage change, a payment, and a body that is not an envelope (terminal: quarantined).
+    const caseId = `CASE-${randomUUID()}`;
+    const records = [
+      sqsRecordFactory(caseStageEnvelope(caseId, 1)),
+      sqsRecordFactory(envelopeFactory()),
+      sqsRecordFactory('not an envelope'),
+    ];
+    const handler = exampleWorker(worker);
+
+    // Act
+    const response = await handler(sqsEvent(records), lambdaContext());
+    const effect = await performExternalEffect({
+      sql: worker,
+      effectKey: `test:${caseId}`,
+      provider: 'test',
+      operation: 'notify',
+      request: { caseId },
+      call: async () => ({ reference: 'ref-1' }),
+    });
+
+    // Assess: every record settled as the superuser sees it.
+    expect(response).toEqual({ batchItemFailures: [] });
+    const [row] = await db.sql`select stage, version from cases where case_id = ${caseId}`;
+    expect(row).toEqual({ stage: 'INVESTIGATION', version: 1 });
+    const [inbox] = await db.sql<{ count: number }[]>`
+      select count(*)::int as count from worker_inbox where status = 'COMPLETED' and consumer = 'case-worker'
+    `;
+    expect(inbox?.count).toBe(2);
+    const [quarantined] = await db.sql<{ count: number }[]>`
+      select count(*)::int as count from worker_quarantine where body = 'not an envelope'
+    `;
+    expect(quarantined?.count).toBe(1);
+    expect(effect).toEqual({ reference: 'ref-1', replayed: false, attempts: 1 });
+  });
+
+  it('the worker enqueues outbox rows in its transaction and sees a duplicate as one', async () => {
+    // Prepare
+    const envelope = caseStageEnvelope(`CASE-${randomUUID()}`, 1);
+
+    // Act
+    const first = await worker.begin((sql) => enqueueOutbox(sql, envelope));
+    const again = await worker.begin((sql) => enqueueOutbox(sql, envelope));
+
+    // Assess
+    expect(first).toEqual({ eventId: envelope.messageId, inserted: true });
+    expect(again).toEqual({ eventId: envelope.messageId, inserted: false });
+  });
+
+  it('the relay publishes outbox rows and marks them PUBLISHED', async () => {
+    // Prepare: a row the worker enqueued, and an SQS stand-in that accepts every entry.
+    const envelope = caseStageEnvelope(`CASE-${randomUUID()}`, 1);
+    await worker.begin((sql) => enqueueOutbox(sql, envelope));
+    const sqs = {
+      async send(command: SendMessageBatchCommand): Promise<SendMessageBatchCommandOutput> {
+        const entries = command.input.Entries ?? [];
+        return {
+          Successful: entries.map((entry) => ({
+            Id: entry.Id,
+            MessageId: randomUUID(),
+            MD5OfMessageBody: '',
+          })),
+          Failed: [],
+          $metadata: {},
+        } as SendMessageBatchCommandOutput;
+      },
+    };
+
+    // Act
+    const result = await relayOutbox({
+      sql: relay,
+      sqs,
+      queueUrl: 'https://sqs.eu-west-1.amazonaws.com/000000000000/worker',
+      deadline: Date.now() + 10_000,
+    });
+
+    // Assess
+    expect(result.published).toBeGreaterThanOrEqual(1);
+    const [row] = await db.sql`select status from outbox_events where event_id = ${envelope.messageId}`;
+    expect(row).toEqual({ status: 'PUBLISHED' });
+  });
+
+  it('the ops role rearms, purges and releases, keeping an audit trail it cannot rewrite', async () => {
+    // Prepare: a terminally failed inbox row, a completed one 30 days old, and a quarantined message.
+    const consumer = `ops-${randomUUID()}`;
+    const failedKey = `key-${randomUUID()}`;
+    const old = new Date(Date.now() - 30 * 86_400_000);
+    for (const [key, status] of [
+      [failedKey, 'FAILED_TERMINAL'],
+      [`key-${randomUUID()}`, 'COMPLETED'],
+    ] as const) {
+      await db.sql`
+        insert into worker_inbox (consumer, idempotency_key, message_type, schema_version, aggregate_type,
+                                  aggregate_id, status, request_hash, receive_count, first_seen_at, last_seen_at,
+                                  completed_at)
+        values (${consumer}, ${key}, 'PaymentCaptured', 1, 'payment', 'PAY-1', ${status}, ${'0'.repeat(64)}, 3,
+                ${old}, ${old}, ${status === 'COMPLETED' ? old : null})
+      `;
+    }
+    const [quarantined] = await db.sql<{ id: string }[]>`
+      insert into worker_quarantine (consumer, body_hash, body, reason_code, reason_message)
+      values (${consumer}, ${'1'.repeat(64)}, 'body', 'INVALID_ENVELOPE', 'not json')
+      returning quarantine_id::text as id
+    `;
+
+    // Act: the statements of `dlq redrive --rearm`, `inbox purge` and `quarantine release`.
+    const auditId = await recordAudit(ops, { action: 'test_rearm', outcome: 'STARTED', consumer });
+    const rearmed = await rearmInbox(ops, { consumer, idempotencyKey: failedKey });
+    await finishAudit(ops, auditId, { outcome: 'DONE', detail: { rearmed: rearmed.rearmed } });
+    const purged = await inboxPurge(
+      { sql: ops, out: createMemoryOutput(), clock: systemClock },
+      {
+        consumer,
+        olderThanSeconds: 20 * 86_400,
+        sourceRetentionSeconds: 4 * 86_400,
+        dlqRetentionSeconds: 14 * 86_400,
+      },
+    );
+    const released = await ops.begin(async (tx) => {
+      await tx`select quarantine_id from worker_quarantine where quarantine_id = ${quarantined?.id ?? ''} for update`;
+      return tx`
+        update worker_quarantine set released_at = now(), released_message_id = 'm-1'
+        where quarantine_id = ${quarantined?.id ?? ''}
+      `;
+    });
+
+    // Assess
+    expect(rearmed).toMatchObject({ previousStatus: 'FAILED_TERMINAL', rearmed: true });
+    expect(purged.deleted).toBe(1);
+    expect(released.count).toBe(1);
+    const audit = await db.sql`
+      select action, outcome from ops_audit where consumer = ${consumer} order by audit_id
+    `;
+    expect(audit).toEqual([
+      { action: 'test_rearm', outcome: 'DONE' },
+      { action: 'inbox_purge', outcome: 'DONE' },
+    ]);
+  });
+});
+
+describe('Function: runOpsCommand() — as the wrong database user', () => {
+  it('exits 2 and names the ops user when the worker user runs an audited command', async () => {
+    // Prepare: DATABASE_URL with the worker's user, and an action that writes the audit trail as every
+    // destructive command does.
+    const url = new URL(db.url);
+    url.username = roles.worker;
+    url.password = PASSWORD;
+    const stderr = new PassThrough();
+    let written = '';
+    stderr.on('data', (chunk: Buffer) => {
+      written += chunk.toString('utf8');
+    });
+
+    // Act
+    const exitCode = await runOpsCommand(
+      'inbox purge',
+      { databaseUrl: url.toString() },
+      (session) => recordAudit(session.sql(), { action: 'inbox_purge', outcome: 'DONE' }),
+      { stdout: new PassThrough(), stderr },
+    );
+
+    // Assess
+    expect(exitCode).toBe(2);
+    expect(written).toContain('permission denied for table ops_audit');
+    expect(written).toContain(
+      'Connect as the ops database user (sqs_worker_ops unless the stack sets opsDbUser)',
+    );
+    expect(written).not.toContain(PASSWORD);
+  });
+});
+
+describe('Function: provisionRoles() — tables added by later migrations', () => {
+  it('gives the worker a new domain table on the next run, and nobody else', async () => {
+    // Prepare: a migration adds a domain table with a serial key.
+    await db.sql`create table role_test_notes (note_id serial primary key, body text not null)`;
+
+    // Act
+    await provisionRoles(db.sql, roles);
+
+    // Assess
+    expect(await outcome(worker`insert into role_test_notes (body) values ('hello')`)).toBe('allowed');
+    expect(await outcome(relay`select * from role_test_notes`)).toBe(INSUFFICIENT_PRIVILEGE);
+    expect(await outcome(ops`select * from role_test_notes`)).toBe(INSUFFICIENT_PRIVILEGE);
+  });
+
+  it('refuses two functions sharing one role', async () => {
+    await expect(provisionRoles(db.sql, { worker: 'shared_role', relay: 'shared_role' })).rejects.toThrow(
+      'RELAY_DB_USER and WORKER_DB_USER are both "shared_role": give each function its own database role',
+    );
+  });
+});
