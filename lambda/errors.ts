@@ -13,6 +13,7 @@ export class WorkerError extends Error {
 
 /**
  * Thrown by a domain handler when the message may succeed later (a dependency is down, a row is locked).
+ * Like {@link TerminalError}'s, its message is logged and stored: no payload values in it.
  *
  * @example
  * ```ts
@@ -31,10 +32,12 @@ export class RetryableError extends WorkerError {
 
 /**
  * Thrown by a domain handler when the message can never succeed as it is (bad data, missing aggregate).
+ * The message is logged and stored: it names the rule and the field, never a payload value (the record's log
+ * line already carries the envelope's `aggregateId` and `idempotencyKey`).
  *
  * @example
  * ```ts
- * if (!row) throw new TerminalError('CASE_NOT_FOUND', `case ${payload.caseId} does not exist`);
+ * if (!row) throw new TerminalError('CASE_NOT_FOUND', 'the case of payload.caseId does not exist; send its CaseStageChanged first');
  * ```
  */
 export class TerminalError extends WorkerError {

@@ -18,6 +18,7 @@ import {
 } from './inbox.ts';
 import type { OutcomeResult, RecordOutcome } from './outcome.ts';
 import { quarantineMessage } from './quarantine.ts';
+import { redactValues } from './redact-values.ts';
 import {
   CLIENT_DEADLINE_MARGIN_MS,
   HANDLER_MARGIN_MS,
@@ -186,7 +187,11 @@ export async function processRecord(
     );
     return finish(outcome);
   } catch (error) {
-    return finish(await settleFailure(classifyError(error), decoded, attempts));
+    // A handler's message is its author's text: values of the payload it quotes are taken out before the
+    // message is logged or stored (a safety net; docs/writing-handlers.md asks for messages without values).
+    const failure = classifyError(error);
+    const message = redactValues(failure.message, [decoded.envelope.payload, decoded.payload]);
+    return finish(await settleFailure({ ...failure, message }, decoded, attempts));
   }
 
   /** The timeouts of a transaction that starts now (bounded by the Lambda time left). */

@@ -57,4 +57,81 @@ describe('Function: parseSchema()', () => {
       );
     }
   });
+
+  it('replaces keys that come from the input with <key> and keeps field names and array indexes', () => {
+    // Prepare
+    const secret = 'someone@example.com';
+    const schema = z.object({
+      byEmail: z.record(z.string(), z.int()),
+      byCurrency: z.record(z.enum(['EUR', 'USD']), z.int()),
+      lines: z.array(z.object({ sku: z.string() })),
+      tree: z.optional(z.lazy(() => z.union([z.object({ leaf: z.int() }), z.record(z.string(), z.int())]))),
+      byId: z.map(z.number(), z.string()),
+    });
+
+    // Act
+    const parsed = parseSchema(schema, {
+      byEmail: { [secret]: 'many' },
+      byCurrency: { EUR: 'x', USD: 1 },
+      lines: [{ sku: 'A' }, { sku: 7 }],
+      tree: { [secret]: 'y' },
+      byId: new Map([[4111, 1]]),
+    });
+
+    // Assess
+    const error = (parsed as { error: z.core.$ZodError }).error;
+    expect(error.issues.map((issue) => issue.path.join('.'))).toEqual([
+      'byEmail.<key>',
+      'byCurrency.EUR',
+      'lines.1.sku',
+      'tree',
+      'byId.<key>',
+    ]);
+    expect(JSON.stringify(error.issues)).not.toContain(secret);
+    expect(JSON.stringify(error.issues)).not.toContain('4111');
+  });
+
+  it("names the rule, not the value, even when the schema's author wrote messages that quote the input", () => {
+    // Prepare
+    const secret = 'card-4111111111111111';
+    const schema = z.object({
+      stage: z.enum(['OPEN', 'CLOSED'], { error: (issue) => `stage ${String(issue.input)} is unknown` }),
+      kind: z.literal('probe'),
+      code: z.string().check(
+        z.refine((value) => value.startsWith('P-'), {
+          error: (issue) => `code ${String(issue.input)} must start with P-`,
+        }),
+      ),
+      options: z.strictObject({ verbose: z.boolean() }),
+      period: z
+        .object({ from: z.string(), to: z.string() })
+        .check(
+          z.refine((p) => p.from < p.to, { error: (issue) => `${JSON.stringify(issue.input)} is reversed` }),
+        ),
+    });
+
+    // Act
+    const parsed = parseSchema(schema, {
+      stage: secret,
+      kind: secret,
+      code: secret,
+      options: { verbose: true, [secret]: true },
+      period: { from: `${secret}-b`, to: `${secret}-a` },
+    });
+
+    // Assess
+    const error = (parsed as { error: z.core.$ZodError }).error;
+    const text = describeIssues(error, 'payload.');
+    expect(text).toBe(
+      [
+        'payload.stage: Invalid option: expected one of "OPEN"|"CLOSED"',
+        'payload.kind: Invalid input: expected "probe"',
+        'payload.code: code <value> must start with P-',
+        'payload.options: Unrecognized key: 1 key the schema does not define',
+        'payload.period: {"from":"<value>","to":"<value>"} is reversed',
+      ].join('; '),
+    );
+    expect(JSON.stringify(error.issues)).not.toContain('4111');
+    expect(error.message).not.toContain('4111');
+  });
 });
