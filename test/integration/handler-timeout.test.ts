@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import postgres from 'postgres';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
@@ -7,6 +8,7 @@ import { BatchFailedError } from '../../lambda/errors.ts';
 import { defineHandler } from '../../lambda/worker/message-handler.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
+import { startTcpProxy } from '../support/tcp-proxy.ts';
 import { alwaysRetryable } from '../support/test-handlers.ts';
 import { exampleWorker } from '../support/test-worker.ts';
 
@@ -44,7 +46,21 @@ const writeThenWait = defineHandler({
     return { resultRef: `effect_counter/${payload.key}` };
   },
 });
-const handlers = [...exampleHandlers, writeThenWait, alwaysRetryable];
+/** Called by `WriteThenHang` between its write and its next statement (the test stalls the network there). */
+let beforeHang: () => void = () => {};
+/** `WriteThenHang`: counts its effect, then sends a statement the network never delivers. */
+const writeThenHang = defineHandler({
+  messageType: 'WriteThenHang',
+  schemaVersion: 1,
+  payload: z.object({ key: z.string() }),
+  async handle({ sql, payload }) {
+    await sql`insert into effect_counter (key, applied) values (${payload.key}, 1)`;
+    beforeHang();
+    await sql`select 1`;
+    return { resultRef: `effect_counter/${payload.key}` };
+  },
+});
+const handlers = [...exampleHandlers, writeThenWait, writeThenHang, alwaysRetryable];
 
 const message = (key: string) =>
   envelopeFactory({ messageType: 'WriteThenWait', idempotencyKey: `wtw:${key}`, payload: { key } });
@@ -139,6 +155,60 @@ describe('Handler timeout, per-batch in an environment whose batches run without
       const acknowledged = !reported.has(records[index]?.messageId as string);
       expect(await counter(key)).toEqual({ applied: acknowledged ? 1 : 0, late_writes: 0 });
     }
+  });
+});
+
+describe('Handler timeout, per-batch with a statement that never returns', () => {
+  it('rolls the batch back instead of committing while a record has not settled', async () => {
+    // Prepare: the worker's one connection goes through a proxy the handler stalls mid-transaction; every
+    // statement the client sends is recorded
+    const target = new URL(db.url);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
+    const viaProxy = new URL(db.url);
+    viaProxy.port = String(proxy.port);
+    let sent: string[] = [];
+    const sql = postgres(viaProxy.toString(), {
+      max: 1,
+      onnotice: () => {},
+      debug: (_connection, query) => sent.push(query.replace(/\s+/g, ' ').trim().toLowerCase()),
+    });
+    const worker = exampleWorker(sql, { commitMode: 'per-batch', handlers, deadlineGuardMs: 300 });
+    const failing = sqsRecordFactory(envelopeFactory({ messageType: 'AlwaysRetryable', payload: {} }));
+    await worker(sqsEvent([failing]), lambdaContext()).catch(() => {}); // batches now run with savepoints
+    const [fast, hung] = [randomUUID(), randomUUID()];
+    const records = [
+      sqsRecordFactory(message(fast)),
+      sqsRecordFactory(
+        envelopeFactory({
+          messageType: 'WriteThenHang',
+          idempotencyKey: `wth:${hung}`,
+          payload: { key: hung },
+        }),
+      ),
+    ];
+    beforeHang = () => {
+      sent = [];
+      proxy.stall();
+    };
+
+    try {
+      // Act
+      const result = await worker(sqsEvent(records), lambdaContext(2_500)).catch((error: unknown) => error);
+
+      // Assess: every record reported; after the stall the client rolled back and never sent a COMMIT
+      expect(result).toBeInstanceOf(BatchFailedError);
+      expect((result as BatchFailedError).messageIds).toEqual(records.map((record) => record.messageId));
+      expect(sent).toContain('rollback');
+      expect(sent).not.toContain('commit');
+    } finally {
+      beforeHang = () => {};
+      await sql.end({ timeout: 0 }).catch(() => {});
+      await proxy.close();
+    }
+    // Nothing of the batch is applied once the server has seen the connection go
+    await sleep(200);
+    expect(await counter(fast)).toEqual({ applied: 0, late_writes: 0 });
+    expect(await counter(hung)).toEqual({ applied: 0, late_writes: 0 });
   });
 });
 
