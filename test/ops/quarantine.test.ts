@@ -89,6 +89,18 @@ async function completedEvent(
   );
 }
 
+/** The entry is not released, its inbox row is as the failures left it, and no operator action was audited. */
+async function expectNothingChanged(id: string, idempotencyKey: string): Promise<void> {
+  const [entry] = await db.sql`select released_at from worker_quarantine where quarantine_id = ${id}`;
+  expect(entry?.released_at).toBeNull();
+  const [inbox] =
+    await db.sql`select status, receive_count from worker_inbox where idempotency_key = ${idempotencyKey}`;
+  expect(inbox).toEqual({ status: 'FAILED_TERMINAL', receive_count: 5 });
+  const [audit] =
+    await db.sql`select count(*)::int as n from ops_audit where detail->>'quarantineId' = ${id}`;
+  expect(audit?.n).toBe(0);
+}
+
 describe('Function: quarantineList()', () => {
   it('lists unreleased entries without bodies, filterable by reason', async () => {
     // Prepare
@@ -244,14 +256,7 @@ describe('Function: quarantineRelease()', () => {
     // Assess
     expect(error).toBeInstanceOf(OperationError);
     expect((error as Error).message).toContain('Nothing was changed');
-    const [entry] = await db.sql`select released_at from worker_quarantine where quarantine_id = ${id}`;
-    expect(entry?.released_at).toBeNull();
-    const [inbox] =
-      await db.sql`select status, receive_count from worker_inbox where idempotency_key = ${envelope.idempotencyKey as string}`;
-    expect(inbox).toEqual({ status: 'FAILED_TERMINAL', receive_count: 5 });
-    const [audit] =
-      await db.sql`select count(*)::int as n from ops_audit where detail->>'quarantineId' = ${id}`;
-    expect(audit?.n).toBe(0);
+    await expectNothingChanged(id, envelope.idempotencyKey as string);
   });
 
   it('refuses without --force when newer events of the aggregate completed: nothing sent, nothing changed', async () => {
@@ -306,14 +311,7 @@ describe('Function: quarantineRelease()', () => {
     );
     expect(out.stdout()).toBe('');
     expect(await depth(sqs, queueUrl)).toEqual({ visible: 0, inFlight: 0 });
-    const [entry] = await db.sql`select released_at from worker_quarantine where quarantine_id = ${id}`;
-    expect(entry?.released_at).toBeNull();
-    const [inbox] =
-      await db.sql`select status, receive_count from worker_inbox where idempotency_key = ${envelope.idempotencyKey as string}`;
-    expect(inbox).toEqual({ status: 'FAILED_TERMINAL', receive_count: 5 });
-    const [audit] =
-      await db.sql`select count(*)::int as n from ops_audit where detail->>'quarantineId' = ${id}`;
-    expect(audit?.n).toBe(0);
+    await expectNothingChanged(id, envelope.idempotencyKey as string);
   });
 
   it('refuses by the envelope aggregate when the message has no inbox row', async () => {
