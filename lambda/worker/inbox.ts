@@ -55,12 +55,12 @@ export const INBOX_LOCK_SEED = 7_316_204_582;
  * A copy of the message in flight elsewhere is answered at once, without waiting: the row source first takes
  * `pg_try_advisory_xact_lock` on the key. When another transaction holds it (it claimed the key and has not
  * ended), no row is written or locked and a `RetryableError` `IN_PROGRESS_ELSEWHERE` is thrown: the record is
- * retried with backoff. A transaction-level advisory lock ends with its transaction (or with the savepoint it was taken in,
- * when that is rolled back), is not session state, and is not among the conditions that pin an RDS Proxy
- * connection (AWS's "Avoiding pinning an RDS Proxy" says so for the `_xact_` variants; `set_config`, which set a
- * lock wait here before, is). Every engine statement that writes an inbox row of a delivery takes the same lock
- * first, so engine transactions never wait for each other on an inbox row; another writer (an ops command) is
- * waited for under the role's `lock_timeout` (55P03, also reported as in flight).
+ * retried with backoff. A transaction-level advisory lock ends with its transaction (or with the savepoint it
+ * was taken in, when that is rolled back), is not session state, and does not pin an RDS Proxy connection
+ * (AWS's "Avoiding pinning an RDS Proxy" says so for the `_xact_` variants, while it lists `set_config` and the
+ * session-level advisory locks as pinning). The engine's transactions take this lock before they write an inbox
+ * row, so they never wait for each other on one; another writer (an ops command) is waited for under the role's
+ * `lock_timeout` (55P03, also reported as in flight).
  *
  * The statement and lock timeouts are the database role's defaults (`alter role … set`, see provisionRoles):
  * nothing in the transaction sets them.
