@@ -35,9 +35,6 @@ export interface WorkerConfig {
   readonly backoffBaseSeconds: number;
   readonly backoffMaxSeconds: number;
   readonly maxBusinessAttempts: number;
-  readonly claimLockTimeoutMs: number;
-  readonly lockTimeoutMs: number;
-  readonly statementTimeoutMs: number;
   /** `WORKER_DEADLINE_GUARD_MS`; when unset the guard follows the observed p99 (at least 2 s). */
   readonly deadlineGuardMs: number | undefined;
   readonly failInvocationOnFullBatchFailure: boolean;
@@ -122,9 +119,6 @@ const variables = {
   WORKER_BACKOFF_BASE_SECONDS: positiveInt('WORKER_BACKOFF_BASE_SECONDS', 2, 42_300),
   WORKER_BACKOFF_MAX_SECONDS: positiveInt('WORKER_BACKOFF_MAX_SECONDS', 900, 42_300),
   WORKER_MAX_BUSINESS_ATTEMPTS: positiveInt('WORKER_MAX_BUSINESS_ATTEMPTS', 10, 1000),
-  WORKER_CLAIM_LOCK_TIMEOUT_MS: positiveInt('WORKER_CLAIM_LOCK_TIMEOUT_MS', 1000, 600_000),
-  WORKER_LOCK_TIMEOUT_MS: positiveInt('WORKER_LOCK_TIMEOUT_MS', 5000, 600_000),
-  WORKER_STATEMENT_TIMEOUT_MS: positiveInt('WORKER_STATEMENT_TIMEOUT_MS', 15_000, 900_000),
   WORKER_DEADLINE_GUARD_MS: text,
   WORKER_FAIL_INVOCATION_ON_FULL_FAILURE: oneOf(
     'WORKER_FAIL_INVOCATION_ON_FULL_FAILURE',
@@ -168,6 +162,22 @@ function readVariables(env: Record<string, string | undefined>, problems: string
     Object.entries(variables).map(([name, reader]) => [name, read<unknown>(reader, env[name])]),
   ) as { [K in keyof typeof variables]: ReturnType<(typeof variables)[K]> };
 }
+
+/** Variables of earlier versions that set timeouts per transaction, and where each setting lives now. */
+const RETIRED_TIMEOUT_VARIABLES: ReadonlyArray<readonly [string, string]> = [
+  [
+    'WORKER_CLAIM_LOCK_TIMEOUT_MS',
+    'a delivery of a key in flight elsewhere is now retried at once (IN_PROGRESS_ELSEWHERE), without a wait',
+  ],
+  [
+    'WORKER_LOCK_TIMEOUT_MS',
+    "the lock timeout is the worker role's default, set by the migration function from DB_LOCK_TIMEOUT_MS",
+  ],
+  [
+    'WORKER_STATEMENT_TIMEOUT_MS',
+    "the statement timeout is the worker role's default, set by the migration function from DB_STATEMENT_TIMEOUT_MS",
+  ],
+];
 
 /**
  * Reads and validates the worker's environment once. Every problem is collected and reported together, each
@@ -232,6 +242,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       );
     }
   }
+  // The worker sets no timeout itself any more (SET and set_config pin RDS Proxy connections): say where they went.
+  for (const [variable, replacement] of RETIRED_TIMEOUT_VARIABLES) {
+    const value = env[variable];
+    if (value !== undefined && value !== '') {
+      problems.push(
+        `${variable} is no longer read (given "${value}"): ${replacement}; remove it from the worker`,
+      );
+    }
+  }
   if (e.WORKER_BACKOFF_BASE_SECONDS > e.WORKER_BACKOFF_MAX_SECONDS) {
     problems.push(
       `WORKER_BACKOFF_BASE_SECONDS (${e.WORKER_BACKOFF_BASE_SECONDS}) must not exceed WORKER_BACKOFF_MAX_SECONDS (${e.WORKER_BACKOFF_MAX_SECONDS})`,
@@ -249,9 +268,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     backoffBaseSeconds: e.WORKER_BACKOFF_BASE_SECONDS,
     backoffMaxSeconds: e.WORKER_BACKOFF_MAX_SECONDS,
     maxBusinessAttempts: e.WORKER_MAX_BUSINESS_ATTEMPTS,
-    claimLockTimeoutMs: e.WORKER_CLAIM_LOCK_TIMEOUT_MS,
-    lockTimeoutMs: e.WORKER_LOCK_TIMEOUT_MS,
-    statementTimeoutMs: e.WORKER_STATEMENT_TIMEOUT_MS,
     deadlineGuardMs,
     failInvocationOnFullBatchFailure: e.WORKER_FAIL_INVOCATION_ON_FULL_FAILURE === 'true',
     sqsEndpoint: e.SQS_ENDPOINT || undefined,

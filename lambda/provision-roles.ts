@@ -80,6 +80,82 @@ const VARIABLE: Readonly<Record<RoleFunction, string>> = {
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /**
+ * Server-side timeouts of the worker's and the relay's sessions, in milliseconds: set as the roles' defaults in the
+ * deployment's database, so every connection starts with them and no statement on the message path has to set
+ * them (`SET` and `set_config` pin a connection to RDS Proxy).
+ */
+export interface RoleTimeouts {
+  /** `statement_timeout`: the longest any one statement may run. @default 15000 */
+  readonly statementTimeoutMs: number;
+  /** `lock_timeout`: the longest a statement waits for a row or table lock (a domain row held elsewhere). @default 5000 */
+  readonly lockTimeoutMs: number;
+}
+
+/** The defaults of {@link RoleTimeouts}. */
+export const DEFAULT_ROLE_TIMEOUTS: RoleTimeouts = { statementTimeoutMs: 15_000, lockTimeoutMs: 5000 };
+
+/** Functions whose roles get {@link RoleTimeouts}: the ones that run per message. Ops commands may run long. */
+const TIMED_FUNCTIONS: ReadonlySet<RoleFunction> = new Set(['worker', 'relay']);
+
+const TIMEOUT_LIMITS = {
+  statementTimeoutMs: { variable: 'DB_STATEMENT_TIMEOUT_MS', max: 900_000 },
+  lockTimeoutMs: { variable: 'DB_LOCK_TIMEOUT_MS', max: 600_000 },
+} as const;
+
+/**
+ * Reads {@link RoleTimeouts} from `DB_STATEMENT_TIMEOUT_MS` and `DB_LOCK_TIMEOUT_MS` (the migration function's
+ * environment), defaults for the unset ones.
+ *
+ * @throws ConfigError naming the variable, the value and the valid range.
+ */
+export function roleTimeoutsFromEnvironment(env: Record<string, string | undefined>): RoleTimeouts {
+  const problems: string[] = [];
+  const read = (field: keyof RoleTimeouts): number => {
+    const { variable, max } = TIMEOUT_LIMITS[field];
+    const value = env[variable];
+    if (value === undefined || value === '') return DEFAULT_ROLE_TIMEOUTS[field];
+    const parsed = Number(value);
+    if (!/^[0-9]+$/.test(value) || parsed < 1 || parsed > max) {
+      problems.push(`${variable} must be a whole number of milliseconds from 1 to ${max} (given "${value}")`);
+    }
+    return parsed;
+  };
+  const timeouts = { statementTimeoutMs: read('statementTimeoutMs'), lockTimeoutMs: read('lockTimeoutMs') };
+  if (problems.length === 0 && timeouts.lockTimeoutMs > timeouts.statementTimeoutMs) {
+    problems.push(
+      `DB_LOCK_TIMEOUT_MS (${timeouts.lockTimeoutMs}) must not exceed DB_STATEMENT_TIMEOUT_MS (${timeouts.statementTimeoutMs}): a lock wait is part of a statement; lower the lock timeout`,
+    );
+  }
+  if (problems.length > 0) throw new ConfigError(problems.join('; '));
+  return timeouts;
+}
+
+/**
+ * Sets `statement_timeout` and `lock_timeout` as defaults of `role` in `database` only (`alter role … in
+ * database … set`): they apply to every session the role opens there from then on, direct or through RDS Proxy
+ * (the proxy signs in as the same user), and to no other database.
+ *
+ * @internal
+ */
+export async function setRoleTimeouts(
+  sql: postgres.Sql | postgres.TransactionSql,
+  role: string,
+  database: string,
+  timeouts: RoleTimeouts,
+): Promise<void> {
+  for (const [setting, value] of [
+    ['statement_timeout', timeouts.statementTimeoutMs],
+    ['lock_timeout', timeouts.lockTimeoutMs],
+  ] as const) {
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new ConfigError(`${setting} must be a whole number of milliseconds above 0 (given ${value})`);
+    }
+    // ALTER ROLE takes no bound parameters; the name is a constant and the value a checked integer (milliseconds).
+    await sql`alter role ${sql(role)} in database ${sql(database)} set ${sql.unsafe(setting)} = ${sql.unsafe(String(value))}`;
+  }
+}
+
+/**
  * Checks the role names: lowercase SQL identifiers, one distinct role per function.
  *
  * @throws ConfigError naming the variable, the value and the fix.
@@ -111,11 +187,16 @@ export function checkRoleNames(roles: DatabaseRoles): void {
  * A reconcile, not an addition: each role first loses every table and sequence privilege in `public` (and the
  * default privileges earlier versions granted), then gets its own, all in ONE transaction, so a running
  * function never sees a moment without them and a narrowed grant takes effect on the next deploy. Idempotent;
- * the migration function runs it after every migration run. The roles have no password and no CREATE.
+ * the migration function runs it after every migration run. The roles have no password and no CREATE. The
+ * worker's and the relay's roles also get {@link RoleTimeouts} as their defaults in this database.
  *
  * @throws ConfigError when a role name is invalid or two functions share one.
  */
-export async function provisionRoles(sql: postgres.Sql, roles: DatabaseRoles): Promise<void> {
+export async function provisionRoles(
+  sql: postgres.Sql,
+  roles: DatabaseRoles,
+  timeouts: RoleTimeouts = DEFAULT_ROLE_TIMEOUTS,
+): Promise<void> {
   checkRoleNames(roles);
   const entries = (Object.entries(roles) as [RoleFunction, string | undefined][]).filter(
     (entry): entry is [RoleFunction, string] => entry[1] !== undefined,
@@ -150,6 +231,7 @@ export async function provisionRoles(sql: postgres.Sql, roles: DatabaseRoles): P
       if (rdsIam) await tx`grant rds_iam to ${tx(role)}`;
       await tx`grant connect on database ${tx(database)} to ${tx(role)}`;
       await tx`grant usage on schema public to ${tx(role)}`;
+      if (TIMED_FUNCTIONS.has(fn)) await setRoleTimeouts(tx, role, database, timeouts);
 
       await tx`revoke all on all tables in schema public from ${tx(role)}`;
       await tx`revoke all on all sequences in schema public from ${tx(role)}`;

@@ -20,6 +20,10 @@ export interface ResolvedWorkerSettings {
   readonly recordConcurrency: number;
   readonly dbMaxConnections: number;
   readonly proxyMaxConnectionsPercent: number;
+  /** `statement_timeout` of the worker's and the relay's roles, in milliseconds (a token when unresolved). */
+  readonly dbStatementTimeoutMs: number;
+  /** `lock_timeout` of the same roles, in milliseconds (a token when unresolved). */
+  readonly dbLockTimeoutMs: number;
   /** The capacity formula's result; `undefined` when an input is an unresolved token. */
   readonly capacity: CapacityResult | undefined;
   /** The database user of each function: one per function, so each gets only its own privileges. */
@@ -332,8 +336,30 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
     seenUsers.set(user, userProps[fn]);
   }
 
+  // The roles' server-side timeouts (the engine sets none itself): whole milliseconds, lock wait ≤ statement.
+  const roleTimeoutMs = (name: string, value: Duration, maxMs: number): number | undefined => {
+    if (value.isUnresolved()) return undefined;
+    const ms = value.toMilliseconds({ integral: false });
+    if (Number.isInteger(ms) && ms >= 1 && ms <= maxMs) return ms;
+    problems.push(
+      `${name} (${ms} ms) must be whole milliseconds from 1 ms to ${maxMs} ms; set a value in that range`,
+    );
+    return undefined;
+  };
+  const dbStatementTimeout = props.dbStatementTimeout ?? Duration.seconds(15);
+  const dbLockTimeout = props.dbLockTimeout ?? Duration.seconds(5);
+  const statementMs = roleTimeoutMs('dbStatementTimeout', dbStatementTimeout, 900_000);
+  const lockMs = roleTimeoutMs('dbLockTimeout', dbLockTimeout, 600_000);
+  if (statementMs !== undefined && lockMs !== undefined && lockMs > statementMs) {
+    problems.push(
+      `dbLockTimeout (${lockMs} ms) must not exceed dbStatementTimeout (${statementMs} ms): a lock wait is part of a statement; lower dbLockTimeout`,
+    );
+  }
+
   if (problems.length > 0) throw new WorkerSettingsError(problems);
   return {
+    dbStatementTimeoutMs: dbStatementTimeout.toMilliseconds(),
+    dbLockTimeoutMs: dbLockTimeout.toMilliseconds(),
     dbUsers,
     fifo,
     timeout,

@@ -185,6 +185,19 @@ export interface SqsDatabaseWorkerProps {
   /** Parallelism above which lock contention on hot aggregates hurts. @default no lock term */
   readonly lockContentionSafeParallelism?: number;
   /**
+   * `statement_timeout` of the worker's and the relay's database roles (`DB_STATEMENT_TIMEOUT_MS` of the migration
+   * function, which sets it with `alter role … in database … set`), whole milliseconds from 1 ms to 15 min. Nothing
+   * on the message path sets a timeout itself: `SET` and `set_config` pin connections to RDS Proxy.
+   * @default Duration.seconds(15)
+   */
+  readonly dbStatementTimeout?: Duration;
+  /**
+   * `lock_timeout` of the same roles (`DB_LOCK_TIMEOUT_MS`): how long a statement waits for a row held elsewhere
+   * before failing retryably, whole milliseconds from 1 ms to 10 min, at most `dbStatementTimeout`.
+   * @default Duration.seconds(5)
+   */
+  readonly dbLockTimeout?: Duration;
+  /**
    * `MaxConnectionsPercent` of the proxy, 1 to 100.
    * @default ⌈100 × (maxConcurrency × dbPoolSize + 2) / dbMaxConnections⌉ (the worker plus the relay and the migration)
    */

@@ -186,6 +186,10 @@ export class SqsDatabaseWorker extends Construct {
         WORKER_DB_USER: dbUsers.worker,
         ...((props.outboxRelay ?? true) ? { RELAY_DB_USER: dbUsers.relay } : {}),
         OPS_DB_USER: dbUsers.ops,
+        // The worker's and the relay's statement and lock timeouts, set as their roles' defaults: nothing on the
+        // message path sets them (SET and set_config pin connections to RDS Proxy).
+        DB_STATEMENT_TIMEOUT_MS: String(settings.dbStatementTimeoutMs),
+        DB_LOCK_TIMEOUT_MS: String(settings.dbLockTimeoutMs),
         MIGRATIONS_DIR: 'migrations',
       },
       // The migration files travel with the code: <bundle>/migrations/NNNNN_name.sql.

@@ -3,7 +3,7 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import postgres from 'postgres';
 import { connectOptions } from '../connect-options.ts';
 import { ConfigError } from '../index.ts';
-import { checkRoleNames, provisionRoles } from '../provision-roles.ts';
+import { checkRoleNames, provisionRoles, roleTimeoutsFromEnvironment } from '../provision-roles.ts';
 import { runMigrations } from '../run-migrations.ts';
 import { verifiedTls } from '../verified-tls.ts';
 
@@ -44,7 +44,9 @@ async function readMasterSecret(secretArn: string): Promise<MasterSecret> {
  * The migration trigger function (runs on every deploy, before the worker and the relay are updated):
  * applies pending migrations with {@link runMigrations} from the `migrations/` folder bundled next to this
  * code (`MIGRATIONS_DIR`, relative to the bundle), then provisions one database role per function with
- * {@link provisionRoles}: `WORKER_DB_USER`, `RELAY_DB_USER` and `OPS_DB_USER` (each optional).
+ * {@link provisionRoles}: `WORKER_DB_USER`, `RELAY_DB_USER` and `OPS_DB_USER` (each optional); the worker's and
+ * the relay's get `DB_STATEMENT_TIMEOUT_MS` (default 15000) and `DB_LOCK_TIMEOUT_MS` (default 5000) as their
+ * `statement_timeout` and `lock_timeout` in the database.
  *
  * Connects directly to the instance (not the proxy) as the master user read from `DB_SECRET_ARN`, with TLS that
  * verifies the instance's certificate and host name: the RDS CA must be trusted, which the stack arranges with
@@ -62,8 +64,9 @@ export const handler = async (): Promise<MigrateResult> => {
     relay: env.RELAY_DB_USER || undefined,
     ops: env.OPS_DB_USER || undefined,
   };
-  // A bad role name fails before any migration is applied.
+  // A bad role name or timeout fails before any migration is applied.
   checkRoleNames(roles);
+  const timeouts = roleTimeoutsFromEnvironment(env);
   const options = {
     // 10 s to connect and 8 failed attempts at most; errors name the setting and host:port.
     ...connectOptions({
@@ -99,7 +102,7 @@ export const handler = async (): Promise<MigrateResult> => {
           JSON.stringify({ message: 'applying migration', id: migration.id, name: migration.name }),
         ),
     });
-    await provisionRoles(sql, roles);
+    await provisionRoles(sql, roles, timeouts);
     const summary = {
       applied: result.applied.map((migration) => migration.id),
       current: result.current,

@@ -46,9 +46,6 @@ export const handler = createWorker({
   commitMode: config.commitMode,
   backoff: { baseSeconds: config.backoffBaseSeconds, maxSeconds: config.backoffMaxSeconds },
   maxBusinessAttempts: config.maxBusinessAttempts,
-  claimLockTimeoutMs: config.claimLockTimeoutMs,
-  lockTimeoutMs: config.lockTimeoutMs,
-  statementTimeoutMs: config.statementTimeoutMs,
   deadlineGuardMs: config.deadlineGuardMs,
   failInvocationOnFullBatchFailure: config.failInvocationOnFullBatchFailure,
 });

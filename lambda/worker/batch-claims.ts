@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
-import type { InboxClaim, InboxEntry, InboxStatus } from './inbox.ts';
-import { settingMs, type TransactionTimeouts } from './transaction-timeouts.ts';
+import { RetryableError } from '../errors.ts';
+import { INBOX_LOCK_SEED, type InboxClaim, type InboxEntry, type InboxStatus } from './inbox.ts';
 
 /**
  * Per-batch commit mode: the inbox rows of a whole batch claimed in ONE statement and marked COMPLETED in ONE
@@ -34,10 +34,13 @@ interface ClaimedRow {
 
 /**
  * Claims and row-locks the inbox rows of `entries` in one statement, in key order (two batches that share
- * keys lock them in the same order and cannot deadlock). With `savepoint` (the default) it runs in a savepoint:
- * when any row is held by a delivery in flight elsewhere (lock timeout) or the statement fails otherwise, nothing
- * is claimed and `undefined` is returned — the records then claim one by one, as in per-message mode. Without
- * it (one round trip less) a failed claim throws, and the caller must roll the transaction back.
+ * keys lock them in the same order and cannot deadlock). Before any row is written, the statement tries the
+ * inbox lock of every key (`pg_try_advisory_xact_lock`, as `claimInbox` does; it never waits): when a
+ * delivery in flight elsewhere holds one, nothing is claimed. With `savepoint` (the default) it runs in a
+ * savepoint, which is then rolled back (releasing the inbox locks it did take) and `undefined` is returned — the
+ * records then claim one by one, as in per-message mode; the same happens when the statement fails otherwise (a
+ * row held by another writer past the role's `lock_timeout`). Without it (one round trip less) a failed claim
+ * throws, and the caller must roll the transaction back.
  *
  * Callers must not pass two entries with one idempotency key: a deferred COMPLETED would not be visible to
  * the second one.
@@ -47,47 +50,52 @@ interface ClaimedRow {
 export async function claimBatch(
   tx: postgres.TransactionSql,
   entries: readonly InboxEntry[],
-  timeouts: TransactionTimeouts,
   options: { savepoint?: boolean } = {},
 ): Promise<BatchClaims | undefined> {
   if (entries.length === 0) return undefined;
   const consumer = entries[0]?.consumer as string;
   const column = <T>(pick: (entry: InboxEntry) => T) => entries.map(pick);
+  const keys = column((e) => e.envelope.idempotencyKey);
   let rows: ClaimedRow[];
-  // The domain lock timeout may only be set once EVERY row is claimed: RETURNING runs as each row is written,
-  // so a set_config there would let the rows after the first wait for a copy in flight under the domain lock
-  // timeout instead of the claim's. The sorted subquery reads all claimed rows before the first is returned.
-  const claim = (sql: postgres.TransactionSql) => sql<ClaimedRow[]>`
-      with claimed as (
-        insert into worker_inbox (
-          consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id,
-          status, request_hash, started_at, receive_count, last_message_id, correlation_id
-        )
-        select ${consumer}, r.k, r.t, r.v, r.at, r.ai, 'PROCESSING', r.h, now(), 1, r.m, nullif(r.c, '')
-        from (
-          select set_config('lock_timeout', ${settingMs(timeouts.claimLockTimeoutMs)}, true),
-                 set_config('statement_timeout', ${settingMs(timeouts.statementTimeoutMs)}, true)
-        ) as timeouts,
-        unnest(
-          ${column((e) => e.envelope.idempotencyKey)}::text[],
-          ${column((e) => e.envelope.messageType)}::text[],
-          ${column((e) => e.envelope.schemaVersion)}::int[],
-          ${column((e) => e.envelope.aggregateType)}::text[],
-          ${column((e) => e.envelope.aggregateId)}::text[],
-          ${column((e) => e.requestHash)}::text[],
-          ${column((e) => e.sqsMessageId)}::text[],
-          ${column((e) => e.envelope.correlationId ?? '')}::text[]
-        ) as r(k, t, v, at, ai, h, m, c)
-        order by r.k
-        on conflict (consumer, idempotency_key) do update
-          set last_seen_at = now(),
-              receive_count = worker_inbox.receive_count + 1,
-              last_message_id = excluded.last_message_id
-        returning idempotency_key, status, request_hash, receive_count, (xmax = 0) as inserted, failure_code
+  // The inbox locks are taken by an uncorrelated subquery (evaluated once, before the first row is produced), so
+  // either every key is locked before any row is written, or no row is written at all. Taking them all at once
+  // needs no order: a try never waits, so it cannot take part in a deadlock.
+  const claim = async (sql: postgres.TransactionSql) => {
+    const claimed = await sql<ClaimedRow[]>`
+      insert into worker_inbox (
+        consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id,
+        status, request_hash, started_at, receive_count, last_message_id, correlation_id
       )
-      select all_claimed.*, set_config('lock_timeout', ${settingMs(timeouts.lockTimeoutMs)}, true) as lock_timeout
-      from (select * from claimed order by idempotency_key offset 0) as all_claimed
-      `;
+      select ${consumer}, r.k, r.t, r.v, r.at, r.ai, 'PROCESSING', r.h, now(), 1, r.m, nullif(r.c, '')
+      from unnest(
+        ${keys}::text[],
+        ${column((e) => e.envelope.messageType)}::text[],
+        ${column((e) => e.envelope.schemaVersion)}::int[],
+        ${column((e) => e.envelope.aggregateType)}::text[],
+        ${column((e) => e.envelope.aggregateId)}::text[],
+        ${column((e) => e.requestHash)}::text[],
+        ${column((e) => e.sqsMessageId)}::text[],
+        ${column((e) => e.envelope.correlationId ?? '')}::text[]
+      ) as r(k, t, v, at, ai, h, m, c)
+      where (
+        select bool_and(pg_try_advisory_xact_lock(hashtextextended(${consumer}::text || chr(31) || l.k, ${INBOX_LOCK_SEED})))
+        from unnest(${keys}::text[]) as l(k)
+      )
+      order by r.k
+      on conflict (consumer, idempotency_key) do update
+        set last_seen_at = now(),
+            receive_count = worker_inbox.receive_count + 1,
+            last_message_id = excluded.last_message_id
+      returning idempotency_key, status, request_hash, receive_count, (xmax = 0) as inserted, failure_code
+    `;
+    if (claimed.length !== entries.length) {
+      throw new RetryableError(
+        'IN_PROGRESS_ELSEWHERE',
+        `${entries.length - claimed.length} of the batch's ${entries.length} keys are being processed elsewhere right now`,
+      );
+    }
+    return claimed;
+  };
   if (options.savepoint === false) {
     rows = await claim(tx);
   } else {

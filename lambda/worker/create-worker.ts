@@ -36,7 +36,6 @@ import {
   BATCH_COMMIT_RESERVE_MS,
   CLIENT_DEADLINE_MARGIN_MS,
   HANDLER_MARGIN_MS,
-  transactionTimeouts,
 } from './transaction-timeouts.ts';
 import { withinDeadline } from './within-deadline.ts';
 
@@ -69,12 +68,6 @@ export interface WorkerOptions {
   readonly backoff?: Partial<BackoffSettings>;
   /** Attempts after which a retryable failure is terminal, when the envelope gives none. @default 10 */
   readonly maxBusinessAttempts?: number;
-  /** Lock wait for the inbox claim; past it a duplicate in flight is retried later. @default 1000 */
-  readonly claimLockTimeoutMs?: number;
-  /** Lock wait for the domain mutation. @default 5000 */
-  readonly lockTimeoutMs?: number;
-  /** Statement timeout, further bounded by the Lambda time left. @default 15000 */
-  readonly statementTimeoutMs?: number;
   /** Do not start a record with less than this left; default: max(2 s, observed p99 of records). */
   readonly deadlineGuardMs?: number;
   /** Throw when every record of a batch failed, so Lambda backs off. @default true */
@@ -156,9 +149,6 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
     terminalPolicy: options.terminalPolicy ?? 'quarantine',
     attemptDefaults: { maxBusinessAttempts: options.maxBusinessAttempts ?? 10 },
     backoff,
-    claimLockTimeoutMs: options.claimLockTimeoutMs ?? 1000,
-    lockTimeoutMs: options.lockTimeoutMs ?? 5000,
-    statementTimeoutMs: options.statementTimeoutMs ?? 15_000,
     now,
     random,
   };
@@ -239,9 +229,12 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
     }
 
     // Every record failed: throw, so Lambda counts an error and scales the poller down. Records that are only
-    // waiting for their notBefore are not failures and never trigger it.
+    // waiting — for their notBefore, or for a copy of the message in flight elsewhere (answered at once, see
+    // claimInbox) — are not failures of this worker and never trigger it.
     const failed = response.batchItemFailures.length;
-    const waiting = [...outcomes.values()].some((outcome) => outcome.result === 'NOT_YET_DUE');
+    const waiting = [...outcomes.values()].some(
+      (outcome) => outcome.result === 'NOT_YET_DUE' || outcome.failureCode === 'IN_PROGRESS_ELSEWHERE',
+    );
     if (
       (options.failInvocationOnFullBatchFailure ?? true) &&
       records.length > 0 &&
@@ -334,9 +327,7 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
         ];
       });
       if (entries.length < 2) return undefined;
-      return claimBatch(tx, entries, transactionTimeouts(baseDeps, context.getRemainingTimeInMillis()), {
-        savepoint,
-      });
+      return claimBatch(tx, entries, { savepoint });
     }
 
     /**
@@ -430,7 +421,6 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
               bookkeeping: runner,
               batchClaims,
               decoded,
-              sharedTransaction: true,
             });
             if (rolledBack && !withSavepoints) throw new BatchAttemptAbortedError();
             // Never commit under a record that was given up on while its statements may still run: the batch

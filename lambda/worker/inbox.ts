@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
+import { RetryableError } from '../errors.ts';
 import type { Envelope } from './envelope.ts';
-import { settingMs, type TransactionTimeouts } from './transaction-timeouts.ts';
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
@@ -40,32 +40,38 @@ export interface InboxEntry {
 }
 
 /**
- * Claims AND row-locks the inbox row of a delivery in one round trip (DESIGN.md, engine notes): a new key
- * is inserted as PROCESSING; an existing one gets `last_seen_at` and `receive_count` bumped. A concurrent
- * transaction claiming the same key blocks on the row until this one ends, then sees its committed status.
- * Run it inside the transaction that applies the effect.
- *
- * The timeouts ride in the same statement, so the claim costs no statement of its own for them (measured: a
- * separate `set_config` statement, even pipelined, cost ~8 % of per-message throughput), and it is one template
- * (no fragments: each is a query object postgres.js builds per call):
- * - `claimLockTimeoutMs` and `statementTimeoutMs` are set by the row source of the INSERT … SELECT, which is
- *   evaluated before the row is inserted, i.e. before any lock wait: the claim waits at most
- *   `claimLockTimeoutMs` for a copy in flight, and `statementTimeoutMs` applies to every later statement of the
- *   transaction;
- * - `lockTimeoutMs` is set in RETURNING, evaluated once the insert or the conflict update holds the row: what
- *   follows (the domain mutation) waits under it.
- * `set_config(…, true)` is transaction-scoped (like SET LOCAL): nothing outlives the transaction on a pooled
- * or proxied connection.
+ * Seed of the 64-bit hash (`hashtextextended(consumer || chr(31) || idempotency_key, seed)`) that keys the
+ * transaction-level advisory lock guarding an inbox row. A hash collision only makes two keys take turns.
  *
  * @internal
  */
-export async function claimInbox(
-  sql: postgres.TransactionSql,
-  entry: InboxEntry,
-  timeouts: TransactionTimeouts,
-): Promise<InboxClaim> {
+export const INBOX_LOCK_SEED = 7_316_204_582;
+
+/**
+ * Claims AND row-locks the inbox row of a delivery in one round trip (DESIGN.md, engine notes): a new key
+ * is inserted as PROCESSING; an existing one gets `last_seen_at` and `receive_count` bumped. Run it inside the
+ * transaction that applies the effect.
+ *
+ * A copy of the message in flight elsewhere is answered at once, without waiting: the row source first takes
+ * `pg_try_advisory_xact_lock` on the key. When another transaction holds it (it claimed the key and has not
+ * ended), no row is written or locked and a `RetryableError` `IN_PROGRESS_ELSEWHERE` is thrown: the record is
+ * retried with backoff. A transaction-level advisory lock ends with its transaction (or with the savepoint it
+ * was taken in, when that is rolled back), is not session state, and does not pin an RDS Proxy connection
+ * (AWS's "Avoiding pinning an RDS Proxy" says so for the `_xact_` variants, while it lists `set_config` and the
+ * session-level advisory locks as pinning). The engine's transactions take this lock before they write an inbox
+ * row, so they never wait for each other on one; another writer (an ops command) is waited for under the role's
+ * `lock_timeout` (55P03, also reported as in flight).
+ *
+ * The statement and lock timeouts are the database role's defaults (`alter role … set`, see provisionRoles):
+ * nothing in the transaction sets them.
+ *
+ * @throws RetryableError `IN_PROGRESS_ELSEWHERE` when another transaction holds the key or its row.
+ *
+ * @internal
+ */
+export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry): Promise<InboxClaim> {
   const e = entry.envelope;
-  const [row] = await sql<
+  const rows = await sql<
     {
       status: InboxStatus;
       request_hash: string;
@@ -81,18 +87,27 @@ export async function claimInbox(
     select
       ${entry.consumer}, ${e.idempotencyKey}, ${e.messageType}, ${e.schemaVersion}::int, ${e.aggregateType},
       ${e.aggregateId}, 'PROCESSING', ${entry.requestHash}, now(), 1, ${entry.sqsMessageId}, ${e.correlationId ?? null}
-    from (
-      select set_config('lock_timeout', ${settingMs(timeouts.claimLockTimeoutMs)}, true),
-             set_config('statement_timeout', ${settingMs(timeouts.statementTimeoutMs)}, true)
-    ) as timeouts
+    where pg_try_advisory_xact_lock(
+      hashtextextended(${entry.consumer}::text || chr(31) || ${e.idempotencyKey}::text, ${INBOX_LOCK_SEED})
+    )
     on conflict (consumer, idempotency_key) do update
       set last_seen_at = now(),
           receive_count = worker_inbox.receive_count + 1,
           last_message_id = excluded.last_message_id
-    returning status, request_hash, receive_count, (xmax = 0) as inserted, failure_code,
-              set_config('lock_timeout', ${settingMs(timeouts.lockTimeoutMs)}, true) as lock_timeout
-  `;
-  if (!row) throw new Error('inbox claim returned no row');
+    returning status, request_hash, receive_count, (xmax = 0) as inserted, failure_code
+  `.catch((error: unknown) => {
+    if ((error as { code?: string }).code !== '55P03') throw error;
+    throw new RetryableError('IN_PROGRESS_ELSEWHERE', 'another transaction holds the inbox row of this key', {
+      cause: error,
+    });
+  });
+  const [row] = rows;
+  if (!row) {
+    throw new RetryableError(
+      'IN_PROGRESS_ELSEWHERE',
+      'another delivery of this idempotency key is being processed right now',
+    );
+  }
   return {
     status: row.status,
     requestHash: row.request_hash,
@@ -139,7 +154,9 @@ export async function markInboxTerminal(
 /**
  * Counts a failed delivery after its transaction rolled back (DESIGN.md rule 3): upserts the row (the
  * rollback removed the claim of a first delivery) and bumps `receive_count`. Rows that are COMPLETED,
- * FAILED_TERMINAL or belong to another request hash are left alone and `undefined` is returned.
+ * FAILED_TERMINAL or belong to another request hash are left alone and `undefined` is returned; so is a row
+ * whose key another transaction holds right now (the inbox lock of {@link claimInbox}, tried, never waited
+ * for): that delivery's own transaction writes the row.
  *
  * @returns the business attempts so far, this one included.
  *
@@ -155,9 +172,12 @@ export async function countFailedAttempt(
     insert into worker_inbox (
       consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id,
       status, request_hash, receive_count, failed_at, last_message_id, correlation_id
-    ) values (
-      ${entry.consumer}, ${e.idempotencyKey}, ${e.messageType}, ${e.schemaVersion}, ${e.aggregateType}, ${e.aggregateId},
-      ${status}, ${entry.requestHash}, 1, now(), ${entry.sqsMessageId}, ${e.correlationId ?? null}
+    )
+    select
+      ${entry.consumer}, ${e.idempotencyKey}, ${e.messageType}, ${e.schemaVersion}::int, ${e.aggregateType},
+      ${e.aggregateId}, ${status}, ${entry.requestHash}, 1, now(), ${entry.sqsMessageId}, ${e.correlationId ?? null}
+    where pg_try_advisory_xact_lock(
+      hashtextextended(${entry.consumer}::text || chr(31) || ${e.idempotencyKey}::text, ${INBOX_LOCK_SEED})
     )
     on conflict (consumer, idempotency_key) do update
       set last_seen_at = now(),

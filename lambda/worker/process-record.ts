@@ -1,6 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
 import type postgres from 'postgres';
-import { HandlerTimeoutError, RetryableError } from '../errors.ts';
+import { HandlerTimeoutError } from '../errors.ts';
 import { type AttemptDefaults, applyAttemptPolicy, msUntilDue } from './attempt-policy.ts';
 import { type BackoffSettings, backoffSeconds, MAX_VISIBILITY_SECONDS } from './backoff.ts';
 import type { BatchClaims } from './batch-claims.ts';
@@ -19,12 +19,7 @@ import {
 import type { OutcomeResult, RecordOutcome } from './outcome.ts';
 import { quarantineMessage } from './quarantine.ts';
 import { redactValues } from './redact-values.ts';
-import {
-  CLIENT_DEADLINE_MARGIN_MS,
-  HANDLER_MARGIN_MS,
-  settingMs,
-  transactionTimeouts,
-} from './transaction-timeouts.ts';
+import { CLIENT_DEADLINE_MARGIN_MS, HANDLER_MARGIN_MS } from './transaction-timeouts.ts';
 import { withinDeadline } from './within-deadline.ts';
 
 /**
@@ -50,20 +45,12 @@ export interface RecordDependencies {
   readonly terminalPolicy: 'quarantine' | 'dlq';
   readonly attemptDefaults: AttemptDefaults;
   readonly backoff: BackoffSettings;
-  readonly claimLockTimeoutMs: number;
-  readonly lockTimeoutMs: number;
-  readonly statementTimeoutMs: number;
   readonly now: () => number;
   readonly random: () => number;
   /** Per-batch mode: the claims made for the whole batch in one statement (see `batch-claims.ts`). */
   readonly batchClaims?: BatchClaims;
   /** Per-batch mode: records already decoded for the batch claim, by SQS messageId (decoded once). */
   readonly decoded?: ReadonlyMap<string, DecodedRecord | UndecodableRecord>;
-  /**
-   * Per-batch mode: the records share one transaction, so a setting the bookkeeping changes for itself must be
-   * put back for the records after it (those claimed with the batch wait under the batch's lock timeout).
-   */
-  readonly sharedTransaction?: boolean;
 }
 
 /**
@@ -194,11 +181,6 @@ export async function processRecord(
     return finish(await settleFailure({ ...failure, message }, decoded, attempts));
   }
 
-  /** The timeouts of a transaction that starts now (bounded by the Lambda time left). */
-  function timeouts() {
-    return transactionTimeouts(deps, batch.remainingMs());
-  }
-
   /** The inbox transaction: claim, checks, effect, COMPLETED. Throws to roll back. */
   async function applyInTransaction(
     tx: postgres.TransactionSql,
@@ -206,22 +188,11 @@ export async function processRecord(
     inbox: InboxEntry,
     onClaim: (receiveCount: number) => void,
   ): Promise<Decision> {
-    // The claim sets the timeouts itself (see claimInbox): no statement of its own for them.
-    // Per-batch mode may have claimed this record with the rest of its batch already.
+    // Per-batch mode may have claimed this record with the rest of its batch already. A copy in flight elsewhere
+    // makes the claim throw IN_PROGRESS_ELSEWHERE at once (see claimInbox): nothing waits for it.
     const preclaimed = deps.batchClaims?.take(record.messageId);
     if (preclaimed) claimedInBatch = true;
-    const claim =
-      preclaimed ??
-      (await claimInbox(tx, inbox, timeouts()).catch((error: unknown) => {
-        if ((error as { code?: string }).code === '55P03') {
-          throw new RetryableError(
-            'IN_PROGRESS_ELSEWHERE',
-            'another delivery of this idempotency key holds its inbox row',
-            { cause: error },
-          );
-        }
-        throw error;
-      }));
+    const claim = preclaimed ?? (await claimInbox(tx, inbox));
     onClaim(claim.receiveCount);
     const key = message.envelope.idempotencyKey;
 
@@ -320,12 +291,8 @@ export async function processRecord(
     try {
       return await timed(() =>
         deps.bookkeeping(async (tx) => {
-          // Bounded like the inbox transaction: a second copy of the message may hold the row right now.
-          const { statementTimeoutMs, claimLockTimeoutMs, lockTimeoutMs } = timeouts();
-          await tx`
-            select set_config('lock_timeout', ${settingMs(claimLockTimeoutMs)}, true),
-                   set_config('statement_timeout', ${settingMs(statementTimeoutMs)}, true)
-          `;
+          // Under the role's timeouts, like the inbox transaction. A second copy of the message in flight right now
+          // holds the key's inbox lock: countFailedAttempt then leaves the row to that copy's transaction.
           const inbox: InboxEntry | undefined =
             message.envelope && message.requestHash
               ? {
@@ -361,14 +328,11 @@ export async function processRecord(
             });
           }
           const decision = decided.retryable ? retry(decided, counted) : await terminal(tx, decided, counted);
-          if (deps.sharedTransaction) {
-            await tx`select set_config('lock_timeout', ${settingMs(lockTimeoutMs)}, true)`;
-          }
           return decision;
         }),
       );
     } catch (error) {
-      // The bookkeeping itself failed (or waited past its lock timeout for a copy in flight): report the record
+      // The bookkeeping itself failed (or waited past the role's lock timeout for a row): report the record
       // so SQS keeps it. A terminal message is never acknowledged without its quarantine row.
       const bookkeepingFailure = classifyError(error);
       if (bookkeepingFailure.connection) batch.databaseDown = true;

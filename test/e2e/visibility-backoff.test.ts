@@ -76,11 +76,11 @@ describe('Backoff through ChangeMessageVisibilityBatch (local SQS, real SDK)', (
     });
     await client.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: JSON.stringify(envelope) }));
     // random() = 1 takes the top of the jitter range, so the visibility is exactly the cap: 1 s, then 2 s.
-    const worker = exampleWorker(db.sql, {
+    // The role's lock_timeout (5 s, as deployed) lowered to 200 ms for the worker's client.
+    const worker = exampleWorker(db.client({ connection: { lock_timeout: 200 } }), {
       sqs: client,
       random: () => 0.999999,
       backoff: { baseSeconds: 1, maxSeconds: 8 },
-      lockTimeoutMs: 200,
       failInvocationOnFullBatchFailure: false,
     });
     const release = await holdCaseLock(db.client({ max: 1 }), caseId);

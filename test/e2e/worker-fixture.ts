@@ -15,7 +15,8 @@ export function exampleWorker(
   options: { pool?: number } & Partial<Omit<WorkerOptions, 'sql' | 'sqs' | 'handlers'>> = {},
 ) {
   const { pool = 2, ...overrides } = options;
-  const sql = db.client({ max: pool, prepare: false });
+  // The worker role's lock_timeout (5 s, as deployed) lowered to 200 ms, so a held case row fails fast.
+  const sql = db.client({ max: pool, prepare: false, connection: { lock_timeout: 200 } });
   const logger = new OutcomeLogger();
   const worker = createWorker({
     consumer: 'case-worker',
@@ -26,7 +27,6 @@ export function exampleWorker(
     metrics: new Metrics({ namespace: 'SqsInboxWorkerTest', serviceName: 'case-worker' }),
     recordConcurrency: 1,
     backoff: { baseSeconds: 1, maxSeconds: 2 },
-    lockTimeoutMs: 200,
     ...overrides,
   });
   const deliveries: { body: string; at: number; receiveCount: number }[] = [];

@@ -57,6 +57,16 @@ describe('Function: resolveWorkerSettings()', () => {
       'visibilityTimeout (30 s) must be at least 6 × function timeout (30 s) + maxBatchingWindow (0 s) = 180 s; raise visibilityTimeout or lower the function timeout',
     ],
     [
+      'a lock timeout above the statement timeout',
+      { dbStatementTimeout: Duration.seconds(2), dbLockTimeout: Duration.seconds(3) },
+      'dbLockTimeout (3000 ms) must not exceed dbStatementTimeout (2000 ms): a lock wait is part of a statement; lower dbLockTimeout',
+    ],
+    [
+      'a statement timeout above 15 min',
+      { dbStatementTimeout: Duration.minutes(20) },
+      'dbStatementTimeout (1200000 ms) must be whole milliseconds from 1 ms to 900000 ms; set a value in that range',
+    ],
+    [
       'visibility timeout counting the batching window',
       {
         visibilityTimeout: Duration.seconds(60),

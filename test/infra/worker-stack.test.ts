@@ -261,6 +261,9 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
       WORKER_DB_USER: 'sqs_worker',
       RELAY_DB_USER: 'sqs_outbox_relay',
       OPS_DB_USER: 'sqs_worker_ops',
+      // The worker's and the relay's timeouts, set as their roles' defaults by the migration function.
+      DB_STATEMENT_TIMEOUT_MS: '15000',
+      DB_LOCK_TIMEOUT_MS: '5000',
       DB_SSL: 'true',
       // Direct to the instance: its certificate is verified against the runtime's Amazon CAs (RDS included).
       NODE_EXTRA_CA_CERTS: '/var/runtime/ca-cert.pem',

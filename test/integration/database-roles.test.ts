@@ -5,7 +5,7 @@ import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { performExternalEffect } from '../../lambda/effects/perform-external-effect.ts';
 import { enqueueOutbox, relayOutbox } from '../../lambda/outbox/index.ts';
-import { provisionRoles } from '../../lambda/provision-roles.ts';
+import { provisionRoles, roleTimeoutsFromEnvironment } from '../../lambda/provision-roles.ts';
 import { systemClock } from '../../tools/ops/clock.ts';
 import { inboxPurge } from '../../tools/ops/inbox-purge.ts';
 import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
@@ -288,6 +288,39 @@ describe('Function: runOpsCommand() — as the wrong database user', () => {
       'Connect as the ops database user (sqs_worker_ops unless the stack sets opsDbUser)',
     );
     expect(written).not.toContain(PASSWORD);
+  });
+});
+
+describe('Function: provisionRoles() — timeouts', () => {
+  it("gives the worker's and the relay's sessions the configured statement and lock timeouts, and ops none", async () => {
+    // Act: a later deploy with other values.
+    await provisionRoles(db.sql, roles, { statementTimeoutMs: 12_000, lockTimeoutMs: 3000 });
+    const settings = async (role: string) => {
+      const session = db.client({ max: 1, username: role, password: PASSWORD });
+      const [row] = await session`
+        select current_setting('statement_timeout') as statement, current_setting('lock_timeout') as lock
+      `;
+      await session.end({ timeout: 1 });
+      return row;
+    };
+
+    // Assess: every new session of the role starts with them, without a statement of its own.
+    expect(await settings(roles.worker)).toEqual({ statement: '12s', lock: '3s' });
+    expect(await settings(roles.relay)).toEqual({ statement: '12s', lock: '3s' });
+    expect(await settings(roles.ops)).toEqual({ statement: '0', lock: '0' });
+  });
+
+  it('reads the timeouts from the environment, with defaults, naming a bad value and its range', () => {
+    expect(roleTimeoutsFromEnvironment({})).toEqual({ statementTimeoutMs: 15_000, lockTimeoutMs: 5000 });
+    expect(
+      roleTimeoutsFromEnvironment({ DB_STATEMENT_TIMEOUT_MS: '20000', DB_LOCK_TIMEOUT_MS: '2000' }),
+    ).toEqual({ statementTimeoutMs: 20_000, lockTimeoutMs: 2000 });
+    expect(() => roleTimeoutsFromEnvironment({ DB_LOCK_TIMEOUT_MS: '5s' })).toThrow(
+      'DB_LOCK_TIMEOUT_MS must be a whole number of milliseconds from 1 to 600000 (given "5s")',
+    );
+    expect(() => roleTimeoutsFromEnvironment({ DB_STATEMENT_TIMEOUT_MS: '1000' })).toThrow(
+      'DB_LOCK_TIMEOUT_MS (5000) must not exceed DB_STATEMENT_TIMEOUT_MS (1000)',
+    );
   });
 });
 

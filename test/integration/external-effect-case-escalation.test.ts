@@ -13,8 +13,9 @@ const db = await createTestDatabase();
 const fake = await startFakeNotificationProvider();
 const http = httpNotificationProvider({ url: fake.url, name: 'fake-notifications' });
 
-// As deployed: the worker's pool has ONE connection; the effect log has its own client.
-const workerSql = db.client({ max: 1 });
+// As deployed: the worker's pool has ONE connection; the effect log has its own client. The worker role's
+// lock_timeout (5 s) is lowered to 300 ms for the worker's client.
+const workerSql = db.client({ max: 1, connection: { lock_timeout: 300 } });
 const effectsSql = db.client({ max: 1 });
 
 /** Delegates to the HTTP provider; `afterSend` runs once after the next successful send. */
@@ -30,7 +31,6 @@ const provider: NotificationProvider & { afterSend?: () => Promise<void> } = {
 };
 const worker = exampleWorker(workerSql, {
   handlers: [...exampleHandlers, caseEscalationRequested({ effectsSql, provider })],
-  lockTimeoutMs: 300,
 });
 
 const createCase = async () => {

@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSBatchResponse } from 'aws-lambda';
+import type postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { BatchFailedError, TerminalError } from '../../lambda/errors.ts';
+import { claimInbox } from '../../lambda/worker/inbox.ts';
 import { defineHandler } from '../../lambda/worker/message-handler.ts';
+import { requestHash } from '../../lambda/worker/request-hash.ts';
 import { holdCaseLock } from '../../tools/local/hold-case-lock.ts';
 import { captureOutput } from '../support/capture-output.ts';
 import { createTestDatabase } from '../support/database.ts';
@@ -33,6 +36,23 @@ const ledgerCount = async (ids: string[]) =>
   );
 const inboxRow = async (key: string) =>
   (await db.sql`select * from worker_inbox where consumer = 'case-worker' and idempotency_key = ${key}`)[0];
+/** Runs `hold` in a transaction on `sql` and keeps that transaction open until `release()`. */
+const holdInFlight = async (sql: postgres.Sql, hold: (tx: postgres.TransactionSql) => Promise<void>) => {
+  let release: () => void = () => {};
+  let held: () => void = () => {};
+  const isHeld = new Promise<void>((resolve) => {
+    held = resolve;
+  });
+  const holding = sql.begin(async (tx) => {
+    await hold(tx);
+    held();
+    await new Promise<void>((resolve) => {
+      release = resolve;
+    });
+  });
+  await Promise.race([isHeld, holding]);
+  return { release: () => release(), holding };
+};
 const withReceiveCount = (record: ReturnType<typeof sqsRecordFactory>, count: number) => ({
   ...record,
   attributes: { ...record.attributes, ApproximateReceiveCount: String(count) },
@@ -262,7 +282,11 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
       payload: { caseId, stage: 'INVESTIGATION', effectiveAt: '2026-07-06T10:15:00Z' },
     });
     const record = sqsRecordFactory(envelope);
-    const fastLock = exampleWorker(db.sql, { commitMode, handlers, lockTimeoutMs: 200 });
+    // The role's lock_timeout (5 s in tests, as deployed), lowered to 200 ms for this client alone.
+    const fastLock = exampleWorker(db.client({ connection: { lock_timeout: 200 } }), {
+      commitMode,
+      handlers,
+    });
     const release = await holdCaseLock(db.client({ max: 1 }), caseId);
 
     // Act
@@ -288,8 +312,9 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     ]);
   });
 
-  it('retries a delivery whose key is held by another in-flight transaction after the claim lock timeout, without waiting for the domain lock timeout', async () => {
-    // Prepare: a first delivery left the key FAILED_RETRYABLE; another transaction now holds its inbox row.
+  it('retries a delivery whose key another transaction is processing at once, without waiting for any lock timeout', async () => {
+    // Prepare: a first delivery left the key FAILED_RETRYABLE; another copy is now in flight (the engine's own
+    // claim, in a transaction that has not ended).
     const envelope = envelopeFactory({
       messageType: 'AlwaysRetryable',
       idempotencyKey: `held:${randomUUID()}`,
@@ -297,46 +322,75 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     });
     const record = sqsRecordFactory(envelope);
     await worker(sqsEvent([record, sqsRecordFactory(payment())]), lambdaContext());
-    const holder = db.client({ max: 1 });
-    let release: () => void = () => {};
-    let held: () => void = () => {};
-    const isHeld = new Promise<void>((resolve) => {
-      held = resolve;
-    });
-    const holding = holder.begin(async (tx) => {
-      await tx`select 1 from worker_inbox where idempotency_key = ${envelope.idempotencyKey as string} for update`;
-      held();
-      await new Promise<void>((resolve) => {
-        release = resolve;
+    const { release, holding } = await holdInFlight(db.client({ max: 1 }), async (tx) => {
+      await claimInbox(tx, {
+        consumer: 'case-worker',
+        envelope: envelope as never,
+        requestHash: requestHash(envelope as never),
+        sqsMessageId: 'in-flight-copy',
       });
     });
-    await isHeld;
-    // A domain lock timeout far above the claim's: if the claim ran without its own timeout, it would wait 30 s.
-    const logged = exampleWorker(db.sql, {
+    // Lock waits far longer than the test: a claim that waited for the copy in flight would time the test out.
+    const logged = exampleWorker(db.client({ connection: { lock_timeout: 30_000 } }), {
       commitMode,
       handlers,
-      claimLockTimeoutMs: 200,
-      lockTimeoutMs: 30_000,
       logger: new Logger({ serviceName: 'held', logLevel: 'INFO' }),
+    });
+
+    // Act
+    const started = Date.now();
+    const { result, lines } = await captureOutput(() =>
+      logged(sqsEvent([withReceiveCount(record, 2), sqsRecordFactory(payment())]), lambdaContext()),
+    );
+    const tookMs = Date.now() - started;
+    const rowWhileHeld = await db.sql`
+      select receive_count from worker_inbox where idempotency_key = ${envelope.idempotencyKey as string}
+    `;
+    release();
+    await holding;
+
+    // Assess: reported retryable as IN_PROGRESS_ELSEWHERE at once; no bookkeeping touched the row.
+    expect((result as SQSBatchResponse).batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
+    expect(lines.find((line) => line.messageId === record.messageId)).toMatchObject({
+      result: 'RETRYABLE_FAILURE',
+      failureCode: 'IN_PROGRESS_ELSEWHERE',
+    });
+    expect(tookMs).toBeLessThan(5000);
+    expect(rowWhileHeld).toEqual([{ receive_count: 1 }]);
+  });
+
+  it('retries a delivery whose inbox row another writer holds (an ops command) after the role lock timeout', async () => {
+    // Prepare: a first delivery left the key FAILED_RETRYABLE; a transaction outside the engine locks its row.
+    const envelope = envelopeFactory({
+      messageType: 'AlwaysRetryable',
+      idempotencyKey: `locked:${randomUUID()}`,
+      payload: {},
+    });
+    const record = sqsRecordFactory(envelope);
+    await worker(sqsEvent([record, sqsRecordFactory(payment())]), lambdaContext());
+    const { release, holding } = await holdInFlight(db.client({ max: 1 }), async (tx) => {
+      await tx`select 1 from worker_inbox where idempotency_key = ${envelope.idempotencyKey as string} for update`;
+    });
+    const logged = exampleWorker(db.client({ connection: { lock_timeout: 200 } }), {
+      commitMode,
+      handlers,
+      logger: new Logger({ serviceName: 'locked', logLevel: 'INFO' }),
     });
 
     // Act
     const { result, lines } = await captureOutput(() =>
       logged(sqsEvent([withReceiveCount(record, 2), sqsRecordFactory(payment())]), lambdaContext()),
     );
-    const rowWhileHeld = await db.sql`
-      select receive_count from worker_inbox where idempotency_key = ${envelope.idempotencyKey as string}
-    `.catch(() => []);
     release();
     await holding;
 
-    // Assess: reported retryable as IN_PROGRESS_ELSEWHERE; no bookkeeping touched the held row.
+    // Assess
     expect((result as SQSBatchResponse).batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
     expect(lines.find((line) => line.messageId === record.messageId)).toMatchObject({
       result: 'RETRYABLE_FAILURE',
       failureCode: 'IN_PROGRESS_ELSEWHERE',
     });
-    expect(rowWhileHeld).toEqual([{ receive_count: 1 }]);
+    expect(await inboxRow(envelope.idempotencyKey as string)).toMatchObject({ receive_count: 1 });
   });
 
   it('reports every record and fails the invocation when the database is unreachable, with one connection attempt; the same messages complete once it is back', async () => {
@@ -400,7 +454,11 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
         payload: { paymentId: id, sleepMs: 5000 },
       }),
     );
-    const bounded = exampleWorker(db.sql, { commitMode, handlers, statementTimeoutMs: 300 });
+    // The role's statement_timeout (15 s in tests, as deployed), lowered to 300 ms for this client alone.
+    const bounded = exampleWorker(db.client({ connection: { statement_timeout: 300 } }), {
+      commitMode,
+      handlers,
+    });
 
     // Act
     const response = await bounded(sqsEvent([record, sqsRecordFactory(payment())]), lambdaContext());

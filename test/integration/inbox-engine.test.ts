@@ -99,7 +99,8 @@ describe.each(['per-message', 'per-batch'] as const)(
         }),
       );
 
-      // Assess: nobody failed (a loser either waited and saw COMPLETED, or was told to retry later and will),
+      // Assess: nobody failed (a loser either came after the commit and saw COMPLETED, or met the winner in flight
+      // and was told at once to retry later, without failing its invocation),
       // and each key has exactly one ledger row and a COMPLETED inbox row.
       const failures = rounds.flat().flatMap((response) => response.batchItemFailures);
       const ids = envelopes.map((envelope) => (envelope.payload as { paymentId: string }).paymentId);
@@ -113,7 +114,7 @@ describe.each(['per-message', 'per-batch'] as const)(
       where idempotency_key in ${db.sql(envelopes.map((e) => e.idempotencyKey as string))} group by 1
     `;
       expect(statuses).toEqual([{ status: 'COMPLETED', n: 50 }]);
-      // A loser that waited past the claim lock timeout is reported retryable, never failed terminally.
+      // A loser that met the winner in flight is reported retryable, never failed terminally.
       expect(failures.length).toBeLessThanOrEqual(50);
     });
 

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { claimInbox } from '../../lambda/worker/inbox.ts';
+import { requestHash } from '../../lambda/worker/request-hash.ts';
 import { holdCaseLock } from '../../tools/local/hold-case-lock.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
@@ -90,15 +92,10 @@ describe('Function: createWorker() handler, commitMode per-batch: savepoints onl
   });
 
   it('reruns the batch claiming record by record when the batch claim meets a key in flight elsewhere', async () => {
-    // Prepare: A completed earlier; another transaction holds A's inbox row, as a second delivery in flight would.
-    // A's key sorts after the others': the batch claim reaches it after claiming two rows.
-    const quickWorker = exampleWorker(sql, {
-      commitMode: 'per-batch',
-      claimLockTimeoutMs: 200,
-      lockTimeoutMs: 20_000,
-    });
+    // Prepare: A completed earlier; a second delivery of A is in flight in another transaction (the engine's own
+    // claim, not ended). A's key sorts after the others'.
     const a = envelopeFactory({ idempotencyKey: `zz-held:${randomUUID()}` });
-    await quickWorker(sqsEvent([sqsRecordFactory(a)]), lambdaContext());
+    await worker(sqsEvent([sqsRecordFactory(a)]), lambdaContext());
     const [b, c] = [payment(), payment()];
     const holder = db.client({ max: 1 });
     let release: () => void = () => {};
@@ -107,7 +104,12 @@ describe('Function: createWorker() handler, commitMode per-batch: savepoints onl
     });
     const locked = new Promise<void>((resolve) => {
       void holder.begin(async (tx) => {
-        await tx`select 1 from worker_inbox where consumer = 'case-worker' and idempotency_key = ${a.idempotencyKey as string} for update`;
+        await claimInbox(tx, {
+          consumer: 'case-worker',
+          envelope: a as never,
+          requestHash: requestHash(a as never),
+          sqsMessageId: 'in-flight-copy',
+        });
         resolve();
         await held;
       });
@@ -118,28 +120,25 @@ describe('Function: createWorker() handler, commitMode per-batch: savepoints onl
     statements = [];
     const records = [a, b, c].map((envelope) => sqsRecordFactory(envelope));
     const started = Date.now();
-    const response = await quickWorker(sqsEvent(records), lambdaContext());
+    const response = await worker(sqsEvent(records), lambdaContext());
     const waitedMs = Date.now() - started;
     release();
 
-    // Assess: A reported (in flight elsewhere) after the claim lock timeouts (2 × 200 ms), not the domain lock
-    // timeout (20 s: the batch claim must not switch to it before every row is claimed); B and C applied once;
-    // one batch claim, then one claim per record.
-    expect(waitedMs).toBeLessThan(10_000);
+    // Assess: A reported (in flight elsewhere) without waiting for any lock (the role's lock timeout is 5 s); B
+    // and C applied once; one batch claim (which claimed nothing), then one claim per record.
+    expect(waitedMs).toBeLessThan(4000);
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: records[0]?.messageId }]);
     expect([await ledgerCount(b), await ledgerCount(c)]).toEqual([1, 1]);
     const claims = statements.filter((statement) => /insert into worker_inbox \(/.test(statement)).length;
     expect(claims).toBe(1 + 3);
   });
 
-  it('keeps the domain lock timeout for the records after a failure settled in the batch transaction', async () => {
-    // Prepare: a poison record settles first (its bookkeeping waits at most claimLockTimeoutMs, 200 ms, for a
-    // copy in flight); the deadline record after it was claimed with the batch and must wait up to
-    // lockTimeoutMs (3 s) for its case row, which another transaction holds for 800 ms.
-    const lockWorker = exampleWorker(db.client({ max: 1 }), {
+  it('waits for a domain row under the role lock timeout after a failure settled in the batch transaction', async () => {
+    // Prepare: a poison record settles first (its bookkeeping sets nothing); the deadline record after it was
+    // claimed with the batch and waits up to the role's lock_timeout (3 s for this client) for its case row,
+    // which another transaction holds for 800 ms.
+    const lockWorker = exampleWorker(db.client({ max: 1, connection: { lock_timeout: 3000 } }), {
       commitMode: 'per-batch',
-      claimLockTimeoutMs: 200,
-      lockTimeoutMs: 3000,
     });
     const caseId = `CASE-${randomUUID()}`;
     await db.sql`insert into cases (case_id, stage, version) values (${caseId}, 'INVESTIGATION', 1)`;

@@ -105,6 +105,27 @@ describe('Function: loadConfig()', () => {
   });
 });
 
+describe('Function: loadConfig() — retired timeout variables', () => {
+  it('refuses the worker timeouts of earlier versions, saying where each setting lives now', () => {
+    // Act
+    const error = configError({
+      DATABASE_URL: 'postgres://localhost/db',
+      WORKER_CLAIM_LOCK_TIMEOUT_MS: '1000',
+      WORKER_LOCK_TIMEOUT_MS: '200',
+      WORKER_STATEMENT_TIMEOUT_MS: '9000',
+    });
+
+    // Assess
+    expect(error.message).toContain(
+      'WORKER_CLAIM_LOCK_TIMEOUT_MS is no longer read (given "1000"): a delivery of a key in flight elsewhere is now retried at once (IN_PROGRESS_ELSEWHERE), without a wait; remove it from the worker',
+    );
+    expect(error.message).toContain(
+      'WORKER_LOCK_TIMEOUT_MS is no longer read (given "200"): the lock timeout is the worker role\'s default, set by the migration function from DB_LOCK_TIMEOUT_MS; remove it from the worker',
+    );
+    expect(error.message).toContain('WORKER_STATEMENT_TIMEOUT_MS is no longer read (given "9000")');
+  });
+});
+
 describe('Function: loadConfig() — DATABASE_URL', () => {
   it.each([
     [

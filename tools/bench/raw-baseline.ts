@@ -1,14 +1,11 @@
 import { performance } from 'node:perf_hooks';
 import type { SQSRecord } from 'aws-lambda';
 import type postgres from 'postgres';
+import { INBOX_LOCK_SEED } from '../../lambda/worker/inbox.ts';
 import { requestHash } from '../../lambda/worker/request-hash.ts';
 
 const DAY_MS = 86_400_000;
 const INVESTIGATION_SLA_DAYS = 30;
-/** The worker's default timeouts (`createWorker`), as its claim sets them. */
-const CLAIM_LOCK_TIMEOUT = '1000ms';
-const LOCK_TIMEOUT = '5000ms';
-const STATEMENT_TIMEOUT = '15000ms';
 
 interface DeadlineEnvelope {
   messageId: string;
@@ -23,8 +20,8 @@ interface DeadlineEnvelope {
 
 /**
  * The raw baseline: the SQL the `CaseDeadlineCalculationRequested` path writes, statement for statement (a
- * test compares the texts) — the inbox claim (insert … select … on conflict … returning, with the timeouts
- * the worker sets in it at their defaults), the deadline CTE, the COMPLETED update — in one hand-written
+ * test compares the texts) — the inbox claim (insert … select … where pg_try_advisory_xact_lock(…) on
+ * conflict … returning), the deadline CTE, the COMPLETED update — in one hand-written
  * postgres.js transaction per message, records one after another. No envelope validation, routing, policy,
  * client-side deadline or telemetry: what the engine costs is the difference to this.
  *
@@ -49,16 +46,14 @@ export async function rawBaseline(sql: postgres.Sql, consumer: string, records: 
         select
           ${consumer}, ${envelope.idempotencyKey}, ${envelope.messageType}, ${envelope.schemaVersion}::int, ${envelope.aggregateType},
           ${envelope.aggregateId}, 'PROCESSING', ${hash}, now(), 1, ${record.messageId}, ${envelope.correlationId ?? null}
-        from (
-          select set_config('lock_timeout', ${CLAIM_LOCK_TIMEOUT}, true),
-                 set_config('statement_timeout', ${STATEMENT_TIMEOUT}, true)
-        ) as timeouts
+        where pg_try_advisory_xact_lock(
+          hashtextextended(${consumer}::text || chr(31) || ${envelope.idempotencyKey}::text, ${INBOX_LOCK_SEED})
+        )
         on conflict (consumer, idempotency_key) do update
           set last_seen_at = now(),
               receive_count = worker_inbox.receive_count + 1,
               last_message_id = excluded.last_message_id
-        returning status, request_hash, receive_count, (xmax = 0) as inserted, failure_code,
-                  set_config('lock_timeout', ${LOCK_TIMEOUT}, true) as lock_timeout
+        returning status, request_hash, receive_count, (xmax = 0) as inserted, failure_code
       `;
       if (claim?.status === 'COMPLETED') return;
       await tx`

@@ -14,6 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { connectOptions } from '../../lambda/connect-options.ts';
+import { DEFAULT_ROLE_TIMEOUTS, setRoleTimeouts } from '../../lambda/provision-roles.ts';
 import { runMigrations } from '../../lambda/run-migrations.ts';
 import { PROJECT_ROOT } from '../../lib/bundled-function.ts';
 import { type LocalPostgres, startLocalPostgres } from '../local/local-postgres.ts';
@@ -100,6 +101,11 @@ const proxy = await startRoundTripProxy({
 const threads = await startLaneThreads(Math.max(...concurrencies));
 try {
   await runMigrations(admin, { directory: join(PROJECT_ROOT, 'migrations') });
+  // The deployed worker role's timeouts (the engine sets none itself): the same here, for the bench's role.
+  const [{ role, database } = { role: '', database: '' }] = await admin<{ role: string; database: string }[]>`
+    select current_user as role, current_database() as database
+  `;
+  await setRoleTimeouts(admin, role, database, DEFAULT_ROLE_TIMEOUTS);
   const [server] = await admin<{ version: string; fsync: string; sync: string }[]>`
     select current_setting('server_version') as version, current_setting('fsync') as fsync,
            current_setting('synchronous_commit') as sync

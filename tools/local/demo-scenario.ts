@@ -311,8 +311,12 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
   const total = scenario.messages.length;
 
   // One pool connection per concurrent invocation, as Lambda environments with DB_POOL_SIZE=1 would have.
+  // Deployed, the lock timeout is the worker role's default (5 s, see provisionRoles); the demo lowers it for its
+  // own connections (a connection parameter in the URL) so its locked case fails in 300 ms, not 5 s.
+  const workerUrl = new URL(options.databaseUrl);
+  workerUrl.searchParams.set('lock_timeout', '300');
   const sql = createSql(
-    { kind: 'url', url: options.databaseUrl, poolSize: concurrency },
+    { kind: 'url', url: workerUrl.toString(), poolSize: concurrency },
     { applicationName: consumer },
   );
   const side = postgres(options.databaseUrl, {
@@ -330,7 +334,6 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
     metrics: new Metrics({ namespace: 'SqsInboxWorkerLocal', serviceName: consumer }),
     recordConcurrency: 1,
     backoff: { baseSeconds: 1, maxSeconds: 4 },
-    lockTimeoutMs: 300,
   });
   const completed = (key: string) =>
     logger.outcomes.some((outcome) => outcome.idempotencyKey === key && outcome.result === 'COMPLETED');

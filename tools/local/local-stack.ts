@@ -4,6 +4,7 @@ import postgres from 'postgres';
 import { connectOptions } from '../../lambda/connect-options.ts';
 import { parseDatabaseUrl } from '../../lambda/database-url.ts';
 import { describeDatabaseError } from '../../lambda/describe-database-error.ts';
+import { DEFAULT_ROLE_TIMEOUTS, setRoleTimeouts } from '../../lambda/provision-roles.ts';
 import { runMigrations } from '../../lambda/run-migrations.ts';
 import { LocalStackError } from './errors.ts';
 import { startLocalPostgres } from './local-postgres.ts';
@@ -101,6 +102,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
           address: checked.address,
         });
         throw new LocalStackError('DATABASE_URL', message, { cause: error });
+      })
+      .then(async (result) => {
+        // As the migration function does for the deployed worker role: the engine sets no timeout itself.
+        const [{ role, database } = { role: '', database: '' }] = await admin<
+          { role: string; database: string }[]
+        >`select current_user as role, current_database() as database`;
+        await setRoleTimeouts(admin, role, database, DEFAULT_ROLE_TIMEOUTS);
+        return result;
       })
       .finally(() => admin.end({ timeout: 5 }));
 

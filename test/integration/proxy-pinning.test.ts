@@ -1,0 +1,281 @@
+import { randomUUID } from 'node:crypto';
+import type { SendMessageBatchCommand, SendMessageBatchCommandOutput, SQSClient } from '@aws-sdk/client-sqs';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { exampleHandlers } from '../../lambda/domain/index.ts';
+import { TerminalError } from '../../lambda/errors.ts';
+import { enqueueOutbox, relayOutbox } from '../../lambda/outbox/index.ts';
+import { claimInbox } from '../../lambda/worker/inbox.ts';
+import { defineHandler } from '../../lambda/worker/message-handler.ts';
+import { requestHash } from '../../lambda/worker/request-hash.ts';
+import { systemClock } from '../../tools/ops/clock.ts';
+import { inboxPurge } from '../../tools/ops/inbox-purge.ts';
+import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
+import { quarantineRelease } from '../../tools/ops/quarantine-release.ts';
+import { rearmInbox } from '../../tools/ops/rearm-inbox.ts';
+import { finishAudit, recordAudit } from '../../tools/ops/record-audit.ts';
+import { createTestDatabase } from '../support/database.ts';
+import {
+  caseStageEnvelope,
+  envelopeFactory,
+  lambdaContext,
+  sqsEvent,
+  sqsRecordFactory,
+} from '../support/sqs-event.ts';
+import { alwaysRetryable } from '../support/test-handlers.ts';
+import { exampleWorker } from '../support/test-worker.ts';
+
+/**
+ * What AWS's "Avoiding pinning an RDS Proxy" lists for PostgreSQL, as tests on one statement's text: `SET`
+ * commands, `set_config`, resetting a parameter, `PREPARE` / `EXECUTE` / `DEALLOCATE` / `DISCARD`, temporary
+ * sequences, tables or views, declaring cursors, `LISTEN`, loading a library module, the sequence functions,
+ * and the session-level advisory lock functions (the `_xact_` ones do not pin); and, for every engine, a
+ * statement text above 16 KB.
+ */
+const PINNING: ReadonlyArray<readonly [string, (text: string) => boolean]> = [
+  ['SET', (text) => /^\s*set\s/i.test(text)],
+  ['set_config', (text) => /\bset_config\s*\(/i.test(text)],
+  ['RESET', (text) => /^\s*reset\s/i.test(text)],
+  ['prepared statement command', (text) => /^\s*(?:prepare|execute|deallocate)\s/i.test(text)],
+  ['DISCARD', (text) => /^\s*discard\s/i.test(text)],
+  [
+    'temporary table, sequence or view',
+    (text) => /\bcreate\s+(?:(?:local|global)\s+)?(?:temp|temporary)\s/i.test(text),
+  ],
+  ['DECLARE cursor', (text) => /^\s*declare\s/i.test(text)],
+  ['LISTEN', (text) => /^\s*listen\s/i.test(text)],
+  ['LOAD', (text) => /^\s*load\s/i.test(text)],
+  ['sequence function', (text) => /\b(?:nextval|setval|currval|lastval)\s*\(/i.test(text)],
+  [
+    'session-level advisory lock',
+    (text) => /\bpg_(?:try_)?advisory_(?:lock|unlock)(?:_shared|_all)?\s*\(/i.test(text),
+  ],
+  ['statement text above 16 KB', (text) => Buffer.byteLength(text) > 16_384],
+];
+
+/** The pinning conditions a statement meets (none, hopefully). */
+const pinningReasons = (text: string) => PINNING.filter(([, pins]) => pins(text)).map(([name]) => name);
+
+const db = await createTestDatabase();
+
+/** A client like the deployed ones (`prepare: false`) that records every statement text it sends. */
+const recordingClient = (statements: string[]) =>
+  db.client({
+    max: 2,
+    prepare: false,
+    debug: (_connection, query) => statements.push(query.replace(/\s+/g, ' ').trim()),
+  });
+
+/** The statements that meet a pinning condition, with the conditions. */
+const pinning = (statements: readonly string[]) =>
+  statements
+    .map((statement) => ({ statement, reasons: pinningReasons(statement) }))
+    .filter((found) => found.reasons.length > 0);
+
+const terminalOnPurpose = defineHandler({
+  messageType: 'TerminalOnPurpose',
+  schemaVersion: 1,
+  payload: z.object({}),
+  async handle() {
+    throw new TerminalError('REJECTED_ON_PURPOSE', 'this message can never succeed');
+  },
+});
+
+/** An SQS stand-in for SendMessageBatch: accepts every entry, or fails the call. */
+const batchSender = (accept: boolean) => ({
+  async send(command: SendMessageBatchCommand): Promise<SendMessageBatchCommandOutput> {
+    if (!accept)
+      throw Object.assign(new Error('injected: SQS is unavailable'), { name: 'ServiceUnavailable' });
+    const entries = command.input.Entries ?? [];
+    return {
+      Successful: entries.map((entry) => ({ Id: entry.Id, MessageId: randomUUID(), MD5OfMessageBody: '' })),
+      Failed: [],
+      $metadata: {},
+    } as SendMessageBatchCommandOutput;
+  },
+});
+
+describe('Function: pinningReasons() (the check itself)', () => {
+  it.each([
+    ["select set_config('lock_timeout', '1000ms', true)", 'set_config'],
+    ['set lock_timeout = 1000', 'SET'],
+    ['SET LOCAL statement_timeout = 5', 'SET'],
+    ['reset all', 'RESET'],
+    ['select pg_advisory_lock(42)', 'session-level advisory lock'],
+    ['select pg_try_advisory_lock(42)', 'session-level advisory lock'],
+    ['listen outbox', 'LISTEN'],
+    ['prepare q as select 1', 'prepared statement command'],
+    ['create temp table t (x int)', 'temporary table, sequence or view'],
+    ['declare c cursor with hold for select 1', 'DECLARE cursor'],
+    ["select nextval('s')", 'sequence function'],
+    [`select '${'x'.repeat(17_000)}'`, 'statement text above 16 KB'],
+  ])('flags %s', (statement, reason) => {
+    expect(pinningReasons(statement)).toContain(reason);
+  });
+
+  it('does not flag a transaction-level advisory lock or an UPDATE … SET', () => {
+    expect(pinningReasons('select pg_try_advisory_xact_lock(42)')).toEqual([]);
+    expect(pinningReasons("update worker_inbox set status = 'COMPLETED' where consumer = $1")).toEqual([]);
+  });
+});
+
+describe.each(['per-message', 'per-batch'] as const)(
+  'No statement of the worker meets an RDS Proxy pinning condition, commitMode %s',
+  (commitMode) => {
+    it('sends none on success, duplicate, in-flight copy, retryable failure with bookkeeping, and terminal failure with quarantine', async () => {
+      // Prepare
+      const statements: string[] = [];
+      const sql = recordingClient(statements);
+      const worker = exampleWorker(sql, {
+        commitMode,
+        handlers: [...exampleHandlers, alwaysRetryable, terminalOnPurpose],
+        failInvocationOnFullBatchFailure: false,
+      });
+      const payments = [envelopeFactory(), envelopeFactory()];
+      const inFlight = envelopeFactory();
+      const retryable = envelopeFactory({ messageType: 'AlwaysRetryable', payload: {} });
+      const terminal = envelopeFactory({ messageType: 'TerminalOnPurpose', payload: {} });
+      const holder = db.client({ max: 1 });
+      let release: () => void = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const claimed = new Promise<void>((resolve) => {
+        void holder.begin(async (tx) => {
+          await claimInbox(tx, {
+            consumer: 'case-worker',
+            envelope: inFlight as never,
+            requestHash: requestHash(inFlight as never),
+            sqsMessageId: 'in-flight-copy',
+          });
+          resolve();
+          await held;
+        });
+      });
+      await claimed;
+
+      // Act: a clean batch; the same batch again (duplicates); a batch with a copy in flight elsewhere, a
+      // retryable failure, a handler's TerminalError, a body that is no envelope, and a reused key.
+      const clean = payments.map((envelope) => sqsRecordFactory(envelope));
+      const first = await worker(sqsEvent(clean), lambdaContext());
+      const again = await worker(sqsEvent(clean), lambdaContext());
+      const mixed = await worker(
+        sqsEvent([
+          sqsRecordFactory(inFlight),
+          sqsRecordFactory(retryable),
+          sqsRecordFactory(terminal),
+          sqsRecordFactory('not an envelope'),
+          sqsRecordFactory({
+            ...payments[0],
+            payload: { ...(payments[0]?.payload as object), amount: '99.00' },
+          }),
+          sqsRecordFactory(envelopeFactory()),
+        ]),
+        lambdaContext(),
+      );
+      release();
+
+      // Assess: the paths ran (so their statements were recorded) and none of their statements pins.
+      expect(first.batchItemFailures).toEqual([]);
+      expect(again.batchItemFailures).toEqual([]);
+      expect(mixed.batchItemFailures.map((failure) => failure.itemIdentifier)).toHaveLength(2);
+      const quarantined = await db.sql`
+        select reason_code from worker_quarantine where consumer = 'case-worker' order by reason_code
+      `;
+      expect(quarantined.map((row) => row.reason_code)).toEqual(
+        expect.arrayContaining(['IDEMPOTENCY_HASH_MISMATCH', 'INVALID_JSON', 'REJECTED_ON_PURPOSE']),
+      );
+      expect(statements.some((statement) => statement.includes('pg_try_advisory_xact_lock'))).toBe(true);
+      expect(statements.some((statement) => statement.startsWith('insert into worker_quarantine'))).toBe(
+        true,
+      );
+      expect(pinning(statements)).toEqual([]);
+    });
+  },
+);
+
+describe('No statement of the outbox relay or the ops commands meets an RDS Proxy pinning condition', () => {
+  it('sends none when enqueueing, publishing, failing a send, and marking rows', async () => {
+    // Prepare
+    const statements: string[] = [];
+    const sql = recordingClient(statements);
+    const queueUrl = 'https://sqs.eu-west-1.amazonaws.com/000000000000/worker';
+    await sql.begin(async (tx) => {
+      await enqueueOutbox(tx, caseStageEnvelope(`CASE-${randomUUID()}`, 1));
+      await enqueueOutbox(tx, caseStageEnvelope(`CASE-${randomUUID()}`, 1));
+    });
+
+    // Act: a round whose send fails (the rows are marked for a retry), then one that publishes.
+    const failed = await relayOutbox({
+      sql,
+      sqs: batchSender(false),
+      queueUrl,
+      deadline: Date.now() + 10_000,
+      backoff: { baseMs: 1, maxMs: 1 },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const published = await relayOutbox({
+      sql,
+      sqs: batchSender(true),
+      queueUrl,
+      deadline: Date.now() + 10_000,
+    });
+
+    // Assess
+    expect(failed.failed).toBeGreaterThanOrEqual(2);
+    expect(published.published).toBeGreaterThanOrEqual(2);
+    expect(statements.some((statement) => statement.startsWith('update outbox_events'))).toBe(true);
+    expect(pinning(statements)).toEqual([]);
+  });
+
+  it('sends none when rearming, purging and releasing with an audit trail', async () => {
+    // Prepare: a failed inbox row, an old completed one, and a quarantined message with its key.
+    const statements: string[] = [];
+    const sql = recordingClient(statements);
+    const consumer = `ops-${randomUUID()}`;
+    const failedKey = `key-${randomUUID()}`;
+    const old = new Date(Date.now() - 30 * 86_400_000);
+    for (const [key, status] of [
+      [failedKey, 'FAILED_TERMINAL'],
+      [`key-${randomUUID()}`, 'COMPLETED'],
+    ] as const) {
+      await db.sql`
+        insert into worker_inbox (consumer, idempotency_key, message_type, schema_version, aggregate_type,
+                                  aggregate_id, status, request_hash, receive_count, first_seen_at, last_seen_at,
+                                  completed_at)
+        values (${consumer}, ${key}, 'PaymentCaptured', 1, 'payment', 'PAY-1', ${status}, ${'0'.repeat(64)}, 3,
+                ${old}, ${old}, ${status === 'COMPLETED' ? old : null})
+      `;
+    }
+    const [quarantined] = await db.sql<{ id: string }[]>`
+      insert into worker_quarantine (consumer, body_hash, body, reason_code, reason_message)
+      values (${consumer}, ${'2'.repeat(64)}, 'body', 'INVALID_ENVELOPE', 'not json')
+      returning quarantine_id::text as id
+    `;
+    const sqs = { send: async () => ({ MessageId: randomUUID(), $metadata: {} }) } as unknown as SQSClient;
+
+    // Act: the statements of `dlq redrive --rearm`, `inbox purge` and `quarantine release`.
+    const auditId = await recordAudit(sql, { action: 'test_rearm', outcome: 'STARTED', consumer });
+    const rearmed = await rearmInbox(sql, { consumer, idempotencyKey: failedKey });
+    await finishAudit(sql, auditId, { outcome: 'DONE', detail: { rearmed: rearmed.rearmed } });
+    const purged = await inboxPurge(
+      { sql, out: createMemoryOutput(), clock: systemClock },
+      {
+        consumer,
+        olderThanSeconds: 20 * 86_400,
+        sourceRetentionSeconds: 4 * 86_400,
+        dlqRetentionSeconds: 14 * 86_400,
+      },
+    );
+    await quarantineRelease(
+      { sql, sqs, out: createMemoryOutput() },
+      { quarantineId: quarantined?.id ?? '', queueUrl: 'https://sqs.local/q', consumer },
+    );
+
+    // Assess
+    expect(rearmed.rearmed).toBe(true);
+    expect(purged.deleted).toBe(1);
+    expect(statements.some((statement) => statement.startsWith('insert into ops_audit'))).toBe(true);
+    expect(pinning(statements)).toEqual([]);
+  });
+});
