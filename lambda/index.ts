@@ -37,6 +37,7 @@
 
 // Configuration and the database client (module scope, once per Lambda environment).
 export { type DatabaseConfig, loadConfig, type OutboxRelayConfig, type WorkerConfig } from './config.ts';
+export { createWorkerFromConfig, type WorkerFromConfigOptions } from './create-worker-from-config.ts';
 export { createSql } from './db.ts';
 // External effects: the effect log in front of a call to the outside world.
 export { effectKey } from './effects/effect-key.ts';

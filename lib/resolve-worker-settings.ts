@@ -1,3 +1,5 @@
+import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Duration, Token } from 'aws-cdk-lib';
 import { type CapacityResult, safeWorkerConcurrency } from './capacity.ts';
 import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
@@ -81,6 +83,18 @@ const fmtSeconds = (value: number): string => `${value} s`;
  */
 export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>): ResolvedWorkerSettings {
   const problems: string[] = [];
+  for (const [name, entry, exports] of [
+    ['workerEntry', props.workerEntry, 'handler = createWorkerFromConfig({ handlers })'],
+    ['outboxRelayEntry', props.outboxRelayEntry, 'handler'],
+  ] as const) {
+    if (entry === undefined) continue;
+    const file = resolve(entry);
+    if (!existsSync(file) || !statSync(file).isFile()) {
+      problems.push(
+        `${name} ("${entry}") is not a file (looked for ${file}); give the path of your entry file (it exports \`${exports}\`), absolute or relative to the folder cdk runs in (${process.cwd()})`,
+      );
+    }
+  }
   /** Checks a whole-number range; false when the value is out of it (a token counts as in range). */
   const range = (name: string, value: number | undefined, min: number, max: number, unit = '') => {
     if (value === undefined || isToken(value)) return true;

@@ -83,8 +83,11 @@ export interface SqsDatabaseWorkerProps {
 
   // ── worker function ──────────────────────────────────────────────────────────────────────────────────────
   /**
-   * Entry file of the worker handler (exports `handler`).
-   * @default `<project>/lambda/handlers/worker.ts`
+   * Entry file of the worker function: your module that exports `handler` (typically
+   * `export const handler = createWorkerFromConfig({ handlers })`), absolute or relative to the folder `cdk` runs
+   * in (the folder of `cdk.json`). Bundled with its imports by the local esbuild like the shipped worker; a path
+   * that is not a file fails synth. In `cdk.json`, the stage setting `workerEntry`.
+   * @default `<project>/lambda/handlers/worker.ts` (the example domain)
    */
   readonly workerEntry?: string;
   /**
@@ -240,7 +243,10 @@ export interface SqsDatabaseWorkerProps {
   // ── outbox relay ─────────────────────────────────────────────────────────────────────────────────────────
   /** Deploy the scheduled outbox relay. @default true */
   readonly outboxRelay?: boolean;
-  /** Entry file of the outbox relay handler. @default `<project>/lambda/handlers/outbox-relay.ts` */
+  /**
+   * Entry file of the outbox relay handler, absolute or relative to the folder `cdk` runs in; must be a file.
+   * @default `<project>/lambda/handlers/outbox-relay.ts`
+   */
   readonly outboxRelayEntry?: string;
   /** Schedule of the relay, 1 minute to 1 hour. @default Duration.minutes(1) */
   readonly outboxRelaySchedule?: Duration;

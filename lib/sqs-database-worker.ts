@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Annotations, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -199,7 +199,7 @@ export class SqsDatabaseWorker extends Construct {
 
     // ── worker ──────────────────────────────────────────────────────────────────────────────────────────────
     this.workerFunction = bundledFunction(this, 'WorkerFunction', {
-      entry: props.workerEntry ?? join(PROJECT_ROOT, 'lambda/handlers/worker.ts'),
+      entry: resolve(props.workerEntry ?? join(PROJECT_ROOT, 'lambda/handlers/worker.ts')),
       description: 'SQS → PostgreSQL inbox worker',
       vpc: props.vpc,
       vpcSubnets,
@@ -245,7 +245,7 @@ export class SqsDatabaseWorker extends Construct {
       const schedule = props.outboxRelaySchedule ?? Duration.minutes(1);
       const maxRun = props.outboxRelayMaxRun ?? Duration.seconds(50);
       const relay = bundledFunction(this, 'OutboxRelayFunction', {
-        entry: props.outboxRelayEntry ?? join(PROJECT_ROOT, 'lambda/handlers/outbox-relay.ts'),
+        entry: resolve(props.outboxRelayEntry ?? join(PROJECT_ROOT, 'lambda/handlers/outbox-relay.ts')),
         description: 'Publishes pending outbox rows to the source queue (scheduled, bounded run time)',
         vpc: props.vpc,
         vpcSubnets,

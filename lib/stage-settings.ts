@@ -44,6 +44,8 @@ const STRING_KEYS = [
   'dashboardName',
   'terminalPolicy',
   'commitMode',
+  // Your worker entry file, relative to the folder of cdk.json (checked to exist at synth).
+  'workerEntry',
 ] as const;
 const SECONDS_KEYS = {
   visibilityTimeoutSeconds: 'visibilityTimeout',
