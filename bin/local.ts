@@ -64,9 +64,14 @@ if (options.handlers) {
 }
 log('Starting PostgreSQL, SQS and the queues…');
 // A DATABASE_URL or SQS_ENDPOINT that cannot be used is a configuration error: one line naming it, exit 2.
+// The project's SQS_ENDPOINT first, then the AWS SDK's own endpoint variables (LocalStack, the AWS CLI).
+const sqsEndpointSetting = (['SQS_ENDPOINT', 'AWS_ENDPOINT_URL_SQS', 'AWS_ENDPOINT_URL'] as const).find(
+  (name) => process.env[name],
+);
 const stack = await startLocalStack({
   databaseUrl: process.env.DATABASE_URL || undefined,
-  sqsEndpoint: process.env.SQS_ENDPOINT || undefined,
+  sqsEndpoint: sqsEndpointSetting && process.env[sqsEndpointSetting],
+  sqsEndpointSetting,
   region: process.env.AWS_REGION || undefined,
   maxReceiveCount: 5,
   // Your handlers get the construct's default (6 × the 30 s timeout); the scenario a short one, to run quickly.

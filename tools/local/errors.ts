@@ -7,8 +7,8 @@
  */
 export class LocalStackError extends Error {
   /** The environment variable to fix. */
-  readonly setting: 'DATABASE_URL' | 'SQS_ENDPOINT';
-  constructor(setting: 'DATABASE_URL' | 'SQS_ENDPOINT', message: string, options?: { cause?: unknown }) {
+  readonly setting: 'DATABASE_URL' | 'SQS_ENDPOINT' | 'AWS_ENDPOINT_URL_SQS' | 'AWS_ENDPOINT_URL';
+  constructor(setting: LocalStackError['setting'], message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'LocalStackError';
     this.setting = setting;
