@@ -1,6 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { loadConfig, type WorkerConfig } from './config.ts';
+import { DEFAULT_METRICS_NAMESPACE } from './constants.ts';
 import { createSql } from './db.ts';
 import { createWorker, type WorkerHandler } from './worker/create-worker.ts';
 import type { MessageHandler } from './worker/message-handler.ts';
@@ -56,7 +57,7 @@ export function createWorkerFromConfig(options: WorkerFromConfigOptions): Worker
     sqs,
     logger: new Logger({ serviceName }),
     metrics: new Metrics({
-      namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'SqsInboxWorker',
+      namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? DEFAULT_METRICS_NAMESPACE,
       serviceName,
     }),
     terminalPolicy: config.terminalPolicy,

@@ -2,6 +2,7 @@ import type { Duration } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as rds from 'aws-cdk-lib/aws-rds';
 import type * as sns from 'aws-cdk-lib/aws-sns';
+import type { CommitMode, TerminalPolicy } from '../lambda/types.ts';
 
 /**
  * What makes CloudFormation replace the source queue and the DLQ: their type and their logical ids (the
@@ -130,12 +131,12 @@ export interface SqsDatabaseWorkerProps {
    * acknowledged, or reported as failed so SQS moves it to the DLQ.
    * @default 'quarantine'
    */
-  readonly terminalPolicy?: 'quarantine' | 'dlq';
+  readonly terminalPolicy?: TerminalPolicy;
   /**
    * `WORKER_COMMIT_MODE`: one transaction per message, or one per batch with a savepoint per record.
    * @default 'per-message'
    */
-  readonly commitMode?: 'per-message' | 'per-batch';
+  readonly commitMode?: CommitMode;
   /**
    * Extra environment variables of the worker (for example `WORKER_BACKOFF_MAX_SECONDS`).
    * @default {}

@@ -14,6 +14,7 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as triggers from 'aws-cdk-lib/triggers';
 import { Construct } from 'constructs';
+import { WORKER_DEFAULTS } from '../lambda/constants.ts';
 import { bundledFunction, PROJECT_ROOT } from './bundled-function.ts';
 import { checkQueueIdentity } from './check-queue-identity.ts';
 import {
@@ -210,10 +211,10 @@ export class SqsDatabaseWorker extends Construct {
         ...proxyDbEnvironment,
         DB_USER: dbUsers.worker,
         DB_POOL_SIZE: String(settings.dbPoolSize),
-        WORKER_CONSUMER: props.consumer ?? 'case-worker',
+        WORKER_CONSUMER: props.consumer ?? WORKER_DEFAULTS.consumer,
         WORKER_RECORD_CONCURRENCY: String(settings.recordConcurrency),
-        WORKER_TERMINAL_POLICY: props.terminalPolicy ?? 'quarantine',
-        WORKER_COMMIT_MODE: props.commitMode ?? 'per-message',
+        WORKER_TERMINAL_POLICY: props.terminalPolicy ?? WORKER_DEFAULTS.terminalPolicy,
+        WORKER_COMMIT_MODE: props.commitMode ?? WORKER_DEFAULTS.commitMode,
         // Declared empty (= unset for lambda/config.ts) so `sam local invoke --env-vars` can point the worker at
         // a local PostgreSQL and SQS: SAM only overrides variables the template declares.
         DATABASE_URL: '',
