@@ -17,7 +17,10 @@ export interface ResolvedWorkerSettings {
   readonly batchSize: number;
   readonly maxBatchingWindow: Duration;
   readonly maxConcurrency: number;
-  readonly reservedConcurrency: number;
+  /** Reserved concurrency of the worker; undefined when `reserveConcurrency` is false. */
+  readonly reservedConcurrency: number | undefined;
+  /** Whether the worker and the relay reserve concurrency. */
+  readonly reserveConcurrency: boolean;
   readonly dbPoolSize: number;
   readonly recordConcurrency: number;
   readonly dbMaxConnections: number;
@@ -292,7 +295,13 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
     }
   }
 
-  const reservedConcurrency = props.reservedConcurrency ?? maxConcurrency;
+  const reserveConcurrency = props.reserveConcurrency ?? true;
+  if (!reserveConcurrency && props.reservedConcurrency !== undefined) {
+    problems.push(
+      `reservedConcurrency (${props.reservedConcurrency}) is set while reserveConcurrency is false; remove one of them`,
+    );
+  }
+  const reservedConcurrency = reserveConcurrency ? (props.reservedConcurrency ?? maxConcurrency) : undefined;
   const reservedInRange = range(
     'reservedConcurrency',
     props.reservedConcurrency,
@@ -301,6 +310,7 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
   );
   if (
     reservedInRange &&
+    reservedConcurrency !== undefined &&
     !isToken(reservedConcurrency) &&
     !isToken(maxConcurrency) &&
     reservedConcurrency < maxConcurrency
@@ -361,6 +371,7 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
     maxBatchingWindow,
     maxConcurrency,
     reservedConcurrency,
+    reserveConcurrency,
     dbPoolSize,
     recordConcurrency,
     dbMaxConnections,

@@ -162,9 +162,18 @@ export interface SqsDatabaseWorkerProps {
   readonly maxConcurrency?: number;
   /**
    * Reserved concurrency of the worker function, a whole number from 2 to 100000, at least `maxConcurrency`.
-   * @default maxConcurrency
+   * @default maxConcurrency (none when `reserveConcurrency` is false)
    */
   readonly reservedConcurrency?: number;
+  /**
+   * Whether the worker (`reservedConcurrency`) and the outbox relay (1) get reserved concurrency. Lambda refuses a
+   * reservation that leaves fewer than 100 unreserved executions in the account and region, so a new account —
+   * whose concurrency quota may start as low as 10 — cannot deploy any. `false` deploys there: the event source
+   * `maxConcurrency` still bounds the worker (and so the database), but other functions of the account can
+   * take the capacity it would need. Keep `true` in production.
+   * @default true
+   */
+  readonly reserveConcurrency?: boolean;
 
   // ── capacity (pattern document §10) ──────────────────────────────────────────────────────────────────────
   /**

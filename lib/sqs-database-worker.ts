@@ -103,8 +103,14 @@ export class SqsDatabaseWorker extends Construct {
       ? settings.capacity.explanation
       : 'capacity not computed (a capacity input is a deploy-time token)';
     Annotations.of(this).addInfo(
-      `${capacityNote}; maxConcurrency ${settings.maxConcurrency}${props.maxConcurrency === undefined ? ' (derived)' : ''}, reservedConcurrency ${settings.reservedConcurrency}, proxy maxConnectionsPercent ${settings.proxyMaxConnectionsPercent} of dbMaxConnections ${settings.dbMaxConnections}`,
+      `${capacityNote}; maxConcurrency ${settings.maxConcurrency}${props.maxConcurrency === undefined ? ' (derived)' : ''}, reservedConcurrency ${settings.reservedConcurrency ?? 'none (reserveConcurrency false)'}, proxy maxConnectionsPercent ${settings.proxyMaxConnectionsPercent} of dbMaxConnections ${settings.dbMaxConnections}`,
     );
+    if (!settings.reserveConcurrency) {
+      Annotations.of(this).addWarningV2(
+        'sqs-inbox-worker:no-reserved-concurrency',
+        `reserveConcurrency is false: the worker and the outbox relay reserve no concurrency, so other functions of the account can take what the worker needs (maxConcurrency ${settings.maxConcurrency} still bounds it); set reserveConcurrency true once the account's concurrency quota leaves 100 unreserved executions after ${settings.maxConcurrency + 1}`,
+      );
+    }
 
     // ── queues ──────────────────────────────────────────────────────────────────────────────────────────────
     // In production the queues outlive the stack and a replacement: what they hold (above all the DLQ, whose
@@ -252,7 +258,7 @@ export class SqsDatabaseWorker extends Construct {
         vpcSubnets,
         timeout: maxRun.plus(RELAY_RUN_GUARD),
         // One relay at a time: the lease makes more safe, but one is enough and keeps connections bounded.
-        reservedConcurrentExecutions: 1,
+        reservedConcurrentExecutions: settings.reserveConcurrency ? 1 : undefined,
         environment: {
           ...proxyDbEnvironment,
           DB_USER: dbUsers.relay,

@@ -31,6 +31,7 @@ const BOOLEAN_KEYS = [
   'deletionProtection',
   'outboxRelay',
   'acknowledgeQueueReplacement',
+  'reserveConcurrency',
 ] as const;
 const STRING_KEYS = [
   'consumer',
