@@ -53,6 +53,8 @@ export async function buildCli() {
     outExtension: { '.js': '.mjs' },
     chunkNames: 'chunks/[name]-[hash]',
     minify: true,
+    // Error classes name themselves after their constructor (postgres.js `PostgresError`): keep the names.
+    keepNames: true,
     sourcemap: 'linked',
     sourcesContent: false,
     mainFields: ['module', 'main'],
