@@ -4,9 +4,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError } from 'commander';
 import { runDemoScenario } from '../tools/local/demo-scenario.ts';
-import { LocalStackError } from '../tools/local/errors.ts';
+import { HandlersModuleError, LocalStackError } from '../tools/local/errors.ts';
+import { resolveHandlersPath } from '../tools/local/load-handlers.ts';
 import { startLocalStack } from '../tools/local/local-stack.ts';
 import { renderDemoSummary } from '../tools/local/render-demo-summary.ts';
+import { serveHandlers } from '../tools/local/serve-handlers.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true'; // EMF lines would drown the summary
@@ -37,18 +39,43 @@ const options = new Command('npm start')
     4,
   )
   .option('-k, --keep', 'stay up after the summary and print the endpoints (Ctrl-C to stop)', false)
+  .option(
+    '--handlers <file>',
+    'run your own handlers instead of the scenario: a module that exports `handlers`; stays up, consuming what you send to the queue (Ctrl-C to stop)',
+  )
   .parse()
-  .opts<{ messages: number; concurrency: number; keep: boolean }>();
+  .opts<{ messages: number; concurrency: number; keep: boolean; handlers?: string }>();
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
+const untilStopped = () =>
+  new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+// A --handlers path that does not exist fails before anything starts.
+if (options.handlers) {
+  try {
+    resolveHandlersPath(options.handlers);
+  } catch (error) {
+    if (!(error instanceof HandlersModuleError)) throw error;
+    log(`npm start: ${error.message}`);
+    process.exit(2);
+  }
+}
 log('Starting PostgreSQL, SQS and the queues…');
 // A DATABASE_URL or SQS_ENDPOINT that cannot be used is a configuration error: one line naming it, exit 2.
+// The project's SQS_ENDPOINT first, then the AWS SDK's own endpoint variables (LocalStack, the AWS CLI).
+const sqsEndpointSetting = (['SQS_ENDPOINT', 'AWS_ENDPOINT_URL_SQS', 'AWS_ENDPOINT_URL'] as const).find(
+  (name) => process.env[name],
+);
 const stack = await startLocalStack({
   databaseUrl: process.env.DATABASE_URL || undefined,
-  sqsEndpoint: process.env.SQS_ENDPOINT || undefined,
+  sqsEndpoint: sqsEndpointSetting && process.env[sqsEndpointSetting],
+  sqsEndpointSetting,
   region: process.env.AWS_REGION || undefined,
   maxReceiveCount: 5,
-  visibilityTimeoutSeconds: 3,
+  // Your handlers get the construct's default (6 × the 30 s timeout); the scenario a short one, to run quickly.
+  visibilityTimeoutSeconds: options.handlers ? 180 : 3,
 }).catch((error: unknown) => {
   if (!(error instanceof LocalStackError)) throw error;
   log(`npm start: ${error.message}`);
@@ -59,6 +86,44 @@ try {
   log(
     `PostgreSQL ${stack.embedded.postgres ? '(embedded)' : '(DATABASE_URL)'} migrated (${stack.migrationsApplied} applied); SQS ${stack.embedded.sqs ? '(fauxqs)' : stack.sqsEndpoint}`,
   );
+  if (options.handlers) exitCode = await runOwnHandlers(options.handlers);
+  else exitCode = await runScenario();
+} finally {
+  await Promise.race([stack.stop(), sleep(15_000)]);
+}
+process.exit(exitCode);
+
+/** `--handlers <file>`: the user's handlers behind the local event source mapping until Ctrl-C. */
+async function runOwnHandlers(handlersPath: string): Promise<number> {
+  let served: Awaited<ReturnType<typeof serveHandlers>>;
+  try {
+    served = await serveHandlers({ stack, handlersPath, concurrency: options.concurrency });
+  } catch (error) {
+    if (!(error instanceof HandlersModuleError)) throw error;
+    log(`npm start: ${error.message}`);
+    return 2;
+  }
+  const types = served.handlers.map((h) => `${h.messageType} v${h.schemaVersion}`).join(', ');
+  process.stdout.write(
+    [
+      `Worker "${served.consumer}" running ${types} from ${served.file} (Ctrl-C to stop)`,
+      `  DATABASE_URL=${stack.databaseUrl}`,
+      `  SQS_ENDPOINT=${stack.sqsEndpoint}  (region ${stack.region})`,
+      `  queue ${stack.queues.queueUrl}`,
+      `  DLQ   ${stack.queues.dlqUrl}`,
+      '',
+      'Send a message (put your payload in "payload"):',
+      `  ${served.exampleCommand}`,
+      '',
+    ].join('\n'),
+  );
+  await untilStopped();
+  await served.stop();
+  return 0;
+}
+
+/** The scenario covering every failure case, its summary and checks; with `--keep`, stays up after them. */
+async function runScenario(): Promise<number> {
   const bar = new SingleBar({
     format: 'Processing |{bar}| {value}/{total} messages settled | {duration}s',
     stream: process.stderr,
@@ -81,8 +146,6 @@ try {
   });
   if (barStarted) bar.stop();
   process.stdout.write(renderDemoSummary(summary));
-  exitCode = summary.checks.every((check) => check.ok) ? 0 : 1;
-
   if (options.keep) {
     process.stdout.write(
       [
@@ -95,12 +158,7 @@ try {
         '',
       ].join('\n'),
     );
-    await new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
-    });
+    await untilStopped();
   }
-} finally {
-  await Promise.race([stack.stop(), sleep(15_000)]);
+  return summary.checks.every((check) => check.ok) ? 0 : 1;
 }
-process.exit(exitCode);

@@ -4,24 +4,19 @@
  * Exit codes: 0 ok, 1 operation failed, 2 usage or configuration error.
  */
 import { Command, CommanderError } from 'commander';
-import {
-  capacity,
-  dlqMoveTask,
-  dlqPeek,
-  dlqRedrive,
-  inboxPurge,
-  inboxShow,
-  inboxStats,
-  parseRedriveFilters,
-  quarantineList,
-  quarantineRelease,
-  quarantineShow,
-  queueStatus,
-  runOpsCommand,
-} from '../tools/ops/index.ts';
+import packageJson from '../package.json' with { type: 'json' };
+import type * as Ops from '../tools/ops/index.ts';
 import { parseDuration } from '../tools/ops/parse-duration.ts';
 import { parseCount, parsePositive, parseRate } from '../tools/ops/parse-options.ts';
 import type { OpsSession } from '../tools/ops/run-ops-command.ts';
+
+// The commands' code (the AWS SDK, postgres.js, tables) loads when a command runs, not for --help or --version:
+// in the bundle (dist/cli/) it is a chunk of its own.
+let ops: typeof Ops;
+const loadOps = async () => {
+  ops ??= await import('../tools/ops/index.ts');
+  return ops;
+};
 
 type Opts = Record<string, string | boolean | string[] | undefined>;
 
@@ -34,7 +29,8 @@ const act =
   (name: string, run: (session: OpsSession, opts: Opts, args: string[]) => Promise<unknown>) =>
   async (...received: unknown[]) => {
     const command = received.at(-1) as Command;
-    process.exitCode = await runOpsCommand(name, command.optsWithGlobals(), (session) =>
+    await loadOps();
+    process.exitCode = await ops.runOpsCommand(name, command.optsWithGlobals(), (session) =>
       run(session, command.opts() as Opts, command.args),
     );
   };
@@ -48,10 +44,16 @@ const program = new Command('sqs-worker')
   .option('--database-url <url>', 'PostgreSQL connection URL (env DATABASE_URL)')
   .option('--queue-url <url>', 'source (worker) queue URL (env WORKER_QUEUE_URL)')
   .option('--dlq-url <url>', 'dead-letter queue URL (env WORKER_DLQ_URL)')
-  .option('--sqs-endpoint <url>', 'SQS endpoint of a local emulator (env SQS_ENDPOINT); unset = AWS')
+  .option(
+    '--sqs-endpoint <url>',
+    'SQS endpoint of a local emulator (env SQS_ENDPOINT, AWS_ENDPOINT_URL_SQS or AWS_ENDPOINT_URL); unset = AWS',
+  )
   .option('--region <region>', 'AWS region (env AWS_REGION)')
   .option('--consumer <name>', 'inbox consumer name (env WORKER_CONSUMER, default case-worker)')
   .option('--json', 'print one JSON document on stdout, for scripts')
+  .version(packageJson.version, '-V, --version', 'print the version of sqs-inbox-worker')
+  // Every command's help lists these global flags too (commands created below inherit the setting).
+  .configureHelp({ showGlobalOptions: true })
   .showHelpAfterError()
   .exitOverride()
   .addHelpText(
@@ -68,7 +70,7 @@ inbox
   .description('one inbox row: status, attempts, failure, quarantine entries, operator actions')
   .action(
     act('inbox show', (s, _opts, [key]) =>
-      inboxShow(
+      ops.inboxShow(
         { sql: s.sql(), out: s.out },
         { consumer: s.settings.consumer, idempotencyKey: key as string },
       ),
@@ -79,7 +81,7 @@ inbox
   .description('counts by status and failure code, oldest FAILED_RETRYABLE, completions in the last hour')
   .action(
     act('inbox stats', (s) =>
-      inboxStats({ sql: s.sql(), out: s.out, clock: s.clock }, { consumer: s.settings.consumer }),
+      ops.inboxStats({ sql: s.sql(), out: s.out, clock: s.clock }, { consumer: s.settings.consumer }),
     ),
   );
 inbox
@@ -100,7 +102,7 @@ inbox
       const sourceRetention = str(opts.sourceRetention);
       const dlqRetention = str(opts.dlqRetention);
       const needsSqs = sourceRetention === undefined || dlqRetention === undefined;
-      return inboxPurge(
+      return ops.inboxPurge(
         { sql: s.sql(), out: s.out, clock: s.clock, sqs: needsSqs ? s.sqs() : undefined },
         {
           consumer: s.settings.consumer,
@@ -127,7 +129,7 @@ program
   )
   .action(
     act('queue status', (s) =>
-      queueStatus(
+      ops.queueStatus(
         { sqs: s.sqs(), out: s.out, clock: s.clock, sql: s.optionalSql(), cloudWatch: s.cloudWatch() },
         { queueUrl: s.require('queueUrl'), dlqUrl: s.settings.dlqUrl, consumer: s.settings.consumer },
       ),
@@ -141,7 +143,7 @@ dlq
   .option('--max <n>', 'messages to read (1-1000)', '10')
   .action(
     act('dlq peek', (s, opts) =>
-      dlqPeek(
+      ops.dlqPeek(
         { sql: s.sql(), sqs: s.sqs(), out: s.out },
         {
           dlqUrl: s.require('dlqUrl'),
@@ -161,7 +163,7 @@ dlq
   .option('--no-rearm', 'leave failed inbox rows as they are (the worker then repeats a terminal outcome)')
   .action(
     act('dlq redrive', (s, opts) =>
-      dlqRedrive(
+      ops.dlqRedrive(
         { sql: s.sql(), sqs: s.sqs(), out: s.out, clock: s.clock },
         {
           dlqUrl: s.require('dlqUrl'),
@@ -169,7 +171,7 @@ dlq
           consumer: s.settings.consumer,
           max: parseCount(str(opts.max) ?? '', '--max', 1, 100_000),
           ratePerSecond: parseRate(str(opts.rate) ?? '5'),
-          filter: parseRedriveFilters((opts.filter as string[] | undefined) ?? []),
+          filter: ops.parseRedriveFilters((opts.filter as string[] | undefined) ?? []),
           dryRun: opts.dryRun === true,
           rearm: opts.rearm !== false,
         },
@@ -186,7 +188,7 @@ moveTask
   .option('--destination-url <url>', 'move to this queue instead of the original source queues')
   .action(
     act('dlq move-task start', (s, opts) =>
-      dlqMoveTask(
+      ops.dlqMoveTask(
         { sqs: s.sqs(), out: s.out, sql: s.optionalSql() },
         {
           action: 'start',
@@ -203,7 +205,7 @@ moveTask
   .description('the move tasks of the DLQ')
   .action(
     act('dlq move-task status', (s) =>
-      dlqMoveTask(
+      ops.dlqMoveTask(
         { sqs: s.sqs(), out: s.out },
         { action: 'status', dlqUrl: s.require('dlqUrl'), consumer: s.settings.consumer },
       ),
@@ -215,7 +217,7 @@ moveTask
   .description('cancel a running move task')
   .action(
     act('dlq move-task cancel', (s, _opts, [taskHandle]) =>
-      dlqMoveTask(
+      ops.dlqMoveTask(
         { sqs: s.sqs(), out: s.out, sql: s.optionalSql() },
         { action: 'cancel', dlqUrl: s.require('dlqUrl'), consumer: s.settings.consumer, taskHandle },
       ),
@@ -231,7 +233,7 @@ quarantine
   .option('--limit <n>', 'at most N entries', '50')
   .action(
     act('quarantine list', (s, opts) =>
-      quarantineList(
+      ops.quarantineList(
         { sql: s.sql(), out: s.out },
         {
           consumer: s.settings.consumer,
@@ -248,7 +250,7 @@ quarantine
   .description('one entry WITH ITS BODY: prints payload values, on purpose; redact before sharing')
   .action(
     act('quarantine show', (s, _opts, [id]) =>
-      quarantineShow({ sql: s.sql(), out: s.out }, { quarantineId: id as string }),
+      ops.quarantineShow({ sql: s.sql(), out: s.out }, { quarantineId: id as string }),
     ),
   );
 quarantine
@@ -265,7 +267,7 @@ quarantine
   )
   .action(
     act('quarantine release', (s, opts, [id]) =>
-      quarantineRelease(
+      ops.quarantineRelease(
         { sql: s.sql(), sqs: s.sqs(), out: s.out },
         {
           quarantineId: id as string,
@@ -294,7 +296,7 @@ program
   .option('--lock-contention-safe-parallelism <n>', 'parallelism above which lock contention hurts')
   .action(
     act('capacity', async (s, opts) =>
-      capacity(
+      ops.capacity(
         { out: s.out },
         {
           dbMaxConnections: parseCount(str(opts.dbMaxConnections) ?? '', '--db-max-connections'),

@@ -1,5 +1,7 @@
+import { COMMIT_MODES, TERMINAL_POLICIES, WORKER_DEFAULTS } from './constants.ts';
 import { parseDatabaseUrl } from './database-url.ts';
 import { ConfigError } from './errors.ts';
+import type { CommitMode, TerminalPolicy } from './types.ts';
 
 /** How the worker reaches PostgreSQL. */
 export type DatabaseConfig =
@@ -29,9 +31,9 @@ export interface WorkerConfig {
   /** `WORKER_RECORD_CONCURRENCY`: records processed at once; at most the pool size. */
   readonly recordConcurrency: number;
   /** `WORKER_TERMINAL_POLICY`: `quarantine` (store and acknowledge) or `dlq` (report, let SQS move it). */
-  readonly terminalPolicy: 'quarantine' | 'dlq';
+  readonly terminalPolicy: TerminalPolicy;
   /** `WORKER_COMMIT_MODE`: one transaction per message, or one per batch with a savepoint per record. */
-  readonly commitMode: 'per-message' | 'per-batch';
+  readonly commitMode: CommitMode;
   readonly backoffBaseSeconds: number;
   readonly backoffMaxSeconds: number;
   readonly maxBusinessAttempts: number;
@@ -103,10 +105,10 @@ const variables = {
   DB_AUTH: oneOf('DB_AUTH', ['iam', 'password'] as const, 'iam'),
   DB_PASSWORD: text,
   DB_SSL: oneOf('DB_SSL', ['true', 'false'] as const, 'true'),
-  DB_POOL_SIZE: positiveInt('DB_POOL_SIZE', 1, 100),
+  DB_POOL_SIZE: positiveInt('DB_POOL_SIZE', WORKER_DEFAULTS.poolSize, 100),
   AWS_REGION: text,
   WORKER_CONSUMER: (value, invalid) => {
-    if (value === undefined) return 'case-worker';
+    if (value === undefined) return WORKER_DEFAULTS.consumer;
     if (value.length < 1 || value.length > 100)
       return invalid(
         `WORKER_CONSUMER must be 1–100 characters (given ${value.length}); it names this worker's rows in worker_inbox`,
@@ -114,11 +116,23 @@ const variables = {
     return value;
   },
   WORKER_RECORD_CONCURRENCY: text,
-  WORKER_TERMINAL_POLICY: oneOf('WORKER_TERMINAL_POLICY', ['quarantine', 'dlq'] as const, 'quarantine'),
-  WORKER_COMMIT_MODE: oneOf('WORKER_COMMIT_MODE', ['per-message', 'per-batch'] as const, 'per-message'),
-  WORKER_BACKOFF_BASE_SECONDS: positiveInt('WORKER_BACKOFF_BASE_SECONDS', 2, 42_300),
-  WORKER_BACKOFF_MAX_SECONDS: positiveInt('WORKER_BACKOFF_MAX_SECONDS', 900, 42_300),
-  WORKER_MAX_BUSINESS_ATTEMPTS: positiveInt('WORKER_MAX_BUSINESS_ATTEMPTS', 10, 1000),
+  WORKER_TERMINAL_POLICY: oneOf('WORKER_TERMINAL_POLICY', TERMINAL_POLICIES, WORKER_DEFAULTS.terminalPolicy),
+  WORKER_COMMIT_MODE: oneOf('WORKER_COMMIT_MODE', COMMIT_MODES, WORKER_DEFAULTS.commitMode),
+  WORKER_BACKOFF_BASE_SECONDS: positiveInt(
+    'WORKER_BACKOFF_BASE_SECONDS',
+    WORKER_DEFAULTS.backoffBaseSeconds,
+    42_300,
+  ),
+  WORKER_BACKOFF_MAX_SECONDS: positiveInt(
+    'WORKER_BACKOFF_MAX_SECONDS',
+    WORKER_DEFAULTS.backoffMaxSeconds,
+    42_300,
+  ),
+  WORKER_MAX_BUSINESS_ATTEMPTS: positiveInt(
+    'WORKER_MAX_BUSINESS_ATTEMPTS',
+    WORKER_DEFAULTS.maxBusinessAttempts,
+    1000,
+  ),
   WORKER_DEADLINE_GUARD_MS: text,
   WORKER_FAIL_INVOCATION_ON_FULL_FAILURE: oneOf(
     'WORKER_FAIL_INVOCATION_ON_FULL_FAILURE',

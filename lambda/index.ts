@@ -37,6 +37,15 @@
 
 // Configuration and the database client (module scope, once per Lambda environment).
 export { type DatabaseConfig, loadConfig, type OutboxRelayConfig, type WorkerConfig } from './config.ts';
+// Option values, defaults, metric names and failure codes (constants only).
+export {
+  COMMIT_MODES,
+  DEFAULT_METRICS_NAMESPACE,
+  METRIC_NAMES,
+  TERMINAL_POLICIES,
+  WORKER_DEFAULTS,
+} from './constants.ts';
+export { createWorkerFromConfig, type WorkerFromConfigOptions } from './create-worker-from-config.ts';
 export { createSql } from './db.ts';
 // External effects: the effect log in front of a call to the outside world.
 export { effectKey } from './effects/effect-key.ts';
@@ -59,6 +68,7 @@ export {
   TransactionClosedError,
   WorkerError,
 } from './errors.ts';
+export { FAILURE_CODES, type FailureCode } from './failure-codes.ts';
 // Producer side: the transactional outbox.
 export { type EnqueueOutboxResult, enqueueOutbox } from './outbox/enqueue-outbox.ts';
 export {
@@ -67,6 +77,7 @@ export {
   OutboxError,
   OutboxUsageError,
 } from './outbox/errors.ts';
+export type { CommitMode, MetricName, TerminalPolicy } from './types.ts';
 export type { BackoffSettings } from './worker/backoff.ts';
 // The worker: a Lambda SQS handler built from domain handlers.
 export { createWorker, type WorkerHandler, type WorkerOptions } from './worker/create-worker.ts';

@@ -36,7 +36,8 @@ export const ESBUILD_TARGET = 'node24';
  * what loading the handler needs, and every module a handler loads with `import()` (the worker's SQS client,
  * needed on the first backoff only, and the RDS IAM signer, needed on the first connection) goes into
  * `chunks/`, so a cold start compiles only the code it runs. `bowser` (browser-only SDK code) is replaced by
- * a stub (lib/bowser-stub.ts). ESM bundles of CommonJS dependencies need `require`, hence the banner.
+ * a stub (lib/bowser-stub.ts). ESM bundles of CommonJS dependencies need `require`, hence the banner. Class
+ * and function names survive minification (`keepNames`): errors are told apart by `error.name`.
  *
  * @internal
  */
@@ -52,6 +53,10 @@ export function bundleOptions(entry: string, outdir: string): BuildOptions {
     outExtension: { '.js': '.mjs' },
     chunkNames: 'chunks/[name]-[hash]',
     minify: true,
+    // Minifying renames classes, and error classes name themselves after their constructor: postgres.js's
+    // `PostgresError` would become `Oe`, and every check of `error.name === 'PostgresError'` (SQLSTATE
+    // classification, database error messages) would fail in the bundle only.
+    keepNames: true,
     sourcemap: 'linked',
     sourcesContent: false,
     mainFields: ['module', 'main'],

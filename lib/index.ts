@@ -32,6 +32,7 @@ export { type ResolvedWorkerSettings, WorkerSettingsError } from './resolve-work
 export { SqsDatabaseWorker } from './sqs-database-worker.ts';
 export type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
 export { SqsInboxWorkerStack, type SqsInboxWorkerStackProps } from './sqs-inbox-worker-stack.ts';
+export { stackEnvironment } from './stack-environment.ts';
 export { stageSettings } from './stage-settings.ts';
 export { WorkerDatabase, type WorkerDatabaseProps } from './worker-database.ts';
 export { WORKER_METRICS, type WorkerOutcomeMetric } from './worker-metrics.ts';

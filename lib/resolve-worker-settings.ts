@@ -1,3 +1,5 @@
+import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Duration, Token } from 'aws-cdk-lib';
 import { type CapacityResult, safeWorkerConcurrency } from './capacity.ts';
 import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
@@ -15,7 +17,10 @@ export interface ResolvedWorkerSettings {
   readonly batchSize: number;
   readonly maxBatchingWindow: Duration;
   readonly maxConcurrency: number;
-  readonly reservedConcurrency: number;
+  /** Reserved concurrency of the worker; undefined when `reserveConcurrency` is false. */
+  readonly reservedConcurrency: number | undefined;
+  /** Whether the worker and the relay reserve concurrency. */
+  readonly reserveConcurrency: boolean;
   readonly dbPoolSize: number;
   readonly recordConcurrency: number;
   readonly dbMaxConnections: number;
@@ -85,6 +90,18 @@ const fmtSeconds = (value: number): string => `${value} s`;
  */
 export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>): ResolvedWorkerSettings {
   const problems: string[] = [];
+  for (const [name, entry, exports] of [
+    ['workerEntry', props.workerEntry, 'handler = createWorkerFromConfig({ handlers })'],
+    ['outboxRelayEntry', props.outboxRelayEntry, 'handler'],
+  ] as const) {
+    if (entry === undefined) continue;
+    const file = resolve(entry);
+    if (!existsSync(file) || !statSync(file).isFile()) {
+      problems.push(
+        `${name} ("${entry}") is not a file (looked for ${file}); give the path of your entry file (it exports \`${exports}\`), absolute or relative to the folder cdk runs in (${process.cwd()})`,
+      );
+    }
+  }
   /** Checks a whole-number range; false when the value is out of it (a token counts as in range). */
   const range = (name: string, value: number | undefined, min: number, max: number, unit = '') => {
     if (value === undefined || isToken(value)) return true;
@@ -282,7 +299,13 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
     }
   }
 
-  const reservedConcurrency = props.reservedConcurrency ?? maxConcurrency;
+  const reserveConcurrency = props.reserveConcurrency ?? true;
+  if (!reserveConcurrency && props.reservedConcurrency !== undefined) {
+    problems.push(
+      `reservedConcurrency (${props.reservedConcurrency}) is set while reserveConcurrency is false; remove one of them`,
+    );
+  }
+  const reservedConcurrency = reserveConcurrency ? (props.reservedConcurrency ?? maxConcurrency) : undefined;
   const reservedInRange = range(
     'reservedConcurrency',
     props.reservedConcurrency,
@@ -291,6 +314,7 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
   );
   if (
     reservedInRange &&
+    reservedConcurrency !== undefined &&
     !isToken(reservedConcurrency) &&
     !isToken(maxConcurrency) &&
     reservedConcurrency < maxConcurrency
@@ -373,6 +397,7 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
     maxBatchingWindow,
     maxConcurrency,
     reservedConcurrency,
+    reserveConcurrency,
     dbPoolSize,
     recordConcurrency,
     dbMaxConnections,

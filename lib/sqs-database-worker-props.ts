@@ -2,6 +2,7 @@ import type { Duration } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as rds from 'aws-cdk-lib/aws-rds';
 import type * as sns from 'aws-cdk-lib/aws-sns';
+import type { CommitMode, TerminalPolicy } from '../lambda/types.ts';
 
 /**
  * What makes CloudFormation replace the source queue and the DLQ: their type and their logical ids (the
@@ -83,8 +84,11 @@ export interface SqsDatabaseWorkerProps {
 
   // ── worker function ──────────────────────────────────────────────────────────────────────────────────────
   /**
-   * Entry file of the worker handler (exports `handler`).
-   * @default `<project>/lambda/handlers/worker.ts`
+   * Entry file of the worker function: your module that exports `handler` (typically
+   * `export const handler = createWorkerFromConfig({ handlers })`), absolute or relative to the folder `cdk` runs
+   * in (the folder of `cdk.json`). Bundled with its imports by the local esbuild like the shipped worker; a path
+   * that is not a file fails synth. In `cdk.json`, the stage setting `workerEntry`.
+   * @default `<project>/lambda/handlers/worker.ts` (the example domain)
    */
   readonly workerEntry?: string;
   /**
@@ -127,12 +131,12 @@ export interface SqsDatabaseWorkerProps {
    * acknowledged, or reported as failed so SQS moves it to the DLQ.
    * @default 'quarantine'
    */
-  readonly terminalPolicy?: 'quarantine' | 'dlq';
+  readonly terminalPolicy?: TerminalPolicy;
   /**
    * `WORKER_COMMIT_MODE`: one transaction per message, or one per batch with a savepoint per record.
    * @default 'per-message'
    */
-  readonly commitMode?: 'per-message' | 'per-batch';
+  readonly commitMode?: CommitMode;
   /**
    * Extra environment variables of the worker (for example `WORKER_BACKOFF_MAX_SECONDS`).
    * @default {}
@@ -158,9 +162,18 @@ export interface SqsDatabaseWorkerProps {
   readonly maxConcurrency?: number;
   /**
    * Reserved concurrency of the worker function, a whole number from 2 to 100000, at least `maxConcurrency`.
-   * @default maxConcurrency
+   * @default maxConcurrency (none when `reserveConcurrency` is false)
    */
   readonly reservedConcurrency?: number;
+  /**
+   * Whether the worker (`reservedConcurrency`) and the outbox relay (1) get reserved concurrency. Lambda refuses a
+   * reservation that leaves fewer than 100 unreserved executions in the account and region, so a new account —
+   * whose concurrency quota may start as low as 10 — cannot deploy any. `false` deploys there: the event source
+   * `maxConcurrency` still bounds the worker (and so the database), but other functions of the account can
+   * take the capacity it would need. Keep `true` in production.
+   * @default true
+   */
+  readonly reserveConcurrency?: boolean;
 
   // ── capacity (pattern document §10) ──────────────────────────────────────────────────────────────────────
   /**
@@ -253,7 +266,10 @@ export interface SqsDatabaseWorkerProps {
   // ── outbox relay ─────────────────────────────────────────────────────────────────────────────────────────
   /** Deploy the scheduled outbox relay. @default true */
   readonly outboxRelay?: boolean;
-  /** Entry file of the outbox relay handler. @default `<project>/lambda/handlers/outbox-relay.ts` */
+  /**
+   * Entry file of the outbox relay handler, absolute or relative to the folder `cdk` runs in; must be a file.
+   * @default `<project>/lambda/handlers/outbox-relay.ts`
+   */
   readonly outboxRelayEntry?: string;
   /** Schedule of the relay, 1 minute to 1 hour. @default Duration.minutes(1) */
   readonly outboxRelaySchedule?: Duration;

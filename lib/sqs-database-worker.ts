@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Annotations, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -14,6 +14,7 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as triggers from 'aws-cdk-lib/triggers';
 import { Construct } from 'constructs';
+import { WORKER_DEFAULTS } from '../lambda/constants.ts';
 import { bundledFunction, PROJECT_ROOT } from './bundled-function.ts';
 import { checkQueueIdentity } from './check-queue-identity.ts';
 import {
@@ -102,8 +103,14 @@ export class SqsDatabaseWorker extends Construct {
       ? settings.capacity.explanation
       : 'capacity not computed (a capacity input is a deploy-time token)';
     Annotations.of(this).addInfo(
-      `${capacityNote}; maxConcurrency ${settings.maxConcurrency}${props.maxConcurrency === undefined ? ' (derived)' : ''}, reservedConcurrency ${settings.reservedConcurrency}, proxy maxConnectionsPercent ${settings.proxyMaxConnectionsPercent} of dbMaxConnections ${settings.dbMaxConnections}`,
+      `${capacityNote}; maxConcurrency ${settings.maxConcurrency}${props.maxConcurrency === undefined ? ' (derived)' : ''}, reservedConcurrency ${settings.reservedConcurrency ?? 'none (reserveConcurrency false)'}, proxy maxConnectionsPercent ${settings.proxyMaxConnectionsPercent} of dbMaxConnections ${settings.dbMaxConnections}`,
     );
+    if (!settings.reserveConcurrency) {
+      Annotations.of(this).addWarningV2(
+        'sqs-inbox-worker:no-reserved-concurrency',
+        `reserveConcurrency is false: the worker and the outbox relay reserve no concurrency, so other functions of the account can take what the worker needs (maxConcurrency ${settings.maxConcurrency} still bounds it); set reserveConcurrency true once the account's concurrency quota leaves 100 unreserved executions after ${settings.maxConcurrency + 1}`,
+      );
+    }
 
     // ── queues ──────────────────────────────────────────────────────────────────────────────────────────────
     // In production the queues outlive the stack and a replacement: what they hold (above all the DLQ, whose
@@ -203,7 +210,7 @@ export class SqsDatabaseWorker extends Construct {
 
     // ── worker ──────────────────────────────────────────────────────────────────────────────────────────────
     this.workerFunction = bundledFunction(this, 'WorkerFunction', {
-      entry: props.workerEntry ?? join(PROJECT_ROOT, 'lambda/handlers/worker.ts'),
+      entry: resolve(props.workerEntry ?? join(PROJECT_ROOT, 'lambda/handlers/worker.ts')),
       description: 'SQS → PostgreSQL inbox worker',
       vpc: props.vpc,
       vpcSubnets,
@@ -214,10 +221,10 @@ export class SqsDatabaseWorker extends Construct {
         ...proxyDbEnvironment,
         DB_USER: dbUsers.worker,
         DB_POOL_SIZE: String(settings.dbPoolSize),
-        WORKER_CONSUMER: props.consumer ?? 'case-worker',
+        WORKER_CONSUMER: props.consumer ?? WORKER_DEFAULTS.consumer,
         WORKER_RECORD_CONCURRENCY: String(settings.recordConcurrency),
-        WORKER_TERMINAL_POLICY: props.terminalPolicy ?? 'quarantine',
-        WORKER_COMMIT_MODE: props.commitMode ?? 'per-message',
+        WORKER_TERMINAL_POLICY: props.terminalPolicy ?? WORKER_DEFAULTS.terminalPolicy,
+        WORKER_COMMIT_MODE: props.commitMode ?? WORKER_DEFAULTS.commitMode,
         // Declared empty (= unset for lambda/config.ts) so `sam local invoke --env-vars` can point the worker at
         // a local PostgreSQL and SQS: SAM only overrides variables the template declares.
         DATABASE_URL: '',
@@ -249,13 +256,13 @@ export class SqsDatabaseWorker extends Construct {
       const schedule = props.outboxRelaySchedule ?? Duration.minutes(1);
       const maxRun = props.outboxRelayMaxRun ?? Duration.seconds(50);
       const relay = bundledFunction(this, 'OutboxRelayFunction', {
-        entry: props.outboxRelayEntry ?? join(PROJECT_ROOT, 'lambda/handlers/outbox-relay.ts'),
+        entry: resolve(props.outboxRelayEntry ?? join(PROJECT_ROOT, 'lambda/handlers/outbox-relay.ts')),
         description: 'Publishes pending outbox rows to the source queue (scheduled, bounded run time)',
         vpc: props.vpc,
         vpcSubnets,
         timeout: maxRun.plus(RELAY_RUN_GUARD),
         // One relay at a time: the lease makes more safe, but one is enough and keeps connections bounded.
-        reservedConcurrentExecutions: 1,
+        reservedConcurrentExecutions: settings.reserveConcurrency ? 1 : undefined,
         environment: {
           ...proxyDbEnvironment,
           DB_USER: dbUsers.relay,

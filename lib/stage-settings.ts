@@ -31,6 +31,7 @@ const BOOLEAN_KEYS = [
   'deletionProtection',
   'outboxRelay',
   'acknowledgeQueueReplacement',
+  'reserveConcurrency',
 ] as const;
 const STRING_KEYS = [
   'consumer',
@@ -44,6 +45,8 @@ const STRING_KEYS = [
   'dashboardName',
   'terminalPolicy',
   'commitMode',
+  // Your worker entry file, relative to the folder of cdk.json (checked to exist at synth).
+  'workerEntry',
 ] as const;
 const SECONDS_KEYS = {
   visibilityTimeoutSeconds: 'visibilityTimeout',

@@ -4,6 +4,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as rds from 'aws-cdk-lib/aws-rds';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { METRIC_NAMES } from '../lambda/constants.ts';
 import { workerMetric } from './worker-alarms.ts';
 import { WORKER_METRICS } from './worker-metrics.ts';
 
@@ -98,15 +99,20 @@ export function createWorkerDashboard(scope: Construct, props: WorkerDashboardPr
     graph(
       'Worker outcomes (EMF)',
       WORKER_METRICS.outcomes.map((name) => emf(name)),
-      [emf(WORKER_METRICS.batchSize)],
+      [emf(WORKER_METRICS.batchSize), emf(WORKER_METRICS.handlerReruns)],
     ),
   );
   dashboard.addWidgets(
     graph(
       'Worker timings (EMF, p99)',
-      WORKER_METRICS.timings.filter((name) => name !== 'DbTransactionMs').map((name) => emf(name, 'p99')),
+      WORKER_METRICS.timings
+        .filter((name) => name !== METRIC_NAMES.dbTransactionMs)
+        .map((name) => emf(name, 'p99')),
     ),
-    graph('DB transaction time (EMF)', [emf('DbTransactionMs', 'p50'), emf('DbTransactionMs', 'p99')]),
+    graph('DB transaction time (EMF)', [
+      emf(METRIC_NAMES.dbTransactionMs, 'p50'),
+      emf(METRIC_NAMES.dbTransactionMs, 'p99'),
+    ]),
     graph(
       'RDS: CPU and connections',
       [props.instance.metricCPUUtilization({ period: minute })],
@@ -119,9 +125,11 @@ export function createWorkerDashboard(scope: Construct, props: WorkerDashboardPr
       rdsMetric('DatabaseConnections', { ProxyName: props.proxy.dbProxyName }),
       rdsMetric('DatabaseConnectionsBorrowLatency', { ProxyName: props.proxy.dbProxyName }),
     ]),
-    graph('Outbox relay: oldest pending age (ms)', [
-      emf(WORKER_METRICS.outboxOldestPendingAgeMs, cloudwatch.Stats.MAXIMUM),
-    ]),
+    graph(
+      'Outbox relay: oldest pending age (ms), published and failed',
+      [emf(WORKER_METRICS.outboxOldestPendingAgeMs, cloudwatch.Stats.MAXIMUM)],
+      [emf(WORKER_METRICS.outboxPublished), emf(WORKER_METRICS.outboxFailed)],
+    ),
     new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...props.alarms], width: 8, height: 6 }),
   );
   return dashboard;

@@ -1,32 +1,40 @@
+import { DEFAULT_METRICS_NAMESPACE, METRIC_NAMES } from '../lambda/constants.ts';
+
 /**
- * The names the worker and the outbox relay emit as CloudWatch Embedded Metric Format (Powertools Metrics), in
- * ONE place, so the alarms and the dashboard of the stack read exactly what the code writes.
+ * The metrics the alarms and the dashboard of the stack watch, taken from the names the worker and the outbox
+ * relay emit as CloudWatch Embedded Metric Format (`METRIC_NAMES` in lambda/constants.ts, the one place the code
+ * reads them from), so they can only read what the code writes.
  *
  * Dimensions stay low-cardinality: Powertools adds `service` (= `POWERTOOLS_SERVICE_NAME`) to every metric and
  * nothing else is added, so one alarm per metric covers the whole worker.
  */
 export const WORKER_METRICS = {
   /** Default `POWERTOOLS_METRICS_NAMESPACE` of the stack. */
-  defaultNamespace: 'SqsInboxWorker',
+  defaultNamespace: DEFAULT_METRICS_NAMESPACE,
   /** The only dimension; its value is `POWERTOOLS_SERVICE_NAME`. */
   dimension: 'service',
   /** Count metrics, one per record outcome (unit Count). */
   outcomes: [
-    'Completed',
-    'Duplicate',
-    'RetryableFailure',
-    'TerminalFailure',
-    'HashMismatch',
-    'Quarantined',
-    'StaleVersionSkipped',
-    'NotYetDue',
-    'DeadlineDeferred',
+    METRIC_NAMES.completed,
+    METRIC_NAMES.duplicate,
+    METRIC_NAMES.retryableFailure,
+    METRIC_NAMES.terminalFailure,
+    METRIC_NAMES.hashMismatch,
+    METRIC_NAMES.quarantined,
+    METRIC_NAMES.staleVersionSkipped,
+    METRIC_NAMES.notYetDue,
+    METRIC_NAMES.deadlineDeferred,
   ],
+  /** Per-batch mode: handler reruns after a rolled-back batch (unit Count). */
+  handlerReruns: METRIC_NAMES.handlerReruns,
   /** Timings (unit Milliseconds) and the batch size (unit Count). */
-  timings: ['ProcessingMs', 'DbTransactionMs', 'MessageAgeMs'],
-  batchSize: 'BatchSize',
+  timings: [METRIC_NAMES.processingMs, METRIC_NAMES.dbTransactionMs, METRIC_NAMES.messageAgeMs],
+  batchSize: METRIC_NAMES.batchSize,
   /** Emitted by the outbox relay: age of the oldest pending outbox row (Milliseconds). */
-  outboxOldestPendingAgeMs: 'OutboxOldestPendingAgeMs',
+  outboxOldestPendingAgeMs: METRIC_NAMES.outboxOldestPendingAgeMs,
+  /** Emitted by the outbox relay per run: rows published and rows that failed to send (Count). */
+  outboxPublished: METRIC_NAMES.outboxPublished,
+  outboxFailed: METRIC_NAMES.outboxFailed,
 } as const;
 
 /** Name of a worker outcome metric. */

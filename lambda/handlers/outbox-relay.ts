@@ -2,6 +2,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context } from 'aws-lambda';
+import { DEFAULT_METRICS_NAMESPACE } from '../constants.ts';
 import { ConfigError, createSql, loadConfig } from '../index.ts';
 import { type RelayOutboxResult, relayOutbox } from '../outbox/relay-outbox.ts';
 
@@ -13,7 +14,7 @@ if (!queueUrl)
 const serviceName = process.env.POWERTOOLS_SERVICE_NAME ?? 'outbox-relay';
 const logger = new Logger({ serviceName });
 const metrics = new Metrics({
-  namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'SqsInboxWorker',
+  namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? DEFAULT_METRICS_NAMESPACE,
   serviceName,
 });
 const sql = createSql(config.database, { applicationName: 'outbox-relay' });

@@ -1,51 +1,24 @@
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import { caseEscalationRequested, exampleHandlers } from '../domain/index.ts';
-import { createSql, createWorker, httpNotificationProvider, loadConfig } from '../index.ts';
+import { createSql, createWorkerFromConfig, httpNotificationProvider } from '../index.ts';
 
-// Cold start: configuration is read and validated once; clients live at module scope and are reused.
-// Only what every invocation needs is imported statically (see lib/bundled-function.ts: code splitting).
-const config = loadConfig();
-const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? config.consumer });
-const metrics = new Metrics({
-  namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'SqsInboxWorker',
-  serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? config.consumer,
-});
-const sql = createSql(config.database, { applicationName: config.consumer });
-// The escalation example calls an external service through the effect log, which needs its own connection.
-const handlers = config.notificationUrl
-  ? [
-      ...exampleHandlers,
-      caseEscalationRequested({
-        effectsSql: createSql(
-          { ...config.database, poolSize: 1 },
-          { applicationName: `${config.consumer}-effects` },
-        ),
-        provider: httpNotificationProvider({ url: config.notificationUrl }),
-      }),
-    ]
-  : exampleHandlers;
-// Made when a record first needs a backoff: most cold starts never load the SDK's SQS code (a chunk of its own).
-const sqs = async () => {
-  const { SQSClient } = await import('@aws-sdk/client-sqs');
-  return new SQSClient(
-    config.sqsEndpoint ? { endpoint: config.sqsEndpoint, useQueueUrlAsEndpoint: false } : {},
-  );
-};
-
-/** The deployable worker: the example domain on the inbox engine. */
-export const handler = createWorker({
-  consumer: config.consumer,
-  handlers,
-  sql,
-  sqs,
-  logger,
-  metrics,
-  terminalPolicy: config.terminalPolicy,
-  recordConcurrency: config.recordConcurrency,
-  commitMode: config.commitMode,
-  backoff: { baseSeconds: config.backoffBaseSeconds, maxSeconds: config.backoffMaxSeconds },
-  maxBusinessAttempts: config.maxBusinessAttempts,
-  deadlineGuardMs: config.deadlineGuardMs,
-  failInvocationOnFullBatchFailure: config.failInvocationOnFullBatchFailure,
+/**
+ * The deployable worker: the example domain on the inbox engine, wired from the environment at cold start by
+ * `createWorkerFromConfig` — the same call your own entry file makes (README, "A first handler"). Only what every
+ * invocation needs is imported statically (see lib/bundled-function.ts: code splitting).
+ */
+export const handler = createWorkerFromConfig({
+  // The escalation example calls an external service through the effect log, which needs its own connection.
+  handlers: (config) =>
+    config.notificationUrl
+      ? [
+          ...exampleHandlers,
+          caseEscalationRequested({
+            effectsSql: createSql(
+              { ...config.database, poolSize: 1 },
+              { applicationName: `${config.consumer}-effects` },
+            ),
+            provider: httpNotificationProvider({ url: config.notificationUrl }),
+          }),
+        ]
+      : exampleHandlers,
 });

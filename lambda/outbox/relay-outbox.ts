@@ -8,6 +8,7 @@ import {
   type SendMessageBatchRequestEntry,
 } from '@aws-sdk/client-sqs';
 import type postgres from 'postgres';
+import { METRIC_NAMES } from '../constants.ts';
 import { OutboxUsageError } from './errors.ts';
 import { fifoMessageIds } from './fifo-message-ids.ts';
 import { planSendBatches, SQS_MAX_BATCH_BYTES } from './plan-send-batches.ts';
@@ -209,9 +210,9 @@ export async function relayOutbox(options: RelayOutboxOptions): Promise<RelayOut
   }
 
   const oldestPendingAgeMs = await oldestPendingAge();
-  metrics?.addMetric('OutboxPublished', MetricUnit.Count, published);
-  metrics?.addMetric('OutboxFailed', MetricUnit.Count, failed);
-  metrics?.addMetric('OutboxOldestPendingAgeMs', MetricUnit.Milliseconds, oldestPendingAgeMs);
+  metrics?.addMetric(METRIC_NAMES.outboxPublished, MetricUnit.Count, published);
+  metrics?.addMetric(METRIC_NAMES.outboxFailed, MetricUnit.Count, failed);
+  metrics?.addMetric(METRIC_NAMES.outboxOldestPendingAgeMs, MetricUnit.Milliseconds, oldestPendingAgeMs);
   logger?.info('Outbox relay run finished', {
     relayId,
     published,

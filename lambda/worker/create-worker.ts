@@ -9,12 +9,14 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import pLimit from 'p-limit';
 import type postgres from 'postgres';
+import { DEFAULT_METRICS_NAMESPACE, METRIC_NAMES, WORKER_DEFAULTS } from '../constants.ts';
 import {
   BatchAttemptAbortedError,
   BatchFailedError,
   BatchRecordUnsettledError,
   ConfigError,
 } from '../errors.ts';
+import type { CommitMode, TerminalPolicy } from '../types.ts';
 import { msUntilDue } from './attempt-policy.ts';
 import { type BackoffSettings, backoffSeconds } from './backoff.ts';
 import { type BatchClaims, claimBatch } from './batch-claims.ts';
@@ -59,11 +61,11 @@ export interface WorkerOptions {
   /** Powertools Metrics. @default a Metrics of namespace POWERTOOLS_METRICS_NAMESPACE (or `SqsInboxWorker`) */
   readonly metrics?: Metrics;
   /** `quarantine`: store terminal messages and acknowledge them; `dlq`: report them until SQS moves them. @default 'quarantine' */
-  readonly terminalPolicy?: 'quarantine' | 'dlq';
+  readonly terminalPolicy?: TerminalPolicy;
   /** Records processed at once, 1 to the pool size (`sql.options.max`). @default 1 */
   readonly recordConcurrency?: number;
   /** `per-message`: one transaction per record; `per-batch`: one per batch, a savepoint per record. @default 'per-message' */
-  readonly commitMode?: 'per-message' | 'per-batch';
+  readonly commitMode?: CommitMode;
   /** Backoff of retryable failures. @default { baseSeconds: 2, maxSeconds: 900 } */
   readonly backoff?: Partial<BackoffSettings>;
   /** Attempts after which a retryable failure is terminal, when the envelope gives none. @default 10 */
@@ -103,7 +105,7 @@ export type WorkerHandler = (event: SQSEvent, context: Context) => Promise<SQSBa
 export function createWorker(options: WorkerOptions): WorkerHandler {
   const registry = createHandlerRegistry(options.handlers);
   const poolSize = options.sql.options?.max ?? 1;
-  const recordConcurrency = options.recordConcurrency ?? 1;
+  const recordConcurrency = options.recordConcurrency ?? WORKER_DEFAULTS.recordConcurrency;
   const problems: string[] = [];
   if (!options.consumer || options.consumer.length > 100) {
     problems.push(`consumer must be 1–100 characters (given "${options.consumer}")`);
@@ -130,13 +132,17 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
   const metrics =
     options.metrics ??
     new Metrics({
-      namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'SqsInboxWorker',
+      namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? DEFAULT_METRICS_NAMESPACE,
       serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? options.consumer,
     });
   const resolveSqs = sqsClientResolver(options.sqs, logger);
   const now = options.now ?? Date.now;
   const random = options.random ?? Math.random;
-  const backoff: BackoffSettings = { baseSeconds: 2, maxSeconds: 900, ...options.backoff };
+  const backoff: BackoffSettings = {
+    baseSeconds: WORKER_DEFAULTS.backoffBaseSeconds,
+    maxSeconds: WORKER_DEFAULTS.backoffMaxSeconds,
+    ...options.backoff,
+  };
   const guard = new DeadlineGuard(options.deadlineGuardMs);
   /** Per-batch mode: whether this environment's next batch runs with a savepoint per record. */
   let savepointsNeeded = false;
@@ -146,8 +152,10 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
     registry,
     transaction: perMessage,
     bookkeeping: perMessage,
-    terminalPolicy: options.terminalPolicy ?? 'quarantine',
-    attemptDefaults: { maxBusinessAttempts: options.maxBusinessAttempts ?? 10 },
+    terminalPolicy: options.terminalPolicy ?? WORKER_DEFAULTS.terminalPolicy,
+    attemptDefaults: {
+      maxBusinessAttempts: options.maxBusinessAttempts ?? WORKER_DEFAULTS.maxBusinessAttempts,
+    },
     backoff,
     now,
     random,
@@ -203,7 +211,7 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
 
     if (fifo) blockSkippedGroupMembers(response);
     for (const outcome of outcomes.values()) recordTelemetry(outcome, { logger, metrics, queue });
-    metrics.addMetric('BatchSize', MetricUnit.Count, records.length);
+    metrics.addMetric(METRIC_NAMES.batchSize, MetricUnit.Count, records.length);
     metrics.publishStoredMetrics();
 
     if (options.sqs && arn) {
@@ -236,7 +244,7 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
       (outcome) => outcome.result === 'NOT_YET_DUE' || outcome.failureCode === 'IN_PROGRESS_ELSEWHERE',
     );
     if (
-      (options.failInvocationOnFullBatchFailure ?? true) &&
+      (options.failInvocationOnFullBatchFailure ?? WORKER_DEFAULTS.failInvocationOnFullBatchFailure) &&
       records.length > 0 &&
       failed === records.length &&
       !waiting
@@ -358,7 +366,7 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
         const reruns = [...outcomes.values()].filter(
           (outcome) => outcome.result === 'COMPLETED' || outcome.result === 'STALE_VERSION_SKIPPED',
         ).length;
-        if (reruns > 0) metrics.addMetric('HandlerReruns', MetricUnit.Count, reruns);
+        if (reruns > 0) metrics.addMetric(METRIC_NAMES.handlerReruns, MetricUnit.Count, reruns);
         outcomes.clear();
       }
       const attempt = await batchAttempt(process, true, batchClaim);

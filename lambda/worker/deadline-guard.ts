@@ -1,9 +1,10 @@
+import { WORKER_DEFAULTS } from '../constants.ts';
 /**
  * Smallest guard: records are not started with less than this left before the Lambda timeout.
  *
  * @internal
  */
-export const MIN_DEADLINE_GUARD_MS = 2000;
+export const MIN_DEADLINE_GUARD_MS = WORKER_DEFAULTS.minDeadlineGuardMs;
 
 /**
  * Tracks how long records take in this execution environment and derives the deadline guard from it:

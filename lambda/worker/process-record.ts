@@ -1,6 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
 import type postgres from 'postgres';
 import { HandlerTimeoutError } from '../errors.ts';
+import type { TerminalPolicy } from '../types.ts';
 import { type AttemptDefaults, applyAttemptPolicy, msUntilDue } from './attempt-policy.ts';
 import { type BackoffSettings, backoffSeconds, MAX_VISIBILITY_SECONDS } from './backoff.ts';
 import type { BatchClaims } from './batch-claims.ts';
@@ -42,7 +43,7 @@ export interface RecordDependencies {
   readonly transaction: TransactionRunner;
   /** Runs the short bookkeeping transaction after a rollback (DESIGN.md rule 3). */
   readonly bookkeeping: TransactionRunner;
-  readonly terminalPolicy: 'quarantine' | 'dlq';
+  readonly terminalPolicy: TerminalPolicy;
   readonly attemptDefaults: AttemptDefaults;
   readonly backoff: BackoffSettings;
   readonly now: () => number;

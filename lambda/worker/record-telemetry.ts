@@ -1,5 +1,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { METRIC_NAMES } from '../constants.ts';
 import type { OutcomeResult, RecordOutcome } from './outcome.ts';
 
 /**
@@ -8,13 +9,13 @@ import type { OutcomeResult, RecordOutcome } from './outcome.ts';
  * @internal
  */
 export const OUTCOME_METRICS: Record<OutcomeResult, string> = {
-  COMPLETED: 'Completed',
-  DUPLICATE: 'Duplicate',
-  STALE_VERSION_SKIPPED: 'StaleVersionSkipped',
-  RETRYABLE_FAILURE: 'RetryableFailure',
-  TERMINAL_FAILURE: 'TerminalFailure',
-  NOT_YET_DUE: 'NotYetDue',
-  DEADLINE_DEFERRED: 'DeadlineDeferred',
+  COMPLETED: METRIC_NAMES.completed,
+  DUPLICATE: METRIC_NAMES.duplicate,
+  STALE_VERSION_SKIPPED: METRIC_NAMES.staleVersionSkipped,
+  RETRYABLE_FAILURE: METRIC_NAMES.retryableFailure,
+  TERMINAL_FAILURE: METRIC_NAMES.terminalFailure,
+  NOT_YET_DUE: METRIC_NAMES.notYetDue,
+  DEADLINE_DEFERRED: METRIC_NAMES.deadlineDeferred,
 };
 
 /** The outcome's fields in the record's log line, in this order (after `queue`). */
@@ -61,9 +62,9 @@ export function recordTelemetry(
   else sinks.logger.info(message, fields);
 
   sinks.metrics.addMetric(OUTCOME_METRICS[outcome.result], MetricUnit.Count, 1);
-  if (outcome.hashMismatch) sinks.metrics.addMetric('HashMismatch', MetricUnit.Count, 1);
-  if (outcome.quarantined) sinks.metrics.addMetric('Quarantined', MetricUnit.Count, 1);
-  sinks.metrics.addMetric('ProcessingMs', MetricUnit.Milliseconds, outcome.processingMs);
-  sinks.metrics.addMetric('DbTransactionMs', MetricUnit.Milliseconds, outcome.dbTransactionMs);
-  sinks.metrics.addMetric('MessageAgeMs', MetricUnit.Milliseconds, outcome.messageAgeMs);
+  if (outcome.hashMismatch) sinks.metrics.addMetric(METRIC_NAMES.hashMismatch, MetricUnit.Count, 1);
+  if (outcome.quarantined) sinks.metrics.addMetric(METRIC_NAMES.quarantined, MetricUnit.Count, 1);
+  sinks.metrics.addMetric(METRIC_NAMES.processingMs, MetricUnit.Milliseconds, outcome.processingMs);
+  sinks.metrics.addMetric(METRIC_NAMES.dbTransactionMs, MetricUnit.Milliseconds, outcome.dbTransactionMs);
+  sinks.metrics.addMetric(METRIC_NAMES.messageAgeMs, MetricUnit.Milliseconds, outcome.messageAgeMs);
 }

@@ -1,4 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -75,13 +77,67 @@ describe('Document: README.md, first handler', () => {
     // Prepare: the same block with a misspelt option.
     const code = firstHandlerBlock();
     const file = join(dir, 'broken-handler.ts');
-    writeFileSync(file, `${code.replace('handlers:', 'handler:')}\n`);
+    writeFileSync(
+      file,
+      `${code.replace('createWorkerFromConfig({ handlers })', 'createWorkerFromConfig({ handler: handlers })')}\n`,
+    );
 
     // Act
     const problems = typeCheck(file);
 
     // Assess
     expect(problems.join('\n')).toMatch(/handler/);
+  });
+});
+
+describe('Document: README.md, first handler, is the code the tests run', () => {
+  it('is the fixture file that the local loader and the workerEntry synth test use, byte for byte', () => {
+    // Prepare
+    const fixture = readFileSync(join(ROOT, 'test/fixtures/first-handler/invoice-worker.ts'), 'utf8');
+
+    // Act
+    const readme = firstHandlerBlock();
+    const manual = codeBlock('docs/writing-handlers.md', '## A complete worker');
+
+    // Assess
+    expect(`${readme}\n`).toBe(fixture);
+    expect(`${manual}\n`).toBe(fixture);
+  });
+
+  it("passes the project's own biome check, and the check can fail", () => {
+    // Prepare: outside the repository (its .tmp/ is ignored by biome), checked with the project's biome.json.
+    const dir = mkdtempSync(join(tmpdir(), 'readme-biome-'));
+    writeFileSync(join(dir, 'first-handler.ts'), `${firstHandlerBlock()}\n`);
+    writeFileSync(join(dir, 'unformatted.ts'), `${firstHandlerBlock().replace('* as z', '* as   z')}\n`);
+    const check = (file: string) =>
+      spawnSync(
+        process.execPath,
+        [
+          join(ROOT, 'node_modules/@biomejs/biome/bin/biome'),
+          'check',
+          `--config-path=${join(ROOT, 'biome.json')}`,
+          file,
+        ],
+        { cwd: dir, encoding: 'utf8' },
+      );
+
+    // Act
+    const sample = check('first-handler.ts');
+    const broken = check('unformatted.ts');
+    rmSync(dir, { recursive: true, force: true });
+
+    // Assess
+    expect(sample.stdout + sample.stderr).toContain('Checked 1 file');
+    expect(sample.status, sample.stdout + sample.stderr).toBe(0);
+    expect(broken.status).not.toBe(0);
+  });
+
+  it('honours SQS_ENDPOINT for local retries and uses the consumer the CLI defaults to', () => {
+    // createWorkerFromConfig reads both from the environment, like the shipped worker; no hard-coded client or
+    // consumer in the sample overrides them.
+    const code = firstHandlerBlock();
+    expect(code).toContain('createWorkerFromConfig({ handlers })');
+    expect(code).not.toMatch(/new SQSClient|consumer:/);
   });
 });
 

@@ -95,4 +95,20 @@ describe('npm start (bin/local.ts) — a DATABASE_URL or SQS_ENDPOINT that canno
       ),
     );
   });
+
+  it("uses the AWS SDK's AWS_ENDPOINT_URL_SQS when SQS_ENDPOINT is unset, and names it", async () => {
+    // Prepare
+    const port = await freePort();
+
+    // Act
+    const result = await start({ DATABASE_URL: db.url, AWS_ENDPOINT_URL_SQS: `http://127.0.0.1:${port}` });
+
+    // Assess
+    expect(result.code).toBe(2);
+    expect(lastLine(result.stderr)).toMatch(
+      new RegExp(
+        `^npm start: Cannot use SQS at http://127\\.0\\.0\\.1:${port} \\(AWS_ENDPOINT_URL_SQS\\): .*\\. Check that AWS_ENDPOINT_URL_SQS is the URL`,
+      ),
+    );
+  });
 });

@@ -124,6 +124,15 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     expect(totalBytes).toBeLessThan(10 * 1024 * 1024);
   });
 
+  it("keeps postgres.js's PostgresError name through minification, which the SQLSTATE classification reads", () => {
+    // Act: esbuild's keepNames wraps a renamed class as __name(Oe, "PostgresError"); without it the class calls
+    // itself Oe and `error.name === 'PostgresError'` never holds in the deployed bundle.
+    const entry = readFileSync(join(assetOf(worker.workerFunction), 'index.mjs'), 'utf8');
+
+    // Assess
+    expect(entry).toMatch(/[\w$]+\([\w$]+,\s*"PostgresError"\)/);
+  });
+
   /**
    * A local queue holding two received messages — one due, one not due for an hour — and the Lambda event
    * that delivers them (received for 30 s).

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { SqsInboxWorkerStack } from '../../lib/sqs-inbox-worker-stack.ts';
 import { stageSettings } from '../../lib/stage-settings.ts';
@@ -57,6 +57,47 @@ describe('Stages of cdk.json', () => {
     // Assess
     expect(synthesize).toThrow(
       /\[SqsInboxWorker-prod\/Worker\] fifo is true but stages\.prod\.queueIdentity\.fifo records false: .* then set stages\.prod\.acknowledgeQueueReplacement: true for that deploy/,
+    );
+  });
+});
+
+describe('Stage dev: deploys on a new account, whose Lambda concurrency quota leaves no room to reserve', () => {
+  it('reserves no concurrency for any function in dev, and the worker and relay reservations in prod', () => {
+    // Act
+    const dev = synthStage('dev');
+    const prod = synthStage('prod');
+
+    // Assess
+    const reserved = (template: Template) =>
+      Object.values(template.findResources('AWS::Lambda::Function'))
+        .map((fn) => fn.Properties.ReservedConcurrentExecutions)
+        .filter((value) => value !== undefined);
+    expect(reserved(dev)).toEqual([]);
+    expect(reserved(prod).sort((a, b) => a - b)).toEqual([1, 100]);
+    // The event source still bounds the worker (and so the database) in dev.
+    dev.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      ScalingConfig: { MaximumConcurrency: 20 },
+    });
+  });
+
+  it('warns at synth that nothing is reserved, and refuses a reservedConcurrency it would ignore', () => {
+    // Prepare
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], stage: 'dev' } });
+    const stack = new SqsInboxWorkerStack(app, 'SqsInboxWorker-dev', {
+      worker: stageSettings('dev', cdkJson.context.stages.dev),
+    });
+
+    // Act
+    const warnings = Annotations.fromStack(stack).findWarning(
+      '*',
+      Match.stringLikeRegexp('reserveConcurrency is false'),
+    );
+    const conflicting = () => synthStage('dev', { reservedConcurrency: 30 });
+
+    // Assess
+    expect(warnings).toHaveLength(1);
+    expect(conflicting).toThrow(
+      'reservedConcurrency (30) is set while reserveConcurrency is false; remove one of them',
     );
   });
 });

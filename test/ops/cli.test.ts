@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, statSync, utimesSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../support/database.ts';
@@ -151,6 +152,106 @@ describe('CLI: bin/sqs-worker.js', () => {
     expect(help.stdout).toContain('Usage: sqs-worker dlq [options] [command]');
     expect(helpCommand.code).toBe(0);
     expect(helpCommand.stdout).toContain('Usage: sqs-worker dlq [options] [command]');
+  });
+
+  it('prints the package version for --version and -V (exit 0)', async () => {
+    // Prepare
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+
+    // Act
+    const long = await runCli(['--version']);
+    const short = await runCli(['-V']);
+
+    // Assess
+    expect(long.code).toBe(0);
+    expect(long.stdout.trim()).toBe(version);
+    expect(short.stdout.trim()).toBe(version);
+  });
+
+  it("lists the global flags in every command's help", async () => {
+    // Act
+    const peek = await runCli(['dlq', 'peek', '--help']);
+    const show = await runCli(['help', 'inbox', 'show']);
+
+    // Assess
+    for (const help of [peek, show]) {
+      expect(help.code).toBe(0);
+      expect(help.stdout).toContain('Global Options:');
+      expect(help.stdout).toMatch(/--json\s+print one JSON document/);
+      expect(help.stdout).toMatch(/--database-url <url>\s+PostgreSQL connection URL/);
+    }
+  });
+
+  it('exits 2 for an unknown command, at the top and under a command', async () => {
+    // Act
+    const top = await runCli(['bogus']);
+    const nested = await runCli(['dlq', 'bogus']);
+
+    // Assess
+    expect(top.code).toBe(2);
+    expect(top.stderr).toContain("error: unknown command 'bogus'");
+    expect(nested.code).toBe(2);
+    expect(nested.stderr).toContain("error: unknown command 'bogus'");
+  });
+
+  it("uses the AWS SDK's AWS_ENDPOINT_URL_SQS and AWS_ENDPOINT_URL as the SQS endpoint, never CloudWatch", async () => {
+    // Prepare
+    const { queueUrl, dlqUrl } = await createQueues(sqs);
+    const env = { WORKER_QUEUE_URL: queueUrl, WORKER_DLQ_URL: dlqUrl, AWS_REGION: 'us-east-1' };
+
+    // Act
+    const serviceSpecific = await runCli(['queue', 'status', '--json'], {
+      ...env,
+      AWS_ENDPOINT_URL_SQS: endpoint,
+    });
+    const global = await runCli(['queue', 'status', '--json'], { ...env, AWS_ENDPOINT_URL: endpoint });
+    const invalid = await runCli(['queue', 'status'], { ...env, AWS_ENDPOINT_URL_SQS: 'localhost:4566' });
+
+    // Assess
+    for (const result of [serviceSpecific, global]) {
+      expect(result.stderr).not.toMatch(/monitoring|Invalid URL/);
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.stdout)).toMatchObject({ source: { visible: 0 } });
+    }
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toContain(
+      'AWS_ENDPOINT_URL_SQS must be an http(s) URL such as http://127.0.0.1:4566 (given "localhost:4566"); fix it or unset it to use AWS',
+    );
+  });
+
+  it('starts in well under a second: the bundle in dist/cli, not TypeScript compiled at every run', async () => {
+    // Prepare: the first run builds the bundle when a source is newer.
+    await runCli(['--help']);
+
+    // Act: the best of three, on shared CI cores.
+    const times: number[] = [];
+    for (let i = 0; i < 3; i += 1) {
+      const started = performance.now();
+      const result = await runCli(['--help']);
+      times.push(performance.now() - started);
+      expect(result.code).toBe(0);
+    }
+
+    // Assess
+    expect(existsSync(new URL('../../dist/cli/sqs-worker.mjs', import.meta.url))).toBe(true);
+    expect(Math.min(...times)).toBeLessThan(800);
+  });
+
+  it('rebuilds the bundle when a source is newer than it, so the CLI never runs stale code', async () => {
+    // Prepare: a source edited after the last build.
+    await runCli(['--version']);
+    const inputs = new URL('../../dist/cli/inputs.json', import.meta.url);
+    const builtBefore = statSync(inputs).mtimeMs;
+    const source = new URL('../../tools/ops/parse-duration.ts', import.meta.url);
+    const later = new Date(builtBefore + 2000);
+    utimesSync(source, later, later);
+
+    // Act
+    const result = await runCli(['--version']);
+
+    // Assess
+    expect(result.code).toBe(0);
+    expect(statSync(inputs).mtimeMs).toBeGreaterThanOrEqual(later.getTime());
   });
 
   it('refuses a quarantine release behind newer events with the list as JSON data (exit 1), releases with --force', async () => {

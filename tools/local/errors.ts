@@ -7,10 +7,24 @@
  */
 export class LocalStackError extends Error {
   /** The environment variable to fix. */
-  readonly setting: 'DATABASE_URL' | 'SQS_ENDPOINT';
-  constructor(setting: 'DATABASE_URL' | 'SQS_ENDPOINT', message: string, options?: { cause?: unknown }) {
+  readonly setting: 'DATABASE_URL' | 'SQS_ENDPOINT' | 'AWS_ENDPOINT_URL_SQS' | 'AWS_ENDPOINT_URL';
+  constructor(setting: LocalStackError['setting'], message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'LocalStackError';
     this.setting = setting;
+  }
+}
+
+/**
+ * Thrown by `loadHandlers` when the module given to `npm start -- --handlers <file>` cannot be used: the file is
+ * missing, fails to load, or does not export a `handlers` list. The message names the path and the fix.
+ */
+export class HandlersModuleError extends Error {
+  /** The path as the user gave it. */
+  readonly path: string;
+  constructor(path: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'HandlersModuleError';
+    this.path = path;
   }
 }

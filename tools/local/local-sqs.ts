@@ -1,5 +1,8 @@
-import { SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
+import { sqsClientFor } from './sqs-client-for.ts';
+
+export { sqsClientFor } from './sqs-client-for.ts';
 
 /** A local SQS emulator started by {@link startLocalSqs}. */
 export interface LocalSqs {
@@ -13,23 +16,6 @@ export interface LocalSqs {
   inspectQueue(name: string): ReturnType<FauxqsServer['inspectQueue']>;
   /** Stops the emulator. */
   stop(): Promise<void>;
-}
-
-/**
- * Creates an AWS SDK SQS client for an explicit endpoint (the local emulator, LocalStack, …).
- * `useQueueUrlAsEndpoint: false` keeps requests on `endpoint` even when a queue URL names another host; a TCP
- * connection that does not open within 5 s fails the request.
- */
-export function sqsClientFor(endpoint: string, region = 'us-east-1'): SQSClient {
-  return new SQSClient({
-    endpoint,
-    region,
-    useQueueUrlAsEndpoint: false,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    // An endpoint where nothing answers the TCP handshake fails its request after 5 s instead of never. (No
-    // request timeout: long polls wait up to 20 s for an answer.)
-    requestHandler: { connectionTimeout: 5000 },
-  });
 }
 
 /**

@@ -17,6 +17,8 @@ export interface LocalStackOptions {
   readonly databaseUrl?: string;
   /** Use this SQS endpoint instead of starting `fauxqs` in this process; `SQS_ENDPOINT` in its errors. */
   readonly sqsEndpoint?: string;
+  /** The variable `sqsEndpoint` came from, named in its errors. @default 'SQS_ENDPOINT' */
+  readonly sqsEndpointSetting?: 'SQS_ENDPOINT' | 'AWS_ENDPOINT_URL_SQS' | 'AWS_ENDPOINT_URL';
   /** @default 'us-east-1' */
   readonly region?: string;
   /** Source queue name (the DLQ is `<name>-dlq`). @default 'case-worker' */
@@ -123,11 +125,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30,
     }).catch((error: unknown) => {
       if (local) throw error;
+      const setting = options.sqsEndpointSetting ?? 'SQS_ENDPOINT';
       const e = error as { name?: string; code?: string; message?: string };
       const reason = (e.message ?? e.code ?? e.name ?? String(error)).split('\n')[0]?.slice(0, 200);
       throw new LocalStackError(
-        'SQS_ENDPOINT',
-        `Cannot use SQS at ${options.sqsEndpoint} (SQS_ENDPOINT): ${reason}. Check that SQS_ENDPOINT is the URL of a running SQS emulator, or unset it to use the built-in fauxqs.`,
+        setting,
+        `Cannot use SQS at ${options.sqsEndpoint} (${setting}): ${reason}. Check that ${setting} is the URL of a running SQS emulator, or unset it to use the built-in fauxqs.`,
         { cause: error },
       );
     });

@@ -1,7 +1,7 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import postgres from 'postgres';
 import { connectOptions } from '../../lambda/connect-options.ts';
-import { sqsClientFor } from '../local/local-sqs.ts';
+import { sqsClientFor } from '../local/sqs-client-for.ts';
 import type { OpsSettings } from './ops-settings.ts';
 
 /** The part of the SQS client the ops commands use (a real `SQSClient`, or a recording fake in tests). */

@@ -18,7 +18,10 @@ export interface OpsSettings {
   readonly databaseUrlSetting: '--database-url' | 'DATABASE_URL';
   readonly queueUrl: string | undefined;
   readonly dlqUrl: string | undefined;
+  /** A local SQS endpoint; undefined = AWS (and CloudWatch) with the default credential chain. */
   readonly sqsEndpoint: string | undefined;
+  /** Where {@link OpsSettings.sqsEndpoint} came from, named in its errors. */
+  readonly sqsEndpointSetting: SqsEndpointSetting;
   readonly region: string | undefined;
   /** Inbox namespace of the worker (`worker_inbox.consumer`). @default 'case-worker' */
   readonly consumer: string;
@@ -35,22 +38,66 @@ export const SETTINGS = {
   consumer: { flag: '--consumer', env: 'WORKER_CONSUMER', what: 'the inbox consumer name' },
 } as const;
 
+/**
+ * Where an SQS endpoint may come from, in order: the flag, the project's variable, then the AWS SDK's own
+ * service-specific and global endpoint variables (what LocalStack and the AWS CLI use).
+ */
+export const SQS_ENDPOINT_SOURCES = [
+  '--sqs-endpoint',
+  'SQS_ENDPOINT',
+  'AWS_ENDPOINT_URL_SQS',
+  'AWS_ENDPOINT_URL',
+] as const;
+
+/** One of {@link SQS_ENDPOINT_SOURCES}. */
+export type SqsEndpointSetting = (typeof SQS_ENDPOINT_SOURCES)[number];
+
+/**
+ * The SQS endpoint of the flag or the environment ({@link SQS_ENDPOINT_SOURCES}, first set wins) and where it
+ * came from; `undefined` when none is set (AWS).
+ *
+ * @throws UsageError naming the setting when its value is not an http(s) URL.
+ */
+export function resolveSqsEndpoint(
+  flag: string | undefined,
+  env: Record<string, string | undefined> = process.env,
+): { readonly endpoint: string; readonly setting: SqsEndpointSetting } | undefined {
+  for (const setting of SQS_ENDPOINT_SOURCES) {
+    const endpoint = blank(setting === '--sqs-endpoint' ? flag : env[setting]);
+    if (endpoint === undefined) continue;
+    if (!URL.canParse(endpoint) || !/^https?:$/.test(new URL(endpoint).protocol)) {
+      throw new UsageError(
+        `${setting} must be an http(s) URL such as http://127.0.0.1:4566 (given "${endpoint}"); fix it or unset it to use AWS`,
+      );
+    }
+    return { endpoint, setting };
+  }
+  return undefined;
+}
+
 /** Name of a required setting. */
 export type RequiredSetting = 'databaseUrl' | 'queueUrl' | 'dlqUrl';
 
 const blank = (value: string | undefined) => (value === undefined || value.trim() === '' ? undefined : value);
 
-/** Merges flags over the environment (`DATABASE_URL`, `WORKER_QUEUE_URL`, …). */
+/**
+ * Merges flags over the environment (`DATABASE_URL`, `WORKER_QUEUE_URL`, …; the SQS endpoint also from the SDK's
+ * `AWS_ENDPOINT_URL_SQS` and `AWS_ENDPOINT_URL`).
+ *
+ * @throws UsageError when the SQS endpoint is not an http(s) URL.
+ */
 export function resolveOpsSettings(
   flags: OpsFlags,
   env: Record<string, string | undefined> = process.env,
 ): OpsSettings {
+  const sqs = resolveSqsEndpoint(flags.sqsEndpoint, env);
   return {
     databaseUrl: blank(flags.databaseUrl) ?? blank(env.DATABASE_URL),
     databaseUrlSetting: blank(flags.databaseUrl) ? '--database-url' : 'DATABASE_URL',
     queueUrl: blank(flags.queueUrl) ?? blank(env.WORKER_QUEUE_URL),
     dlqUrl: blank(flags.dlqUrl) ?? blank(env.WORKER_DLQ_URL),
-    sqsEndpoint: blank(flags.sqsEndpoint) ?? blank(env.SQS_ENDPOINT),
+    sqsEndpoint: sqs?.endpoint,
+    sqsEndpointSetting: sqs?.setting ?? 'SQS_ENDPOINT',
     region: blank(flags.region) ?? blank(env.AWS_REGION),
     consumer: blank(flags.consumer) ?? blank(env.WORKER_CONSUMER) ?? 'case-worker',
     json: flags.json === true,

@@ -67,7 +67,21 @@ export async function runOpsCommand(
   action: (session: OpsSession) => Promise<unknown>,
   runtime: OpsRuntime = {},
 ): Promise<number> {
-  const settings = resolveOpsSettings(flags, runtime.env ?? process.env);
+  let settings: OpsSettings;
+  try {
+    settings = resolveOpsSettings(flags, runtime.env ?? process.env);
+  } catch (error) {
+    const out = createProcessOutput({
+      json: flags.json === true,
+      stdout: runtime.stdout,
+      stderr: runtime.stderr,
+    });
+    const message = error instanceof Error ? error.message : String(error);
+    if (flags.json)
+      out.print(JSON.stringify({ error: { type: 'UsageError', message, exitCode: 2 } }, null, 2));
+    out.note(`sqs-worker ${name}: ${message}`);
+    return 2;
+  }
   const out = createProcessOutput({ json: settings.json, stdout: runtime.stdout, stderr: runtime.stderr });
   let sql: postgres.Sql | undefined;
   let database: DatabaseTarget | undefined;

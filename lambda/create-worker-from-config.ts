@@ -1,0 +1,71 @@
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { loadConfig, type WorkerConfig } from './config.ts';
+import { DEFAULT_METRICS_NAMESPACE } from './constants.ts';
+import { createSql } from './db.ts';
+import { createWorker, type WorkerHandler } from './worker/create-worker.ts';
+import type { MessageHandler } from './worker/message-handler.ts';
+
+/** Options of {@link createWorkerFromConfig}. */
+export interface WorkerFromConfigOptions {
+  /**
+   * Domain handlers, one per messageType and schemaVersion; or a function that picks them from the configuration
+   * (the shipped worker adds its escalation handler only when `NOTIFICATION_URL` is set).
+   */
+  readonly handlers: // biome-ignore lint/suspicious/noExplicitAny: handlers of any payload schema
+    | readonly MessageHandler<any>[]
+    // biome-ignore lint/suspicious/noExplicitAny: handlers of any payload schema
+    | ((config: WorkerConfig) => readonly MessageHandler<any>[]);
+  /** The configuration. @default loadConfig() — the environment, read and validated once */
+  readonly config?: WorkerConfig;
+}
+
+/**
+ * Builds a Lambda SQS worker from the environment, wired the way the shipped worker (`lambda/handlers/worker.ts`)
+ * is: `loadConfig()` once at cold start (a `ConfigError` names every invalid variable), a postgres.js client of
+ * `DB_POOL_SIZE` at module scope, Powertools `Logger` and `Metrics` of `POWERTOOLS_SERVICE_NAME` /
+ * `POWERTOOLS_METRICS_NAMESPACE`, every `WORKER_*` setting ([configuration.md](../docs/configuration.md)), and an
+ * SQS client for backoff visibility changes that honours `SQS_ENDPOINT` (a local emulator) and is made only
+ * when a record first needs a backoff, so most cold starts never load the SDK's SQS code.
+ *
+ * Call it at module scope of your entry file; deploy that file with the construct's `workerEntry` prop (or the
+ * `workerEntry` stage setting) and run its `handlers` locally with `npm start -- --handlers <file>`.
+ *
+ * @example
+ * ```ts
+ * import { createWorkerFromConfig, defineHandler } from 'sqs-inbox-worker';
+ *
+ * export const handlers = [invoiceIssued];
+ * export const handler = createWorkerFromConfig({ handlers });
+ * ```
+ */
+export function createWorkerFromConfig(options: WorkerFromConfigOptions): WorkerHandler {
+  const config = options.config ?? loadConfig();
+  const serviceName = process.env.POWERTOOLS_SERVICE_NAME ?? config.consumer;
+  const sql = createSql(config.database, { applicationName: config.consumer });
+  // Made (once, by the engine) when a record first needs a backoff: the SDK's SQS code is a chunk of its own.
+  const sqs = async () => {
+    const { SQSClient } = await import('@aws-sdk/client-sqs');
+    return new SQSClient(
+      config.sqsEndpoint ? { endpoint: config.sqsEndpoint, useQueueUrlAsEndpoint: false } : {},
+    );
+  };
+  return createWorker({
+    consumer: config.consumer,
+    handlers: typeof options.handlers === 'function' ? options.handlers(config) : options.handlers,
+    sql,
+    sqs,
+    logger: new Logger({ serviceName }),
+    metrics: new Metrics({
+      namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? DEFAULT_METRICS_NAMESPACE,
+      serviceName,
+    }),
+    terminalPolicy: config.terminalPolicy,
+    recordConcurrency: config.recordConcurrency,
+    commitMode: config.commitMode,
+    backoff: { baseSeconds: config.backoffBaseSeconds, maxSeconds: config.backoffMaxSeconds },
+    maxBusinessAttempts: config.maxBusinessAttempts,
+    deadlineGuardMs: config.deadlineGuardMs,
+    failInvocationOnFullBatchFailure: config.failInvocationOnFullBatchFailure,
+  });
+}

@@ -1,0 +1,73 @@
+/**
+ * Every failure code the toolkit and the example domain emit: what `worker_inbox.failure_code`,
+ * `worker_quarantine.reason_code`, the logs and `terminalAfterCodes` can hold besides your own handlers' codes.
+ * docs/semantics.md explains each; a test checks that every code the sources emit is listed here. Constants only.
+ */
+import { EXAMPLE_FAILURE_CODES } from './domain/failure-codes.ts';
+
+/** Codes of the engine (lambda/worker/) and of the errors it raises (lambda/errors.ts). */
+export const ENGINE_FAILURE_CODES = [
+  // Decoding: terminal, quarantined with the raw body.
+  'INVALID_JSON',
+  'INVALID_ENVELOPE',
+  'INVALID_PAYLOAD',
+  'UNKNOWN_MESSAGE_TYPE',
+  'UNSUPPORTED_SCHEMA_VERSION',
+  // The inbox.
+  'IDEMPOTENCY_HASH_MISMATCH',
+  'IN_PROGRESS_ELSEWHERE',
+  'PREVIOUSLY_TERMINAL',
+  'NOT_YET_DUE',
+  'DEADLINE_DEFERRED',
+  'FIFO_GROUP_BLOCKED',
+  'BATCH_COMMIT_FAILED',
+  // The handler's budget and its transaction handle.
+  'HANDLER_TIMEOUT',
+  'TRANSACTION_CLOSED',
+  'RECORD_UNSETTLED',
+  // PostgreSQL (classified by SQLSTATE class; other SQLSTATEs are `POSTGRES_<sqlstate>`).
+  'SERIALIZATION_FAILURE',
+  'DEADLOCK_DETECTED',
+  'LOCK_TIMEOUT',
+  'QUERY_CANCELED',
+  'DATA_EXCEPTION',
+  'CONSTRAINT_VIOLATION',
+  'DATABASE_TIMEOUT',
+  // The connection.
+  'DATABASE_UNAVAILABLE',
+  'TOO_MANY_CONNECTIONS',
+  'ADMIN_SHUTDOWN',
+  'CRASH_SHUTDOWN',
+  'CANNOT_CONNECT_NOW',
+  'CONNECTION_EXCEPTION',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'NETWORK_ERROR',
+  // Anything else: retryable, bounded by the attempt policy.
+  'UNHANDLED_ERROR',
+] as const;
+
+/** Codes of the external-effect log (`performExternalEffect`) and the HTTP notification provider. */
+export const EFFECT_FAILURE_CODES = [
+  'EFFECT_INVALID',
+  'EFFECT_HASH_MISMATCH',
+  'EFFECT_FAILED_TERMINAL',
+  'EFFECT_OUTCOME_UNKNOWN',
+  'EFFECT_LOG_IN_TRANSACTION',
+  'EFFECT_LOG_RACE',
+  'EFFECT_BAD_REFERENCE',
+  'EFFECT_REJECTED',
+  'EFFECT_PROVIDER_UNAVAILABLE',
+] as const;
+
+export { EXAMPLE_FAILURE_CODES };
+
+/** Every code listed above. */
+export const FAILURE_CODES = [
+  ...ENGINE_FAILURE_CODES,
+  ...EFFECT_FAILURE_CODES,
+  ...EXAMPLE_FAILURE_CODES,
+] as const;
+
+/** A failure code the toolkit or the example domain emits; `POSTGRES_<sqlstate>` for an unclassified SQLSTATE. */
+export type FailureCode = (typeof FAILURE_CODES)[number] | `POSTGRES_${string}`;
