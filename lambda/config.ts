@@ -50,6 +50,16 @@ export interface WorkerConfig {
   readonly notificationUrl: string | undefined;
   /** Outbox relay settings (`lambda/handlers/outbox-relay.ts`). */
   readonly outbox: OutboxRelayConfig;
+  /** Health job settings (`lambda/handlers/health.ts`). */
+  readonly health: HealthJobConfig;
+}
+
+/** Settings of the health job, read from `HEALTH_*`. */
+export interface HealthJobConfig {
+  /** `HEALTH_STATEMENT_TIMEOUT_MS`: bound of every statement of one check (100–60000). @default 5000 */
+  readonly statementTimeoutMs: number;
+  /** `HEALTH_LONG_TRANSACTION_MS`: a transaction on the toolkit's tables older than this is long-running. @default 30000 */
+  readonly longTransactionMs: number;
 }
 
 /** Settings of the outbox relay, read from `OUTBOX_*`. */
@@ -142,6 +152,8 @@ const variables = {
   OUTBOX_BATCH_SIZE: positiveInt('OUTBOX_BATCH_SIZE', 50, 500),
   OUTBOX_LEASE_MS: positiveInt('OUTBOX_LEASE_MS', 30_000, 900_000),
   OUTBOX_RUN_GUARD_MS: positiveInt('OUTBOX_RUN_GUARD_MS', 5000, 900_000),
+  HEALTH_STATEMENT_TIMEOUT_MS: positiveInt('HEALTH_STATEMENT_TIMEOUT_MS', 5000, 60_000),
+  HEALTH_LONG_TRANSACTION_MS: positiveInt('HEALTH_LONG_TRANSACTION_MS', 30_000, 3_600_000),
 } satisfies Record<string, Reader<unknown>>;
 
 /** Thrown by a reader's `invalid` and caught by {@link readVariables}; never escapes. */
@@ -261,6 +273,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       batchSize: e.OUTBOX_BATCH_SIZE,
       leaseMs: e.OUTBOX_LEASE_MS,
       runGuardMs: e.OUTBOX_RUN_GUARD_MS,
+    },
+    health: {
+      statementTimeoutMs: Math.max(100, e.HEALTH_STATEMENT_TIMEOUT_MS),
+      longTransactionMs: e.HEALTH_LONG_TRANSACTION_MS,
     },
   };
 }
