@@ -9,6 +9,8 @@ export interface DatabaseRoles {
   readonly relay?: string | undefined;
   /** `OPS_DB_USER`: the `sqs-worker` ops CLI (purge, rearm, release, audit trail). */
   readonly ops?: string | undefined;
+  /** `HEALTH_DB_USER`: the scheduled health job (reads counts and ages, and the lock and activity views). */
+  readonly health?: string | undefined;
 }
 
 /** Which function a role belongs to. */
@@ -34,6 +36,9 @@ interface TableGrant {
  *   redrive --rearm`: status and attempts only), marks quarantined messages released, and appends to the audit
  *   trail: it may finish an audit row it started (outcome, new message id, detail, finished at), never change
  *   who did what or delete one.
+ * - The health job reads only the columns its counts and ages need (status, consumer, timestamps): never a
+ *   payload, a quarantined body or an envelope, and it writes nothing. It is also made a member of `pg_monitor`
+ *   (below) so it sees the age of other roles' transactions in `pg_stat_activity`.
  *
  * Column lists keep `select … for update` working (it needs UPDATE on one column) while the rest stays read-only.
  *
@@ -63,6 +68,14 @@ export const TOOLKIT_GRANTS: Readonly<Record<RoleFunction, readonly TableGrant[]
       privileges: 'select, insert, update (outcome, new_message_id, detail, finished_at)',
     },
   ],
+  health: [
+    {
+      table: 'worker_inbox',
+      privileges: 'select (consumer, status, first_seen_at, last_seen_at, started_at)',
+    },
+    { table: 'worker_quarantine', privileges: 'select (consumer, first_quarantined_at, released_at)' },
+    { table: 'outbox_events', privileges: 'select (status, created_at)' },
+  ],
 };
 
 /** Tables of the toolkit itself: never treated as domain tables. */
@@ -75,6 +88,7 @@ const VARIABLE: Readonly<Record<RoleFunction, string>> = {
   worker: 'WORKER_DB_USER',
   relay: 'RELAY_DB_USER',
   ops: 'OPS_DB_USER',
+  health: 'HEALTH_DB_USER',
 };
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -161,6 +175,9 @@ export async function provisionRoles(sql: postgres.Sql, roles: DatabaseRoles): P
         // The privilege list (with its column lists) is a constant of this file; the names are identifiers.
         await tx`grant ${tx.unsafe(grant.privileges)} on table ${tx(grant.table)} to ${tx(role)}`;
       }
+      // The ages of other roles' transactions in pg_stat_activity are hidden without pg_read_all_stats; the
+      // predefined pg_monitor role grants it (and reading the statistics views) and nothing that writes.
+      if (fn === 'health') await tx`grant pg_monitor to ${tx(role)}`;
       if (fn === 'worker') {
         for (const table of domainTables) {
           await tx`grant select, insert, update, delete on table ${tx(table)} to ${tx(role)}`;

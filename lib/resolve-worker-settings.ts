@@ -26,11 +26,12 @@ export interface ResolvedWorkerSettings {
   readonly dbUsers: DatabaseUsers;
 }
 
-/** Database user names by function (`workerDbUser`, `relayDbUser`, `opsDbUser` with their defaults). */
+/** Database user names by function (`workerDbUser`, `relayDbUser`, `opsDbUser`, `healthDbUser` with their defaults). */
 export interface DatabaseUsers {
   readonly worker: string;
   readonly relay: string;
   readonly ops: string;
+  readonly health: string;
 }
 
 /** Thrown by {@link resolveWorkerSettings} with every problem found; `problems` holds one message per rule. */
@@ -207,6 +208,41 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
     }
   }
 
+  if (props.healthCheck !== false) {
+    const scheduleS = seconds('healthCheckSchedule', props.healthCheckSchedule ?? Duration.minutes(1));
+    if (scheduleS !== undefined && (scheduleS < 60 || scheduleS > 3600 || scheduleS % 60 !== 0)) {
+      problems.push(
+        `healthCheckSchedule (${fmtSeconds(scheduleS)}) must be whole minutes from 60 s to 3600 s; set a value in that range`,
+      );
+    }
+  }
+  const quarantineAgeS = seconds('quarantineAgeAlarm', props.quarantineAgeAlarm ?? Duration.minutes(15));
+  durationRange('quarantineAgeAlarm', quarantineAgeS, 60, 7 * 86_400);
+  for (const [name, value] of [
+    ['retryRatePercent', props.retryRatePercent],
+    ['duplicateRatePercent', props.duplicateRatePercent],
+  ] as const) {
+    if (value !== undefined && !isToken(value) && !(value > 0 && value <= 100)) {
+      problems.push(
+        `${name} (${value}) must be above 0 and at most 100 (a percent of received records); set a value in that range`,
+      );
+    }
+  }
+  range('retryRateEvaluationPeriods', props.retryRateEvaluationPeriods, 1, 288);
+  if (props.alarms !== undefined && props.alarms !== 'none') {
+    problems.push(
+      `alarms ("${String(props.alarms)}") must be 'none' or left out; to send alarms somewhere set alarmEmail or alarmTopic`,
+    );
+  } else if (props.alarms === 'none' && (props.alarmEmail || props.alarmTopic)) {
+    problems.push(
+      `alarms is 'none' but ${props.alarmEmail ? 'alarmEmail' : 'alarmTopic'} is set: someone does read the alarms; remove alarms: 'none'`,
+    );
+  } else if (props.alarms === undefined && !props.alarmEmail && !props.alarmTopic) {
+    problems.push(
+      "nobody reads the alarms: set alarmEmail (an e-mail subscription to the alarm topic) or alarmTopic (an existing topic with subscribers; alarmTopicArn in cdk.json), or set alarms: 'none' to say on purpose that no one is notified (a dev stage)",
+    );
+  }
+
   if (!isToken(recordConcurrency) && !isToken(dbPoolSize) && recordConcurrency > dbPoolSize) {
     problems.push(
       `recordConcurrency (${recordConcurrency}) must not exceed dbPoolSize (${dbPoolSize}): each record in flight holds one connection; raise dbPoolSize or lower recordConcurrency`,
@@ -312,8 +348,14 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
     worker: props.workerDbUser ?? 'sqs_worker',
     relay: props.relayDbUser ?? 'sqs_outbox_relay',
     ops: props.opsDbUser ?? 'sqs_worker_ops',
+    health: props.healthDbUser ?? 'sqs_worker_health',
   };
-  const userProps = { worker: 'workerDbUser', relay: 'relayDbUser', ops: 'opsDbUser' } as const;
+  const userProps = {
+    worker: 'workerDbUser',
+    relay: 'relayDbUser',
+    ops: 'opsDbUser',
+    health: 'healthDbUser',
+  } as const;
   const seenUsers = new Map<string, string>();
   for (const [fn, user] of Object.entries(dbUsers) as [keyof DatabaseUsers, string][]) {
     if (Token.isUnresolved(user)) continue;

@@ -31,6 +31,10 @@ export type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
 
 const POSTGRES_PORT = 5432;
 const RELAY_RUN_GUARD = Duration.seconds(10);
+/** The health job's run: seven bounded statements (5 s each at most) and a connect (5 s); far below a minute. */
+const HEALTH_TIMEOUT = Duration.seconds(30);
+/** E-mail domains reserved for examples (RFC 2606, RFC 6761): a placeholder address, nobody reads it. */
+const PLACEHOLDER_EMAIL = /@(?:[^@]+\.)?(?:example\.(?:com|net|org)|example|invalid|test|localhost)$/i;
 /** Amazon's CA certificates (RDS CAs included) in the Lambda Node.js runtime, for `NODE_EXTRA_CA_CERTS`. */
 const LAMBDA_RUNTIME_CA_BUNDLE = '/var/runtime/ca-cert.pem';
 
@@ -79,6 +83,8 @@ export class SqsDatabaseWorker extends Construct {
   readonly migrationTrigger: triggers.Trigger;
   /** The scheduled outbox relay (when `outboxRelay` is not false). */
   readonly outboxRelayFunction: lambda.Function | undefined;
+  /** The scheduled health job (when `healthCheck` is not false). */
+  readonly healthFunction: lambda.Function | undefined;
   /** Topic that receives every alarm. */
   readonly alarmTopic: sns.ITopic;
   /** The alarms by name (DlqNotEmpty, OldestMessageAge, FunctionErrors, …). */
@@ -186,6 +192,7 @@ export class SqsDatabaseWorker extends Construct {
         WORKER_DB_USER: dbUsers.worker,
         ...((props.outboxRelay ?? true) ? { RELAY_DB_USER: dbUsers.relay } : {}),
         OPS_DB_USER: dbUsers.ops,
+        ...((props.healthCheck ?? true) ? { HEALTH_DB_USER: dbUsers.health } : {}),
         MIGRATIONS_DIR: 'migrations',
       },
       // The migration files travel with the code: <bundle>/migrations/NNNNN_name.sql.
@@ -274,10 +281,49 @@ export class SqsDatabaseWorker extends Construct {
       this.outboxRelayFunction = relay;
     }
 
+    // ── health job ──────────────────────────────────────────────────────────────────────────────────────────
+    const healthSchedule = props.healthCheckSchedule ?? Duration.minutes(1);
+    if (props.healthCheck ?? true) {
+      const health = bundledFunction(this, 'HealthFunction', {
+        entry: props.healthCheckEntry ?? join(PROJECT_ROOT, 'lambda/handlers/health.ts'),
+        description:
+          'Publishes database health figures (quarantine, in-flight, outbox, locks, deadlocks) as metrics (scheduled, read-only)',
+        vpc: props.vpc,
+        vpcSubnets,
+        timeout: HEALTH_TIMEOUT,
+        // One check at a time: it keeps the deadlock counter of the previous run in its module scope.
+        reservedConcurrentExecutions: 1,
+        environment: {
+          ...proxyDbEnvironment,
+          DB_USER: dbUsers.health,
+          DB_POOL_SIZE: '1',
+          WORKER_CONSUMER: props.consumer ?? 'case-worker',
+          HEALTH_STATEMENT_TIMEOUT_MS: '5000',
+        },
+      });
+      // A check that could not start in time is dropped; the next schedule runs a fresh one.
+      health.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: healthSchedule });
+      this.database.grantHealthConnect(health);
+      new events.Rule(this, 'HealthSchedule', {
+        description: 'Runs the health job',
+        schedule: events.Schedule.rate(healthSchedule),
+        targets: [new targets.LambdaFunction(health, { retryAttempts: 0 })],
+      });
+      this.migrationTrigger.executeBefore(health);
+      this.healthFunction = health;
+    }
+
     // ── alarms and dashboard ────────────────────────────────────────────────────────────────────────────────
     this.alarmTopic = props.alarmTopic ?? this.createAlarmTopic();
-    if (props.alarmEmail)
+    if (props.alarmEmail) {
       this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+      if (PLACEHOLDER_EMAIL.test(props.alarmEmail)) {
+        Annotations.of(this).addWarningV2(
+          'sqs-inbox-worker:placeholder-alarm-email',
+          `alarmEmail (${props.alarmEmail}) is at a reserved example domain that receives no mail: set the on-call address before deploying, or nobody reads the alarms`,
+        );
+      }
+    }
     const workerConnections = settings.maxConcurrency * settings.dbPoolSize;
     this.alarms = createWorkerAlarms(this, {
       topic: this.alarmTopic,
@@ -294,6 +340,17 @@ export class SqsDatabaseWorker extends Construct {
         ? (props.outboxPendingAgeSlo ?? Duration.minutes(5))
         : undefined,
       terminalFailureRatePercent: props.terminalFailureRatePercent ?? 1,
+      retryRatePercent: props.retryRatePercent ?? 10,
+      retryRateEvaluationPeriods: props.retryRateEvaluationPeriods ?? 3,
+      duplicateRatePercent: props.duplicateRatePercent ?? 20,
+      health: this.healthFunction
+        ? {
+            function: this.healthFunction,
+            schedule: healthSchedule,
+            quarantineAge: props.quarantineAgeAlarm ?? Duration.minutes(15),
+            visibilityTimeout: settings.visibilityTimeout,
+          }
+        : undefined,
       connectionsAlarmPercent: props.connectionsAlarmPercent ?? 80,
       dbMaxConnections: settings.dbMaxConnections,
       proxyPoolConnections: Math.floor(
@@ -311,6 +368,7 @@ export class SqsDatabaseWorker extends Construct {
       proxy: this.database.proxy,
       metricsNamespace,
       serviceName,
+      healthFunction: this.healthFunction,
       alarms: Object.values(this.alarms),
     });
   }

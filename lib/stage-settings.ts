@@ -23,6 +23,9 @@ const NUMBER_KEYS = [
   'allocatedStorageGiB',
   'terminalFailureRatePercent',
   'connectionsAlarmPercent',
+  'retryRatePercent',
+  'retryRateEvaluationPeriods',
+  'duplicateRatePercent',
 ] as const;
 const BOOLEAN_KEYS = [
   'production',
@@ -31,6 +34,7 @@ const BOOLEAN_KEYS = [
   'deletionProtection',
   'outboxRelay',
   'acknowledgeQueueReplacement',
+  'healthCheck',
 ] as const;
 const STRING_KEYS = [
   'consumer',
@@ -40,7 +44,9 @@ const STRING_KEYS = [
   'workerDbUser',
   'relayDbUser',
   'opsDbUser',
+  'healthDbUser',
   'alarmEmail',
+  'alarms',
   'dashboardName',
   'terminalPolicy',
   'commitMode',
@@ -57,7 +63,15 @@ const SECONDS_KEYS = {
   outboxRelayMaxRunSeconds: 'outboxRelayMaxRun',
   oldestMessageAgeSloSeconds: 'oldestMessageAgeSlo',
   outboxPendingAgeSloSeconds: 'outboxPendingAgeSlo',
+  healthCheckScheduleSeconds: 'healthCheckSchedule',
+  quarantineAgeAlarmSeconds: 'quarantineAgeAlarm',
 } as const;
+
+/**
+ * Construct props from a stage, plus `alarmTopicArn`: an existing SNS topic (with its subscribers) that
+ * receives the alarms; the stack imports it as `alarmTopic`.
+ */
+export type StageProps = Omit<SqsDatabaseWorkerProps, 'vpc'> & { readonly alarmTopicArn?: string };
 
 /**
  * Turns the JSON settings of one stage (`cdk.json` → `context.stages.<stage>`) into construct props.
@@ -67,7 +81,7 @@ const SECONDS_KEYS = {
  *
  * @throws Error listing every unknown or mistyped key.
  */
-export function stageSettings(stage: string, raw: unknown): Omit<SqsDatabaseWorkerProps, 'vpc'> {
+export function stageSettings(stage: string, raw: unknown): StageProps {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new Error(
       `Stage "${stage}" is not defined in cdk.json context "stages"; add it or pass -c stage=<name> of an existing one`,
@@ -113,6 +127,16 @@ export function stageSettings(stage: string, raw: unknown): Omit<SqsDatabaseWork
       ) {
         props.queueIdentity = value;
       }
+    } else if (key === 'alarmTopicArn') {
+      if (
+        expect(
+          'SNS topic ARN like "arn:aws:sns:eu-west-1:123456789012:oncall"',
+          typeof value === 'string' &&
+            /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/.test(value),
+        )
+      ) {
+        props.alarmTopicArn = value;
+      }
     } else if (key === 'workerEnvironment') {
       const ok =
         typeof value === 'object' &&
@@ -126,5 +150,5 @@ export function stageSettings(stage: string, raw: unknown): Omit<SqsDatabaseWork
     }
   }
   if (problems.length > 0) throw new Error(`Invalid stage settings:\n- ${problems.join('\n- ')}`);
-  return props as Omit<SqsDatabaseWorkerProps, 'vpc'>;
+  return props as StageProps;
 }

@@ -1,3 +1,5 @@
+import { HEALTH_METRICS } from '../lambda/health/health-metrics.ts';
+
 /**
  * The names the worker and the outbox relay emit as CloudWatch Embedded Metric Format (Powertools Metrics), in
  * ONE place, so the alarms and the dashboard of the stack read exactly what the code writes.
@@ -27,6 +29,10 @@ export const WORKER_METRICS = {
   batchSize: 'BatchSize',
   /** Emitted by the outbox relay: age of the oldest pending outbox row (Milliseconds). */
   outboxOldestPendingAgeMs: 'OutboxOldestPendingAgeMs',
+  /** Emitted by the scheduled health job (lambda/handlers/health.ts): database figures and its heartbeat. */
+  health: HEALTH_METRICS,
+  /** Emitted by the scheduled retention job (lambda/handlers/retention.ts): rows removed per run (Count). */
+  retentionRowsRemoved: 'RetentionRowsRemoved',
 } as const;
 
 /** Name of a worker outcome metric. */

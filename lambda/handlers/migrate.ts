@@ -19,6 +19,8 @@ export interface MigrateResult {
   readonly relayRole: string | undefined;
   /** The database role provisioned for the ops CLI's commands. */
   readonly opsRole: string | undefined;
+  /** The database role provisioned for the scheduled health job. */
+  readonly healthRole: string | undefined;
 }
 
 interface MasterSecret {
@@ -44,7 +46,8 @@ async function readMasterSecret(secretArn: string): Promise<MasterSecret> {
  * The migration trigger function (runs on every deploy, before the worker and the relay are updated):
  * applies pending migrations with {@link runMigrations} from the `migrations/` folder bundled next to this
  * code (`MIGRATIONS_DIR`, relative to the bundle), then provisions one database role per function with
- * {@link provisionRoles}: `WORKER_DB_USER`, `RELAY_DB_USER` and `OPS_DB_USER` (each optional).
+ * {@link provisionRoles}: `WORKER_DB_USER`, `RELAY_DB_USER`, `OPS_DB_USER` and `HEALTH_DB_USER` (each
+ * optional).
  *
  * Connects directly to the instance (not the proxy) as the master user read from `DB_SECRET_ARN`, with TLS that
  * verifies the instance's certificate and host name: the RDS CA must be trusted, which the stack arranges with
@@ -61,6 +64,7 @@ export const handler = async (): Promise<MigrateResult> => {
     worker: env.WORKER_DB_USER || undefined,
     relay: env.RELAY_DB_USER || undefined,
     ops: env.OPS_DB_USER || undefined,
+    health: env.HEALTH_DB_USER || undefined,
   };
   // A bad role name fails before any migration is applied.
   checkRoleNames(roles);
@@ -106,6 +110,7 @@ export const handler = async (): Promise<MigrateResult> => {
       workerRole: roles.worker,
       relayRole: roles.relay,
       opsRole: roles.ops,
+      healthRole: roles.health,
     };
     console.log(JSON.stringify({ message: 'migrations done', ...summary }));
     return summary;

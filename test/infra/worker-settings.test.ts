@@ -1,12 +1,18 @@
 import { App, Duration, Stack, Token } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { describe, expect, it } from 'vitest';
-import { resolveWorkerSettings, WorkerSettingsError } from '../../lib/resolve-worker-settings.ts';
+import {
+  resolveWorkerSettings as resolveWithReader,
+  WorkerSettingsError,
+} from '../../lib/resolve-worker-settings.ts';
 import { SqsDatabaseWorker } from '../../lib/sqs-database-worker.ts';
 import type { SqsDatabaseWorkerProps } from '../../lib/sqs-database-worker-props.ts';
 import { stageSettings } from '../../lib/stage-settings.ts';
 
 type Settings = Omit<SqsDatabaseWorkerProps, 'vpc'>;
+
+/** resolveWorkerSettings with `alarms: 'none'` unless `props` says otherwise: the rules under test are others. */
+const resolveWorkerSettings = (props: Settings) => resolveWithReader({ alarms: 'none', ...props });
 
 /** The problems `resolveWorkerSettings` reports for `props` (empty when valid). */
 function problemsOf(props: Settings): readonly string[] {
@@ -222,6 +228,7 @@ describe('Function: resolveWorkerSettings()', () => {
       worker: 'sqs_worker',
       relay: 'sqs_outbox_relay',
       ops: 'sqs_worker_ops',
+      health: 'sqs_worker_health',
     });
   });
 
@@ -254,6 +261,7 @@ describe('Class: SqsDatabaseWorker', () => {
         vpc,
         visibilityTimeout: Duration.seconds(30),
         maxReceiveCount: 3,
+        alarms: 'none',
       });
 
     // Assess

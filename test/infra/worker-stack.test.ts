@@ -10,9 +10,13 @@ import { WORKER_METRICS } from '../../lib/worker-metrics.ts';
 // template, and test/infra/bundle-worker.test.ts bundles for real. Each stack is synthesized once per file.
 const noBundling = { 'aws:cdk:bundling-stacks': [] };
 
+/** Synthesizes a stack; without a reader given, `alarms: 'none'` (the reader rule has its own tests). */
 function synth(id: string, worker: SqsInboxWorkerStackProps['worker'] = {}) {
   const app = new App({ context: noBundling });
-  const stack = new SqsInboxWorkerStack(app, id, { worker });
+  const reader = worker.alarmEmail || worker.alarmTopic || worker.alarmTopicArn || 'alarms' in worker;
+  const stack = new SqsInboxWorkerStack(app, id, {
+    worker: reader ? worker : { alarms: 'none', ...worker },
+  });
   return { app, stack, template: Template.fromStack(stack) };
 }
 
@@ -174,7 +178,13 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     expect(usersOf(/^WorkerWorkerFunctionServiceRole/)).toEqual(['sqs_worker']);
     expect(usersOf(/^WorkerOutboxRelayFunctionServiceRole/)).toEqual(['sqs_outbox_relay']);
     expect(usersOf(/^WorkerMigrationFunctionServiceRole/)).toEqual([]);
-    expect(usersOf(/^WorkerDatabaseProxyRole/)).toEqual(['sqs_outbox_relay', 'sqs_worker', 'sqs_worker_ops']);
+    expect(usersOf(/^WorkerHealthFunctionServiceRole/)).toEqual(['sqs_worker_health']);
+    expect(usersOf(/^WorkerDatabaseProxyRole/)).toEqual([
+      'sqs_outbox_relay',
+      'sqs_worker',
+      'sqs_worker_health',
+      'sqs_worker_ops',
+    ]);
   });
 
   it('creates RDS PostgreSQL encrypted, multi-AZ, deletion-protected, backed up, IAM-enabled, TLS forced', () => {
@@ -302,7 +312,30 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     expect(topicRef.asString()).toBe(topicId);
     expect(template.toJSON().Resources[topicId].Properties.KmsMasterKeyId).toBeDefined();
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(11);
+    expect(Object.keys(stack.worker.alarms).sort()).toEqual(
+      [
+        'DlqNotEmpty',
+        'OldestMessageAge',
+        'FunctionErrors',
+        'FunctionThrottles',
+        'DurationNearTimeout',
+        'HashMismatch',
+        'TerminalFailureRate',
+        'ProxyClientConnections',
+        'ProxyDatabaseConnections',
+        'DatabaseConnections',
+        'OutboxOldestPendingAge',
+        'RetryRate',
+        'DuplicateRateSpike',
+        'QuarantineAge',
+        'LockWaits',
+        'Deadlocks',
+        'InFlightAge',
+        'HealthJobErrors',
+        'HealthJobNotRunning',
+      ].sort(),
+    );
+    expect(alarms).toHaveLength(19);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
       expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }]);
@@ -409,6 +442,118 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     template.hasResourceProperties('AWS::CloudWatch::Alarm', props);
   });
 
+  it.each([
+    [
+      'an open quarantine entry older than 15 minutes',
+      {
+        MetricName: WORKER_METRICS.health.quarantineOldestOpenAgeMs,
+        Statistic: 'Maximum',
+        Threshold: 900_000,
+      },
+    ],
+    [
+      'lock waits at 3 checks in a row',
+      {
+        MetricName: WORKER_METRICS.health.lockWaits,
+        Threshold: 1,
+        EvaluationPeriods: 3,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      },
+    ],
+    [
+      'any deadlock',
+      {
+        MetricName: WORKER_METRICS.health.deadlocks,
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+      },
+    ],
+    [
+      'a message in flight longer than the visibility timeout (180 s)',
+      { MetricName: WORKER_METRICS.health.inboxOldestInFlightAgeMs, Threshold: 180_000 },
+    ],
+    [
+      'the health job not running (missing data breaches)',
+      {
+        MetricName: WORKER_METRICS.health.heartbeat,
+        Threshold: 1,
+        ComparisonOperator: 'LessThanThreshold',
+        TreatMissingData: 'breaching',
+        Period: 60,
+      },
+    ],
+  ])('alarms on %s, notifying the topic', (_name, props) => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      ...props,
+      Namespace: WORKER_METRICS.defaultNamespace,
+      Dimensions: [{ Name: WORKER_METRICS.dimension, Value: 'sqs-inbox-worker' }],
+      AlarmActions: [{ Ref: Match.anyValue() }],
+    });
+  });
+
+  it('alarms on the health job failing, on its own function', () => {
+    const fnRef = new Capture();
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'Errors',
+      Namespace: 'AWS/Lambda',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: fnRef } }],
+      AlarmDescription: Match.stringLikeRegexp('health job failed'),
+      AlarmActions: [{ Ref: Match.anyValue() }],
+    });
+    expect(template.toJSON().Resources[fnRef.asString()].Properties.Description).toMatch(/health figures/);
+  });
+
+  it.each([
+    ['retry rate above 10 % for 3 periods', 'RetryableFailure', 10, 3],
+    ['duplicate rate spike above 20 %', 'Duplicate', 20, 1],
+  ])('alarms on the %s with metric math over the EMF metrics', (_name, metric, threshold, periods) => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Threshold: threshold,
+      EvaluationPeriods: periods,
+      AlarmActions: [{ Ref: Match.anyValue() }],
+      Metrics: Match.arrayWith([
+        Match.objectLike({ Expression: Match.stringLikeRegexp(`FILL\\(part, 0\\)`) }),
+        Match.objectLike({
+          Id: 'part',
+          MetricStat: Match.objectLike({ Metric: Match.objectLike({ MetricName: metric }) }),
+        }),
+        Match.objectLike({
+          Id: 'received',
+          MetricStat: Match.objectLike({
+            Metric: Match.objectLike({ MetricName: WORKER_METRICS.batchSize }),
+          }),
+        }),
+      ]),
+    });
+  });
+
+  it('runs the health job every minute, read-only as its own database user, one at a time', () => {
+    const fnRef = new Capture();
+    template.hasResourceProperties('AWS::Events::Rule', {
+      Description: 'Runs the health job',
+      ScheduleExpression: 'rate(1 minute)',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [fnRef, 'Arn'] } })],
+    });
+    const fn = template.toJSON().Resources[fnRef.asString()];
+    expect(fn.Properties.ReservedConcurrentExecutions).toBe(1);
+    expect(fn.Properties.Timeout).toBe(30);
+    expect(fn.Properties.Environment.Variables).toMatchObject({
+      DB_AUTH: 'iam',
+      DB_USER: 'sqs_worker_health',
+      DB_POOL_SIZE: '1',
+      WORKER_CONSUMER: 'case-worker',
+      HEALTH_STATEMENT_TIMEOUT_MS: '5000',
+    });
+    // The migration function provisions the role before the job first runs.
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ HEALTH_DB_USER: 'sqs_worker_health' }) },
+    });
+    const triggerId = Object.keys(template.findResources('Custom::Trigger'))[0] as string;
+    expect(template.toJSON().Resources[fnRef.asString()].DependsOn).toEqual(
+      expect.arrayContaining([triggerId]),
+    );
+  });
+
   it('alarms on the TerminalFailure rate with metric math over the EMF metrics', () => {
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Threshold: 1,
@@ -432,6 +577,7 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
       'ClientConnections',
       'DbTransactionMs',
       ...WORKER_METRICS.outcomes,
+      ...Object.values(WORKER_METRICS.health),
     ]) {
       expect(body).toContain(name);
     }
@@ -542,7 +688,10 @@ describe('Class: SqsInboxWorkerStack (production queue replacement guard)', () =
     // Prepare
     const app = new App({ context: noBundling });
     const stack = new SqsInboxWorkerStack(app, 'Pinned', {
-      worker: { queueIdentity: { ...DEPLOYED_QUEUES, queueLogicalId: 'InboxWorkerQueue0A1B2C3D' } },
+      worker: {
+        alarms: 'none',
+        queueIdentity: { ...DEPLOYED_QUEUES, queueLogicalId: 'InboxWorkerQueue0A1B2C3D' },
+      },
     });
 
     // Act

@@ -4,6 +4,7 @@ import type { SendMessageBatchCommand, SendMessageBatchCommandOutput } from '@aw
 import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { performExternalEffect } from '../../lambda/effects/perform-external-effect.ts';
+import { collectHealth } from '../../lambda/health/collect-health.ts';
 import { enqueueOutbox, relayOutbox } from '../../lambda/outbox/index.ts';
 import { provisionRoles } from '../../lambda/provision-roles.ts';
 import { systemClock } from '../../tools/ops/clock.ts';
@@ -27,7 +28,12 @@ import { exampleWorker } from '../support/test-worker.ts';
 // the random suffix.
 const db = await createTestDatabase();
 const suffix = randomBytes(4).toString('hex');
-const roles = { worker: `t_worker_${suffix}`, relay: `t_relay_${suffix}`, ops: `t_ops_${suffix}` } as const;
+const roles = {
+  worker: `t_worker_${suffix}`,
+  relay: `t_relay_${suffix}`,
+  ops: `t_ops_${suffix}`,
+  health: `t_health_${suffix}`,
+} as const;
 const PASSWORD = 'test-only-role-password';
 
 /** A client logged in as `role`. */
@@ -38,6 +44,7 @@ function as(role: string): postgres.Sql {
 let worker: postgres.Sql;
 let relay: postgres.Sql;
 let ops: postgres.Sql;
+let health: postgres.Sql;
 beforeAll(async () => {
   // An already deployed database: the worker role holds what earlier versions granted (everything, on every
   // table, now and later). Provisioning must take that back, not only add.
@@ -52,9 +59,10 @@ beforeAll(async () => {
   worker = as(roles.worker);
   relay = as(roles.relay);
   ops = as(roles.ops);
+  health = as(roles.health);
 });
 afterAll(async () => {
-  await Promise.all([worker, relay, ops].map((sql) => sql?.end({ timeout: 1 })));
+  await Promise.all([worker, relay, ops, health].map((sql) => sql?.end({ timeout: 1 })));
   for (const role of Object.values(roles)) {
     await db.sql.unsafe(`drop owned by "${role}"`).catch(() => {});
     await db.sql.unsafe(`drop role if exists "${role}"`);
@@ -117,9 +125,59 @@ describe('Function: provisionRoles() — what each role may NOT do', () => {
   ])('the ops role cannot %s', async (_what, statement) => {
     expect(await outcome(ops.unsafe(statement))).toBe(INSUFFICIENT_PRIVILEGE);
   });
+
+  it.each([
+    ['read a quarantined body', 'select body from worker_quarantine'],
+    ['read an outbox envelope', 'select envelope from outbox_events'],
+    ['read an inbox failure message', 'select failure_message from worker_inbox'],
+    ['update the inbox', `update worker_inbox set status = 'COMPLETED'`],
+    ['delete inbox rows', 'delete from worker_inbox'],
+    ['touch a domain table', 'select * from cases'],
+    ['read the effect log', 'select * from external_effect_log'],
+    ['read the audit trail', 'select * from ops_audit'],
+  ])('the health role cannot %s', async (_what, statement) => {
+    expect(await outcome(health.unsafe(statement))).toBe(INSUFFICIENT_PRIVILEGE);
+  });
 });
 
 describe('Function: provisionRoles() — what each role does still works', () => {
+  it("the health role reads every figure, including the age of the worker role's open transaction", async () => {
+    // Prepare: the worker role holds an inbox transaction open (a claim in flight).
+    const key = `health-role:${randomUUID()}`;
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let claimed = () => {};
+    const isClaimed = new Promise<void>((resolve) => {
+      claimed = resolve;
+    });
+    const holding = worker.begin(async (tx) => {
+      await tx`
+        insert into worker_inbox (consumer, idempotency_key, message_type, schema_version, aggregate_type,
+          aggregate_id, status, request_hash, started_at)
+        values ('health-role', ${key}, 'PaymentCaptured', 1, 'payment', 'PAY-1', 'PROCESSING', ${'c'.repeat(64)}, now())
+      `;
+      claimed();
+      await released;
+    });
+    await isClaimed;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    // Act
+    const figures = await collectHealth(health, { consumer: 'health-role', longTransactionMs: 200 });
+    release();
+    await holding;
+
+    // Assess
+    expect(figures.inbox.oldestInFlightAgeMs).toBeGreaterThanOrEqual(250);
+    expect(figures.longTransactions.count).toBe(1);
+    const [row] = await db.sql<
+      { member: boolean }[]
+    >`select pg_has_role(${roles.health}, 'pg_monitor', 'member') as member`;
+    expect(row?.member).toBe(true);
+  });
+
   it('the worker processes messages (inbox, domain tables, quarantine) and writes the effect log', async () => {
     // Prepare: a stage change, a payment, and a body that is not an envelope (terminal: quarantined).
     const caseId = `CASE-${randomUUID()}`;
