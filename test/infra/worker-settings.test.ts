@@ -319,3 +319,44 @@ describe('Function: stageSettings()', () => {
     );
   });
 });
+
+describe('Function: resolveWorkerSettings() — an alarm needs a reader', () => {
+  it('refuses a worker whose alarms nobody reads, naming the three ways out', () => {
+    // Act
+    const create = () => resolveWithReader({});
+
+    // Assess
+    expect(create).toThrow(
+      "nobody reads the alarms: set alarmEmail (an e-mail subscription to the alarm topic) or alarmTopic (an existing topic with subscribers; alarmTopicArn in cdk.json), or set alarms: 'none' to say on purpose that no one is notified (a dev stage)",
+    );
+  });
+
+  it.each([
+    ['an e-mail subscription', { alarmEmail: 'oncall@corp.internal' }],
+    ["alarms: 'none' said on purpose", { alarms: 'none' as const }],
+  ])('accepts %s', (_way, props) => {
+    expect(() => resolveWithReader(props)).not.toThrow();
+  });
+
+  it("refuses alarms: 'none' next to an e-mail address, and any other value of alarms", () => {
+    expect(() => resolveWithReader({ alarms: 'none', alarmEmail: 'oncall@corp.internal' })).toThrow(
+      "alarms is 'none' but alarmEmail is set: someone does read the alarms; remove alarms: 'none'",
+    );
+    expect(() => resolveWithReader({ alarms: 'all' as 'none', alarmEmail: 'oncall@corp.internal' })).toThrow(
+      `alarms ("all") must be 'none' or left out; to send alarms somewhere set alarmEmail or alarmTopic`,
+    );
+  });
+
+  it('fails the synth of a stage from cdk.json settings that name no reader', () => {
+    // Prepare
+    const stack = new Stack(new App(), 'NoReader');
+    const vpc = new ec2.Vpc(stack, 'Vpc', { natGateways: 0 });
+
+    // Act
+    const create = () =>
+      new SqsDatabaseWorker(stack, 'Worker', { vpc, ...stageSettings('qa', { production: false }) });
+
+    // Assess
+    expect(create).toThrow(/SqsDatabaseWorker has 1 unsafe setting\(s\):\n- nobody reads the alarms/);
+  });
+});
