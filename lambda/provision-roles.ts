@@ -1,5 +1,6 @@
 import type postgres from 'postgres';
 import { ConfigError } from './errors.ts';
+import { effectLogReferences } from './retention/purge-retention.ts';
 
 /** The database login roles of one deployment, one per function; an unset role is not provisioned. */
 export interface DatabaseRoles {
@@ -11,6 +12,8 @@ export interface DatabaseRoles {
   readonly ops?: string | undefined;
   /** `HEALTH_DB_USER`: the scheduled health job (reads counts and ages, and the lock and activity views). */
   readonly health?: string | undefined;
+  /** `RETENTION_DB_USER`: the scheduled retention job (deletes settled rows past their retention). */
+  readonly retention?: string | undefined;
 }
 
 /** Which function a role belongs to. */
@@ -36,6 +39,10 @@ interface TableGrant {
  *   redrive --rearm`: status and attempts only), marks quarantined messages released, and appends to the audit
  *   trail: it may finish an audit row it started (outcome, new message id, detail, finished at), never change
  *   who did what or delete one.
+ * - The retention job deletes settled rows: it reads the key, status and timestamp columns its predicates use
+ *   (never a payload), and holds UPDATE on one timestamp column per table only because `select … for update
+ *   skip locked` requires it (the worst that column could do is delay the row's own purge). It also reads the
+ *   columns of domain tables that reference `external_effect_log` (below), to keep the rows still in use.
  * - The health job reads only the columns its counts and ages need (status, consumer, timestamps): never a
  *   payload, a quarantined body or an envelope, and it writes nothing. It is also made a member of `pg_monitor`
  *   (below) so it sees the age of other roles' transactions in `pg_stat_activity`.
@@ -76,6 +83,25 @@ export const TOOLKIT_GRANTS: Readonly<Record<RoleFunction, readonly TableGrant[]
     { table: 'worker_quarantine', privileges: 'select (consumer, first_quarantined_at, released_at)' },
     { table: 'outbox_events', privileges: 'select (status, created_at)' },
   ],
+  retention: [
+    {
+      table: 'worker_inbox',
+      privileges:
+        'select (consumer, idempotency_key, status, completed_at, last_seen_at), update (last_seen_at), delete',
+    },
+    {
+      table: 'outbox_events',
+      privileges: 'select (event_id, status, published_at), update (published_at), delete',
+    },
+    {
+      table: 'external_effect_log',
+      privileges: 'select (effect_key, status, updated_at), update (updated_at), delete',
+    },
+    {
+      table: 'worker_quarantine',
+      privileges: 'select (quarantine_id, consumer, released_at), update (last_quarantined_at), delete',
+    },
+  ],
 };
 
 /** Tables of the toolkit itself: never treated as domain tables. */
@@ -89,6 +115,7 @@ const VARIABLE: Readonly<Record<RoleFunction, string>> = {
   relay: 'RELAY_DB_USER',
   ops: 'OPS_DB_USER',
   health: 'HEALTH_DB_USER',
+  retention: 'RETENTION_DB_USER',
 };
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -178,6 +205,11 @@ export async function provisionRoles(sql: postgres.Sql, roles: DatabaseRoles): P
       // The ages of other roles' transactions in pg_stat_activity are hidden without pg_read_all_stats; the
       // predefined pg_monitor role grants it (and reading the statistics views) and nothing that writes.
       if (fn === 'health') await tx`grant pg_monitor to ${tx(role)}`;
+      if (fn === 'retention') {
+        for (const reference of await effectLogReferences(tx)) {
+          await tx`grant select (${tx(reference.column)}) on table ${tx(reference.table)} to ${tx(role)}`;
+        }
+      }
       if (fn === 'worker') {
         for (const table of domainTables) {
           await tx`grant select, insert, update, delete on table ${tx(table)} to ${tx(role)}`;

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { purgeRetention } from '../../lambda/retention/purge-retention.ts';
 import { RetentionWindowError } from '../../lambda/retention/retention-guard.ts';
+import { captureOutput, emfSum } from '../support/capture-output.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
 import { exampleWorker } from '../support/test-worker.ts';
@@ -206,5 +207,59 @@ describe('Function: purgeRetention()', () => {
     expect(result.batches).toBe(1);
     expect(result.removed.inbox).toBe(result.batches * 10);
     expect(await countOf('budget', 'b:')).toBe(50 - result.removed.inbox);
+  });
+});
+
+/** The retention Lambda entry, loaded fresh against this file's database with `env` and metrics enabled. */
+async function loadRetentionHandler(env: Record<string, string>) {
+  Object.assign(process.env, { DATABASE_URL: db.url, WORKER_CONSUMER: 'emf-worker', ...env });
+  process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+  vi.resetModules();
+  try {
+    return (await import('../../lambda/handlers/retention.ts')).handler;
+  } finally {
+    process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+  }
+}
+
+describe('Lambda entry: retention', () => {
+  it('publishes the rows removed as RetentionRowsRemoved and logs counts per table', async () => {
+    // Prepare
+    await seedInboxRows('emf-worker', 'emf:', 25, { ageDays: 30 });
+    const handler = await loadRetentionHandler({
+      RETENTION_SOURCE_SECONDS: String(4 * DAY),
+      RETENTION_DLQ_SECONDS: String(14 * DAY),
+      RETENTION_INBOX_SECONDS: String(20 * DAY),
+      RETENTION_BATCH_SIZE: '10',
+    });
+
+    // Act
+    const { result, lines, error } = await captureOutput(() => handler({}, lambdaContext(60_000)));
+
+    // Assess
+    expect(error).toBeUndefined();
+    expect(result?.removed.inbox).toBe(25);
+    expect(result?.batches).toBe(3);
+    expect(emfSum(lines, 'RetentionRowsRemoved')).toBe(25);
+    expect(await countOf('emf-worker', 'emf:')).toBe(0);
+  });
+
+  it('fails the run and deletes nothing when the inbox window is shorter than the queues keep a message', async () => {
+    // Prepare
+    await seedInboxRows('emf-worker', 'short:', 5, { ageDays: 30 });
+    const handler = await loadRetentionHandler({
+      RETENTION_SOURCE_SECONDS: String(4 * DAY),
+      RETENTION_DLQ_SECONDS: String(14 * DAY),
+      RETENTION_INBOX_SECONDS: String(7 * DAY),
+    });
+
+    // Act
+    const { error } = await captureOutput(() => handler({}, lambdaContext(60_000)));
+
+    // Assess
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).name).toBe('RetentionWindowError');
+    expect((error as Error).message).toContain('Use inboxRetention 18d or more');
+    expect(await countOf('emf-worker', 'short:')).toBe(5);
   });
 });
