@@ -24,6 +24,18 @@ export interface ResolvedWorkerSettings {
   readonly capacity: CapacityResult | undefined;
   /** The database user of each function: one per function, so each gets only its own privileges. */
   readonly dbUsers: DatabaseUsers;
+  /** The retention job's windows after defaults (undefined when `retention` is false). */
+  readonly retention: RetentionWindows | undefined;
+}
+
+/** Windows of the retention job after defaults. */
+export interface RetentionWindows {
+  readonly schedule: Duration;
+  readonly maxRun: Duration;
+  readonly inbox: Duration;
+  readonly outbox: Duration;
+  readonly effectLog: Duration;
+  readonly quarantine: Duration;
 }
 
 /** Database user names by function (`workerDbUser`, `relayDbUser`, `opsDbUser`, `healthDbUser` with their defaults). */
@@ -32,6 +44,7 @@ export interface DatabaseUsers {
   readonly relay: string;
   readonly ops: string;
   readonly health: string;
+  readonly retention: string;
 }
 
 /** Thrown by {@link resolveWorkerSettings} with every problem found; `problems` holds one message per rule. */
@@ -216,6 +229,51 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
       );
     }
   }
+  let retention: RetentionWindows | undefined;
+  if (props.retention !== false) {
+    const guard =
+      retentionS !== undefined && dlqRetentionS !== undefined ? retentionS + dlqRetentionS : undefined;
+    retention = {
+      schedule: props.retentionSchedule ?? Duration.hours(1),
+      maxRun: props.retentionMaxRun ?? Duration.minutes(4),
+      inbox: props.inboxRetention ?? Duration.seconds((guard ?? 18 * 86_400) + 86_400),
+      outbox: props.outboxRetention ?? Duration.days(7),
+      effectLog:
+        props.effectLogRetention ?? props.inboxRetention ?? Duration.seconds((guard ?? 18 * 86_400) + 86_400),
+      quarantine: props.quarantineRetention ?? Duration.days(30),
+    };
+    const scheduleS = seconds('retentionSchedule', retention.schedule);
+    const maxRunS = seconds('retentionMaxRun', retention.maxRun);
+    if (scheduleS !== undefined && (scheduleS < 300 || scheduleS > 86_400 || scheduleS % 60 !== 0)) {
+      problems.push(
+        `retentionSchedule (${fmtSeconds(scheduleS)}) must be whole minutes from 300 s to 86400 s; set a value in that range`,
+      );
+    }
+    durationRange('retentionMaxRun', maxRunS, 10, 840);
+    if (scheduleS !== undefined && maxRunS !== undefined && maxRunS >= scheduleS) {
+      problems.push(
+        `retentionMaxRun (${fmtSeconds(maxRunS)}) must be shorter than retentionSchedule (${fmtSeconds(scheduleS)}) so runs do not overlap; lower retentionMaxRun`,
+      );
+    }
+    for (const [name, value] of [
+      ['inboxRetention', retention.inbox],
+      ['effectLogRetention', retention.effectLog],
+    ] as const) {
+      const s = seconds(name, value);
+      if (s !== undefined && guard !== undefined && s < guard) {
+        problems.push(
+          `${name} (${fmtSeconds(s)}) must be at least retentionPeriod (${fmtSeconds(retentionS as number)}) + dlqRetentionPeriod (${fmtSeconds(dlqRetentionS as number)}) = ${fmtSeconds(guard)}: a message redriven within that window would find no inbox row and run twice; raise ${name}`,
+        );
+      }
+    }
+    durationRange('outboxRetention', seconds('outboxRetention', retention.outbox), 86_400, 315_360_000);
+    durationRange(
+      'quarantineRetention',
+      seconds('quarantineRetention', retention.quarantine),
+      86_400,
+      315_360_000,
+    );
+  }
   const quarantineAgeS = seconds('quarantineAgeAlarm', props.quarantineAgeAlarm ?? Duration.minutes(15));
   durationRange('quarantineAgeAlarm', quarantineAgeS, 60, 7 * 86_400);
   for (const [name, value] of [
@@ -349,12 +407,14 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
     relay: props.relayDbUser ?? 'sqs_outbox_relay',
     ops: props.opsDbUser ?? 'sqs_worker_ops',
     health: props.healthDbUser ?? 'sqs_worker_health',
+    retention: props.retentionDbUser ?? 'sqs_worker_retention',
   };
   const userProps = {
     worker: 'workerDbUser',
     relay: 'relayDbUser',
     ops: 'opsDbUser',
     health: 'healthDbUser',
+    retention: 'retentionDbUser',
   } as const;
   const seenUsers = new Map<string, string>();
   for (const [fn, user] of Object.entries(dbUsers) as [keyof DatabaseUsers, string][]) {
@@ -377,6 +437,7 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
   if (problems.length > 0) throw new WorkerSettingsError(problems);
   return {
     dbUsers,
+    retention,
     fifo,
     timeout,
     visibilityTimeout,

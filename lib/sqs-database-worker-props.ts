@@ -237,6 +237,12 @@ export interface SqsDatabaseWorkerProps {
    * @default 'sqs_worker_health'
    */
   readonly healthDbUser?: string;
+  /**
+   * Database user of the scheduled retention job (IAM-authenticated through the proxy): deletes settled rows of
+   * the toolkit's tables, reads their key, status and timestamp columns only.
+   * @default 'sqs_worker_retention'
+   */
+  readonly retentionDbUser?: string;
   /** Rotation interval of the master secret, 1 to 365 days. @default Duration.days(30) */
   readonly secretRotationInterval?: Duration;
 
@@ -265,6 +271,34 @@ export interface SqsDatabaseWorkerProps {
   readonly healthCheckEntry?: string;
   /** Schedule of the health job, whole minutes from 1 minute to 1 hour. @default Duration.minutes(1) */
   readonly healthCheckSchedule?: Duration;
+
+  // ── retention job ────────────────────────────────────────────────────────────────────────────────────────
+  /**
+   * Deploy the scheduled retention job (`lambda/handlers/retention.ts`): purges settled rows in batches under a
+   * time budget, publishes `RetentionRowsRemoved`.
+   * @default true
+   */
+  readonly retention?: boolean;
+  /** Schedule of the retention job, whole minutes from 5 minutes to 1 day. @default Duration.hours(1) */
+  readonly retentionSchedule?: Duration;
+  /** Time budget of one retention run, 10 s to 14 minutes and shorter than the schedule. @default Duration.minutes(4) */
+  readonly retentionMaxRun?: Duration;
+  /**
+   * COMPLETED inbox rows finished and last seen longer ago than this are purged. At least `retentionPeriod` +
+   * `dlqRetentionPeriod`: a copy of a message can arrive that late, and only its inbox row makes it a duplicate.
+   * @default retentionPeriod + dlqRetentionPeriod + 1 day (19 days with the defaults)
+   */
+  readonly inboxRetention?: Duration;
+  /** PUBLISHED outbox rows published longer ago than this are purged, 1 day to 10 years. @default Duration.days(7) */
+  readonly outboxRetention?: Duration;
+  /**
+   * Settled external-effect-log rows (COMPLETED, FAILED_TERMINAL) not referenced by a domain row and last updated
+   * longer ago than this are purged; at least `retentionPeriod` + `dlqRetentionPeriod` like the inbox.
+   * @default inboxRetention
+   */
+  readonly effectLogRetention?: Duration;
+  /** Released quarantine entries released longer ago than this are purged, 1 day to 10 years. @default Duration.days(30) */
+  readonly quarantineRetention?: Duration;
 
   // ── alarms and dashboard ─────────────────────────────────────────────────────────────────────────────────
   /**

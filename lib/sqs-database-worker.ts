@@ -33,6 +33,8 @@ const POSTGRES_PORT = 5432;
 const RELAY_RUN_GUARD = Duration.seconds(10);
 /** The health job's run: seven bounded statements (5 s each at most) and a connect (5 s); far below a minute. */
 const HEALTH_TIMEOUT = Duration.seconds(30);
+/** Time the retention job keeps back from its timeout: no batch starts later (run time = timeout − guard). */
+const RETENTION_RUN_GUARD = Duration.seconds(10);
 /** E-mail domains reserved for examples (RFC 2606, RFC 6761): a placeholder address, nobody reads it. */
 const PLACEHOLDER_EMAIL = /@(?:[^@]+\.)?(?:example\.(?:com|net|org)|example|invalid|test|localhost)$/i;
 /** Amazon's CA certificates (RDS CAs included) in the Lambda Node.js runtime, for `NODE_EXTRA_CA_CERTS`. */
@@ -85,6 +87,8 @@ export class SqsDatabaseWorker extends Construct {
   readonly outboxRelayFunction: lambda.Function | undefined;
   /** The scheduled health job (when `healthCheck` is not false). */
   readonly healthFunction: lambda.Function | undefined;
+  /** The scheduled retention job (when `retention` is not false). */
+  readonly retentionFunction: lambda.Function | undefined;
   /** Topic that receives every alarm. */
   readonly alarmTopic: sns.ITopic;
   /** The alarms by name (DlqNotEmpty, OldestMessageAge, FunctionErrors, …). */
@@ -193,6 +197,7 @@ export class SqsDatabaseWorker extends Construct {
         ...((props.outboxRelay ?? true) ? { RELAY_DB_USER: dbUsers.relay } : {}),
         OPS_DB_USER: dbUsers.ops,
         ...((props.healthCheck ?? true) ? { HEALTH_DB_USER: dbUsers.health } : {}),
+        ...(settings.retention ? { RETENTION_DB_USER: dbUsers.retention } : {}),
         MIGRATIONS_DIR: 'migrations',
       },
       // The migration files travel with the code: <bundle>/migrations/NNNNN_name.sql.
@@ -313,6 +318,44 @@ export class SqsDatabaseWorker extends Construct {
       this.healthFunction = health;
     }
 
+    // ── retention job ───────────────────────────────────────────────────────────────────────────────────────
+    if (settings.retention) {
+      const windows = settings.retention;
+      const retention = bundledFunction(this, 'RetentionFunction', {
+        entry: join(PROJECT_ROOT, 'lambda/handlers/retention.ts'),
+        description:
+          'Purges settled inbox, outbox, effect-log and released quarantine rows in batches (scheduled, bounded run time)',
+        vpc: props.vpc,
+        vpcSubnets,
+        timeout: windows.maxRun.plus(RETENTION_RUN_GUARD),
+        // One purge at a time: two would only compete for the same rows (skip locked keeps them apart).
+        reservedConcurrentExecutions: 1,
+        environment: {
+          ...proxyDbEnvironment,
+          DB_USER: dbUsers.retention,
+          DB_POOL_SIZE: '1',
+          WORKER_CONSUMER: props.consumer ?? 'case-worker',
+          // The guard: the function refuses an inbox window shorter than these, as the synth does.
+          RETENTION_SOURCE_SECONDS: String(settings.retentionPeriod.toSeconds()),
+          RETENTION_DLQ_SECONDS: String(settings.dlqRetentionPeriod.toSeconds()),
+          RETENTION_INBOX_SECONDS: String(windows.inbox.toSeconds()),
+          RETENTION_OUTBOX_SECONDS: String(windows.outbox.toSeconds()),
+          RETENTION_EFFECT_LOG_SECONDS: String(windows.effectLog.toSeconds()),
+          RETENTION_QUARANTINE_SECONDS: String(windows.quarantine.toSeconds()),
+          RETENTION_RUN_GUARD_MS: String(RETENTION_RUN_GUARD.toMilliseconds()),
+        },
+      });
+      retention.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(5) });
+      this.database.grantRetentionConnect(retention);
+      new events.Rule(this, 'RetentionSchedule', {
+        description: 'Runs the retention job',
+        schedule: events.Schedule.rate(windows.schedule),
+        targets: [new targets.LambdaFunction(retention, { retryAttempts: 0 })],
+      });
+      this.migrationTrigger.executeBefore(retention);
+      this.retentionFunction = retention;
+    }
+
     // ── alarms and dashboard ────────────────────────────────────────────────────────────────────────────────
     this.alarmTopic = props.alarmTopic ?? this.createAlarmTopic();
     if (props.alarmEmail) {
@@ -351,6 +394,10 @@ export class SqsDatabaseWorker extends Construct {
             visibilityTimeout: settings.visibilityTimeout,
           }
         : undefined,
+      retention:
+        this.retentionFunction && settings.retention
+          ? { function: this.retentionFunction, schedule: settings.retention.schedule }
+          : undefined,
       connectionsAlarmPercent: props.connectionsAlarmPercent ?? 80,
       dbMaxConnections: settings.dbMaxConnections,
       proxyPoolConnections: Math.floor(
@@ -369,6 +416,7 @@ export class SqsDatabaseWorker extends Construct {
       metricsNamespace,
       serviceName,
       healthFunction: this.healthFunction,
+      retentionFunction: this.retentionFunction,
       alarms: Object.values(this.alarms),
     });
   }

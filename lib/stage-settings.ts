@@ -35,6 +35,7 @@ const BOOLEAN_KEYS = [
   'outboxRelay',
   'acknowledgeQueueReplacement',
   'healthCheck',
+  'retention',
 ] as const;
 const STRING_KEYS = [
   'consumer',
@@ -45,6 +46,7 @@ const STRING_KEYS = [
   'relayDbUser',
   'opsDbUser',
   'healthDbUser',
+  'retentionDbUser',
   'alarmEmail',
   'alarms',
   'dashboardName',
@@ -65,6 +67,12 @@ const SECONDS_KEYS = {
   outboxPendingAgeSloSeconds: 'outboxPendingAgeSlo',
   healthCheckScheduleSeconds: 'healthCheckSchedule',
   quarantineAgeAlarmSeconds: 'quarantineAgeAlarm',
+  retentionScheduleSeconds: 'retentionSchedule',
+  retentionMaxRunSeconds: 'retentionMaxRun',
+  inboxRetentionSeconds: 'inboxRetention',
+  outboxRetentionSeconds: 'outboxRetention',
+  effectLogRetentionSeconds: 'effectLogRetention',
+  quarantineRetentionSeconds: 'quarantineRetention',
 } as const;
 
 /**

@@ -41,6 +41,8 @@ export interface WorkerAlarmsProps {
     /** The source queue's visibility timeout: an in-flight message older than this has been redelivered. */
     readonly visibilityTimeout: Duration;
   };
+  /** The retention job and its schedule; an alarm on its errors when it is deployed. */
+  readonly retention?: { readonly function: lambda.IFunction; readonly schedule: Duration };
   readonly connectionsAlarmPercent: number;
   /** `max_connections` of the database. */
   readonly dbMaxConnections: number;
@@ -274,6 +276,16 @@ export function createWorkerAlarms(
       evaluationPeriods: 3,
       comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
       treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+    };
+  }
+  if (props.retention) {
+    specs.RetentionJobErrors = {
+      alarmDescription:
+        'The retention job failed in two schedule periods in a row (a window shorter than the queue retentions, the database unreachable): settled rows pile up. Runbook: docs/operations.md#alarm-retentionjoberrors.',
+      metric: props.retention.function.metricErrors({ period: props.retention.schedule }),
+      threshold: 1,
+      evaluationPeriods: 2,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     };
   }
   if (props.outboxPendingAgeSlo) {

@@ -160,6 +160,11 @@ export class WorkerDatabase extends Construct {
     this.grantFunctionConnect(grantee, this.dbUsers.health);
   }
 
+  /** Lets `grantee` (the retention job, in the VPC) connect through the proxy as the retention job's database user. */
+  grantRetentionConnect(grantee: iam.IGrantable & ec2.IConnectable): void {
+    this.grantFunctionConnect(grantee, this.dbUsers.retention);
+  }
+
   /**
    * Lets `grantee` (an operator's role) sign IAM tokens for the ops database user, whose privileges the
    * `sqs-worker` ops commands need. Network access to the proxy (a bastion, a VPN) is the operator's setup.

@@ -229,6 +229,7 @@ describe('Function: resolveWorkerSettings()', () => {
       relay: 'sqs_outbox_relay',
       ops: 'sqs_worker_ops',
       health: 'sqs_worker_health',
+      retention: 'sqs_worker_retention',
     });
   });
 
@@ -358,5 +359,32 @@ describe('Function: resolveWorkerSettings() — an alarm needs a reader', () => 
 
     // Assess
     expect(create).toThrow(/SqsDatabaseWorker has 1 unsafe setting\(s\):\n- nobody reads the alarms/);
+  });
+});
+
+describe('Function: resolveWorkerSettings() — the retention job', () => {
+  it('defaults the inbox window to source + DLQ retention + 1 day', () => {
+    const settings = resolveWorkerSettings({});
+
+    expect(settings.retention?.inbox.toDays()).toBe(19);
+    expect(settings.retention?.effectLog.toDays()).toBe(19);
+    expect(settings.retention?.outbox.toDays()).toBe(7);
+    expect(settings.retention?.quarantine.toDays()).toBe(30);
+    expect(settings.retention?.schedule.toMinutes()).toBe(60);
+  });
+
+  it('refuses an inbox window shorter than source + DLQ retention, naming the values and the fix', () => {
+    expect(problemsOf({ inboxRetention: Duration.days(7) })).toEqual([
+      'inboxRetention (604800 s) must be at least retentionPeriod (345600 s) + dlqRetentionPeriod (1209600 s) = 1555200 s: a message redriven within that window would find no inbox row and run twice; raise inboxRetention',
+      'effectLogRetention (604800 s) must be at least retentionPeriod (345600 s) + dlqRetentionPeriod (1209600 s) = 1555200 s: a message redriven within that window would find no inbox row and run twice; raise effectLogRetention',
+    ]);
+  });
+
+  it('refuses a run as long as the schedule', () => {
+    expect(
+      problemsOf({ retentionSchedule: Duration.minutes(5), retentionMaxRun: Duration.minutes(5) }),
+    ).toEqual([
+      'retentionMaxRun (300 s) must be shorter than retentionSchedule (300 s) so runs do not overlap; lower retentionMaxRun',
+    ]);
   });
 });

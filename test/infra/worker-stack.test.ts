@@ -179,11 +179,13 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     expect(usersOf(/^WorkerOutboxRelayFunctionServiceRole/)).toEqual(['sqs_outbox_relay']);
     expect(usersOf(/^WorkerMigrationFunctionServiceRole/)).toEqual([]);
     expect(usersOf(/^WorkerHealthFunctionServiceRole/)).toEqual(['sqs_worker_health']);
+    expect(usersOf(/^WorkerRetentionFunctionServiceRole/)).toEqual(['sqs_worker_retention']);
     expect(usersOf(/^WorkerDatabaseProxyRole/)).toEqual([
       'sqs_outbox_relay',
       'sqs_worker',
       'sqs_worker_health',
       'sqs_worker_ops',
+      'sqs_worker_retention',
     ]);
   });
 
@@ -333,9 +335,10 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
         'InFlightAge',
         'HealthJobErrors',
         'HealthJobNotRunning',
+        'RetentionJobErrors',
       ].sort(),
     );
-    expect(alarms).toHaveLength(19);
+    expect(alarms).toHaveLength(20);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
       expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }]);
@@ -551,6 +554,36 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     const triggerId = Object.keys(template.findResources('Custom::Trigger'))[0] as string;
     expect(template.toJSON().Resources[fnRef.asString()].DependsOn).toEqual(
       expect.arrayContaining([triggerId]),
+    );
+  });
+
+  it('runs the retention job hourly with a bounded run, its own database user and the guard as variables', () => {
+    const fnRef = new Capture();
+    template.hasResourceProperties('AWS::Events::Rule', {
+      Description: 'Runs the retention job',
+      ScheduleExpression: 'rate(1 hour)',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [fnRef, 'Arn'] } })],
+    });
+    const fn = template.toJSON().Resources[fnRef.asString()];
+    expect(fn.Properties.Timeout).toBe(250);
+    expect(fn.Properties.ReservedConcurrentExecutions).toBe(1);
+    expect(fn.Properties.Environment.Variables).toMatchObject({
+      DB_USER: 'sqs_worker_retention',
+      RETENTION_SOURCE_SECONDS: String(4 * 86_400),
+      RETENTION_DLQ_SECONDS: String(14 * 86_400),
+      RETENTION_INBOX_SECONDS: String(19 * 86_400),
+      RETENTION_OUTBOX_SECONDS: String(7 * 86_400),
+      RETENTION_QUARANTINE_SECONDS: String(30 * 86_400),
+      RETENTION_RUN_GUARD_MS: '10000',
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'Errors',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: fnRef.asString() } }],
+      Period: 3600,
+      AlarmActions: [{ Ref: Match.anyValue() }],
+    });
+    expect(JSON.stringify(template.findResources('AWS::CloudWatch::Dashboard'))).toContain(
+      WORKER_METRICS.retentionRowsRemoved,
     );
   });
 
