@@ -57,6 +57,7 @@ const LAMBDA_RUNTIME_CA_BUNDLE = '/var/runtime/ca-cert.pem';
  * const worker = new SqsDatabaseWorker(stack, 'Worker', {
  *   vpc,
  *   dbMaxConnections: 400,
+ *   alarmEmail: 'oncall@invoices.example.org',
  *   production: true,
  *   queueIdentity: {
  *     fifo: false,
