@@ -62,34 +62,44 @@ describe('Function: purgeRetention()', () => {
     };
     await batch(); // warm-up: connection, plans
 
-    // Act 1: the worker's rate on its own (a fixed number of messages).
-    let started = performance.now();
-    let baselineMessages = 0;
-    for (let i = 0; i < 30; i += 1) baselineMessages += await batch();
-    const baselineRate = baselineMessages / (performance.now() - started);
+    // Act: alternate segments without and with the purge until it is done, so both rates are measured under the
+    // same conditions (a neighbour's load on the machine drifts over seconds, not within one pair of segments).
+    // Each purge run gets a 400 ms budget and stops there; the next run continues where it left off.
+    const rates = { alone: { messages: 0, ms: 0 }, purging: { messages: 0, ms: 0 } };
+    const result = { removed: 0, batches: 0, runs: 0, complete: false };
+    while (!result.complete && result.runs < 500) {
+      let started = performance.now();
+      while (performance.now() - started < 200) rates.alone.messages += await batch();
+      rates.alone.ms += performance.now() - started;
 
-    // Act 2: the same worker while the purge runs, until the purge ends.
-    started = performance.now();
-    let purgeDone = false;
-    const purging = purgeRetention(purgeSql, {
-      consumer,
-      retentions: RETENTIONS,
-      inboxSeconds: 20 * DAY,
-      batchSize: 1000,
-      deadline: Date.now() + 60_000,
-    }).finally(() => {
-      purgeDone = true;
-    });
-    let duringMessages = 0;
-    while (!purgeDone) duringMessages += await batch();
-    const duringRate = duringMessages / (performance.now() - started);
-    const result = await purging;
+      started = performance.now();
+      let purgeDone = false;
+      const run = purgeRetention(purgeSql, {
+        consumer,
+        retentions: RETENTIONS,
+        inboxSeconds: 20 * DAY,
+        deadline: Date.now() + 400,
+      }).finally(() => {
+        purgeDone = true;
+      });
+      while (!purgeDone) rates.purging.messages += await batch();
+      rates.purging.ms += performance.now() - started;
+      const { removed, batches, complete } = await run;
+      Object.assign(result, {
+        removed: result.removed + removed.inbox,
+        batches: result.batches + batches,
+        runs: result.runs + 1,
+        complete,
+      });
+    }
+    const baselineRate = rates.alone.messages / rates.alone.ms;
+    const duringRate = rates.purging.messages / rates.purging.ms;
 
     // Assess: every row past the window went, in 100+ batches, and the worker kept at least half its pace.
-    expect(result.removed.inbox).toBe(100_000);
+    expect(result.removed).toBe(100_000);
     expect(result.batches).toBeGreaterThanOrEqual(100);
     expect(result.complete).toBe(true);
-    expect(duringMessages).toBeGreaterThan(0);
+    expect(rates.purging.messages).toBeGreaterThan(0);
     expect(
       duringRate,
       `baseline ${baselineRate} msg/ms, during the purge ${duringRate} msg/ms`,
