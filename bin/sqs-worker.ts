@@ -63,6 +63,28 @@ const program = new Command('sqs-worker')
       'Tables never show message payloads; only "quarantine show" prints a body, on request.',
   );
 
+program
+  .command('health')
+  .description(
+    'what the health job publishes, read now: open quarantine, unfinished inbox rows, outbox backlog, lock waits, long transactions',
+  )
+  .option(
+    '--long-transaction <duration>',
+    'a transaction on the worker tables older than this is long-running',
+    '30s',
+  )
+  .action(
+    act('health', (s, opts) =>
+      ops.health(
+        { sql: s.sql(), out: s.out },
+        {
+          consumer: s.settings.consumer,
+          longTransactionMs: parseDuration(str(opts.longTransaction) ?? '30s', '--long-transaction') * 1000,
+        },
+      ),
+    ),
+  );
+
 const inbox = program.command('inbox').description('the idempotency inbox (worker_inbox)');
 inbox
   .command('show')

@@ -49,6 +49,38 @@ export interface WorkerConfig {
   readonly notificationUrl: string | undefined;
   /** Outbox relay settings (`lambda/handlers/outbox-relay.ts`). */
   readonly outbox: OutboxRelayConfig;
+  /** Health job settings (`lambda/handlers/health.ts`). */
+  readonly health: HealthJobConfig;
+  /** Retention job settings (`lambda/handlers/retention.ts`). */
+  readonly retention: RetentionJobConfig;
+}
+
+/** Settings of the retention job, read from `RETENTION_*`; an unset window skips its table. */
+export interface RetentionJobConfig {
+  /** `RETENTION_SOURCE_SECONDS`: the source queue's retention (the inbox guard). */
+  readonly sourceRetentionSeconds: number | undefined;
+  /** `RETENTION_DLQ_SECONDS`: the DLQ's retention (the inbox guard). */
+  readonly dlqRetentionSeconds: number | undefined;
+  /** `RETENTION_INBOX_SECONDS`: COMPLETED inbox rows older than this are purged. */
+  readonly inboxSeconds: number | undefined;
+  /** `RETENTION_OUTBOX_SECONDS`: PUBLISHED outbox rows older than this are purged. */
+  readonly outboxSeconds: number | undefined;
+  /** `RETENTION_EFFECT_LOG_SECONDS`: settled, unreferenced effect-log rows older than this are purged. */
+  readonly effectLogSeconds: number | undefined;
+  /** `RETENTION_QUARANTINE_SECONDS`: released quarantine entries older than this are purged. */
+  readonly quarantineSeconds: number | undefined;
+  /** `RETENTION_BATCH_SIZE`: rows per delete statement (1–10000). @default 1000 */
+  readonly batchSize: number;
+  /** `RETENTION_RUN_GUARD_MS`: no batch starts with less than this left of the Lambda timeout. @default 10000 */
+  readonly runGuardMs: number;
+}
+
+/** Settings of the health job, read from `HEALTH_*`. */
+export interface HealthJobConfig {
+  /** `HEALTH_STATEMENT_TIMEOUT_MS`: bound of every statement of one check (100–60000). @default 5000 */
+  readonly statementTimeoutMs: number;
+  /** `HEALTH_LONG_TRANSACTION_MS`: a transaction on the toolkit's tables older than this is long-running. @default 30000 */
+  readonly longTransactionMs: number;
 }
 
 /** Settings of the outbox relay, read from `OUTBOX_*`. */
@@ -78,6 +110,18 @@ const positiveInt =
     const parsed = Number(value);
     if (!Number.isInteger(parsed) || parsed < 1 || parsed > max)
       return invalid(`${name} must be a whole number from 1 to ${max} (given "${value}")`);
+    return parsed;
+  };
+
+const optionalSeconds =
+  (name: string): Reader<number | undefined> =>
+  (value, invalid) => {
+    if (value === undefined || value === '') return undefined;
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < 1 || parsed > 3_153_600_000)
+      return invalid(
+        `${name} must be a whole number of seconds from 1 to 3153600000 (given "${value}"); unset it to skip`,
+      );
     return parsed;
   };
 
@@ -150,6 +194,16 @@ const variables = {
   OUTBOX_BATCH_SIZE: positiveInt('OUTBOX_BATCH_SIZE', 50, 500),
   OUTBOX_LEASE_MS: positiveInt('OUTBOX_LEASE_MS', 30_000, 900_000),
   OUTBOX_RUN_GUARD_MS: positiveInt('OUTBOX_RUN_GUARD_MS', 5000, 900_000),
+  HEALTH_STATEMENT_TIMEOUT_MS: positiveInt('HEALTH_STATEMENT_TIMEOUT_MS', 5000, 60_000),
+  HEALTH_LONG_TRANSACTION_MS: positiveInt('HEALTH_LONG_TRANSACTION_MS', 30_000, 3_600_000),
+  RETENTION_SOURCE_SECONDS: optionalSeconds('RETENTION_SOURCE_SECONDS'),
+  RETENTION_DLQ_SECONDS: optionalSeconds('RETENTION_DLQ_SECONDS'),
+  RETENTION_INBOX_SECONDS: optionalSeconds('RETENTION_INBOX_SECONDS'),
+  RETENTION_OUTBOX_SECONDS: optionalSeconds('RETENTION_OUTBOX_SECONDS'),
+  RETENTION_EFFECT_LOG_SECONDS: optionalSeconds('RETENTION_EFFECT_LOG_SECONDS'),
+  RETENTION_QUARANTINE_SECONDS: optionalSeconds('RETENTION_QUARANTINE_SECONDS'),
+  RETENTION_BATCH_SIZE: positiveInt('RETENTION_BATCH_SIZE', 1000, 10_000),
+  RETENTION_RUN_GUARD_MS: positiveInt('RETENTION_RUN_GUARD_MS', 10_000, 900_000),
 } satisfies Record<string, Reader<unknown>>;
 
 /** Thrown by a reader's `invalid` and caught by {@link readVariables}; never escapes. */
@@ -291,6 +345,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       batchSize: e.OUTBOX_BATCH_SIZE,
       leaseMs: e.OUTBOX_LEASE_MS,
       runGuardMs: e.OUTBOX_RUN_GUARD_MS,
+    },
+    retention: {
+      sourceRetentionSeconds: e.RETENTION_SOURCE_SECONDS,
+      dlqRetentionSeconds: e.RETENTION_DLQ_SECONDS,
+      inboxSeconds: e.RETENTION_INBOX_SECONDS,
+      outboxSeconds: e.RETENTION_OUTBOX_SECONDS,
+      effectLogSeconds: e.RETENTION_EFFECT_LOG_SECONDS,
+      quarantineSeconds: e.RETENTION_QUARANTINE_SECONDS,
+      batchSize: e.RETENTION_BATCH_SIZE,
+      runGuardMs: e.RETENTION_RUN_GUARD_MS,
+    },
+    health: {
+      statementTimeoutMs: Math.max(100, e.HEALTH_STATEMENT_TIMEOUT_MS),
+      longTransactionMs: e.HEALTH_LONG_TRANSACTION_MS,
     },
   };
 }

@@ -1,5 +1,6 @@
 import type postgres from 'postgres';
 import { ConfigError } from './errors.ts';
+import { effectLogReferences } from './retention/purge-retention.ts';
 
 /** The database login roles of one deployment, one per function; an unset role is not provisioned. */
 export interface DatabaseRoles {
@@ -9,6 +10,10 @@ export interface DatabaseRoles {
   readonly relay?: string | undefined;
   /** `OPS_DB_USER`: the `sqs-worker` ops CLI (purge, rearm, release, audit trail). */
   readonly ops?: string | undefined;
+  /** `HEALTH_DB_USER`: the scheduled health job (reads counts and ages, and the lock and activity views). */
+  readonly health?: string | undefined;
+  /** `RETENTION_DB_USER`: the scheduled retention job (deletes settled rows past their retention). */
+  readonly retention?: string | undefined;
 }
 
 /** Which function a role belongs to. */
@@ -34,6 +39,13 @@ interface TableGrant {
  *   redrive --rearm`: status and attempts only), marks quarantined messages released, and appends to the audit
  *   trail: it may finish an audit row it started (outcome, new message id, detail, finished at), never change
  *   who did what or delete one.
+ * - The retention job deletes settled rows: it reads the key, status and timestamp columns its predicates use
+ *   (never a payload), and holds UPDATE on one timestamp column per table only because `select … for update
+ *   skip locked` requires it (the worst that column could do is delay the row's own purge). It also reads the
+ *   columns of domain tables that reference `external_effect_log` (below), to keep the rows still in use.
+ * - The health job reads only the columns its counts and ages need (status, consumer, timestamps): never a
+ *   payload, a quarantined body or an envelope, and it writes nothing. It is also made a member of `pg_monitor`
+ *   (below) so it sees the age of other roles' transactions in `pg_stat_activity`.
  *
  * Column lists keep `select … for update` working (it needs UPDATE on one column) while the rest stays read-only.
  *
@@ -63,6 +75,33 @@ export const TOOLKIT_GRANTS: Readonly<Record<RoleFunction, readonly TableGrant[]
       privileges: 'select, insert, update (outcome, new_message_id, detail, finished_at)',
     },
   ],
+  health: [
+    {
+      table: 'worker_inbox',
+      privileges: 'select (consumer, status, first_seen_at, last_seen_at, started_at)',
+    },
+    { table: 'worker_quarantine', privileges: 'select (consumer, first_quarantined_at, released_at)' },
+    { table: 'outbox_events', privileges: 'select (status, created_at)' },
+  ],
+  retention: [
+    {
+      table: 'worker_inbox',
+      privileges:
+        'select (consumer, idempotency_key, status, completed_at, last_seen_at), update (last_seen_at), delete',
+    },
+    {
+      table: 'outbox_events',
+      privileges: 'select (event_id, status, published_at), update (published_at), delete',
+    },
+    {
+      table: 'external_effect_log',
+      privileges: 'select (effect_key, status, updated_at), update (updated_at), delete',
+    },
+    {
+      table: 'worker_quarantine',
+      privileges: 'select (quarantine_id, consumer, released_at), update (last_quarantined_at), delete',
+    },
+  ],
 };
 
 /** Tables of the toolkit itself: never treated as domain tables. */
@@ -75,6 +114,8 @@ const VARIABLE: Readonly<Record<RoleFunction, string>> = {
   worker: 'WORKER_DB_USER',
   relay: 'RELAY_DB_USER',
   ops: 'OPS_DB_USER',
+  health: 'HEALTH_DB_USER',
+  retention: 'RETENTION_DB_USER',
 };
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -242,6 +283,14 @@ export async function provisionRoles(
         if (!tables.some((t) => t.name === grant.table)) continue;
         // The privilege list (with its column lists) is a constant of this file; the names are identifiers.
         await tx`grant ${tx.unsafe(grant.privileges)} on table ${tx(grant.table)} to ${tx(role)}`;
+      }
+      // The ages of other roles' transactions in pg_stat_activity are hidden without pg_read_all_stats; the
+      // predefined pg_monitor role grants it (and reading the statistics views) and nothing that writes.
+      if (fn === 'health') await tx`grant pg_monitor to ${tx(role)}`;
+      if (fn === 'retention') {
+        for (const reference of await effectLogReferences(tx)) {
+          await tx`grant select (${tx(reference.column)}) on table ${tx(reference.table)} to ${tx(role)}`;
+        }
       }
       if (fn === 'worker') {
         for (const table of domainTables) {

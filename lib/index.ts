@@ -16,6 +16,7 @@
  *   workerEntry: 'lambda/handlers/invoice-worker.ts',
  *   consumer: 'invoice-worker',
  *   dbMaxConnections: 400,
+ *   alarmEmail: 'oncall@invoices.example.org',
  * });
  * ```
  *

@@ -33,13 +33,27 @@ export interface ResolvedWorkerSettings {
   readonly capacity: CapacityResult | undefined;
   /** The database user of each function: one per function, so each gets only its own privileges. */
   readonly dbUsers: DatabaseUsers;
+  /** The retention job's windows after defaults (undefined when `retention` is false). */
+  readonly retention: RetentionWindows | undefined;
 }
 
-/** Database user names by function (`workerDbUser`, `relayDbUser`, `opsDbUser` with their defaults). */
+/** Windows of the retention job after defaults. */
+export interface RetentionWindows {
+  readonly schedule: Duration;
+  readonly maxRun: Duration;
+  readonly inbox: Duration;
+  readonly outbox: Duration;
+  readonly effectLog: Duration;
+  readonly quarantine: Duration;
+}
+
+/** Database user names by function (`workerDbUser`, `relayDbUser`, `opsDbUser`, `healthDbUser` with their defaults). */
 export interface DatabaseUsers {
   readonly worker: string;
   readonly relay: string;
   readonly ops: string;
+  readonly health: string;
+  readonly retention: string;
 }
 
 /** Thrown by {@link resolveWorkerSettings} with every problem found; `problems` holds one message per rule. */
@@ -228,6 +242,86 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
     }
   }
 
+  if (props.healthCheck !== false) {
+    const scheduleS = seconds('healthCheckSchedule', props.healthCheckSchedule ?? Duration.minutes(1));
+    if (scheduleS !== undefined && (scheduleS < 60 || scheduleS > 3600 || scheduleS % 60 !== 0)) {
+      problems.push(
+        `healthCheckSchedule (${fmtSeconds(scheduleS)}) must be whole minutes from 60 s to 3600 s; set a value in that range`,
+      );
+    }
+  }
+  let retention: RetentionWindows | undefined;
+  if (props.retention !== false) {
+    const guard =
+      retentionS !== undefined && dlqRetentionS !== undefined ? retentionS + dlqRetentionS : undefined;
+    retention = {
+      schedule: props.retentionSchedule ?? Duration.hours(1),
+      maxRun: props.retentionMaxRun ?? Duration.minutes(4),
+      inbox: props.inboxRetention ?? Duration.seconds((guard ?? 18 * 86_400) + 86_400),
+      outbox: props.outboxRetention ?? Duration.days(7),
+      effectLog:
+        props.effectLogRetention ?? props.inboxRetention ?? Duration.seconds((guard ?? 18 * 86_400) + 86_400),
+      quarantine: props.quarantineRetention ?? Duration.days(30),
+    };
+    const scheduleS = seconds('retentionSchedule', retention.schedule);
+    const maxRunS = seconds('retentionMaxRun', retention.maxRun);
+    if (scheduleS !== undefined && (scheduleS < 300 || scheduleS > 86_400 || scheduleS % 60 !== 0)) {
+      problems.push(
+        `retentionSchedule (${fmtSeconds(scheduleS)}) must be whole minutes from 300 s to 86400 s; set a value in that range`,
+      );
+    }
+    durationRange('retentionMaxRun', maxRunS, 10, 840);
+    if (scheduleS !== undefined && maxRunS !== undefined && maxRunS >= scheduleS) {
+      problems.push(
+        `retentionMaxRun (${fmtSeconds(maxRunS)}) must be shorter than retentionSchedule (${fmtSeconds(scheduleS)}) so runs do not overlap; lower retentionMaxRun`,
+      );
+    }
+    for (const [name, value] of [
+      ['inboxRetention', retention.inbox],
+      ['effectLogRetention', retention.effectLog],
+    ] as const) {
+      const s = seconds(name, value);
+      if (s !== undefined && guard !== undefined && s < guard) {
+        problems.push(
+          `${name} (${fmtSeconds(s)}) must be at least retentionPeriod (${fmtSeconds(retentionS as number)}) + dlqRetentionPeriod (${fmtSeconds(dlqRetentionS as number)}) = ${fmtSeconds(guard)}: a message redriven within that window would find no inbox row and run twice; raise ${name}`,
+        );
+      }
+    }
+    durationRange('outboxRetention', seconds('outboxRetention', retention.outbox), 86_400, 315_360_000);
+    durationRange(
+      'quarantineRetention',
+      seconds('quarantineRetention', retention.quarantine),
+      86_400,
+      315_360_000,
+    );
+  }
+  const quarantineAgeS = seconds('quarantineAgeAlarm', props.quarantineAgeAlarm ?? Duration.minutes(15));
+  durationRange('quarantineAgeAlarm', quarantineAgeS, 60, 7 * 86_400);
+  for (const [name, value] of [
+    ['retryRatePercent', props.retryRatePercent],
+    ['duplicateRatePercent', props.duplicateRatePercent],
+  ] as const) {
+    if (value !== undefined && !isToken(value) && !(value > 0 && value <= 100)) {
+      problems.push(
+        `${name} (${value}) must be above 0 and at most 100 (a percent of received records); set a value in that range`,
+      );
+    }
+  }
+  range('retryRateEvaluationPeriods', props.retryRateEvaluationPeriods, 1, 288);
+  if (props.alarms !== undefined && props.alarms !== 'none') {
+    problems.push(
+      `alarms ("${String(props.alarms)}") must be 'none' or left out; to send alarms somewhere set alarmEmail or alarmTopic`,
+    );
+  } else if (props.alarms === 'none' && (props.alarmEmail || props.alarmTopic)) {
+    problems.push(
+      `alarms is 'none' but ${props.alarmEmail ? 'alarmEmail' : 'alarmTopic'} is set: someone does read the alarms; remove alarms: 'none'`,
+    );
+  } else if (props.alarms === undefined && !props.alarmEmail && !props.alarmTopic) {
+    problems.push(
+      "nobody reads the alarms: set alarmEmail (an e-mail subscription to the alarm topic) or alarmTopic (an existing topic with subscribers; alarmTopicArn in cdk.json), or set alarms: 'none' to say on purpose that no one is notified (a dev stage)",
+    );
+  }
+
   if (!isToken(recordConcurrency) && !isToken(dbPoolSize) && recordConcurrency > dbPoolSize) {
     problems.push(
       `recordConcurrency (${recordConcurrency}) must not exceed dbPoolSize (${dbPoolSize}): each record in flight holds one connection; raise dbPoolSize or lower recordConcurrency`,
@@ -340,8 +434,16 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
     worker: props.workerDbUser ?? 'sqs_worker',
     relay: props.relayDbUser ?? 'sqs_outbox_relay',
     ops: props.opsDbUser ?? 'sqs_worker_ops',
+    health: props.healthDbUser ?? 'sqs_worker_health',
+    retention: props.retentionDbUser ?? 'sqs_worker_retention',
   };
-  const userProps = { worker: 'workerDbUser', relay: 'relayDbUser', ops: 'opsDbUser' } as const;
+  const userProps = {
+    worker: 'workerDbUser',
+    relay: 'relayDbUser',
+    ops: 'opsDbUser',
+    health: 'healthDbUser',
+    retention: 'retentionDbUser',
+  } as const;
   const seenUsers = new Map<string, string>();
   for (const [fn, user] of Object.entries(dbUsers) as [keyof DatabaseUsers, string][]) {
     if (Token.isUnresolved(user)) continue;
@@ -385,6 +487,7 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
     dbStatementTimeoutMs: dbStatementTimeout.toMilliseconds(),
     dbLockTimeoutMs: dbLockTimeout.toMilliseconds(),
     dbUsers,
+    retention,
     fifo,
     timeout,
     visibilityTimeout,

@@ -256,6 +256,19 @@ export interface SqsDatabaseWorkerProps {
    * @default 'sqs_worker_ops'
    */
   readonly opsDbUser?: string;
+  /**
+   * Database user of the scheduled health job (IAM-authenticated through the proxy): reads the status and
+   * timestamp columns of the inbox, quarantine and outbox (never a payload) and, as a member of `pg_monitor`,
+   * the lock and activity views. Writes nothing.
+   * @default 'sqs_worker_health'
+   */
+  readonly healthDbUser?: string;
+  /**
+   * Database user of the scheduled retention job (IAM-authenticated through the proxy): deletes settled rows of
+   * the toolkit's tables, reads their key, status and timestamp columns only.
+   * @default 'sqs_worker_retention'
+   */
+  readonly retentionDbUser?: string;
   /** Rotation interval of the master secret, 1 to 365 days. @default Duration.days(30) */
   readonly secretRotationInterval?: Duration;
 
@@ -276,14 +289,65 @@ export interface SqsDatabaseWorkerProps {
   /** Bounded run time of one relay invocation, shorter than the schedule. @default Duration.seconds(50) */
   readonly outboxRelayMaxRun?: Duration;
 
+  // ── health job ───────────────────────────────────────────────────────────────────────────────────────────
+  /**
+   * Deploy the scheduled health job (`lambda/handlers/health.ts`): database figures as EMF metrics, and the
+   * alarms on them (open quarantine age, in-flight age, lock waits, deadlocks, the job not running).
+   * @default true
+   */
+  readonly healthCheck?: boolean;
+  /** Entry file of the health job handler. @default `<project>/lambda/handlers/health.ts` */
+  readonly healthCheckEntry?: string;
+  /** Schedule of the health job, whole minutes from 1 minute to 1 hour. @default Duration.minutes(1) */
+  readonly healthCheckSchedule?: Duration;
+
+  // ── retention job ────────────────────────────────────────────────────────────────────────────────────────
+  /**
+   * Deploy the scheduled retention job (`lambda/handlers/retention.ts`): purges settled rows in batches under a
+   * time budget, publishes `RetentionRowsRemoved`.
+   * @default true
+   */
+  readonly retention?: boolean;
+  /** Schedule of the retention job, whole minutes from 5 minutes to 1 day. @default Duration.hours(1) */
+  readonly retentionSchedule?: Duration;
+  /** Time budget of one retention run, 10 s to 14 minutes and shorter than the schedule. @default Duration.minutes(4) */
+  readonly retentionMaxRun?: Duration;
+  /**
+   * COMPLETED inbox rows finished and last seen longer ago than this are purged. At least `retentionPeriod` +
+   * `dlqRetentionPeriod`: a copy of a message can arrive that late, and only its inbox row makes it a duplicate.
+   * @default retentionPeriod + dlqRetentionPeriod + 1 day (19 days with the defaults)
+   */
+  readonly inboxRetention?: Duration;
+  /** PUBLISHED outbox rows published longer ago than this are purged, 1 day to 10 years. @default Duration.days(7) */
+  readonly outboxRetention?: Duration;
+  /**
+   * Settled external-effect-log rows (COMPLETED, FAILED_TERMINAL) not referenced by a domain row and last updated
+   * longer ago than this are purged; at least `retentionPeriod` + `dlqRetentionPeriod` like the inbox.
+   * @default inboxRetention
+   */
+  readonly effectLogRetention?: Duration;
+  /** Released quarantine entries released longer ago than this are purged, 1 day to 10 years. @default Duration.days(30) */
+  readonly quarantineRetention?: Duration;
+
   // ── alarms and dashboard ─────────────────────────────────────────────────────────────────────────────────
+  /**
+   * `'none'` says on purpose that nobody reads this stage's alarms (a dev stage): the alarms and the topic are
+   * still created, with no subscription. Without it, the synth fails unless `alarmEmail` or `alarmTopic` is
+   * given, so a stage cannot be deployed with alarms nobody receives by accident.
+   * @default undefined: `alarmEmail` or `alarmTopic` required
+   */
+  readonly alarms?: 'none';
   /**
    * Topic that receives every alarm. A topic of your own must let `cloudwatch.amazonaws.com` publish to it (and
    * use its KMS key, when encrypted with a customer managed key); nothing is added to it here.
    * @default a new KMS-encrypted, TLS-only topic whose policy lets CloudWatch alarms of this account publish
    */
   readonly alarmTopic?: sns.ITopic;
-  /** E-mail address subscribed to the alarm topic. @default no subscription */
+  /**
+   * E-mail address subscribed to the alarm topic (confirm the subscription e-mail after the first deploy). An
+   * address at a reserved example domain (`example.com`, `*.example`, …) is a placeholder and warns at synth.
+   * @default no subscription
+   */
   readonly alarmEmail?: string;
   /** Age of the oldest source message above which the SLO alarm fires. @default Duration.minutes(5) */
   readonly oldestMessageAgeSlo?: Duration;
@@ -291,6 +355,24 @@ export interface SqsDatabaseWorkerProps {
   readonly outboxPendingAgeSlo?: Duration;
   /** Terminal failures in percent of processed records (5 minutes) that fire the alarm, 0 to 100. @default 1 */
   readonly terminalFailureRatePercent?: number;
+  /**
+   * Retryable failures in percent of received records (`RetryableFailure` / `BatchSize`, 5-minute periods) above
+   * which the retry-rate alarm fires, above 0 to 100. @default 10
+   */
+  readonly retryRatePercent?: number;
+  /** Consecutive 5-minute periods the retry rate must stay above `retryRatePercent`, 1 to 288. @default 3 */
+  readonly retryRateEvaluationPeriods?: number;
+  /**
+   * Duplicates in percent of received records in one 5-minute period above which the duplicate-spike alarm fires
+   * (a producer resending, a redrive loop, a visibility timeout shorter than processing), above 0 to 100.
+   * @default 20
+   */
+  readonly duplicateRatePercent?: number;
+  /**
+   * Age of the oldest open (unreleased) quarantine entry above which the quarantine alarm fires, 1 minute to
+   * 7 days (needs the health job). @default Duration.minutes(15)
+   */
+  readonly quarantineAgeAlarm?: Duration;
   /** Percent of a connection limit at which the connection alarms fire, 1 to 100. @default 80 */
   readonly connectionsAlarmPercent?: number;
   /** Name of the CloudWatch dashboard. @default generated by CloudFormation */

@@ -32,6 +32,12 @@ export type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
 
 const POSTGRES_PORT = 5432;
 const RELAY_RUN_GUARD = Duration.seconds(10);
+/** The health job's run: seven bounded statements (5 s each at most) and a connect (5 s); far below a minute. */
+const HEALTH_TIMEOUT = Duration.seconds(30);
+/** Time the retention job keeps back from its timeout: no batch starts later (run time = timeout − guard). */
+const RETENTION_RUN_GUARD = Duration.seconds(10);
+/** E-mail domains reserved for examples (RFC 2606, RFC 6761): a placeholder address, nobody reads it. */
+const PLACEHOLDER_EMAIL = /@(?:[^@]+\.)?(?:example\.(?:com|net|org)|example|invalid|test|localhost)$/i;
 /** Amazon's CA certificates (RDS CAs included) in the Lambda Node.js runtime, for `NODE_EXTRA_CA_CERTS`. */
 const LAMBDA_RUNTIME_CA_BUNDLE = '/var/runtime/ca-cert.pem';
 
@@ -52,6 +58,7 @@ const LAMBDA_RUNTIME_CA_BUNDLE = '/var/runtime/ca-cert.pem';
  * const worker = new SqsDatabaseWorker(stack, 'Worker', {
  *   vpc,
  *   dbMaxConnections: 400,
+ *   alarmEmail: 'oncall@invoices.example.org',
  *   production: true,
  *   queueIdentity: {
  *     fifo: false,
@@ -80,6 +87,10 @@ export class SqsDatabaseWorker extends Construct {
   readonly migrationTrigger: triggers.Trigger;
   /** The scheduled outbox relay (when `outboxRelay` is not false). */
   readonly outboxRelayFunction: lambda.Function | undefined;
+  /** The scheduled health job (when `healthCheck` is not false). */
+  readonly healthFunction: lambda.Function | undefined;
+  /** The scheduled retention job (when `retention` is not false). */
+  readonly retentionFunction: lambda.Function | undefined;
   /** Topic that receives every alarm. */
   readonly alarmTopic: sns.ITopic;
   /** The alarms by name (DlqNotEmpty, OldestMessageAge, FunctionErrors, …). */
@@ -197,6 +208,8 @@ export class SqsDatabaseWorker extends Construct {
         // message path sets them (SET and set_config pin connections to RDS Proxy).
         DB_STATEMENT_TIMEOUT_MS: String(settings.dbStatementTimeoutMs),
         DB_LOCK_TIMEOUT_MS: String(settings.dbLockTimeoutMs),
+        ...((props.healthCheck ?? true) ? { HEALTH_DB_USER: dbUsers.health } : {}),
+        ...(settings.retention ? { RETENTION_DB_USER: dbUsers.retention } : {}),
         MIGRATIONS_DIR: 'migrations',
       },
       // The migration files travel with the code: <bundle>/migrations/NNNNN_name.sql.
@@ -285,10 +298,87 @@ export class SqsDatabaseWorker extends Construct {
       this.outboxRelayFunction = relay;
     }
 
+    // ── health job ──────────────────────────────────────────────────────────────────────────────────────────
+    const healthSchedule = props.healthCheckSchedule ?? Duration.minutes(1);
+    if (props.healthCheck ?? true) {
+      const health = bundledFunction(this, 'HealthFunction', {
+        entry: props.healthCheckEntry ?? join(PROJECT_ROOT, 'lambda/handlers/health.ts'),
+        description:
+          'Publishes database health figures (quarantine, in-flight, outbox, locks, deadlocks) as metrics (scheduled, read-only)',
+        vpc: props.vpc,
+        vpcSubnets,
+        timeout: HEALTH_TIMEOUT,
+        // One check at a time: it keeps the deadlock counter of the previous run in its module scope.
+        reservedConcurrentExecutions: 1,
+        environment: {
+          ...proxyDbEnvironment,
+          DB_USER: dbUsers.health,
+          DB_POOL_SIZE: '1',
+          WORKER_CONSUMER: props.consumer ?? 'case-worker',
+          HEALTH_STATEMENT_TIMEOUT_MS: '5000',
+        },
+      });
+      // A check that could not start in time is dropped; the next schedule runs a fresh one.
+      health.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: healthSchedule });
+      this.database.grantHealthConnect(health);
+      new events.Rule(this, 'HealthSchedule', {
+        description: 'Runs the health job',
+        schedule: events.Schedule.rate(healthSchedule),
+        targets: [new targets.LambdaFunction(health, { retryAttempts: 0 })],
+      });
+      this.migrationTrigger.executeBefore(health);
+      this.healthFunction = health;
+    }
+
+    // ── retention job ───────────────────────────────────────────────────────────────────────────────────────
+    if (settings.retention) {
+      const windows = settings.retention;
+      const retention = bundledFunction(this, 'RetentionFunction', {
+        entry: join(PROJECT_ROOT, 'lambda/handlers/retention.ts'),
+        description:
+          'Purges settled inbox, outbox, effect-log and released quarantine rows in batches (scheduled, bounded run time)',
+        vpc: props.vpc,
+        vpcSubnets,
+        timeout: windows.maxRun.plus(RETENTION_RUN_GUARD),
+        // One purge at a time: two would only compete for the same rows (skip locked keeps them apart).
+        reservedConcurrentExecutions: 1,
+        environment: {
+          ...proxyDbEnvironment,
+          DB_USER: dbUsers.retention,
+          DB_POOL_SIZE: '1',
+          WORKER_CONSUMER: props.consumer ?? 'case-worker',
+          // The guard: the function refuses an inbox window shorter than these, as the synth does.
+          RETENTION_SOURCE_SECONDS: String(settings.retentionPeriod.toSeconds()),
+          RETENTION_DLQ_SECONDS: String(settings.dlqRetentionPeriod.toSeconds()),
+          RETENTION_INBOX_SECONDS: String(windows.inbox.toSeconds()),
+          RETENTION_OUTBOX_SECONDS: String(windows.outbox.toSeconds()),
+          RETENTION_EFFECT_LOG_SECONDS: String(windows.effectLog.toSeconds()),
+          RETENTION_QUARANTINE_SECONDS: String(windows.quarantine.toSeconds()),
+          RETENTION_RUN_GUARD_MS: String(RETENTION_RUN_GUARD.toMilliseconds()),
+        },
+      });
+      retention.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(5) });
+      this.database.grantRetentionConnect(retention);
+      new events.Rule(this, 'RetentionSchedule', {
+        description: 'Runs the retention job',
+        schedule: events.Schedule.rate(windows.schedule),
+        targets: [new targets.LambdaFunction(retention, { retryAttempts: 0 })],
+      });
+      this.migrationTrigger.executeBefore(retention);
+      this.retentionFunction = retention;
+    }
+
     // ── alarms and dashboard ────────────────────────────────────────────────────────────────────────────────
     this.alarmTopic = props.alarmTopic ?? this.createAlarmTopic();
-    if (props.alarmEmail)
+    if (props.alarmEmail) {
       this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+      if (PLACEHOLDER_EMAIL.test(props.alarmEmail)) {
+        Annotations.of(this).addWarningV2(
+          'sqs-inbox-worker:placeholder-alarm-email',
+          `alarmEmail (${props.alarmEmail}) is at a reserved example domain that receives no mail: set the on-call address before deploying, or nobody reads the alarms`,
+        );
+      }
+    }
     const workerConnections = settings.maxConcurrency * settings.dbPoolSize;
     this.alarms = createWorkerAlarms(this, {
       topic: this.alarmTopic,
@@ -305,6 +395,21 @@ export class SqsDatabaseWorker extends Construct {
         ? (props.outboxPendingAgeSlo ?? Duration.minutes(5))
         : undefined,
       terminalFailureRatePercent: props.terminalFailureRatePercent ?? 1,
+      retryRatePercent: props.retryRatePercent ?? 10,
+      retryRateEvaluationPeriods: props.retryRateEvaluationPeriods ?? 3,
+      duplicateRatePercent: props.duplicateRatePercent ?? 20,
+      health: this.healthFunction
+        ? {
+            function: this.healthFunction,
+            schedule: healthSchedule,
+            quarantineAge: props.quarantineAgeAlarm ?? Duration.minutes(15),
+            visibilityTimeout: settings.visibilityTimeout,
+          }
+        : undefined,
+      retention:
+        this.retentionFunction && settings.retention
+          ? { function: this.retentionFunction, schedule: settings.retention.schedule }
+          : undefined,
       connectionsAlarmPercent: props.connectionsAlarmPercent ?? 80,
       dbMaxConnections: settings.dbMaxConnections,
       proxyPoolConnections: Math.floor(
@@ -322,6 +427,8 @@ export class SqsDatabaseWorker extends Construct {
       proxy: this.database.proxy,
       metricsNamespace,
       serviceName,
+      healthFunction: this.healthFunction,
+      retentionFunction: this.retentionFunction,
       alarms: Object.values(this.alarms),
     });
   }

@@ -1,13 +1,17 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { SqsDatabaseWorker } from './sqs-database-worker.ts';
-import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
+import type { StageProps } from './stage-settings.ts';
 import { WorkerNetwork } from './worker-network.ts';
 
 /** Properties of {@link SqsInboxWorkerStack}. */
 export interface SqsInboxWorkerStackProps extends StackProps {
-  /** Props of the worker construct (the VPC comes from the stack). */
-  readonly worker?: Omit<SqsDatabaseWorkerProps, 'vpc'>;
+  /**
+   * Props of the worker construct (the VPC comes from the stack), plus `alarmTopicArn`: an existing topic that
+   * receives the alarms (imported as `alarmTopic`).
+   */
+  readonly worker?: StageProps;
 }
 
 /**
@@ -23,8 +27,12 @@ export class SqsInboxWorkerStack extends Stack {
   constructor(scope: Construct, id: string, props: SqsInboxWorkerStackProps = {}) {
     super(scope, id, props);
     this.network = new WorkerNetwork(this, 'Network');
+    const { alarmTopicArn, ...worker } = props.worker ?? {};
     this.worker = new SqsDatabaseWorker(this, 'Worker', {
-      ...props.worker,
+      ...worker,
+      alarmTopic: alarmTopicArn
+        ? sns.Topic.fromTopicArn(this, 'AlarmTopic', alarmTopicArn)
+        : worker.alarmTopic,
       vpc: this.network.vpc,
       vpcSubnets: this.network.subnets,
     });

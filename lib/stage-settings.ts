@@ -23,6 +23,9 @@ const NUMBER_KEYS = [
   'allocatedStorageGiB',
   'terminalFailureRatePercent',
   'connectionsAlarmPercent',
+  'retryRatePercent',
+  'retryRateEvaluationPeriods',
+  'duplicateRatePercent',
 ] as const;
 const BOOLEAN_KEYS = [
   'production',
@@ -32,6 +35,8 @@ const BOOLEAN_KEYS = [
   'outboxRelay',
   'acknowledgeQueueReplacement',
   'reserveConcurrency',
+  'healthCheck',
+  'retention',
 ] as const;
 const STRING_KEYS = [
   'consumer',
@@ -41,7 +46,10 @@ const STRING_KEYS = [
   'workerDbUser',
   'relayDbUser',
   'opsDbUser',
+  'healthDbUser',
+  'retentionDbUser',
   'alarmEmail',
+  'alarms',
   'dashboardName',
   'terminalPolicy',
   'commitMode',
@@ -60,7 +68,21 @@ const SECONDS_KEYS = {
   outboxRelayMaxRunSeconds: 'outboxRelayMaxRun',
   oldestMessageAgeSloSeconds: 'oldestMessageAgeSlo',
   outboxPendingAgeSloSeconds: 'outboxPendingAgeSlo',
+  healthCheckScheduleSeconds: 'healthCheckSchedule',
+  quarantineAgeAlarmSeconds: 'quarantineAgeAlarm',
+  retentionScheduleSeconds: 'retentionSchedule',
+  retentionMaxRunSeconds: 'retentionMaxRun',
+  inboxRetentionSeconds: 'inboxRetention',
+  outboxRetentionSeconds: 'outboxRetention',
+  effectLogRetentionSeconds: 'effectLogRetention',
+  quarantineRetentionSeconds: 'quarantineRetention',
 } as const;
+
+/**
+ * Construct props from a stage, plus `alarmTopicArn`: an existing SNS topic (with its subscribers) that
+ * receives the alarms; the stack imports it as `alarmTopic`.
+ */
+export type StageProps = Omit<SqsDatabaseWorkerProps, 'vpc'> & { readonly alarmTopicArn?: string };
 
 /**
  * Turns the JSON settings of one stage (`cdk.json` → `context.stages.<stage>`) into construct props.
@@ -70,7 +92,7 @@ const SECONDS_KEYS = {
  *
  * @throws Error listing every unknown or mistyped key.
  */
-export function stageSettings(stage: string, raw: unknown): Omit<SqsDatabaseWorkerProps, 'vpc'> {
+export function stageSettings(stage: string, raw: unknown): StageProps {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new Error(
       `Stage "${stage}" is not defined in cdk.json context "stages"; add it or pass -c stage=<name> of an existing one`,
@@ -116,6 +138,16 @@ export function stageSettings(stage: string, raw: unknown): Omit<SqsDatabaseWork
       ) {
         props.queueIdentity = value;
       }
+    } else if (key === 'alarmTopicArn') {
+      if (
+        expect(
+          'SNS topic ARN like "arn:aws:sns:eu-west-1:123456789012:oncall"',
+          typeof value === 'string' &&
+            /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/.test(value),
+        )
+      ) {
+        props.alarmTopicArn = value;
+      }
     } else if (key === 'workerEnvironment') {
       const ok =
         typeof value === 'object' &&
@@ -129,5 +161,5 @@ export function stageSettings(stage: string, raw: unknown): Omit<SqsDatabaseWork
     }
   }
   if (problems.length > 0) throw new Error(`Invalid stage settings:\n- ${problems.join('\n- ')}`);
-  return props as Omit<SqsDatabaseWorkerProps, 'vpc'>;
+  return props as StageProps;
 }

@@ -26,6 +26,23 @@ export interface WorkerAlarmsProps {
   readonly oldestMessageAgeSlo: Duration;
   readonly outboxPendingAgeSlo: Duration | undefined;
   readonly terminalFailureRatePercent: number;
+  /** Retry-rate alarm: percent of received records, over `retryRateEvaluationPeriods` 5-minute periods. */
+  readonly retryRatePercent: number;
+  readonly retryRateEvaluationPeriods: number;
+  /** Duplicate-spike alarm: percent of received records in one 5-minute period. */
+  readonly duplicateRatePercent: number;
+  /** The health job and the thresholds of the alarms on its figures; undefined when it is not deployed. */
+  readonly health?: {
+    readonly function: lambda.IFunction;
+    /** How often it runs: the period of its metrics. */
+    readonly schedule: Duration;
+    /** Age of the oldest open quarantine entry that fires the quarantine alarm. */
+    readonly quarantineAge: Duration;
+    /** The source queue's visibility timeout: an in-flight message older than this has been redelivered. */
+    readonly visibilityTimeout: Duration;
+  };
+  /** The retention job and its schedule; an alarm on its errors when it is deployed. */
+  readonly retention?: { readonly function: lambda.IFunction; readonly schedule: Duration };
   readonly connectionsAlarmPercent: number;
   /** `max_connections` of the database. */
   readonly dbMaxConnections: number;
@@ -61,7 +78,9 @@ export function workerMetric(
  * Creates every alarm of the worker, each notifying `topic` on ALARM and on OK:
  * DLQ not empty; oldest message older than the SLO; function errors; throttles; duration p99 above 80 % of the
  * timeout; HashMismatch > 0; TerminalFailure rate; proxy client connections, proxy database connections and
- * instance connections near their limits; outbox oldest pending age (when the relay is deployed).
+ * instance connections near their limits; outbox oldest pending age (when the relay is deployed); retry rate;
+ * duplicate spike; and, with the health job: open quarantine entry age, lock waits, deadlocks, in-flight age
+ * above the visibility timeout, health job errors and the health job not running (missing data breaches).
  *
  * @returns the alarms by name.
  *
@@ -182,6 +201,93 @@ export function createWorkerAlarms(
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
     },
   };
+  const rate = (metric: string, label: string) =>
+    new cloudwatch.MathExpression({
+      expression: `IF(FILL(received, 0) > 0, 100 * FILL(part, 0) / FILL(received, 0), 0)`,
+      usingMetrics: {
+        part: emf(metric, { period: Duration.minutes(5) }),
+        received: emf(WORKER_METRICS.batchSize, { period: Duration.minutes(5) }),
+      },
+      label,
+      period: Duration.minutes(5),
+    });
+  specs.RetryRate = {
+    alarmDescription: `Retryable failures above ${props.retryRatePercent} % of received records for ${props.retryRateEvaluationPeriods} × 5 minutes: a dependency or the database is failing. Runbook: docs/operations.md#alarm-retryrate.`,
+    metric: rate('RetryableFailure', 'RetryableFailure % of records'),
+    threshold: props.retryRatePercent,
+    evaluationPeriods: props.retryRateEvaluationPeriods,
+    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+  };
+  specs.DuplicateRateSpike = {
+    alarmDescription: `Duplicates above ${props.duplicateRatePercent} % of received records in 5 minutes: a producer resends, a redrive loops, or processing outlasts the visibility timeout. Runbook: docs/operations.md#alarm-duplicateratespike.`,
+    metric: rate('Duplicate', 'Duplicate % of records'),
+    threshold: props.duplicateRatePercent,
+    evaluationPeriods: 1,
+    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+  };
+  if (props.health) {
+    const H = WORKER_METRICS.health;
+    const period = props.health.schedule;
+    const maximum = (name: string) => emf(name, { statistic: cloudwatch.Stats.MAXIMUM, period });
+    specs.QuarantineAge = {
+      alarmDescription: `An open quarantine entry is older than ${props.health.quarantineAge.toMinutes()} minutes: a terminal message waits for a decision. Runbook: docs/operations.md#alarm-quarantineage.`,
+      metric: maximum(H.quarantineOldestOpenAgeMs),
+      threshold: props.health.quarantineAge.toMilliseconds(),
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    };
+    specs.LockWaits = {
+      alarmDescription:
+        'Sessions waited for locks at 3 health checks in a row: a long transaction or a hot aggregate blocks the worker. Runbook: docs/operations.md#alarm-lockwaits.',
+      metric: maximum(H.lockWaits),
+      threshold: 1,
+      evaluationPeriods: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    };
+    specs.Deadlocks = {
+      alarmDescription:
+        'PostgreSQL detected a deadlock (Deadlocks > 0 in 5 minutes): two transactions lock rows in opposite order. Runbook: docs/operations.md#alarm-deadlocks.',
+      metric: emf(H.deadlocks, { period: Duration.minutes(5) }),
+      threshold: 0,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    };
+    specs.InFlightAge = {
+      alarmDescription: `A message has been in flight (claimed, its transaction open) longer than the visibility timeout (${props.health.visibilityTimeout.toSeconds()} s): SQS has delivered it again. Runbook: docs/operations.md#alarm-inflightage.`,
+      metric: maximum(H.inboxOldestInFlightAgeMs),
+      threshold: props.health.visibilityTimeout.toMilliseconds(),
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    };
+    specs.HealthJobErrors = {
+      alarmDescription:
+        'The health job failed (cannot reach the database, or a statement timed out): its figures are missing. Runbook: docs/operations.md#alarm-healthjoberrors.',
+      metric: props.health.function.metricErrors({ period }),
+      threshold: 1,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    };
+    specs.HealthJobNotRunning = {
+      alarmDescription:
+        'No health check completed in 3 schedule periods (no HealthCheck heartbeat; missing data counts as breaching): the job fails, is throttled or its schedule is disabled, and the alarms on its figures are blind. Runbook: docs/operations.md#alarm-healthjobnotrunning.',
+      metric: emf(H.heartbeat, { period }),
+      threshold: 1,
+      evaluationPeriods: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+    };
+  }
+  if (props.retention) {
+    specs.RetentionJobErrors = {
+      alarmDescription:
+        'The retention job failed in two schedule periods in a row (a window shorter than the queue retentions, the database unreachable): settled rows pile up. Runbook: docs/operations.md#alarm-retentionjoberrors.',
+      metric: props.retention.function.metricErrors({ period: props.retention.schedule }),
+      threshold: 1,
+      evaluationPeriods: 2,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+    };
+  }
   if (props.outboxPendingAgeSlo) {
     specs.OutboxOldestPendingAge = {
       alarmDescription: `The oldest pending outbox row is older than ${props.outboxPendingAgeSlo.toSeconds()} s: the relay is failing or behind.`,

@@ -24,6 +24,10 @@ export interface WorkerDashboardProps {
   readonly proxy: rds.IDatabaseProxy;
   readonly metricsNamespace: string;
   readonly serviceName: string;
+  /** The health job; its figures get widgets of their own when it is deployed. */
+  readonly healthFunction?: lambda.IFunction;
+  /** The retention job; its rows removed get a widget when it is deployed. */
+  readonly retentionFunction?: lambda.IFunction;
   readonly alarms: readonly cloudwatch.IAlarm[];
 }
 
@@ -130,7 +134,72 @@ export function createWorkerDashboard(scope: Construct, props: WorkerDashboardPr
       [emf(WORKER_METRICS.outboxOldestPendingAgeMs, cloudwatch.Stats.MAXIMUM)],
       [emf(WORKER_METRICS.outboxPublished), emf(WORKER_METRICS.outboxFailed)],
     ),
-    new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...props.alarms], width: 8, height: 6 }),
+    graph('Outbox backlog (pending rows, health job)', [
+      emf(WORKER_METRICS.health.outboxPending, cloudwatch.Stats.MAXIMUM),
+    ]),
+  );
+  // One graph holds both expressions: their ids must differ (the shared `received` is the same metric).
+  const rate = (metric: string, label: string) =>
+    new cloudwatch.MathExpression({
+      expression: `IF(FILL(received, 0) > 0, 100 * FILL(${metric.toLowerCase()}, 0) / FILL(received, 0), 0)`,
+      usingMetrics: { [metric.toLowerCase()]: emf(metric), received: emf(WORKER_METRICS.batchSize) },
+      label,
+      period: minute,
+    });
+  dashboard.addWidgets(
+    graph('Retry and duplicate rate (% of records)', [
+      rate('RetryableFailure', 'RetryableFailure %'),
+      rate('Duplicate', 'Duplicate %'),
+    ]),
+  );
+  if (props.healthFunction) {
+    const H = WORKER_METRICS.health;
+    const max = (name: string) => emf(name, cloudwatch.Stats.MAXIMUM);
+    dashboard.addWidgets(
+      graph(
+        'Quarantine: open entries and oldest age (ms)',
+        [max(H.quarantineOpen)],
+        [max(H.quarantineOldestOpenAgeMs)],
+      ),
+      graph(
+        'Inbox: unfinished rows and oldest in flight (ms)',
+        [
+          max(H.inboxReceived),
+          max(H.inboxProcessing),
+          max(H.inboxFailedRetryable),
+          max(H.inboxFailedTerminal),
+        ],
+        [
+          max(H.inboxOldestInFlightAgeMs),
+          max(H.inboxOldestProcessingAgeMs),
+          max(H.inboxOldestRetryableAgeMs),
+        ],
+      ),
+      graph(
+        'Database: lock waits, deadlocks, long transactions',
+        [max(H.lockWaits), emf(H.deadlocks), max(H.longTransactions)],
+        [max(H.lockWaitOldestMs), max(H.longTransactionOldestAgeMs)],
+      ),
+    );
+    dashboard.addWidgets(
+      graph(
+        'Health job: checks and errors',
+        [emf(H.heartbeat)],
+        [props.healthFunction.metricErrors({ period: minute })],
+      ),
+    );
+  }
+  if (props.retentionFunction) {
+    dashboard.addWidgets(
+      graph(
+        'Retention: rows removed and errors',
+        [emf(WORKER_METRICS.retentionRowsRemoved)],
+        [props.retentionFunction.metricErrors({ period: minute })],
+      ),
+    );
+  }
+  dashboard.addWidgets(
+    new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...props.alarms], width: 24, height: 8 }),
   );
   return dashboard;
 }

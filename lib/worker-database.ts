@@ -113,7 +113,7 @@ export class WorkerDatabase extends Construct {
     const proxyRole = new iam.Role(this, 'ProxyRole', {
       assumedBy: new iam.ServicePrincipal('rds.amazonaws.com'),
       description:
-        'RDS Proxy: end-to-end IAM authentication to the database as the worker, relay and ops users',
+        'RDS Proxy: end-to-end IAM authentication to the database as the worker, relay, ops and health users',
     });
     // End-to-end IAM: the proxy signs in to the database as the client's user, so every user a client may use
     // must be listed here, or its connections fail at the proxy.
@@ -153,6 +153,16 @@ export class WorkerDatabase extends Construct {
   /** Lets `grantee` (the outbox relay, in the VPC) connect through the proxy as the relay's database user. */
   grantRelayConnect(grantee: iam.IGrantable & ec2.IConnectable): void {
     this.grantFunctionConnect(grantee, this.dbUsers.relay);
+  }
+
+  /** Lets `grantee` (the health job, in the VPC) connect through the proxy as the health job's database user. */
+  grantHealthConnect(grantee: iam.IGrantable & ec2.IConnectable): void {
+    this.grantFunctionConnect(grantee, this.dbUsers.health);
+  }
+
+  /** Lets `grantee` (the retention job, in the VPC) connect through the proxy as the retention job's database user. */
+  grantRetentionConnect(grantee: iam.IGrantable & ec2.IConnectable): void {
+    this.grantFunctionConnect(grantee, this.dbUsers.retention);
   }
 
   /**

@@ -1,4 +1,5 @@
 import { DEFAULT_METRICS_NAMESPACE, METRIC_NAMES } from '../lambda/constants.ts';
+import { HEALTH_METRICS } from '../lambda/health/health-metrics.ts';
 
 /**
  * The metrics the alarms and the dashboard of the stack watch, taken from the names the worker and the outbox
@@ -35,6 +36,10 @@ export const WORKER_METRICS = {
   /** Emitted by the outbox relay per run: rows published and rows that failed to send (Count). */
   outboxPublished: METRIC_NAMES.outboxPublished,
   outboxFailed: METRIC_NAMES.outboxFailed,
+  /** Emitted by the scheduled health job (lambda/handlers/health.ts): database figures and its heartbeat. */
+  health: HEALTH_METRICS,
+  /** Emitted by the scheduled retention job (lambda/handlers/retention.ts): rows removed per run (Count). */
+  retentionRowsRemoved: 'RetentionRowsRemoved',
 } as const;
 
 /** Name of a worker outcome metric. */

@@ -19,6 +19,8 @@ export interface MigrateResult {
   readonly relayRole: string | undefined;
   /** The database role provisioned for the ops CLI's commands. */
   readonly opsRole: string | undefined;
+  /** The database role provisioned for the scheduled health job. */
+  readonly healthRole: string | undefined;
 }
 
 interface MasterSecret {
@@ -44,9 +46,9 @@ async function readMasterSecret(secretArn: string): Promise<MasterSecret> {
  * The migration trigger function (runs on every deploy, before the worker and the relay are updated):
  * applies pending migrations with {@link runMigrations} from the `migrations/` folder bundled next to this
  * code (`MIGRATIONS_DIR`, relative to the bundle), then provisions one database role per function with
- * {@link provisionRoles}: `WORKER_DB_USER`, `RELAY_DB_USER` and `OPS_DB_USER` (each optional); the worker's and
- * the relay's get `DB_STATEMENT_TIMEOUT_MS` (default 15000) and `DB_LOCK_TIMEOUT_MS` (default 5000) as their
- * `statement_timeout` and `lock_timeout` in the database.
+ * {@link provisionRoles}: `WORKER_DB_USER`, `RELAY_DB_USER`, `OPS_DB_USER` and `HEALTH_DB_USER` (each
+ * optional); the worker's and the relay's get `DB_STATEMENT_TIMEOUT_MS` (default 15000) and `DB_LOCK_TIMEOUT_MS`
+ * (default 5000) as their `statement_timeout` and `lock_timeout` in the database.
  *
  * Connects directly to the instance (not the proxy) as the master user read from `DB_SECRET_ARN`, with TLS that
  * verifies the instance's certificate and host name: the RDS CA must be trusted, which the stack arranges with
@@ -63,6 +65,7 @@ export const handler = async (): Promise<MigrateResult> => {
     worker: env.WORKER_DB_USER || undefined,
     relay: env.RELAY_DB_USER || undefined,
     ops: env.OPS_DB_USER || undefined,
+    health: env.HEALTH_DB_USER || undefined,
   };
   // A bad role name or timeout fails before any migration is applied.
   checkRoleNames(roles);
@@ -109,6 +112,7 @@ export const handler = async (): Promise<MigrateResult> => {
       workerRole: roles.worker,
       relayRole: roles.relay,
       opsRole: roles.ops,
+      healthRole: roles.health,
     };
     console.log(JSON.stringify({ message: 'migrations done', ...summary }));
     return summary;

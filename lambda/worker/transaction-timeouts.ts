@@ -31,3 +31,14 @@ export const HANDLER_MARGIN_MS = TIMEOUT_MARGIN_MS;
  * @internal
  */
 export const BATCH_COMMIT_RESERVE_MS = 500;
+
+/**
+ * A timeout as `set_config` takes it: whole milliseconds, never negative (`'1500ms'`). Only the scheduled jobs
+ * (health, retention) use it, once per run: nothing on the message path sets a parameter (RDS Proxy pins a
+ * session that does).
+ *
+ * @internal
+ */
+export function settingMs(value: number): string {
+  return `${Math.max(0, Math.floor(value))}ms`;
+}

@@ -80,6 +80,7 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     const stack = new Stack(app, 'Bundled');
     worker = new SqsDatabaseWorker(stack, 'Worker', {
       vpc: new ec2.Vpc(stack, 'Vpc', { natGateways: 0 }),
+      alarms: 'none',
       // A production worker synthesizes only with its queues' identity recorded.
       queueIdentity: {
         fifo: false,

@@ -11,12 +11,15 @@ const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.ur
 };
 const stages = Object.entries(cdkJson.context.stages);
 
-function synthStage(stage: string, overrides: Record<string, unknown> = {}): Template {
+function synthStack(stage: string, overrides: Record<string, unknown> = {}): SqsInboxWorkerStack {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [], stage } });
-  const stack = new SqsInboxWorkerStack(app, `SqsInboxWorker-${stage}`, {
+  return new SqsInboxWorkerStack(app, `SqsInboxWorker-${stage}`, {
     worker: stageSettings(stage, { ...cdkJson.context.stages[stage], ...overrides }),
   });
-  return Template.fromStack(stack);
+}
+
+function synthStage(stage: string, overrides: Record<string, unknown> = {}): Template {
+  return Template.fromStack(synthStack(stage, overrides));
 }
 
 describe('Stages of cdk.json', () => {
@@ -57,6 +60,52 @@ describe('Stages of cdk.json', () => {
     // Assess
     expect(synthesize).toThrow(
       /\[SqsInboxWorker-prod\/Worker\] fifo is true but stages\.prod\.queueIdentity\.fifo records false: .* then set stages\.prod\.acknowledgeQueueReplacement: true for that deploy/,
+    );
+  });
+
+  it("dev says alarms: 'none' on purpose: the alarms exist, the topic has no subscription", () => {
+    // Act
+    const template = synthStage('dev');
+
+    // Assess
+    expect(cdkJson.context.stages.dev).toMatchObject({ alarms: 'none' });
+    expect(Object.keys(template.findResources('AWS::CloudWatch::Alarm')).length).toBeGreaterThan(10);
+    template.resourceCountIs('AWS::SNS::Subscription', 0);
+  });
+
+  it('prod subscribes its alarm e-mail, and warns while it is the example.com placeholder', () => {
+    // Act
+    const stack = synthStack('prod');
+    const template = Template.fromStack(stack);
+
+    // Assess
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'oncall@example.com',
+    });
+    Annotations.fromStack(stack).hasWarning(
+      '/SqsInboxWorker-prod/Worker',
+      Match.stringLikeRegexp('alarmEmail \\(oncall@example.com\\) is at a reserved example domain'),
+    );
+    const real = Annotations.fromStack(synthStack('prod', { alarmEmail: 'oncall@corp.internal' }));
+    expect(real.findWarning('*', Match.stringLikeRegexp('reserved example domain'))).toHaveLength(0);
+  });
+
+  it('sends the alarms to an existing topic given by alarmTopicArn, creating none', () => {
+    // Act
+    const arn = 'arn:aws:sns:eu-west-1:123456789012:oncall';
+    const template = synthStage('dev', { alarms: null, alarmTopicArn: arn });
+
+    // Assess
+    template.resourceCountIs('AWS::SNS::Topic', 0);
+    for (const alarm of Object.values(template.findResources('AWS::CloudWatch::Alarm'))) {
+      expect(alarm.Properties.AlarmActions).toEqual([arn]);
+    }
+  });
+
+  it('fails the synth of a stage that names no reader, naming the fix', () => {
+    expect(() => synthStage('dev', { alarms: null })).toThrow(
+      /nobody reads the alarms: set alarmEmail .* or set alarms: 'none' to say on purpose that no one is notified/,
     );
   });
 });

@@ -1,12 +1,18 @@
 import { App, Duration, Stack, Token } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { describe, expect, it } from 'vitest';
-import { resolveWorkerSettings, WorkerSettingsError } from '../../lib/resolve-worker-settings.ts';
+import {
+  resolveWorkerSettings as resolveWithReader,
+  WorkerSettingsError,
+} from '../../lib/resolve-worker-settings.ts';
 import { SqsDatabaseWorker } from '../../lib/sqs-database-worker.ts';
 import type { SqsDatabaseWorkerProps } from '../../lib/sqs-database-worker-props.ts';
 import { stageSettings } from '../../lib/stage-settings.ts';
 
 type Settings = Omit<SqsDatabaseWorkerProps, 'vpc'>;
+
+/** resolveWorkerSettings with `alarms: 'none'` unless `props` says otherwise: the rules under test are others. */
+const resolveWorkerSettings = (props: Settings) => resolveWithReader({ alarms: 'none', ...props });
 
 /** The problems `resolveWorkerSettings` reports for `props` (empty when valid). */
 function problemsOf(props: Settings): readonly string[] {
@@ -232,6 +238,8 @@ describe('Function: resolveWorkerSettings()', () => {
       worker: 'sqs_worker',
       relay: 'sqs_outbox_relay',
       ops: 'sqs_worker_ops',
+      health: 'sqs_worker_health',
+      retention: 'sqs_worker_retention',
     });
   });
 
@@ -264,6 +272,7 @@ describe('Class: SqsDatabaseWorker', () => {
         vpc,
         visibilityTimeout: Duration.seconds(30),
         maxReceiveCount: 3,
+        alarms: 'none',
       });
 
     // Assess
@@ -319,5 +328,73 @@ describe('Function: stageSettings()', () => {
     expect(() => stageSettings('qa', undefined)).toThrow(
       'Stage "qa" is not defined in cdk.json context "stages"; add it or pass -c stage=<name> of an existing one',
     );
+  });
+});
+
+describe('Function: resolveWorkerSettings() — an alarm needs a reader', () => {
+  it('refuses a worker whose alarms nobody reads, naming the three ways out', () => {
+    // Act
+    const create = () => resolveWithReader({});
+
+    // Assess
+    expect(create).toThrow(
+      "nobody reads the alarms: set alarmEmail (an e-mail subscription to the alarm topic) or alarmTopic (an existing topic with subscribers; alarmTopicArn in cdk.json), or set alarms: 'none' to say on purpose that no one is notified (a dev stage)",
+    );
+  });
+
+  it.each([
+    ['an e-mail subscription', { alarmEmail: 'oncall@corp.internal' }],
+    ["alarms: 'none' said on purpose", { alarms: 'none' as const }],
+  ])('accepts %s', (_way, props) => {
+    expect(() => resolveWithReader(props)).not.toThrow();
+  });
+
+  it("refuses alarms: 'none' next to an e-mail address, and any other value of alarms", () => {
+    expect(() => resolveWithReader({ alarms: 'none', alarmEmail: 'oncall@corp.internal' })).toThrow(
+      "alarms is 'none' but alarmEmail is set: someone does read the alarms; remove alarms: 'none'",
+    );
+    expect(() => resolveWithReader({ alarms: 'all' as 'none', alarmEmail: 'oncall@corp.internal' })).toThrow(
+      `alarms ("all") must be 'none' or left out; to send alarms somewhere set alarmEmail or alarmTopic`,
+    );
+  });
+
+  it('fails the synth of a stage from cdk.json settings that name no reader', () => {
+    // Prepare
+    const stack = new Stack(new App(), 'NoReader');
+    const vpc = new ec2.Vpc(stack, 'Vpc', { natGateways: 0 });
+
+    // Act
+    const create = () =>
+      new SqsDatabaseWorker(stack, 'Worker', { vpc, ...stageSettings('qa', { production: false }) });
+
+    // Assess
+    expect(create).toThrow(/SqsDatabaseWorker has 1 unsafe setting\(s\):\n- nobody reads the alarms/);
+  });
+});
+
+describe('Function: resolveWorkerSettings() — the retention job', () => {
+  it('defaults the inbox window to source + DLQ retention + 1 day', () => {
+    const settings = resolveWorkerSettings({});
+
+    expect(settings.retention?.inbox.toDays()).toBe(19);
+    expect(settings.retention?.effectLog.toDays()).toBe(19);
+    expect(settings.retention?.outbox.toDays()).toBe(7);
+    expect(settings.retention?.quarantine.toDays()).toBe(30);
+    expect(settings.retention?.schedule.toMinutes()).toBe(60);
+  });
+
+  it('refuses an inbox window shorter than source + DLQ retention, naming the values and the fix', () => {
+    expect(problemsOf({ inboxRetention: Duration.days(7) })).toEqual([
+      'inboxRetention (604800 s) must be at least retentionPeriod (345600 s) + dlqRetentionPeriod (1209600 s) = 1555200 s: a message redriven within that window would find no inbox row and run twice; raise inboxRetention',
+      'effectLogRetention (604800 s) must be at least retentionPeriod (345600 s) + dlqRetentionPeriod (1209600 s) = 1555200 s: a message redriven within that window would find no inbox row and run twice; raise effectLogRetention',
+    ]);
+  });
+
+  it('refuses a run as long as the schedule', () => {
+    expect(
+      problemsOf({ retentionSchedule: Duration.minutes(5), retentionMaxRun: Duration.minutes(5) }),
+    ).toEqual([
+      'retentionMaxRun (300 s) must be shorter than retentionSchedule (300 s) so runs do not overlap; lower retentionMaxRun',
+    ]);
   });
 });

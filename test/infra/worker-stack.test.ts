@@ -10,9 +10,13 @@ import { WORKER_METRICS } from '../../lib/worker-metrics.ts';
 // template, and test/infra/bundle-worker.test.ts bundles for real. Each stack is synthesized once per file.
 const noBundling = { 'aws:cdk:bundling-stacks': [] };
 
+/** Synthesizes a stack; without a reader given, `alarms: 'none'` (the reader rule has its own tests). */
 function synth(id: string, worker: SqsInboxWorkerStackProps['worker'] = {}) {
   const app = new App({ context: noBundling });
-  const stack = new SqsInboxWorkerStack(app, id, { worker });
+  const reader = worker.alarmEmail || worker.alarmTopic || worker.alarmTopicArn || 'alarms' in worker;
+  const stack = new SqsInboxWorkerStack(app, id, {
+    worker: reader ? worker : { alarms: 'none', ...worker },
+  });
   return { app, stack, template: Template.fromStack(stack) };
 }
 
@@ -174,7 +178,15 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     expect(usersOf(/^WorkerWorkerFunctionServiceRole/)).toEqual(['sqs_worker']);
     expect(usersOf(/^WorkerOutboxRelayFunctionServiceRole/)).toEqual(['sqs_outbox_relay']);
     expect(usersOf(/^WorkerMigrationFunctionServiceRole/)).toEqual([]);
-    expect(usersOf(/^WorkerDatabaseProxyRole/)).toEqual(['sqs_outbox_relay', 'sqs_worker', 'sqs_worker_ops']);
+    expect(usersOf(/^WorkerHealthFunctionServiceRole/)).toEqual(['sqs_worker_health']);
+    expect(usersOf(/^WorkerRetentionFunctionServiceRole/)).toEqual(['sqs_worker_retention']);
+    expect(usersOf(/^WorkerDatabaseProxyRole/)).toEqual([
+      'sqs_outbox_relay',
+      'sqs_worker',
+      'sqs_worker_health',
+      'sqs_worker_ops',
+      'sqs_worker_retention',
+    ]);
   });
 
   it('creates RDS PostgreSQL encrypted, multi-AZ, deletion-protected, backed up, IAM-enabled, TLS forced', () => {
@@ -305,7 +317,31 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     expect(topicRef.asString()).toBe(topicId);
     expect(template.toJSON().Resources[topicId].Properties.KmsMasterKeyId).toBeDefined();
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(11);
+    expect(Object.keys(stack.worker.alarms).sort()).toEqual(
+      [
+        'DlqNotEmpty',
+        'OldestMessageAge',
+        'FunctionErrors',
+        'FunctionThrottles',
+        'DurationNearTimeout',
+        'HashMismatch',
+        'TerminalFailureRate',
+        'ProxyClientConnections',
+        'ProxyDatabaseConnections',
+        'DatabaseConnections',
+        'OutboxOldestPendingAge',
+        'RetryRate',
+        'DuplicateRateSpike',
+        'QuarantineAge',
+        'LockWaits',
+        'Deadlocks',
+        'InFlightAge',
+        'HealthJobErrors',
+        'HealthJobNotRunning',
+        'RetentionJobErrors',
+      ].sort(),
+    );
+    expect(alarms).toHaveLength(20);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
       expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }]);
@@ -412,6 +448,148 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     template.hasResourceProperties('AWS::CloudWatch::Alarm', props);
   });
 
+  it.each([
+    [
+      'an open quarantine entry older than 15 minutes',
+      {
+        MetricName: WORKER_METRICS.health.quarantineOldestOpenAgeMs,
+        Statistic: 'Maximum',
+        Threshold: 900_000,
+      },
+    ],
+    [
+      'lock waits at 3 checks in a row',
+      {
+        MetricName: WORKER_METRICS.health.lockWaits,
+        Threshold: 1,
+        EvaluationPeriods: 3,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      },
+    ],
+    [
+      'any deadlock',
+      {
+        MetricName: WORKER_METRICS.health.deadlocks,
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+      },
+    ],
+    [
+      'a message in flight longer than the visibility timeout (180 s)',
+      { MetricName: WORKER_METRICS.health.inboxOldestInFlightAgeMs, Threshold: 180_000 },
+    ],
+    [
+      'the health job not running (missing data breaches)',
+      {
+        MetricName: WORKER_METRICS.health.heartbeat,
+        Threshold: 1,
+        ComparisonOperator: 'LessThanThreshold',
+        TreatMissingData: 'breaching',
+        Period: 60,
+      },
+    ],
+  ])('alarms on %s, notifying the topic', (_name, props) => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      ...props,
+      Namespace: WORKER_METRICS.defaultNamespace,
+      Dimensions: [{ Name: WORKER_METRICS.dimension, Value: 'sqs-inbox-worker' }],
+      AlarmActions: [{ Ref: Match.anyValue() }],
+    });
+  });
+
+  it('alarms on the health job failing, on its own function', () => {
+    const fnRef = new Capture();
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'Errors',
+      Namespace: 'AWS/Lambda',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: fnRef } }],
+      AlarmDescription: Match.stringLikeRegexp('health job failed'),
+      AlarmActions: [{ Ref: Match.anyValue() }],
+    });
+    expect(template.toJSON().Resources[fnRef.asString()].Properties.Description).toMatch(/health figures/);
+  });
+
+  it.each([
+    ['retry rate above 10 % for 3 periods', 'RetryableFailure', 10, 3],
+    ['duplicate rate spike above 20 %', 'Duplicate', 20, 1],
+  ])('alarms on the %s with metric math over the EMF metrics', (_name, metric, threshold, periods) => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Threshold: threshold,
+      EvaluationPeriods: periods,
+      AlarmActions: [{ Ref: Match.anyValue() }],
+      Metrics: Match.arrayWith([
+        Match.objectLike({ Expression: Match.stringLikeRegexp(`FILL\\(part, 0\\)`) }),
+        Match.objectLike({
+          Id: 'part',
+          MetricStat: Match.objectLike({ Metric: Match.objectLike({ MetricName: metric }) }),
+        }),
+        Match.objectLike({
+          Id: 'received',
+          MetricStat: Match.objectLike({
+            Metric: Match.objectLike({ MetricName: WORKER_METRICS.batchSize }),
+          }),
+        }),
+      ]),
+    });
+  });
+
+  it('runs the health job every minute, read-only as its own database user, one at a time', () => {
+    const fnRef = new Capture();
+    template.hasResourceProperties('AWS::Events::Rule', {
+      Description: 'Runs the health job',
+      ScheduleExpression: 'rate(1 minute)',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [fnRef, 'Arn'] } })],
+    });
+    const fn = template.toJSON().Resources[fnRef.asString()];
+    expect(fn.Properties.ReservedConcurrentExecutions).toBe(1);
+    expect(fn.Properties.Timeout).toBe(30);
+    expect(fn.Properties.Environment.Variables).toMatchObject({
+      DB_AUTH: 'iam',
+      DB_USER: 'sqs_worker_health',
+      DB_POOL_SIZE: '1',
+      WORKER_CONSUMER: 'case-worker',
+      HEALTH_STATEMENT_TIMEOUT_MS: '5000',
+    });
+    // The migration function provisions the role before the job first runs.
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ HEALTH_DB_USER: 'sqs_worker_health' }) },
+    });
+    const triggerId = Object.keys(template.findResources('Custom::Trigger'))[0] as string;
+    expect(template.toJSON().Resources[fnRef.asString()].DependsOn).toEqual(
+      expect.arrayContaining([triggerId]),
+    );
+  });
+
+  it('runs the retention job hourly with a bounded run, its own database user and the guard as variables', () => {
+    const fnRef = new Capture();
+    template.hasResourceProperties('AWS::Events::Rule', {
+      Description: 'Runs the retention job',
+      ScheduleExpression: 'rate(1 hour)',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [fnRef, 'Arn'] } })],
+    });
+    const fn = template.toJSON().Resources[fnRef.asString()];
+    expect(fn.Properties.Timeout).toBe(250);
+    expect(fn.Properties.ReservedConcurrentExecutions).toBe(1);
+    expect(fn.Properties.Environment.Variables).toMatchObject({
+      DB_USER: 'sqs_worker_retention',
+      RETENTION_SOURCE_SECONDS: String(4 * 86_400),
+      RETENTION_DLQ_SECONDS: String(14 * 86_400),
+      RETENTION_INBOX_SECONDS: String(19 * 86_400),
+      RETENTION_OUTBOX_SECONDS: String(7 * 86_400),
+      RETENTION_QUARANTINE_SECONDS: String(30 * 86_400),
+      RETENTION_RUN_GUARD_MS: '10000',
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'Errors',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: fnRef.asString() } }],
+      Period: 3600,
+      AlarmActions: [{ Ref: Match.anyValue() }],
+    });
+    expect(JSON.stringify(template.findResources('AWS::CloudWatch::Dashboard'))).toContain(
+      WORKER_METRICS.retentionRowsRemoved,
+    );
+  });
+
   it('alarms on the TerminalFailure rate with metric math over the EMF metrics', () => {
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Threshold: 1,
@@ -435,6 +613,7 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
       'ClientConnections',
       'DbTransactionMs',
       ...WORKER_METRICS.outcomes,
+      ...Object.values(WORKER_METRICS.health),
     ]) {
       expect(body).toContain(name);
     }
@@ -545,7 +724,10 @@ describe('Class: SqsInboxWorkerStack (production queue replacement guard)', () =
     // Prepare
     const app = new App({ context: noBundling });
     const stack = new SqsInboxWorkerStack(app, 'Pinned', {
-      worker: { queueIdentity: { ...DEPLOYED_QUEUES, queueLogicalId: 'InboxWorkerQueue0A1B2C3D' } },
+      worker: {
+        alarms: 'none',
+        queueIdentity: { ...DEPLOYED_QUEUES, queueLogicalId: 'InboxWorkerQueue0A1B2C3D' },
+      },
     });
 
     // Act

@@ -4,8 +4,10 @@ import type { SendMessageBatchCommand, SendMessageBatchCommandOutput } from '@aw
 import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { performExternalEffect } from '../../lambda/effects/perform-external-effect.ts';
+import { collectHealth } from '../../lambda/health/collect-health.ts';
 import { enqueueOutbox, relayOutbox } from '../../lambda/outbox/index.ts';
 import { provisionRoles, roleTimeoutsFromEnvironment } from '../../lambda/provision-roles.ts';
+import { purgeRetention } from '../../lambda/retention/purge-retention.ts';
 import { systemClock } from '../../tools/ops/clock.ts';
 import { inboxPurge } from '../../tools/ops/inbox-purge.ts';
 import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
@@ -27,7 +29,13 @@ import { exampleWorker } from '../support/test-worker.ts';
 // the random suffix.
 const db = await createTestDatabase();
 const suffix = randomBytes(4).toString('hex');
-const roles = { worker: `t_worker_${suffix}`, relay: `t_relay_${suffix}`, ops: `t_ops_${suffix}` } as const;
+const roles = {
+  worker: `t_worker_${suffix}`,
+  relay: `t_relay_${suffix}`,
+  ops: `t_ops_${suffix}`,
+  health: `t_health_${suffix}`,
+  retention: `t_retention_${suffix}`,
+} as const;
 const PASSWORD = 'test-only-role-password';
 
 /** A client logged in as `role`. */
@@ -38,6 +46,8 @@ function as(role: string): postgres.Sql {
 let worker: postgres.Sql;
 let relay: postgres.Sql;
 let ops: postgres.Sql;
+let health: postgres.Sql;
+let retention: postgres.Sql;
 beforeAll(async () => {
   // An already deployed database: the worker role holds what earlier versions granted (everything, on every
   // table, now and later). Provisioning must take that back, not only add.
@@ -52,9 +62,11 @@ beforeAll(async () => {
   worker = as(roles.worker);
   relay = as(roles.relay);
   ops = as(roles.ops);
+  health = as(roles.health);
+  retention = as(roles.retention);
 });
 afterAll(async () => {
-  await Promise.all([worker, relay, ops].map((sql) => sql?.end({ timeout: 1 })));
+  await Promise.all([worker, relay, ops, health, retention].map((sql) => sql?.end({ timeout: 1 })));
   for (const role of Object.values(roles)) {
     await db.sql.unsafe(`drop owned by "${role}"`).catch(() => {});
     await db.sql.unsafe(`drop role if exists "${role}"`);
@@ -117,9 +129,110 @@ describe('Function: provisionRoles() — what each role may NOT do', () => {
   ])('the ops role cannot %s', async (_what, statement) => {
     expect(await outcome(ops.unsafe(statement))).toBe(INSUFFICIENT_PRIVILEGE);
   });
+
+  it.each([
+    ['read a quarantined body', 'select body from worker_quarantine'],
+    ['read an outbox envelope', 'select envelope from outbox_events'],
+    ['read an inbox failure message', 'select failure_message from worker_inbox'],
+    ['update the inbox', `update worker_inbox set status = 'COMPLETED'`],
+    ['delete inbox rows', 'delete from worker_inbox'],
+    ['touch a domain table', 'select * from cases'],
+    ['read the effect log', 'select * from external_effect_log'],
+    ['read the audit trail', 'select * from ops_audit'],
+  ])('the health role cannot %s', async (_what, statement) => {
+    expect(await outcome(health.unsafe(statement))).toBe(INSUFFICIENT_PRIVILEGE);
+  });
+
+  it.each([
+    ['read a quarantined body', 'select body from worker_quarantine'],
+    ['read an outbox envelope', 'select envelope from outbox_events'],
+    ['rewrite an inbox status', `update worker_inbox set status = 'COMPLETED'`],
+    ['insert inbox rows', `insert into worker_inbox (consumer) values ('x')`],
+    ['touch a domain table beyond the effect references', 'select * from case_notifications'],
+    ['read the audit trail', 'select * from ops_audit'],
+    ['truncate the inbox', 'truncate worker_inbox'],
+  ])('the retention role cannot %s', async (_what, statement) => {
+    expect(await outcome(retention.unsafe(statement))).toBe(INSUFFICIENT_PRIVILEGE);
+  });
 });
 
 describe('Function: provisionRoles() — what each role does still works', () => {
+  it('the retention role purges every table, keeping the effect-log rows a domain row references', async () => {
+    // Prepare: a settled effect referenced by a notification, one not referenced, an old published outbox row.
+    const tag = randomUUID().slice(0, 8);
+    const old = new Date(Date.now() - 40 * 86_400_000);
+    for (const key of ['kept', 'gone']) {
+      await db.sql`
+        insert into external_effect_log (effect_key, provider, operation, status, request_hash, provider_key, updated_at)
+        values (${`${tag}/${key}`}, 'notify', 'send', 'COMPLETED', ${'d'.repeat(64)}, ${`${tag}/${key}`}, ${old})
+      `;
+    }
+    await db.sql`insert into cases (case_id, stage, version) values (${`${tag}-case`}, 'NEW', 1)`;
+    await db.sql`
+      insert into case_notifications (source_event_id, case_id, recipient, effect_key, provider_reference)
+      values (${`${tag}-n`}, ${`${tag}-case`}, 'someone', ${`${tag}/kept`}, 'ref')
+    `;
+    await db.sql`
+      insert into outbox_events (event_id, idempotency_key, message_type, schema_version, aggregate_type,
+        aggregate_id, request_hash, envelope, status, published_at)
+      values (${tag}, ${tag}, 'CaseStageChanged', 1, 'case', 'C', ${'d'.repeat(64)}, '{}'::jsonb, 'PUBLISHED', ${old})
+    `;
+
+    // Act
+    const result = await purgeRetention(retention, {
+      consumer: `retention-${tag}`,
+      retentions: { sourceRetentionSeconds: 4 * 86_400, dlqRetentionSeconds: 14 * 86_400 },
+      inboxSeconds: 20 * 86_400,
+      outboxSeconds: 7 * 86_400,
+      effectLogSeconds: 20 * 86_400,
+      quarantineSeconds: 30 * 86_400,
+      deadline: Date.now() + 10_000,
+    });
+
+    // Assess
+    expect(result.removed.outbox).toBeGreaterThanOrEqual(1);
+    expect(result.removed.effectLog).toBeGreaterThanOrEqual(1);
+    const left = await db.sql`select effect_key from external_effect_log where effect_key like ${`${tag}/%`}`;
+    expect(left.map((row) => row.effect_key)).toEqual([`${tag}/kept`]);
+  });
+
+  it("the health role reads every figure, including the age of the worker role's open transaction", async () => {
+    // Prepare: the worker role holds an inbox transaction open (a claim in flight).
+    const key = `health-role:${randomUUID()}`;
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let claimed = () => {};
+    const isClaimed = new Promise<void>((resolve) => {
+      claimed = resolve;
+    });
+    const holding = worker.begin(async (tx) => {
+      await tx`
+        insert into worker_inbox (consumer, idempotency_key, message_type, schema_version, aggregate_type,
+          aggregate_id, status, request_hash, started_at)
+        values ('health-role', ${key}, 'PaymentCaptured', 1, 'payment', 'PAY-1', 'PROCESSING', ${'c'.repeat(64)}, now())
+      `;
+      claimed();
+      await released;
+    });
+    await isClaimed;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    // Act
+    const figures = await collectHealth(health, { consumer: 'health-role', longTransactionMs: 200 });
+    release();
+    await holding;
+
+    // Assess
+    expect(figures.inbox.oldestInFlightAgeMs).toBeGreaterThanOrEqual(250);
+    expect(figures.longTransactions.count).toBe(1);
+    const [row] = await db.sql<
+      { member: boolean }[]
+    >`select pg_has_role(${roles.health}, 'pg_monitor', 'member') as member`;
+    expect(row?.member).toBe(true);
+  });
+
   it('the worker processes messages (inbox, domain tables, quarantine) and writes the effect log', async () => {
     // Prepare: a stage change, a payment, and a body that is not an envelope (terminal: quarantined).
     const caseId = `CASE-${randomUUID()}`;

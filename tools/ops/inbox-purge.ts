@@ -1,9 +1,10 @@
 import type postgres from 'postgres';
+import { checkInboxRetention, RetentionWindowError } from '../../lambda/retention/retention-guard.ts';
 import type { Clock } from './clock.ts';
 import type { SqsSender } from './collaborators.ts';
 import { UsageError } from './errors.ts';
 import type { OpsOutput } from './output.ts';
-import { emit, formatSeconds } from './output.ts';
+import { emit } from './output.ts';
 import { readQueueAttributes } from './read-queue-attributes.ts';
 import { currentActor, recordAudit } from './record-audit.ts';
 
@@ -68,14 +69,16 @@ export async function inboxPurge(
   };
   const sourceRetentionSeconds = await retention(options.sourceRetentionSeconds, options.queueUrl, 'source');
   const dlqRetentionSeconds = await retention(options.dlqRetentionSeconds, options.dlqUrl, 'DLQ');
-  const minimum = sourceRetentionSeconds + dlqRetentionSeconds;
-  if (options.olderThanSeconds < minimum) {
-    throw new UsageError(
-      `Refusing to purge: --older-than ${formatSeconds(options.olderThanSeconds)} (${options.olderThanSeconds}s) is shorter ` +
-        `than source retention ${formatSeconds(sourceRetentionSeconds)} + DLQ retention ${formatSeconds(dlqRetentionSeconds)} ` +
-        `= ${formatSeconds(minimum)} (${minimum}s). A message redriven within that window would find no inbox row and ` +
-        `run twice. Use --older-than ${Math.ceil(minimum / 86_400)}d or more.`,
+  // The guard the scheduled retention job uses too (lambda/retention/retention-guard.ts).
+  try {
+    checkInboxRetention(
+      options.olderThanSeconds,
+      { sourceRetentionSeconds, dlqRetentionSeconds },
+      '--older-than',
     );
+  } catch (error) {
+    if (error instanceof RetentionWindowError) throw new UsageError(error.message, { cause: error });
+    throw error;
   }
   const batchSize = options.batchSize ?? 1000;
   const now = clock.now();

@@ -7,6 +7,7 @@ export { dlqMoveTask } from './dlq-move-task.ts';
 export { dlqPeek, groupByFingerprint } from './dlq-peek.ts';
 export { dlqRedrive, parseRedriveFilters } from './dlq-redrive.ts';
 export { EXIT_CODES, OperationError, OpsError, OutOfOrderReleaseError, UsageError } from './errors.ts';
+export { health } from './health.ts';
 export { inboxPurge } from './inbox-purge.ts';
 export { inboxShow } from './inbox-show.ts';
 export { inboxStats } from './inbox-stats.ts';
