@@ -67,4 +67,6 @@ export const METRIC_NAMES = {
   outboxPublished: 'OutboxPublished',
   outboxFailed: 'OutboxFailed',
   outboxOldestPendingAgeMs: 'OutboxOldestPendingAgeMs',
+  // The scheduled retention job, per run (the health job's names are HEALTH_METRICS in lambda/health/).
+  retentionRowsRemoved: 'RetentionRowsRemoved',
 } as const;

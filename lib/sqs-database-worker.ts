@@ -309,7 +309,7 @@ export class SqsDatabaseWorker extends Construct {
         vpcSubnets,
         timeout: HEALTH_TIMEOUT,
         // One check at a time: it keeps the deadlock counter of the previous run in its module scope.
-        reservedConcurrentExecutions: 1,
+        reservedConcurrentExecutions: settings.reserveConcurrency ? 1 : undefined,
         environment: {
           ...proxyDbEnvironment,
           DB_USER: dbUsers.health,
@@ -341,7 +341,7 @@ export class SqsDatabaseWorker extends Construct {
         vpcSubnets,
         timeout: windows.maxRun.plus(RETENTION_RUN_GUARD),
         // One purge at a time: two would only compete for the same rows (skip locked keeps them apart).
-        reservedConcurrentExecutions: 1,
+        reservedConcurrentExecutions: settings.reserveConcurrency ? 1 : undefined,
         environment: {
           ...proxyDbEnvironment,
           DB_USER: dbUsers.retention,

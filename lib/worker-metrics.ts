@@ -39,7 +39,7 @@ export const WORKER_METRICS = {
   /** Emitted by the scheduled health job (lambda/handlers/health.ts): database figures and its heartbeat. */
   health: HEALTH_METRICS,
   /** Emitted by the scheduled retention job (lambda/handlers/retention.ts): rows removed per run (Count). */
-  retentionRowsRemoved: 'RetentionRowsRemoved',
+  retentionRowsRemoved: METRIC_NAMES.retentionRowsRemoved,
 } as const;
 
 /** Name of a worker outcome metric. */

@@ -1,6 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
+import { METRIC_NAMES } from '../constants.ts';
 import { ConfigError, createSql, loadConfig } from '../index.ts';
 import { type PurgeRetentionResult, purgeRetention } from '../retention/purge-retention.ts';
 
@@ -28,7 +29,6 @@ const sql = createSql(
 );
 
 /** EMF name of the rows removed by one run (lib/worker-metrics.ts `retentionRowsRemoved`). */
-const ROWS_REMOVED = 'RetentionRowsRemoved';
 
 /**
  * The retention job, invoked on a schedule (EventBridge): {@link purgeRetention} in batches until nothing is due
@@ -49,7 +49,7 @@ export const handler = async (_event: unknown, context: Context): Promise<PurgeR
       deadline: Date.now() + context.getRemainingTimeInMillis() - retention.runGuardMs,
     });
     const total = Object.values(result.removed).reduce((sum, count) => sum + count, 0);
-    metrics.addMetric(ROWS_REMOVED, MetricUnit.Count, total);
+    metrics.addMetric(METRIC_NAMES.retentionRowsRemoved, MetricUnit.Count, total);
     logger.info('retention_run', { ...result, total });
     return result;
   } catch (error) {

@@ -51,10 +51,10 @@ function environments(worker: SqsInboxWorkerStackProps['worker']) {
 }
 
 describe.each([
-  ['production defaults', { queueIdentity: DEPLOYED_QUEUES }],
+  ['production defaults', { queueIdentity: DEPLOYED_QUEUES, alarms: 'none' }],
   [
     'per-batch, dead-letter policy',
-    { queueIdentity: DEPLOYED_QUEUES, commitMode: 'per-batch', terminalPolicy: 'dlq' },
+    { queueIdentity: DEPLOYED_QUEUES, alarms: 'none', commitMode: 'per-batch', terminalPolicy: 'dlq' },
   ],
 ] as const)('Contract: the environment the stack gives each function (%s)', (_name, worker) => {
   const env = environments(worker as SqsInboxWorkerStackProps['worker']);

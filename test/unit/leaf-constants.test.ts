@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lambda/config.ts';
 import { DEFAULT_METRICS_NAMESPACE, METRIC_NAMES, WORKER_DEFAULTS } from '../../lambda/constants.ts';
 import { FAILURE_CODES } from '../../lambda/failure-codes.ts';
+import { HEALTH_METRICS } from '../../lambda/health/health-metrics.ts';
 import { OUTCOME_METRICS } from '../../lambda/worker/record-telemetry.ts';
 import { SqsInboxWorkerStack } from '../../lib/sqs-inbox-worker-stack.ts';
 
@@ -28,12 +29,16 @@ function sources(dir: string): { file: string; code: string }[] {
 
 describe('Leaf module: METRIC_NAMES — the names the code emits are the names the alarms and dashboard watch', () => {
   const lambda = sources('lambda');
-  const calls = lambda.flatMap(({ file, code }) =>
-    [...code.matchAll(/addMetric\(\s*([^,]+),/g)].map((match) => ({
-      file,
-      name: (match[1] as string).trim(),
-    })),
-  );
+  // The health job names its metrics from HEALTH_METRICS through two small helpers (lambda/health/).
+  const HEALTH_PUBLISHER = 'lambda/health/publish-health.ts';
+  const calls = lambda
+    .filter(({ file }) => file !== HEALTH_PUBLISHER)
+    .flatMap(({ file, code }) =>
+      [...code.matchAll(/addMetric\(\s*([^,]+),/g)].map((match) => ({
+        file,
+        name: (match[1] as string).trim(),
+      })),
+    );
 
   /** The metric names the code emits: every addMetric call names METRIC_NAMES.x or an OUTCOME_METRICS entry. */
   const emitted = new Set(
@@ -44,6 +49,15 @@ describe('Leaf module: METRIC_NAMES — the names the code emits are the names t
       return [];
     }),
   );
+  /** What the health job publishes: every HEALTH_METRICS name its publisher passes on. */
+  const healthCode = lambda.find(({ file }) => file === HEALTH_PUBLISHER)?.code ?? '';
+  const healthEmitted = Object.entries(HEALTH_METRICS)
+    .filter(([key]) => healthCode.includes(`M.${key}`))
+    .map(([, name]) => name);
+
+  it('publishes every health metric it names', () => {
+    expect(healthEmitted.sort()).toEqual(Object.values(HEALTH_METRICS).sort());
+  });
 
   it('names every metric through METRIC_NAMES, never a string literal', () => {
     // Assess
@@ -64,7 +78,7 @@ describe('Leaf module: METRIC_NAMES — the names the code emits are the names t
   it('watches, in the alarms and the dashboard, only metrics of its namespace that the code emits', () => {
     // Prepare
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-    const stack = new SqsInboxWorkerStack(app, 'Metrics', { worker: { production: false } });
+    const stack = new SqsInboxWorkerStack(app, 'Metrics', { worker: { production: false, alarms: 'none' } });
     const template = Template.fromStack(stack);
 
     // Act: every metric of the worker's namespace the alarms (plain and metric math) and the dashboard read.
@@ -91,7 +105,9 @@ describe('Leaf module: METRIC_NAMES — the names the code emits are the names t
 
     // Assess
     expect(watched.size).toBeGreaterThan(8);
-    expect([...watched].filter((name) => !emitted.has(name))).toEqual([]);
+    expect(
+      [...watched].filter((name) => !emitted.has(name) && !(healthEmitted as string[]).includes(name)),
+    ).toEqual([]);
     for (const name of [
       'HashMismatch',
       'TerminalFailure',
