@@ -70,11 +70,13 @@ export {
 export type { BackoffSettings } from './worker/backoff.ts';
 // The worker: a Lambda SQS handler built from domain handlers.
 export { createWorker, type WorkerHandler, type WorkerOptions } from './worker/create-worker.ts';
-export type { AttemptPolicy, Envelope } from './worker/envelope.ts';
+export type { AttemptPolicy, Envelope, PayloadRef } from './worker/envelope.ts';
 export {
   defineHandler,
   type HandlerContext,
   type HandlerResult,
   type MessageHandler,
+  type ReferencedDocument,
 } from './worker/message-handler.ts';
+export type { S3ClientSource } from './worker/s3-client-source.ts';
 export type { SqsClientSource } from './worker/sqs-client-source.ts';

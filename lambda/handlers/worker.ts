@@ -33,12 +33,20 @@ const sqs = async () => {
   );
 };
 
+// Made when a record first carries a payloadRef: cold starts without references never load the SDK's S3 code.
+const s3 = async () => {
+  const { S3Client } = await import('@aws-sdk/client-s3');
+  return new S3Client(config.s3Endpoint ? { endpoint: config.s3Endpoint, forcePathStyle: true } : {});
+};
+
 /** The deployable worker: the example domain on the inbox engine. */
 export const handler = createWorker({
   consumer: config.consumer,
   handlers,
   sql,
   sqs,
+  s3,
+  maxPayloadBytes: config.maxPayloadBytes,
   logger,
   metrics,
   terminalPolicy: config.terminalPolicy,

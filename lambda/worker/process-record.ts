@@ -18,6 +18,7 @@ import {
 } from './inbox.ts';
 import type { OutcomeResult, RecordOutcome } from './outcome.ts';
 import { quarantineMessage } from './quarantine.ts';
+import { type PayloadReader, type ResolvedPayload, resolvePayload } from './resolve-payload.ts';
 import {
   CLIENT_DEADLINE_MARGIN_MS,
   HANDLER_MARGIN_MS,
@@ -58,6 +59,13 @@ export interface RecordDependencies {
   readonly batchClaims?: BatchClaims;
   /** Per-batch mode: records already decoded for the batch claim, by SQS messageId (decoded once). */
   readonly decoded?: ReadonlyMap<string, DecodedRecord | UndecodableRecord>;
+  /** Reads `payloadRef` payloads (see `resolve-payload.ts`). */
+  readonly payloads: PayloadReader;
+  /**
+   * Per-batch mode: the referenced payloads, read before the batch transaction opened (no connection is held
+   * while S3 answers), by SQS messageId.
+   */
+  readonly resolved?: ReadonlyMap<string, ResolvedPayload>;
   /**
    * Per-batch mode: the records share one transaction, so a setting the bookkeeping changes for itself must be
    * put back for the records after it (those claimed with the batch wait under the batch's lock timeout).
@@ -169,6 +177,16 @@ export async function processRecord(
     });
   }
 
+  // A payload in S3 is read and verified now, before any transaction: no database connection waits on S3.
+  let message: DecodedRecord = decoded;
+  if (decoded.pendingRef) {
+    const resolved =
+      deps.resolved?.get(record.messageId) ??
+      (await resolvePayload(decoded, deps.payloads, batch.remainingMs() - HANDLER_MARGIN_MS));
+    if (!resolved.ok) return finish(await settleFailure(resolved.failure, decoded));
+    message = resolved.decoded;
+  }
+
   const entry: InboxEntry = {
     consumer: deps.consumer,
     envelope: decoded.envelope,
@@ -179,7 +197,7 @@ export async function processRecord(
   try {
     const outcome = await timed(() =>
       deps.transaction((tx) =>
-        applyInTransaction(tx, decoded, entry, (claimed) => {
+        applyInTransaction(tx, message, entry, (claimed) => {
           attempts = claimed;
         }),
       ),
@@ -252,6 +270,7 @@ export async function processRecord(
           sql: fenced.sql,
           consumer: deps.consumer,
           payload: message.payload,
+          ...(message.document ? { document: message.document } : {}),
           envelope: message.envelope,
           record,
         }),
