@@ -60,13 +60,20 @@ export {
   WorkerError,
 } from './errors.ts';
 // Producer side: the transactional outbox.
-export { type EnqueueOutboxResult, enqueueOutbox } from './outbox/enqueue-outbox.ts';
+export {
+  type EnqueueOutboxOptions,
+  type EnqueueOutboxResult,
+  enqueueOutbox,
+} from './outbox/enqueue-outbox.ts';
 export {
   InvalidOutboxEnvelopeError,
   OutboxConflictError,
   OutboxError,
+  OutboxOffloadError,
   OutboxUsageError,
 } from './outbox/errors.ts';
+// Statically re-exported: the bundle test keeps the S3 code out of the worker's entry (tree-shaken when unused).
+export { offloadPayload, type PayloadOffloadTarget } from './outbox/offload-payload.ts';
 export type { BackoffSettings } from './worker/backoff.ts';
 // The worker: a Lambda SQS handler built from domain handlers.
 export { createWorker, type WorkerHandler, type WorkerOptions } from './worker/create-worker.ts';
