@@ -23,6 +23,7 @@ const NUMBER_KEYS = [
   'allocatedStorageGiB',
   'terminalFailureRatePercent',
   'connectionsAlarmPercent',
+  'maxPayloadBytes',
 ] as const;
 const BOOLEAN_KEYS = [
   'production',
@@ -31,6 +32,7 @@ const BOOLEAN_KEYS = [
   'deletionProtection',
   'outboxRelay',
   'acknowledgeQueueReplacement',
+  'payloadBucket',
 ] as const;
 const STRING_KEYS = [
   'consumer',
@@ -57,6 +59,7 @@ const SECONDS_KEYS = {
   outboxRelayMaxRunSeconds: 'outboxRelayMaxRun',
   oldestMessageAgeSloSeconds: 'oldestMessageAgeSlo',
   outboxPendingAgeSloSeconds: 'outboxPendingAgeSlo',
+  payloadVersionRetentionSeconds: 'payloadVersionRetention',
 } as const;
 
 /**

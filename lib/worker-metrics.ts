@@ -21,6 +21,7 @@ export const WORKER_METRICS = {
     'StaleVersionSkipped',
     'NotYetDue',
     'DeadlineDeferred',
+    'PayloadAccessDenied',
   ],
   /** Timings (unit Milliseconds) and the batch size (unit Count). */
   timings: ['ProcessingMs', 'DbTransactionMs', 'MessageAgeMs'],
