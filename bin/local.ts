@@ -68,6 +68,7 @@ try {
   const summary = await runDemoScenario({
     databaseUrl: stack.databaseUrl,
     sqs: stack.sqs,
+    s3: stack.s3,
     queues: stack.queues,
     messages: options.messages,
     concurrency: options.concurrency,
