@@ -1,10 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import { CreateBucketCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PayloadRef } from '../../lambda/worker/envelope.ts';
 import { s3ClientFor } from '../../tools/local/local-s3.ts';
 import { startLocalSqs } from '../../tools/local/local-sqs.ts';
+import { captureOutput, emfSum } from '../support/capture-output.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
@@ -235,6 +238,92 @@ describe('Function: createWorker() reading payloadRef through a failing network'
         status: 'FAILED_RETRYABLE',
         failure_code: failureCode,
       });
+    } finally {
+      refusing.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('Function: createWorker() payload options', () => {
+  it('refuses a maxPayloadBytes that is not a positive whole number, naming the value and the default', () => {
+    expect(() => exampleWorker(db.sql, { maxPayloadBytes: 0 })).toThrow(
+      'maxPayloadBytes must be a whole number of bytes above 0 (given 0); the default is 67108864 (64 MiB)',
+    );
+  });
+
+  it('retries a reference that reaches a worker without an S3 client (PAYLOAD_READER_MISSING)', async () => {
+    // Prepare
+    const worker = exampleWorker(db.sql, { failInvocationOnFullBatchFailure: false });
+    const envelope = paymentByRef(await upload(paymentBytes(`PAY-${randomUUID()}`)));
+
+    // Act
+    const response = await worker(sqsEvent([sqsRecordFactory(envelope)]), lambdaContext());
+
+    // Assess
+    expect(response.batchItemFailures).toHaveLength(1);
+    expect(await inboxRow(envelope.idempotencyKey)).toMatchObject({
+      status: 'FAILED_RETRYABLE',
+      failure_code: 'PAYLOAD_READER_MISSING',
+    });
+  });
+});
+
+describe('Observability of payloadRef reads', () => {
+  it('counts PayloadAccessDenied, names the object in the log, and never logs payload bytes', async () => {
+    // Prepare: one readable payload holding a secret, and one read S3 refuses (403).
+    const SECRET = `secret-${randomUUID().slice(0, 12)}`;
+    const readable = paymentByRef(
+      await upload(
+        Buffer.from(
+          JSON.stringify({
+            paymentId: `PAY-${randomUUID()}`,
+            accountId: SECRET,
+            amount: '1.00',
+            currency: 'EUR',
+          }),
+        ),
+      ),
+    );
+    const server: Server = createServer((_req, res) => {
+      res.writeHead(403, { 'content-type': 'application/xml' });
+      res.end(
+        '<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>denied</Message></Error>',
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    const refusing = s3ClientFor(
+      `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`,
+    );
+    const denied = paymentByRef(await upload(paymentBytes(`PAY-${randomUUID()}`)));
+    process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+    const metrics = new Metrics({ namespace: 'SqsInboxWorkerTest', serviceName: 'case-worker' });
+    process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+    const logger = new Logger({ serviceName: 'case-worker', logLevel: 'DEBUG' });
+    const allowed = exampleWorker(db.sql, { s3, logger, metrics });
+    const refused = exampleWorker(db.sql, {
+      s3: refusing,
+      logger,
+      metrics,
+      failInvocationOnFullBatchFailure: false,
+    });
+
+    try {
+      // Act
+      const { lines, raw } = await captureOutput(async () => {
+        await allowed(sqsEvent([sqsRecordFactory(readable)]), lambdaContext());
+        await refused(sqsEvent([sqsRecordFactory(denied)]), lambdaContext());
+      });
+
+      // Assess
+      expect(raw).not.toContain(SECRET);
+      expect(emfSum(lines, 'Completed')).toBe(1);
+      expect(emfSum(lines, 'PayloadAccessDenied')).toBe(1);
+      const line = lines.find((l) => l.message === 'worker_message_retryable_failure');
+      expect(line).toMatchObject({ failureCode: 'PAYLOAD_ACCESS_DENIED' });
+      expect(String(line?.failureMessage)).toContain(`s3://${BUCKET}/${denied.payloadRef.key}`);
+      expect(String(line?.failureMessage)).toContain('grant the worker');
     } finally {
       refusing.destroy();
       await new Promise((resolve) => server.close(resolve));
