@@ -182,6 +182,13 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
     now,
     random,
     payloads: { s3: s3ClientResolver(options.s3, logger), maxBytes: maxPayloadBytes },
+    completedAlready: async (idempotencyKey, requestHash) => {
+      const [row] = await options.sql<{ completed: boolean }[]>`
+        select request_hash = ${requestHash} and status = 'COMPLETED' as completed
+        from worker_inbox where consumer = ${options.consumer} and idempotency_key = ${idempotencyKey}
+      `;
+      return row?.completed === true;
+    },
   };
 
   return async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
@@ -340,9 +347,21 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
         [...decoded].map(([messageId, d]) =>
           d.ok && d.pendingRef && msUntilDue(d.envelope.attemptPolicy, now()) <= 0
             ? reads(async () => {
+                // A duplicate of a completed message is not read again (see RecordDependencies.completedAlready);
+                // when the lookup fails the object is read anyway: every read happens here, outside the batch
+                // transaction.
+                const duplicate = await withinDeadline(
+                  baseDeps.completedAlready(d.envelope.idempotencyKey, d.requestHash),
+                  batch.remainingMs() - CLIENT_DEADLINE_MARGIN_MS,
+                ).catch(() => false);
+                // The reads leave the records time to start (the deadline guard) and to settle: a read that
+                // timed out is then counted as an attempt, not deferred unread again and again.
+                const readBudgetMs = batch.remainingMs() - 2 * HANDLER_MARGIN_MS - guard.guardMs();
                 resolved.set(
                   messageId,
-                  await resolvePayload(d, baseDeps.payloads, batch.remainingMs() - HANDLER_MARGIN_MS),
+                  duplicate
+                    ? { ok: true, decoded: d }
+                    : await resolvePayload(d, baseDeps.payloads, readBudgetMs),
                 );
               })
             : undefined,

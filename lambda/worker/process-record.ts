@@ -62,6 +62,11 @@ export interface RecordDependencies {
   /** Reads `payloadRef` payloads (see `resolve-payload.ts`). */
   readonly payloads: PayloadReader;
   /**
+   * True when the key is already COMPLETED with this request hash: a duplicate of a referenced message is then
+   * acknowledged without reading S3 again (the object may even be gone). One autocommit statement on the pool.
+   */
+  readonly completedAlready: (idempotencyKey: string, requestHash: string) => Promise<boolean>;
+  /**
    * Per-batch mode: the referenced payloads, read before the batch transaction opened (no connection is held
    * while S3 answers), by SQS messageId.
    */
@@ -180,9 +185,21 @@ export async function processRecord(
   // A payload in S3 is read and verified now, before any transaction: no database connection waits on S3.
   let message: DecodedRecord = decoded;
   if (decoded.pendingRef) {
-    const resolved =
-      deps.resolved?.get(record.messageId) ??
-      (await resolvePayload(decoded, deps.payloads, batch.remainingMs() - HANDLER_MARGIN_MS));
+    let resolved = deps.resolved?.get(record.messageId);
+    if (!resolved) {
+      let duplicate = false;
+      try {
+        duplicate = await timed(() =>
+          deps.completedAlready(decoded.envelope.idempotencyKey, decoded.requestHash),
+        );
+      } catch (error) {
+        return finish(await settleFailure(classifyError(error), decoded));
+      }
+      // A duplicate goes on unread: its transaction finds COMPLETED and acknowledges it.
+      resolved = duplicate
+        ? { ok: true, decoded }
+        : await resolvePayload(decoded, deps.payloads, batch.remainingMs() - HANDLER_MARGIN_MS);
+    }
     if (!resolved.ok) return finish(await settleFailure(resolved.failure, decoded));
     message = resolved.decoded;
   }
@@ -248,6 +265,13 @@ export async function processRecord(
     }
     if (claim.status === 'COMPLETED') {
       return { result: 'DUPLICATE', acknowledged: true, attempts: claim.receiveCount };
+    }
+    if (message.pendingRef) {
+      // Skipped as a duplicate, but the row is no longer COMPLETED (purged since): read it on the next delivery.
+      throw new RetryableError(
+        'PAYLOAD_NOT_READ',
+        'the payload was not read because the key looked completed; it is read on the next delivery',
+      );
     }
     if (claim.status === 'FAILED_TERMINAL') {
       const failure = {

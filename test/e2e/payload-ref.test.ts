@@ -2,7 +2,12 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { CreateBucketCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PayloadRef } from '../../lambda/worker/envelope.ts';
 import { s3ClientFor } from '../../tools/local/local-s3.ts';
@@ -74,6 +79,29 @@ describe.each(['per-message', 'per-batch'] as const)(
       expect(r2.batchItemFailures).toEqual([]);
       expect(await ledgerCount(paymentId)).toBe(1);
       expect(await inboxRow(envelope.idempotencyKey)).toMatchObject({ status: 'COMPLETED' });
+    });
+
+    it('acknowledges a duplicate of a completed message without reading S3 again, even once the object is gone', async () => {
+      // Prepare
+      const paymentId = `PAY-${randomUUID()}`;
+      const envelope = paymentByRef(await upload(paymentBytes(paymentId)));
+      await worker(sqsEvent([sqsRecordFactory(envelope)]), lambdaContext());
+      await s3.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: envelope.payloadRef.key }));
+
+      // Act
+      const response = await worker(
+        sqsEvent([sqsRecordFactory(envelope, { receiveCount: 2 })]),
+        lambdaContext(),
+      );
+
+      // Assess: a DUPLICATE no-op, not a PAYLOAD_NOT_FOUND quarantine.
+      expect(response.batchItemFailures).toEqual([]);
+      expect(await inboxRow(envelope.idempotencyKey)).toMatchObject({
+        status: 'COMPLETED',
+        failure_code: null,
+      });
+      expect(await quarantineCodes(envelope.idempotencyKey)).toEqual([]);
+      expect(await ledgerCount(paymentId)).toBe(1);
     });
 
     it('rejects the same idempotency key with another object as IDEMPOTENCY_HASH_MISMATCH', async () => {
@@ -172,42 +200,48 @@ describe('Function: createWorker() reading payloadRef through a failing network'
     }
   });
 
-  it('holds no database connection while a read stalls, and gives up at the deadline (PAYLOAD_READ_TIMEOUT)', async () => {
-    // Prepare: a fresh pool (no connection yet) named so pg_stat_activity can find it; S3 stops answering.
-    const target = new URL(local.endpoint);
-    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
-    const viaProxy = s3ClientFor(`http://127.0.0.1:${proxy.port}`);
-    const application = `stall-${randomUUID().slice(0, 8)}`;
-    const sql = db.client({ max: 2, connection: { application_name: application } });
-    const worker = exampleWorker(sql, {
-      s3: viaProxy,
-      failInvocationOnFullBatchFailure: false,
-      deadlineGuardMs: 0,
-    });
-    const envelope = paymentByRef(await upload(paymentBytes(`PAY-${randomUUID()}`)));
-    proxy.stall();
-
-    try {
-      // Act: while the read hangs, look at the worker's sessions.
-      const running = worker(sqsEvent([sqsRecordFactory(envelope)]), lambdaContext(5000));
-      await new Promise((resolve) => setTimeout(resolve, 1500));
-      const sessions = await db.sql`
-        select state from pg_stat_activity where application_name = ${application}
-      `;
-      const response = await running;
-
-      // Assess: no session at all during the read (not even idle in transaction); the record is retried.
-      expect(sessions).toEqual([]);
-      expect(response.batchItemFailures).toHaveLength(1);
-      expect(await inboxRow(envelope.idempotencyKey)).toMatchObject({
-        status: 'FAILED_RETRYABLE',
-        failure_code: 'PAYLOAD_READ_TIMEOUT',
+  it.each(['per-message', 'per-batch'] as const)(
+    'holds no database connection while a read stalls, and gives up at the deadline (PAYLOAD_READ_TIMEOUT), commitMode %s',
+    async (commitMode) => {
+      // Prepare: a pool of its own, named so pg_stat_activity can find it; S3 stops answering.
+      const target = new URL(local.endpoint);
+      const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
+      const viaProxy = s3ClientFor(`http://127.0.0.1:${proxy.port}`);
+      const application = `stall-${randomUUID().slice(0, 8)}`;
+      const sql = db.client({ max: 2, connection: { application_name: application } });
+      const worker = exampleWorker(sql, {
+        commitMode,
+        s3: viaProxy,
+        failInvocationOnFullBatchFailure: false,
+        deadlineGuardMs: 0,
       });
-    } finally {
-      viaProxy.destroy();
-      await proxy.close();
-    }
-  });
+      const envelope = paymentByRef(await upload(paymentBytes(`PAY-${randomUUID()}`)));
+      proxy.stall();
+
+      try {
+        // Act: while the read hangs, look at the worker's sessions.
+        const running = worker(sqsEvent([sqsRecordFactory(envelope)]), lambdaContext(5000));
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        const sessions = await db.sql`
+        select state, xact_start from pg_stat_activity where application_name = ${application}
+      `;
+        const response = await running;
+
+        // Assess: while S3 stalls, no session of the worker is in a transaction or running a statement (the
+        // duplicate lookup before the read left at most an idle pooled connection); the record is retried.
+        expect(sessions.length).toBeGreaterThan(0); // the query does see the worker's pool
+        expect(sessions.filter((s) => s.state !== 'idle' || s.xact_start !== null)).toEqual([]);
+        expect(response.batchItemFailures).toHaveLength(1);
+        expect(await inboxRow(envelope.idempotencyKey)).toMatchObject({
+          status: 'FAILED_RETRYABLE',
+          failure_code: 'PAYLOAD_READ_TIMEOUT',
+        });
+      } finally {
+        viaProxy.destroy();
+        await proxy.close();
+      }
+    },
+  );
 
   it.each([
     [403, 'AccessDenied', 'PAYLOAD_ACCESS_DENIED'],
