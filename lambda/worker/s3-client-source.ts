@@ -1,5 +1,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { S3Client } from '@aws-sdk/client-s3';
+import { lazyClientResolver } from './lazy-client.ts';
 
 /**
  * An S3 client, or a function that makes one when it is first needed. The function form lets an entry point
@@ -18,14 +19,5 @@ export function s3ClientResolver(
   source: S3ClientSource | undefined,
   logger: Logger,
 ): () => Promise<Pick<S3Client, 'send'> | undefined> {
-  if (source === undefined || typeof source !== 'function') return () => Promise.resolve(source);
-  let client: Promise<Pick<S3Client, 'send'>> | undefined;
-  return () => {
-    client ??= source();
-    return client.catch((error: unknown) => {
-      client = undefined;
-      logger.warn('worker_s3_client_unavailable', { error: String(error) });
-      return undefined;
-    });
-  };
+  return lazyClientResolver(source, logger, 'worker_s3_client_unavailable');
 }
