@@ -133,6 +133,7 @@ async function runScenario(): Promise<number> {
   const summary = await runDemoScenario({
     databaseUrl: stack.databaseUrl,
     sqs: stack.sqs,
+    s3: stack.s3,
     queues: stack.queues,
     messages: options.messages,
     concurrency: options.concurrency,

@@ -42,6 +42,10 @@ export interface WorkerConfig {
   readonly failInvocationOnFullBatchFailure: boolean;
   /** `SQS_ENDPOINT`: a local SQS emulator; unset in AWS. */
   readonly sqsEndpoint: string | undefined;
+  /** `S3_ENDPOINT`: a local S3 emulator (path-style requests); unset in AWS. */
+  readonly s3Endpoint: string | undefined;
+  /** `PAYLOAD_MAX_BYTES`: largest `payloadRef` object the worker reads (1 B – 1 GiB). @default 67108864 (64 MiB) */
+  readonly maxPayloadBytes: number;
   /**
    * `NOTIFICATION_URL`: notification service of the example `CaseEscalationRequested` handler; unset → that
    * handler is not registered (it needs a second database connection for the external-effect log).
@@ -184,6 +188,8 @@ const variables = {
     'true',
   ),
   SQS_ENDPOINT: text,
+  S3_ENDPOINT: text,
+  PAYLOAD_MAX_BYTES: positiveInt('PAYLOAD_MAX_BYTES', 64 * 1024 * 1024, 1024 * 1024 * 1024),
   NOTIFICATION_URL: (value, invalid) => {
     if (value === undefined || value === '' || URL.canParse(value)) return value;
     return invalid(
@@ -339,6 +345,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     deadlineGuardMs,
     failInvocationOnFullBatchFailure: e.WORKER_FAIL_INVOCATION_ON_FULL_FAILURE === 'true',
     sqsEndpoint: e.SQS_ENDPOINT || undefined,
+    s3Endpoint: e.S3_ENDPOINT || undefined,
+    maxPayloadBytes: e.PAYLOAD_MAX_BYTES,
     notificationUrl: e.NOTIFICATION_URL || undefined,
     outbox: {
       queueUrl: e.OUTBOX_QUEUE_URL || undefined,

@@ -63,6 +63,8 @@ export const METRIC_NAMES = {
   processingMs: 'ProcessingMs',
   dbTransactionMs: 'DbTransactionMs',
   messageAgeMs: 'MessageAgeMs',
+  /** A `payloadRef` read refused by S3 (AccessDenied): a permission to fix (unit Count). */
+  payloadAccessDenied: 'PayloadAccessDenied',
   // The outbox relay, per run.
   outboxPublished: 'OutboxPublished',
   outboxFailed: 'OutboxFailed',

@@ -70,22 +70,31 @@ export {
 } from './errors.ts';
 export { FAILURE_CODES, type FailureCode } from './failure-codes.ts';
 // Producer side: the transactional outbox.
-export { type EnqueueOutboxResult, enqueueOutbox } from './outbox/enqueue-outbox.ts';
+export {
+  type EnqueueOutboxOptions,
+  type EnqueueOutboxResult,
+  enqueueOutbox,
+} from './outbox/enqueue-outbox.ts';
 export {
   InvalidOutboxEnvelopeError,
   OutboxConflictError,
   OutboxError,
+  OutboxOffloadError,
   OutboxUsageError,
 } from './outbox/errors.ts';
+// Statically re-exported: the bundle test keeps the S3 code out of the worker's entry (tree-shaken when unused).
+export { offloadPayload, type PayloadOffloadTarget } from './outbox/offload-payload.ts';
 export type { CommitMode, MetricName, TerminalPolicy } from './types.ts';
 export type { BackoffSettings } from './worker/backoff.ts';
 // The worker: a Lambda SQS handler built from domain handlers.
 export { createWorker, type WorkerHandler, type WorkerOptions } from './worker/create-worker.ts';
-export type { AttemptPolicy, Envelope } from './worker/envelope.ts';
+export type { AttemptPolicy, Envelope, PayloadRef } from './worker/envelope.ts';
 export {
   defineHandler,
   type HandlerContext,
   type HandlerResult,
   type MessageHandler,
+  type ReferencedDocument,
 } from './worker/message-handler.ts';
+export type { S3ClientSource } from './worker/s3-client-source.ts';
 export type { SqsClientSource } from './worker/sqs-client-source.ts';

@@ -13,6 +13,9 @@ export interface ResolvedWorkerSettings {
   readonly dlqRetentionPeriod: Duration;
   readonly maxReceiveCount: number;
   readonly maxMessageSizeBytes: number;
+  /** Lifetime of payload bucket objects and of their noncurrent versions (whole days). */
+  readonly payloadVersionRetention: Duration;
+  readonly maxPayloadBytes: number;
   readonly memorySize: number;
   readonly batchSize: number;
   readonly maxBatchingWindow: Duration;
@@ -152,7 +155,8 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
   const retentionPeriod = props.retentionPeriod ?? Duration.days(4);
   const dlqRetentionPeriod = props.dlqRetentionPeriod ?? Duration.days(14);
   const maxReceiveCount = props.maxReceiveCount ?? 10;
-  const maxMessageSizeBytes = props.maxMessageSizeBytes ?? 262_144;
+  const maxMessageSizeBytes = props.maxMessageSizeBytes ?? 1_048_576;
+  const maxPayloadBytes = props.maxPayloadBytes ?? 64 * 1024 * 1024;
   const memorySize = props.memorySize ?? 512;
   const dbPoolSize = props.dbPoolSize ?? 1;
   const recordConcurrency = props.recordConcurrency ?? dbPoolSize;
@@ -208,6 +212,33 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
   if (retentionS !== undefined && dlqRetentionS !== undefined && dlqRetentionS <= retentionS) {
     problems.push(
       `dlqRetentionPeriod (${fmtSeconds(dlqRetentionS)}) must be longer than retentionPeriod (${fmtSeconds(retentionS)}): a message keeps its original enqueue time in the DLQ and would expire there early; raise dlqRetentionPeriod or lower retentionPeriod`,
+    );
+  }
+
+  // A message (and its DLQ copy) must never outlive the payload object version it refers to.
+  const DAY = 86_400;
+  const minPayloadDays =
+    retentionS !== undefined && dlqRetentionS !== undefined
+      ? Math.ceil((retentionS + dlqRetentionS) / DAY)
+      : undefined;
+  let payloadVersionRetention = props.payloadVersionRetention ?? Duration.days(minPayloadDays ?? 28);
+  if (props.payloadVersionRetention !== undefined) {
+    const payloadS = seconds('payloadVersionRetention', props.payloadVersionRetention);
+    if (payloadS !== undefined && payloadS % DAY !== 0) {
+      problems.push(
+        `payloadVersionRetention (${fmtSeconds(payloadS)}) must be whole days (S3 lifecycle counts days); round it up`,
+      );
+    } else if (payloadS !== undefined && minPayloadDays !== undefined && payloadS / DAY < minPayloadDays) {
+      problems.push(
+        `payloadVersionRetention (${payloadS / DAY} days) must be at least retentionPeriod + dlqRetentionPeriod (${fmtSeconds(retentionS as number)} + ${fmtSeconds(dlqRetentionS as number)}, ${minPayloadDays} days rounded up): a message or its DLQ copy would outlive the payload version it refers to and fail PAYLOAD_NOT_FOUND; raise payloadVersionRetention to ${minPayloadDays} days or more`,
+      );
+      payloadVersionRetention = Duration.days(minPayloadDays);
+    }
+  }
+  range('maxPayloadBytes', maxPayloadBytes, 1, 1024 * 1024 * 1024, ' bytes');
+  if (!isToken(maxPayloadBytes) && !isToken(memorySize) && maxPayloadBytes > (memorySize * 1024 * 1024) / 2) {
+    problems.push(
+      `maxPayloadBytes (${maxPayloadBytes} bytes) must be at most half of memorySize (${memorySize} MB = ${(memorySize * 1024 * 1024) / 2} bytes): a referenced payload is held whole while its handler runs; raise memorySize or lower maxPayloadBytes`,
     );
   }
 
@@ -495,6 +526,8 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
     dlqRetentionPeriod,
     maxReceiveCount,
     maxMessageSizeBytes,
+    payloadVersionRetention,
+    maxPayloadBytes,
     memorySize,
     batchSize,
     maxBatchingWindow,

@@ -77,10 +77,33 @@ export interface SqsDatabaseWorkerProps {
    */
   readonly maxReceiveCount?: number;
   /**
-   * Largest message the queues accept, 1024 to 1048576 bytes.
-   * @default 262144 (256 KiB)
+   * Largest message the queues accept, 1024 to 1048576 bytes. The outbox accepts envelopes up to 1 MiB by
+   * default (`enqueueOutbox` `maxMessageBytes`): keep the two equal.
+   * @default 1048576 (1 MiB, the SQS maximum)
    */
   readonly maxMessageSizeBytes?: number;
+
+  // ── payloads by reference (payloadRef) ───────────────────────────────────────────────────────────────────
+  /**
+   * Create the payload bucket (`payloadBucket`): versioned, S3-managed encryption, TLS-only, public access
+   * blocked, access-logged. The worker may read object versions from it (s3:GetObject, s3:GetObjectVersion on
+   * its objects, nothing else); producers get s3:PutObject with `grantPayloadWrite`.
+   * @default true
+   */
+  readonly payloadBucket?: boolean;
+  /**
+   * How long the payload bucket keeps an object: a current object expires this long after it was written, and a
+   * version that is no longer current is deleted this long after that. Whole days, at least retentionPeriod +
+   * dlqRetentionPeriod: a message (or its DLQ copy) must never outlive the object version it refers to.
+   * @default retentionPeriod + dlqRetentionPeriod, rounded up to whole days (18 days with the defaults)
+   */
+  readonly payloadVersionRetention?: Duration;
+  /**
+   * Largest `payloadRef` object the worker reads (`PAYLOAD_MAX_BYTES`), 1 byte to half of `memorySize`: the
+   * payload is held whole while its handler runs.
+   * @default 67108864 (64 MiB)
+   */
+  readonly maxPayloadBytes?: number;
 
   // ── worker function ──────────────────────────────────────────────────────────────────────────────────────
   /**

@@ -9,6 +9,7 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as rds from 'aws-cdk-lib/aws-rds';
+import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -91,6 +92,8 @@ export class SqsDatabaseWorker extends Construct {
   readonly healthFunction: lambda.Function | undefined;
   /** The scheduled retention job (when `retention` is not false). */
   readonly retentionFunction: lambda.Function | undefined;
+  /** The versioned bucket of `payloadRef` payloads (when `payloadBucket` is not false). */
+  readonly payloadBucket: s3.Bucket | undefined;
   /** Topic that receives every alarm. */
   readonly alarmTopic: sns.ITopic;
   /** The alarms by name (DlqNotEmpty, OldestMessageAge, FunctionErrors, …). */
@@ -221,6 +224,9 @@ export class SqsDatabaseWorker extends Construct {
       'migrations to PostgreSQL',
     );
 
+    // ── payload bucket (payloadRef) ─────────────────────────────────────────────────────────────────────────
+    this.payloadBucket = (props.payloadBucket ?? true) ? this.createPayloadBucket(production) : undefined;
+
     // ── worker ──────────────────────────────────────────────────────────────────────────────────────────────
     this.workerFunction = bundledFunction(this, 'WorkerFunction', {
       entry: resolve(props.workerEntry ?? join(PROJECT_ROOT, 'lambda/handlers/worker.ts')),
@@ -242,10 +248,22 @@ export class SqsDatabaseWorker extends Construct {
         // a local PostgreSQL and SQS: SAM only overrides variables the template declares.
         DATABASE_URL: '',
         SQS_ENDPOINT: '',
+        S3_ENDPOINT: '',
+        PAYLOAD_MAX_BYTES: String(settings.maxPayloadBytes),
         ...props.workerEnvironment,
       },
     });
     this.database.grantWorkerConnect(this.workerFunction);
+    if (this.payloadBucket) {
+      // Read object versions, nothing else: no listing, no writes, no other bucket.
+      this.workerFunction.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['s3:GetObject', 's3:GetObjectVersion'],
+          resources: [this.payloadBucket.arnForObjects('*')],
+        }),
+      );
+      this.acknowledgeObjectWildcard(this.workerFunction.role, 'the worker reads any payload object');
+    }
     this.eventSource = new SqsEventSource(this.queue, {
       batchSize: settings.batchSize,
       maxBatchingWindow: settings.fifo ? undefined : settings.maxBatchingWindow,
@@ -430,6 +448,75 @@ export class SqsDatabaseWorker extends Construct {
       healthFunction: this.healthFunction,
       retentionFunction: this.retentionFunction,
       alarms: Object.values(this.alarms),
+    });
+  }
+
+  /**
+   * Lets `grantee` (a producer's role) write payloads to the payload bucket: s3:PutObject on its objects only
+   * (no read, no delete, no listing). `enqueueOutbox` with `offload` and `offloadPayload` need nothing more.
+   *
+   * @throws Error when the worker was created with `payloadBucket: false`.
+   */
+  grantPayloadWrite(grantee: iam.IGrantable): iam.Grant {
+    if (!this.payloadBucket) {
+      throw new Error(
+        'grantPayloadWrite needs the payload bucket, but this worker has payloadBucket: false; remove that prop or grant your own bucket',
+      );
+    }
+    return iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['s3:PutObject'],
+      resourceArns: [this.payloadBucket.arnForObjects('*')],
+    });
+  }
+
+  /**
+   * The versioned payload bucket and its access-log bucket. Objects are content-addressed and never rewritten
+   * in place; a message names the version it was sent with, and the lifecycle keeps every version at least as
+   * long as the queue and the DLQ can hold a message that refers to it (`payloadVersionRetention`).
+   */
+  private createPayloadBucket(production: boolean): s3.Bucket {
+    const removalPolicy = production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    const accessLogs = new s3.Bucket(this, 'PayloadAccessLogBucket', {
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      removalPolicy,
+      lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(365) }],
+    });
+    Validations.of(accessLogs).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason: 'This is the access-log bucket of the payload bucket; logging it into itself would loop.',
+    });
+    const retention = this.settings.payloadVersionRetention;
+    return new s3.Bucket(this, 'PayloadBucket', {
+      versioned: true,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      serverAccessLogsBucket: accessLogs,
+      serverAccessLogsPrefix: 'payload-bucket/',
+      removalPolicy,
+      lifecycleRules: [
+        {
+          id: 'expire-payload-versions',
+          expiration: retention,
+          noncurrentVersionExpiration: retention,
+          abortIncompleteMultipartUploadAfter: Duration.days(1),
+        },
+        { id: 'remove-expired-delete-markers', expiredObjectDeleteMarker: true },
+      ],
+    });
+  }
+
+  /** cdk-nag IAM5: a grant on every object of the payload bucket (keys are content hashes, unknown up front). */
+  private acknowledgeObjectWildcard(role: iam.IRole | undefined, what: string): void {
+    if (!role || !this.payloadBucket) return;
+    const bucketId = Stack.of(this).getLogicalId(this.payloadBucket.node.defaultChild as s3.CfnBucket);
+    Validations.of(role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/*]`,
+      reason: `Payload objects are named by their SHA-256, unknown at deploy time: ${what} of that one bucket (GetObject/GetObjectVersion only).`,
     });
   }
 

@@ -44,6 +44,12 @@ export class SqsInboxWorkerStack extends Stack {
     new CfnOutput(this, 'WorkerFunctionName', { value: this.worker.workerFunction.functionName });
     new CfnOutput(this, 'ProxyEndpoint', { value: this.worker.database.proxy.endpoint });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.worker.alarmTopic.topicArn });
+    if (this.worker.payloadBucket) {
+      new CfnOutput(this, 'PayloadBucketName', {
+        value: this.worker.payloadBucket.bucketName,
+        description: 'Bucket of payloadRef payloads (offload target of the outbox)',
+      });
+    }
     new CfnOutput(this, 'DashboardName', { value: this.worker.dashboard.dashboardName });
   }
 }

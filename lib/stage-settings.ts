@@ -26,6 +26,7 @@ const NUMBER_KEYS = [
   'retryRatePercent',
   'retryRateEvaluationPeriods',
   'duplicateRatePercent',
+  'maxPayloadBytes',
 ] as const;
 const BOOLEAN_KEYS = [
   'production',
@@ -37,6 +38,7 @@ const BOOLEAN_KEYS = [
   'reserveConcurrency',
   'healthCheck',
   'retention',
+  'payloadBucket',
 ] as const;
 const STRING_KEYS = [
   'consumer',
@@ -76,6 +78,7 @@ const SECONDS_KEYS = {
   outboxRetentionSeconds: 'outboxRetention',
   effectLogRetentionSeconds: 'effectLogRetention',
   quarantineRetentionSeconds: 'quarantineRetention',
+  payloadVersionRetentionSeconds: 'payloadVersionRetention',
 } as const;
 
 /**

@@ -77,7 +77,7 @@ export function workerMetric(
 /**
  * Creates every alarm of the worker, each notifying `topic` on ALARM and on OK:
  * DLQ not empty; oldest message older than the SLO; function errors; throttles; duration p99 above 80 % of the
- * timeout; HashMismatch > 0; TerminalFailure rate; proxy client connections, proxy database connections and
+ * timeout; HashMismatch > 0; PayloadAccessDenied > 0; TerminalFailure rate; proxy client connections, proxy database connections and
  * instance connections near their limits; outbox oldest pending age (when the relay is deployed); retry rate;
  * duplicate spike; and, with the health job: open quarantine entry age, lock waits, deadlocks, in-flight age
  * above the visibility timeout, health job errors and the health job not running (missing data breaches).
@@ -154,6 +154,14 @@ export function createWorkerAlarms(
       alarmDescription:
         'A message reused an idempotency key with a different payload (HashMismatch > 0): a producer bug. Runbook: quarantine list.',
       metric: emf('HashMismatch', { period: Duration.minutes(5) }),
+      threshold: 0,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    },
+    PayloadAccessDenied: {
+      alarmDescription:
+        'The worker was denied reading a payloadRef object (PayloadAccessDenied > 0): the records are retried until the attempt policy ends them. Grant the worker s3:GetObject and s3:GetObjectVersion on the bucket (and kms:Decrypt on its key); see docs/large-payloads.md.',
+      metric: emf('PayloadAccessDenied', { period: Duration.minutes(5) }),
       threshold: 0,
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,

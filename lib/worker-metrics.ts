@@ -25,6 +25,7 @@ export const WORKER_METRICS = {
     METRIC_NAMES.staleVersionSkipped,
     METRIC_NAMES.notYetDue,
     METRIC_NAMES.deadlineDeferred,
+    METRIC_NAMES.payloadAccessDenied,
   ],
   /** Per-batch mode: handler reruns after a rolled-back batch (unit Count). */
   handlerReruns: METRIC_NAMES.handlerReruns,

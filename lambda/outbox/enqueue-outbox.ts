@@ -3,14 +3,32 @@ import { type Envelope, envelopeSchema } from '../worker/envelope.ts';
 import { describeIssues, parseSchema } from '../worker/parse-schema.ts';
 import { requestHash } from '../worker/request-hash.ts';
 import { InvalidOutboxEnvelopeError, OutboxConflictError, OutboxUsageError } from './errors.ts';
+import type { PayloadOffloadTarget } from './offload-payload.ts';
 
 /**
- * Largest message body the outbox accepts, in bytes (UTF-8 of the envelope JSON): 256 KiB, the SQS limit that
- * every queue honours (queues may be configured up to 1 MiB, but a smaller `MaximumMessageSize` is common).
+ * Largest message body the outbox accepts by default, in bytes (UTF-8 of the envelope JSON): 1 MiB, the SQS
+ * maximum. A queue configured with a smaller `MaximumMessageSize` needs `maxMessageBytes` set to it.
  *
  * @internal
  */
-export const OUTBOX_MAX_MESSAGE_BYTES = 262_144;
+export const OUTBOX_MAX_MESSAGE_BYTES = 1_048_576;
+
+/** Options of {@link enqueueOutbox}. */
+export interface EnqueueOutboxOptions {
+  /**
+   * The queue's `MaximumMessageSize`, 1024 – 1048576 bytes: a larger envelope is offloaded (with `offload`) or
+   * refused. @default 1048576 (1 MiB)
+   */
+  readonly maxMessageBytes?: number;
+  /**
+   * Where to write a payload that would make the envelope larger than `offloadAboveBytes`: the payload goes to S3
+   * and the row carries a `payloadRef` (see `offloadPayload`). Without it such an envelope is refused.
+   */
+  readonly offload?: PayloadOffloadTarget & {
+    /** Envelope size (bytes, inline) above which the payload is offloaded. @default maxMessageBytes */
+    readonly offloadAboveBytes?: number;
+  };
+}
 
 /** What {@link enqueueOutbox} did. */
 export interface EnqueueOutboxResult {
@@ -24,8 +42,11 @@ export interface EnqueueOutboxResult {
  * Writes an envelope to `outbox_events` inside the caller's transaction (pattern document §16): the event
  * commits if and only if the producer's state change commits, and the relay publishes it afterwards.
  *
- * - The envelope is validated with `envelopeSchema` and must serialize to at most
- *   {@link OUTBOX_MAX_MESSAGE_BYTES} bytes, so a row that is stored can always be sent.
+ * - The envelope is validated with `envelopeSchema` and must serialize to at most `maxMessageBytes` (1 MiB, the
+ *   SQS maximum), so a row that is stored can always be sent. With `offload`, a payload that would make it
+ *   larger than `offloadAboveBytes` is written to S3 first (content-addressed key, SHA-256 and versionId
+ *   recorded) and the row carries the `payloadRef`; the worker reads and verifies it before its handler runs.
+ *   The upload happens inside the caller's transaction: call `offloadPayload` before `sql.begin` to keep it out.
  * - Unique by `idempotencyKey`: enqueueing the same key again with the same messageType, schemaVersion and
  *   payload (same request hash as the consumer computes) is a no-op that returns `inserted: false`. The same key
  *   with different content throws {@link OutboxConflictError}: a key names one event, and the consumer would
@@ -35,6 +56,7 @@ export interface EnqueueOutboxResult {
  *   would commit on its own and could outlive a rolled-back state change.
  *
  * @throws InvalidOutboxEnvelopeError when the envelope is invalid or too large.
+ * @throws OutboxOffloadError when the payload could not be written to S3.
  * @throws OutboxConflictError when the key or messageId is taken by a different event.
  * @throws OutboxUsageError when `sql` is not a transaction.
  *
@@ -59,6 +81,7 @@ export interface EnqueueOutboxResult {
 export async function enqueueOutbox(
   sql: postgres.TransactionSql,
   envelope: Envelope,
+  options: EnqueueOutboxOptions = {},
 ): Promise<EnqueueOutboxResult> {
   if (typeof (sql as { savepoint?: unknown }).savepoint !== 'function') {
     throw new OutboxUsageError(
@@ -69,11 +92,27 @@ export async function enqueueOutbox(
   if (!parsed.success) {
     throw new InvalidOutboxEnvelopeError(`Invalid outbox envelope: ${describeIssues(parsed.error)}`);
   }
-  const valid = parsed.data;
-  const bytes = Buffer.byteLength(JSON.stringify(valid), 'utf8');
-  if (bytes > OUTBOX_MAX_MESSAGE_BYTES) {
+  const maxBytes = options.maxMessageBytes ?? OUTBOX_MAX_MESSAGE_BYTES;
+  if (!Number.isInteger(maxBytes) || maxBytes < 1024 || maxBytes > OUTBOX_MAX_MESSAGE_BYTES) {
+    throw new OutboxUsageError(
+      `maxMessageBytes must be the queue's MaximumMessageSize, a whole number from 1024 to ${OUTBOX_MAX_MESSAGE_BYTES} (given ${maxBytes})`,
+    );
+  }
+  const offloadAbove = Math.min(options.offload?.offloadAboveBytes ?? maxBytes, maxBytes);
+  let valid = parsed.data;
+  let bytes = Buffer.byteLength(JSON.stringify(valid), 'utf8');
+  if (bytes > offloadAbove && options.offload && valid.payload !== undefined) {
+    const { offloadPayload } = await import('./offload-payload.ts');
+    valid = await offloadPayload(options.offload, valid);
+    bytes = Buffer.byteLength(JSON.stringify(valid), 'utf8');
+  }
+  if (bytes > maxBytes) {
     throw new InvalidOutboxEnvelopeError(
-      `Outbox envelope ${valid.idempotencyKey} is ${bytes} bytes, above the SQS limit of ${OUTBOX_MAX_MESSAGE_BYTES}; store large data elsewhere and send a reference`,
+      `Outbox envelope ${valid.idempotencyKey} is ${bytes} bytes, above the queue's message limit of ${maxBytes}; ${
+        options.offload
+          ? 'its payload is in S3 already: shorten the other envelope fields'
+          : 'pass `offload` ({ s3, bucket }) to send the payload by reference (payloadRef), or send smaller payloads'
+      }`,
     );
   }
   const hash = requestHash(valid);

@@ -37,3 +37,11 @@ export class OutboxUsageError extends OutboxError {
     this.name = 'OutboxUsageError';
   }
 }
+
+/** Thrown when a payload to offload could not be written to S3 (`enqueueOutbox` with `offload`, `offloadPayload`). */
+export class OutboxOffloadError extends OutboxError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'OutboxOffloadError';
+  }
+}

@@ -4,9 +4,21 @@
  *
  * @internal
  */
-export { type EnqueueOutboxResult, enqueueOutbox, OUTBOX_MAX_MESSAGE_BYTES } from './enqueue-outbox.ts';
-export { InvalidOutboxEnvelopeError, OutboxConflictError, OutboxError, OutboxUsageError } from './errors.ts';
+export {
+  type EnqueueOutboxOptions,
+  type EnqueueOutboxResult,
+  enqueueOutbox,
+  OUTBOX_MAX_MESSAGE_BYTES,
+} from './enqueue-outbox.ts';
+export {
+  InvalidOutboxEnvelopeError,
+  OutboxConflictError,
+  OutboxError,
+  OutboxOffloadError,
+  OutboxUsageError,
+} from './errors.ts';
 export { type FifoMessageIds, fifoMessageIds } from './fifo-message-ids.ts';
+export { offloadPayload, type PayloadOffloadTarget } from './offload-payload.ts';
 export {
   planSendBatches,
   type SendBatchLimits,

@@ -33,6 +33,8 @@ import {
   type TransactionRunner,
 } from './process-record.ts';
 import { recordTelemetry } from './record-telemetry.ts';
+import { DEFAULT_MAX_PAYLOAD_BYTES, type ResolvedPayload, resolvePayload } from './resolve-payload.ts';
+import { type S3ClientSource, s3ClientResolver } from './s3-client-source.ts';
 import { type SqsClientSource, sqsClientResolver } from './sqs-client-source.ts';
 import {
   BATCH_COMMIT_RESERVE_MS,
@@ -56,6 +58,18 @@ export interface WorkerOptions {
    * Without it, failures wait for the queue's visibility timeout.
    */
   readonly sqs?: SqsClientSource;
+  /**
+   * S3 client that reads `payloadRef` payloads (GetObject), or a function that makes it on first use (the
+   * deployable handler imports the SDK's S3 code only when a record first carries a reference: see
+   * {@link S3ClientSource}). Without it, a record with a `payloadRef` fails retryable `PAYLOAD_READER_MISSING`.
+   */
+  readonly s3?: S3ClientSource;
+  /**
+   * Largest `payloadRef` object read, in bytes; a larger one is terminal `PAYLOAD_TOO_LARGE`. The object is held
+   * whole while its handler runs (in per-batch mode, every referenced payload of the batch at once): keep it well
+   * below the function's memory. @default 67108864 (64 MiB)
+   */
+  readonly maxPayloadBytes?: number;
   /** Powertools Logger. @default a Logger of service POWERTOOLS_SERVICE_NAME */
   readonly logger?: Logger;
   /** Powertools Metrics. @default a Metrics of namespace POWERTOOLS_METRICS_NAMESPACE (or `SqsInboxWorker`) */
@@ -125,6 +139,12 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
       `commitMode per-batch runs records one after another in one transaction; set recordConcurrency to 1 (given ${recordConcurrency})`,
     );
   }
+  const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+  if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes < 1) {
+    problems.push(
+      `maxPayloadBytes must be a whole number of bytes above 0 (given ${maxPayloadBytes}); the default is ${DEFAULT_MAX_PAYLOAD_BYTES} (64 MiB)`,
+    );
+  }
   if (problems.length > 0) throw new ConfigError(`Invalid worker options:\n- ${problems.join('\n- ')}`);
 
   const logger =
@@ -159,6 +179,14 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
     backoff,
     now,
     random,
+    payloads: { s3: s3ClientResolver(options.s3, logger), maxBytes: maxPayloadBytes },
+    completedAlready: async (idempotencyKey, requestHash) => {
+      const [row] = await options.sql<{ completed: boolean }[]>`
+        select request_hash = ${requestHash} and status = 'COMPLETED' as completed
+        from worker_inbox where consumer = ${options.consumer} and idempotency_key = ${idempotencyKey}
+      `;
+      return row?.completed === true;
+    },
   };
 
   return async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {
@@ -204,7 +232,11 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
 
     let response: SQSBatchResponse;
     if (options.commitMode === 'per-batch') {
-      response = await runBatchTransaction(run);
+      // Decoded once, for the reads, the batch claim and the records; referenced payloads are read before the
+      // batch transaction opens, so no connection waits on S3.
+      const decoded = new Map(records.map((record) => [record.messageId, decodeRecord(record, registry)]));
+      const resolved = await resolveBatchPayloads(decoded);
+      response = await runBatchTransaction((deps) => run({ ...deps, resolved }), decoded, resolved);
     } else {
       response = await run(baseDeps);
     }
@@ -306,6 +338,39 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
       };
     }
 
+    /** Per-batch mode: reads the referenced payloads of the batch's due records, a few at a time. */
+    async function resolveBatchPayloads(
+      decoded: ReadonlyMap<string, DecodedRecord | UndecodableRecord>,
+    ): Promise<ReadonlyMap<string, ResolvedPayload>> {
+      const resolved = new Map<string, ResolvedPayload>();
+      const reads = pLimit(4);
+      await Promise.all(
+        [...decoded].map(([messageId, d]) =>
+          d.ok && d.pendingRef && msUntilDue(d.envelope.attemptPolicy, now()) <= 0
+            ? reads(async () => {
+                // A duplicate of a completed message is not read again (see RecordDependencies.completedAlready);
+                // when the lookup fails the object is read anyway: every read happens here, outside the batch
+                // transaction.
+                const duplicate = await withinDeadline(
+                  baseDeps.completedAlready(d.envelope.idempotencyKey, d.requestHash),
+                  batch.remainingMs() - CLIENT_DEADLINE_MARGIN_MS,
+                ).catch(() => false);
+                // The reads leave the records time to start (the deadline guard) and to settle: a read that
+                // timed out is then counted as an attempt, not deferred unread again and again.
+                const readBudgetMs = batch.remainingMs() - 2 * HANDLER_MARGIN_MS - guard.guardMs();
+                resolved.set(
+                  messageId,
+                  duplicate
+                    ? { ok: true, decoded: d }
+                    : await resolvePayload(d, baseDeps.payloads, readBudgetMs),
+                );
+              })
+            : undefined,
+        ),
+      );
+      return resolved;
+    }
+
     /**
      * Claims the inbox rows of every record that will run the usual way (a valid, due envelope whose key is
      * unique in the batch) in one statement. Records left out — and every record when the claim cannot be
@@ -314,6 +379,7 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
     async function claimWholeBatch(
       tx: postgres.TransactionSql,
       decoded: ReadonlyMap<string, DecodedRecord | UndecodableRecord>,
+      resolved: ReadonlyMap<string, ResolvedPayload>,
       savepoint: boolean,
     ): Promise<BatchClaims | undefined> {
       const keyCount = new Map<string, number>();
@@ -325,6 +391,7 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
         const d = decoded.get(record.messageId);
         if (!d?.ok || keyCount.get(d.envelope.idempotencyKey) !== 1) return [];
         if (msUntilDue(d.envelope.attemptPolicy, now()) > 0) return []; // NOT_YET_DUE: it claims nothing
+        if (resolved.get(record.messageId)?.ok === false) return []; // its payload failed: settled on its own
         return [
           {
             consumer: options.consumer,
@@ -353,10 +420,12 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
      */
     async function runBatchTransaction(
       process: (deps: RecordDependencies) => Promise<SQSBatchResponse>,
+      decoded: ReadonlyMap<string, DecodedRecord | UndecodableRecord>,
+      resolved: ReadonlyMap<string, ResolvedPayload>,
     ): Promise<SQSBatchResponse> {
       let batchClaim = !fifo;
       if (!savepointsNeeded) {
-        const attempt = await batchAttempt(process, false, batchClaim);
+        const attempt = await batchAttempt(process, false, batchClaim, decoded, resolved);
         if (!attempt.rolledBack) return attempt.response;
         savepointsNeeded = true;
         if (!attempt.aborted) return attempt.response; // the transaction itself failed: reported whole
@@ -369,7 +438,7 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
         if (reruns > 0) metrics.addMetric(METRIC_NAMES.handlerReruns, MetricUnit.Count, reruns);
         outcomes.clear();
       }
-      const attempt = await batchAttempt(process, true, batchClaim);
+      const attempt = await batchAttempt(process, true, batchClaim, decoded, resolved);
       savepointsNeeded = attempt.rolledBack;
       return attempt.response;
     }
@@ -383,6 +452,8 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
       process: (deps: RecordDependencies) => Promise<SQSBatchResponse>,
       withSavepoints: boolean,
       batchClaim: boolean,
+      decoded: ReadonlyMap<string, DecodedRecord | UndecodableRecord>,
+      resolved: ReadonlyMap<string, ResolvedPayload>,
     ): Promise<{
       response: SQSBatchResponse;
       rolledBack: boolean;
@@ -411,12 +482,8 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
                 unsettled -= 1;
               }
             };
-            // Decoded once here, for the batch claim and for the records.
-            const decoded = new Map(
-              records.map((record) => [record.messageId, decodeRecord(record, registry)]),
-            );
             const batchClaims = batchClaim
-              ? await claimWholeBatch(tx, decoded, withSavepoints).catch((error: unknown) => {
+              ? await claimWholeBatch(tx, decoded, resolved, withSavepoints).catch((error: unknown) => {
                   // Only without a savepoint does a failed claim throw: this attempt is over.
                   claimFailed = true;
                   rolledBack = true;

@@ -1,7 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
-import { type Envelope, envelopeSchema } from './envelope.ts';
+import { type Envelope, envelopeSchema, type PayloadRef } from './envelope.ts';
 import type { HandlerRegistry } from './handler-registry.ts';
-import type { MessageHandler } from './message-handler.ts';
+import type { MessageHandler, ReferencedDocument } from './message-handler.ts';
 import { describeIssues, parseSchema } from './parse-schema.ts';
 import { requestHash } from './request-hash.ts';
 
@@ -14,8 +14,16 @@ export interface DecodedRecord {
   readonly ok: true;
   readonly envelope: Envelope;
   readonly handler: MessageHandler;
+  /** The validated payload; for a JSON `payloadRef` not read yet, undefined until `resolvePayload`. */
   readonly payload: unknown;
   readonly requestHash: string;
+  /**
+   * Set while the payload is still in S3: the record must go through `resolvePayload` (outside any transaction)
+   * before its handler runs.
+   */
+  readonly pendingRef?: PayloadRef;
+  /** The verified bytes, for a `document` handler, once resolved. */
+  readonly document?: ReferencedDocument;
 }
 
 /**
@@ -100,7 +108,27 @@ export function decodeRecord(
           ...known,
         };
   }
-  const payload = parseSchema(handler.payload, envelope.payload);
+  const document = handler.referencedPayload === 'document';
+  if (envelope.payloadRef && !document) {
+    // Read and validated by resolvePayload, before the inbox transaction.
+    return {
+      ok: true,
+      envelope,
+      handler,
+      payload: undefined,
+      requestHash: hash,
+      pendingRef: envelope.payloadRef,
+    };
+  }
+  if (document && !envelope.payloadRef) {
+    return {
+      ok: false,
+      code: 'INVALID_PAYLOAD',
+      message: `${envelope.messageType} takes its document by payloadRef (an S3 object), not an inline payload; send the document as payloadRef`,
+      ...known,
+    };
+  }
+  const payload = parseSchema(handler.payload, document ? envelope.payloadRef : envelope.payload);
   if (!payload.success) {
     return {
       ok: false,
@@ -109,5 +137,14 @@ export function decodeRecord(
       ...known,
     };
   }
-  return { ok: true, envelope, handler, payload: payload.data, requestHash: hash };
+  return document
+    ? {
+        ok: true,
+        envelope,
+        handler,
+        payload: payload.data,
+        requestHash: hash,
+        pendingRef: envelope.payloadRef,
+      }
+    : { ok: true, envelope, handler, payload: payload.data, requestHash: hash };
 }

@@ -39,28 +39,60 @@ export const attemptPolicySchema = z.object({
 });
 
 /**
- * The stable envelope every message carries (pattern document §4). Lengths fit the inbox columns, so a
- * valid envelope can always be recorded.
+ * A payload stored in S3 instead of the message (pattern document §22): the object is read before the inbox
+ * transaction, and its size and SHA-256 must match before a handler sees it (docs/large-payloads.md).
  *
  * @internal
  */
-export const envelopeSchema = z.object({
-  messageId: text(ENVELOPE_LIMITS.messageId),
-  schemaVersion: z.int().check(z.minimum(1)),
-  messageType: text(ENVELOPE_LIMITS.messageType),
-  producer: text(ENVELOPE_LIMITS.producer),
-  occurredAt: isoDateTime,
-  idempotencyKey: text(ENVELOPE_LIMITS.idempotencyKey),
-  aggregateType: text(ENVELOPE_LIMITS.aggregateType),
-  aggregateId: text(ENVELOPE_LIMITS.aggregateId),
-  causationId: z.nullish(z.string().check(z.maxLength(200))),
-  correlationId: z.nullish(z.string().check(z.maxLength(ENVELOPE_LIMITS.correlationId))),
-  attemptPolicy: z.nullish(attemptPolicySchema),
-  payload: z.record(z.string(), z.unknown()),
+export const payloadRefSchema = z.object({
+  /** Bucket name (S3 rules: 3–63 characters). */
+  bucket: z.string().check(z.minLength(3), z.maxLength(63), z.regex(/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/)),
+  /** Object key. */
+  key: text(1024),
+  /** The object version to read (versioned buckets); without it the current version is read. */
+  versionId: z.nullish(text(1024)),
+  /** SHA-256 of the object's bytes, 64 lowercase hex digits. */
+  sha256: z.string().check(z.regex(/^[0-9a-f]{64}$/)),
+  /** Size of the object in bytes. */
+  size: z.int().check(z.minimum(0)),
 });
+
+/**
+ * The stable envelope every message carries (pattern document §4). Lengths fit the inbox columns, so a
+ * valid envelope can always be recorded. The payload travels inline (`payload`) or in S3 (`payloadRef`):
+ * exactly one of the two.
+ *
+ * @internal
+ */
+export const envelopeSchema = z
+  .object({
+    messageId: text(ENVELOPE_LIMITS.messageId),
+    schemaVersion: z.int().check(z.minimum(1)),
+    messageType: text(ENVELOPE_LIMITS.messageType),
+    producer: text(ENVELOPE_LIMITS.producer),
+    occurredAt: isoDateTime,
+    idempotencyKey: text(ENVELOPE_LIMITS.idempotencyKey),
+    aggregateType: text(ENVELOPE_LIMITS.aggregateType),
+    aggregateId: text(ENVELOPE_LIMITS.aggregateId),
+    causationId: z.nullish(z.string().check(z.maxLength(200))),
+    correlationId: z.nullish(z.string().check(z.maxLength(ENVELOPE_LIMITS.correlationId))),
+    attemptPolicy: z.nullish(attemptPolicySchema),
+    payload: z.optional(z.record(z.string(), z.unknown())),
+    payloadRef: z.optional(payloadRefSchema),
+  })
+  .check(
+    z.refine((envelope) => (envelope.payload === undefined) !== (envelope.payloadRef === undefined), {
+      message:
+        'give exactly one of payload (inline) and payloadRef (an S3 object); a payload too large for the message goes to S3 as payloadRef',
+      path: ['payload'],
+    }),
+  );
 
 /** A validated envelope. */
 export type Envelope = z.infer<typeof envelopeSchema>;
+
+/** A validated `payloadRef`: where the payload is in S3 and what its bytes must hash to. */
+export type PayloadRef = z.infer<typeof payloadRefSchema>;
 
 /** The attempt policy of an envelope. */
 export type AttemptPolicy = z.infer<typeof attemptPolicySchema>;

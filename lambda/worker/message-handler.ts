@@ -1,7 +1,22 @@
 import type { SQSRecord } from 'aws-lambda';
 import type postgres from 'postgres';
 import type * as z from 'zod/mini';
-import type { Envelope } from './envelope.ts';
+import type { Envelope, PayloadRef } from './envelope.ts';
+
+/**
+ * A document read from S3 for a handler that takes its payload as bytes (`referencedPayload: 'document'`): the
+ * whole object, already checked against the reference's size and SHA-256.
+ */
+export interface ReferencedDocument {
+  /** The object's bytes (at most the worker's `maxPayloadBytes`). Never log them. */
+  readonly bytes: Buffer;
+  /** SHA-256 of `bytes`, hex: equal to `payloadRef.sha256`. */
+  readonly sha256: string;
+  /** Length of `bytes`: equal to `payloadRef.size`. */
+  readonly size: number;
+  /** The reference it was read from. */
+  readonly ref: PayloadRef;
+}
 
 /** What a domain handler receives: the transaction, the validated payload and the envelope. */
 export interface HandlerContext<P> {
@@ -12,8 +27,13 @@ export interface HandlerContext<P> {
   readonly sql: postgres.TransactionSql;
   /** The worker's inbox namespace (`WorkerOptions.consumer`): part of every external effect key. */
   readonly consumer: string;
-  /** The payload, validated by the handler's schema. */
+  /**
+   * The payload, validated by the handler's schema. A JSON payload sent by reference (`payloadRef`) arrives here
+   * read, verified and parsed, as if it had been inline; a `document` handler gets the reference here.
+   */
   readonly payload: P;
+  /** The verified bytes of a `payloadRef`, for a handler with `referencedPayload: 'document'`. */
+  readonly document?: ReferencedDocument;
   /** The validated envelope (payload included, unvalidated). Never log `envelope.payload`. */
   readonly envelope: Envelope;
   /** The SQS record, for its attributes. */
@@ -42,6 +62,14 @@ export interface MessageHandler<S extends z.core.$ZodType = z.core.$ZodType> {
    * `zod/mini` keeps the bundle and the cold start small (see docs/performance.md).
    */
   readonly payload: S;
+  /**
+   * How a payload sent by reference (`payloadRef`) reaches the handler. `json`: the object is a JSON object,
+   * parsed and validated by `payload` and handed over as if it had been inline (a message may carry either
+   * form). `document`: the object is opaque bytes (a PDF, a text file): `payload` validates the reference
+   * itself, the bytes arrive in `context.document`, and an inline payload is refused (`INVALID_PAYLOAD`).
+   * @default 'json'
+   */
+  readonly referencedPayload?: 'json' | 'document';
   /**
    * Applies the effect inside the inbox transaction. It must be idempotent at the domain level as well
    * (unique keys, version guards). Throw `TerminalError` for data that can never succeed and

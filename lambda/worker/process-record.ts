@@ -1,6 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
 import type postgres from 'postgres';
-import { HandlerTimeoutError } from '../errors.ts';
+import { HandlerTimeoutError, RetryableError } from '../errors.ts';
 import type { TerminalPolicy } from '../types.ts';
 import { type AttemptDefaults, applyAttemptPolicy, msUntilDue } from './attempt-policy.ts';
 import { type BackoffSettings, backoffSeconds, MAX_VISIBILITY_SECONDS } from './backoff.ts';
@@ -20,6 +20,7 @@ import {
 import type { OutcomeResult, RecordOutcome } from './outcome.ts';
 import { quarantineMessage } from './quarantine.ts';
 import { redactValues } from './redact-values.ts';
+import { type PayloadReader, type ResolvedPayload, resolvePayload } from './resolve-payload.ts';
 import { CLIENT_DEADLINE_MARGIN_MS, HANDLER_MARGIN_MS } from './transaction-timeouts.ts';
 import { withinDeadline } from './within-deadline.ts';
 
@@ -52,6 +53,18 @@ export interface RecordDependencies {
   readonly batchClaims?: BatchClaims;
   /** Per-batch mode: records already decoded for the batch claim, by SQS messageId (decoded once). */
   readonly decoded?: ReadonlyMap<string, DecodedRecord | UndecodableRecord>;
+  /** Reads `payloadRef` payloads (see `resolve-payload.ts`). */
+  readonly payloads: PayloadReader;
+  /**
+   * True when the key is already COMPLETED with this request hash: a duplicate of a referenced message is then
+   * acknowledged without reading S3 again (the object may even be gone). One autocommit statement on the pool.
+   */
+  readonly completedAlready: (idempotencyKey: string, requestHash: string) => Promise<boolean>;
+  /**
+   * Per-batch mode: the referenced payloads, read before the batch transaction opened (no connection is held
+   * while S3 answers), by SQS messageId.
+   */
+  readonly resolved?: ReadonlyMap<string, ResolvedPayload>;
 }
 
 /**
@@ -158,6 +171,28 @@ export async function processRecord(
     });
   }
 
+  // A payload in S3 is read and verified now, before any transaction: no database connection waits on S3.
+  let message: DecodedRecord = decoded;
+  if (decoded.pendingRef) {
+    let resolved = deps.resolved?.get(record.messageId);
+    if (!resolved) {
+      let duplicate = false;
+      try {
+        duplicate = await timed(() =>
+          deps.completedAlready(decoded.envelope.idempotencyKey, decoded.requestHash),
+        );
+      } catch (error) {
+        return finish(await settleFailure(classifyError(error), decoded));
+      }
+      // A duplicate goes on unread: its transaction finds COMPLETED and acknowledges it.
+      resolved = duplicate
+        ? { ok: true, decoded }
+        : await resolvePayload(decoded, deps.payloads, batch.remainingMs() - HANDLER_MARGIN_MS);
+    }
+    if (!resolved.ok) return finish(await settleFailure(resolved.failure, decoded));
+    message = resolved.decoded;
+  }
+
   const entry: InboxEntry = {
     consumer: deps.consumer,
     envelope: decoded.envelope,
@@ -168,7 +203,7 @@ export async function processRecord(
   try {
     const outcome = await timed(() =>
       deps.transaction((tx) =>
-        applyInTransaction(tx, decoded, entry, (claimed) => {
+        applyInTransaction(tx, message, entry, (claimed) => {
           attempts = claimed;
         }),
       ),
@@ -208,6 +243,13 @@ export async function processRecord(
     if (claim.status === 'COMPLETED') {
       return { result: 'DUPLICATE', acknowledged: true, attempts: claim.receiveCount };
     }
+    if (message.pendingRef) {
+      // Skipped as a duplicate, but the row is no longer COMPLETED (purged since): read it on the next delivery.
+      throw new RetryableError(
+        'PAYLOAD_NOT_READ',
+        'the payload was not read because the key looked completed; it is read on the next delivery',
+      );
+    }
     if (claim.status === 'FAILED_TERMINAL') {
       const failure = {
         code: claim.failureCode ?? 'PREVIOUSLY_TERMINAL',
@@ -229,6 +271,7 @@ export async function processRecord(
           sql: fenced.sql,
           consumer: deps.consumer,
           payload: message.payload,
+          ...(message.document ? { document: message.document } : {}),
           envelope: message.envelope,
           record,
         }),

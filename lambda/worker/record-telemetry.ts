@@ -40,7 +40,7 @@ const LOGGED_FIELDS = [
 
 /**
  * Writes the one structured log line of a record (the pattern document's fields, §23) and its EMF metrics:
- * one count for its result, plus HashMismatch and Quarantined when they apply, and ProcessingMs,
+ * one count for its result, plus HashMismatch, Quarantined and PayloadAccessDenied when they apply, and ProcessingMs,
  * DbTransactionMs and MessageAgeMs. Never logs a payload value: only identifiers from the envelope.
  *
  * @internal
@@ -64,6 +64,10 @@ export function recordTelemetry(
   sinks.metrics.addMetric(OUTCOME_METRICS[outcome.result], MetricUnit.Count, 1);
   if (outcome.hashMismatch) sinks.metrics.addMetric(METRIC_NAMES.hashMismatch, MetricUnit.Count, 1);
   if (outcome.quarantined) sinks.metrics.addMetric(METRIC_NAMES.quarantined, MetricUnit.Count, 1);
+  // Its own metric: a denied read is retried, but it is a permission to fix, not a passing S3 hiccup.
+  if (outcome.failureCode === 'PAYLOAD_ACCESS_DENIED') {
+    sinks.metrics.addMetric(METRIC_NAMES.payloadAccessDenied, MetricUnit.Count, 1);
+  }
   sinks.metrics.addMetric(METRIC_NAMES.processingMs, MetricUnit.Milliseconds, outcome.processingMs);
   sinks.metrics.addMetric(METRIC_NAMES.dbTransactionMs, MetricUnit.Milliseconds, outcome.dbTransactionMs);
   sinks.metrics.addMetric(METRIC_NAMES.messageAgeMs, MetricUnit.Milliseconds, outcome.messageAgeMs);

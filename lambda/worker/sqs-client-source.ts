@@ -1,5 +1,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import { lazyClientResolver } from './lazy-client.ts';
 
 /**
  * An SQS client, or a function that makes one when it is first needed. The function form lets an entry point
@@ -18,14 +19,5 @@ export function sqsClientResolver(
   source: SqsClientSource | undefined,
   logger: Logger,
 ): () => Promise<SQSClient | undefined> {
-  if (source === undefined || typeof source !== 'function') return () => Promise.resolve(source);
-  let client: Promise<SQSClient> | undefined;
-  return () => {
-    client ??= source();
-    return client.catch((error: unknown) => {
-      client = undefined;
-      logger.warn('worker_sqs_client_unavailable', { error: String(error) });
-      return undefined;
-    });
-  };
+  return lazyClientResolver(source, logger, 'worker_sqs_client_unavailable');
 }

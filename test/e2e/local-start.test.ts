@@ -22,12 +22,26 @@ describe('npm start (bin/local.ts)', () => {
     // Assess
     expect(stderr).toContain('migrated');
     expect(stdout).toMatch(/Run r[0-9a-f]{6}: \d+ messages sent/);
-    for (const section of ['Worker outcome', 'Inbox status', 'Quarantine reason', 'DLQ', 'Check']) {
+    for (const section of [
+      'Worker outcome',
+      'Inbox status',
+      'Quarantine reason',
+      'DLQ',
+      'Payloads by reference (S3)',
+      'Check',
+    ]) {
       expect(stdout).toContain(section);
     }
     expect(stdout).toMatch(/│ PASS /);
     expect(stdout).not.toMatch(/│ FAIL /);
-    const [row] = await db.sql`select count(*)::int as count from worker_quarantine`;
-    expect(row?.count).toBe(5);
+    expect(stdout).toMatch(/│ outbox events offloaded to S3 \(over 1 MiB\) +│ 1 +│/);
+    // Poison 2, terminal 2, same key with another payload 1, and the two broken references.
+    const rows = await db.sql`select reason_code from worker_quarantine order by reason_code`;
+    expect(rows.length).toBe(7);
+    expect(rows.map((r) => r.reason_code)).toEqual(
+      expect.arrayContaining(['PAYLOAD_CHECKSUM_MISMATCH', 'PAYLOAD_NOT_FOUND']),
+    );
+    const [documents] = await db.sql`select count(*)::int as count from documents`;
+    expect(documents?.count).toBe(2);
   });
 });

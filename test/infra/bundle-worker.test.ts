@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
@@ -18,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enqueueOutbox } from '../../lambda/outbox/index.ts';
 import type { Envelope } from '../../lambda/worker/envelope.ts';
 import { SqsDatabaseWorker } from '../../lib/sqs-database-worker.ts';
+import { s3ClientFor } from '../../tools/local/local-s3.ts';
 import { startLocalSqs } from '../../tools/local/local-sqs.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { envelopeFactory } from '../support/sqs-event.ts';
@@ -121,6 +123,13 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
         readFileSync(join(dir, 'chunks', f), 'utf8').includes('ChangeMessageVisibilityBatch'),
       ),
     ).toBe(true);
+    // The S3 client (GetObject for payloadRef) is a chunk of its own too: loaded on the first reference only.
+    const s3Chunks = chunks.filter(
+      (f) =>
+        f.endsWith('.mjs') && readFileSync(join(dir, 'chunks', f), 'utf8').includes('x-amz-checksum-mode'),
+    );
+    expect(s3Chunks.length).toBeGreaterThan(0);
+    expect(entry).not.toContain('x-amz-checksum-mode');
     expect(entry).not.toContain('bowser');
     expect(totalBytes).toBeLessThan(10 * 1024 * 1024);
   });
@@ -212,6 +221,52 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
       select idempotency_key, status from worker_inbox where consumer = 'bundle-test' order by idempotency_key`;
     expect(inbox).toEqual([{ idempotency_key: due.idempotencyKey, status: 'COMPLETED' }]);
     expect(laterVisibleInMs()).toBeGreaterThan(3_000_000);
+  });
+
+  it('runs bundled: reads a payloadRef through the lazily loaded S3 chunk and applies it', async () => {
+    // Prepare: the payload in fauxqs S3 (same endpoint as its SQS), the message refers to it.
+    const s3 = s3ClientFor(sqs.endpoint);
+    const bucket = `bundle-${randomUUID().slice(0, 8)}`;
+    const { payload, ...rest } = envelopeFactory();
+    const bytes = Buffer.from(JSON.stringify(payload));
+    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'payload.json', Body: bytes }));
+    s3.destroy();
+    const envelope = {
+      ...rest,
+      payloadRef: {
+        bucket,
+        key: 'payload.json',
+        sha256: createHash('sha256').update(bytes).digest('hex'),
+        size: bytes.length,
+      },
+    };
+    const consumer = `bundle-ref-${randomUUID().slice(0, 8)}`;
+    const event = {
+      Records: [
+        {
+          messageId: randomUUID(),
+          receiptHandle: 'rh',
+          body: JSON.stringify(envelope),
+          attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()) },
+          messageAttributes: {},
+          eventSource: 'aws:sqs',
+          eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:bundle-ref',
+          awsRegion: 'us-east-1',
+        },
+      ],
+    };
+
+    // Act
+    const { response } = await invokeBundle<SQSBatchResponse>(assetOf(worker.workerFunction), event, {
+      ...workerEnv(consumer),
+      S3_ENDPOINT: sqs.endpoint,
+    });
+
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [] });
+    const inbox = await db.sql`select status from worker_inbox where consumer = ${consumer}`;
+    expect(inbox).toEqual([{ status: 'COMPLETED' }]);
   });
 
   // A deployment whose lazily loaded code is missing (a partial upload, a broken chunk): the batch must still

@@ -33,9 +33,8 @@ function environments(worker: SqsInboxWorkerStackProps['worker']) {
   const byId = (fragment: string): Record<string, string> => {
     const entry = Object.entries(functions).find(([id]) => id.includes(fragment));
     expect(entry, `a function whose logical id contains ${fragment}`).toBeDefined();
-    const variables = (
-      entry?.[1] as { Properties: { Environment?: { Variables?: Record<string, unknown> } } }
-    ).Properties.Environment?.Variables;
+    type Definition = { Properties: { Environment?: { Variables?: Record<string, unknown> } } };
+    const variables = (entry?.[1] as Definition | undefined)?.Properties.Environment?.Variables;
     return {
       ...RUNTIME,
       ...Object.fromEntries(

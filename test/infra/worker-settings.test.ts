@@ -398,3 +398,44 @@ describe('Function: resolveWorkerSettings() — the retention job', () => {
     ]);
   });
 });
+
+describe('Function: resolveWorkerSettings() payload settings', () => {
+  it('defaults the payload version retention to queue + DLQ retention in whole days', () => {
+    const settings = resolveWorkerSettings({
+      retentionPeriod: Duration.hours(36),
+      dlqRetentionPeriod: Duration.days(14),
+    });
+    expect(settings.payloadVersionRetention.toDays()).toBe(16);
+  });
+
+  it('refuses a payload version retention shorter than queue + DLQ retention, naming the value to set', () => {
+    expect(problemsOf({ payloadVersionRetention: Duration.days(17) })).toEqual([
+      'payloadVersionRetention (17 days) must be at least retentionPeriod + dlqRetentionPeriod (345600 s + 1209600 s, 18 days rounded up): a message or its DLQ copy would outlive the payload version it refers to and fail PAYLOAD_NOT_FOUND; raise payloadVersionRetention to 18 days or more',
+    ]);
+    expect(problemsOf({ payloadVersionRetention: Duration.days(18) })).toEqual([]);
+  });
+
+  it('refuses a payload version retention that is not whole days', () => {
+    expect(problemsOf({ payloadVersionRetention: Duration.hours(500) })).toEqual([
+      'payloadVersionRetention (1800000 s) must be whole days (S3 lifecycle counts days); round it up',
+    ]);
+  });
+
+  it('refuses maxPayloadBytes above half the function memory', () => {
+    expect(problemsOf({ memorySize: 128, maxPayloadBytes: 100 * 1024 * 1024 })).toEqual([
+      'maxPayloadBytes (104857600 bytes) must be at most half of memorySize (128 MB = 67108864 bytes): a referenced payload is held whole while its handler runs; raise memorySize or lower maxPayloadBytes',
+    ]);
+  });
+
+  it('fails the synth of a worker whose payload versions would expire before its messages', () => {
+    const stack = new Stack(new App(), 'Short');
+    expect(
+      () =>
+        new SqsDatabaseWorker(stack, 'Worker', {
+          vpc: new ec2.Vpc(stack, 'Vpc'),
+          production: false,
+          payloadVersionRetention: Duration.days(1),
+        }),
+    ).toThrow(/payloadVersionRetention \(1 days\) must be at least retentionPeriod \+ dlqRetentionPeriod/);
+  });
+});

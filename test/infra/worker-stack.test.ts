@@ -1,5 +1,6 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Annotations, Capture, Match, Template } from 'aws-cdk-lib/assertions';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -83,7 +84,7 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     template.hasResourceProperties('AWS::SQS::Queue', {
       VisibilityTimeout: 180,
       MessageRetentionPeriod: 345_600,
-      MaximumMessageSize: 262_144,
+      MaximumMessageSize: 1_048_576,
       SqsManagedSseEnabled: true,
       RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlqRef, 'Arn'] }, maxReceiveCount: 10 },
     });
@@ -94,7 +95,7 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     expect(dlq.Properties).toMatchObject({
       MessageRetentionPeriod: 1_209_600,
       SqsManagedSseEnabled: true,
-      MaximumMessageSize: 262_144,
+      MaximumMessageSize: 1_048_576,
     });
     template.hasResourceProperties('AWS::SQS::QueuePolicy', {
       Queues: [{ Ref: dlqRef.asString() }],
@@ -339,9 +340,10 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
         'HealthJobErrors',
         'HealthJobNotRunning',
         'RetentionJobErrors',
+        'PayloadAccessDenied',
       ].sort(),
     );
-    expect(alarms).toHaveLength(20);
+    expect(alarms).toHaveLength(21);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
       expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }]);
@@ -603,6 +605,94 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     });
   });
 
+  it('creates a versioned, encrypted, TLS-only, private, access-logged payload bucket that keeps versions past queue + DLQ retention', () => {
+    // Prepare
+    const logs = new Capture();
+    const bucketId = logicalIdOf(template, 'AWS::S3::Bucket', {
+      VersioningConfiguration: { Status: 'Enabled' },
+    });
+
+    // Assess: 4 days + 14 days of retention = 18 days for the current object and for every old version.
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      VersioningConfiguration: { Status: 'Enabled' },
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+      },
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      LoggingConfiguration: { DestinationBucketName: { Ref: logs }, LogFilePrefix: 'payload-bucket/' },
+      LifecycleConfiguration: {
+        Rules: Match.arrayWith([
+          Match.objectLike({
+            ExpirationInDays: 18,
+            NoncurrentVersionExpiration: { NoncurrentDays: 18 },
+            Status: 'Enabled',
+          }),
+          Match.objectLike({ ExpiredObjectDeleteMarker: true }),
+        ]),
+      },
+    });
+    expect(template.toJSON().Resources[logs.asString()].Type).toBe('AWS::S3::Bucket');
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: bucketId },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+    template.hasResource('AWS::S3::Bucket', {
+      Properties: Match.objectLike({ VersioningConfiguration: Match.anyValue() }),
+      DeletionPolicy: 'Retain',
+    });
+  });
+
+  it('lets the worker read payload object versions only (no list, no write), and gives the relay nothing on S3', () => {
+    // Prepare
+    const bucketId = logicalIdOf(template, 'AWS::S3::Bucket', {
+      VersioningConfiguration: { Status: 'Enabled' },
+    });
+    const s3Statements = (role: string) =>
+      Object.values(template.findResources('AWS::IAM::Policy'))
+        .filter((policy) => JSON.stringify(policy.Properties.Roles).includes(role))
+        .flatMap(
+          (policy) =>
+            policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[],
+        )
+        .filter((statement) => [statement.Action].flat().some((action) => action.startsWith('s3:')));
+    const roleOf = (fn: string) =>
+      Object.keys(template.findResources('AWS::IAM::Role')).find((id) =>
+        id.startsWith(`Worker${fn}ServiceRole`),
+      ) as string;
+
+    // Assess
+    expect(s3Statements(roleOf('WorkerFunction'))).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['s3:GetObject', 's3:GetObjectVersion'],
+        Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, '/*']] },
+      },
+    ]);
+    expect(s3Statements(roleOf('OutboxRelayFunction'))).toEqual([]);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: 'SQS → PostgreSQL inbox worker',
+      Environment: { Variables: Match.objectLike({ PAYLOAD_MAX_BYTES: String(64 * 1024 * 1024) }) },
+    });
+  });
+
+  it('alarms when the worker is denied a payload read', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'PayloadAccessDenied',
+      Namespace: WORKER_METRICS.defaultNamespace,
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+  });
+
   it('draws a dashboard with queue, ESM, function, EMF, database and proxy widgets', () => {
     const body = JSON.stringify(template.findResources('AWS::CloudWatch::Dashboard'));
     for (const name of [
@@ -665,6 +755,39 @@ describe('Class: SqsInboxWorkerStack (dev, FIFO)', () => {
         DeletionProtection: false,
         DBInstanceClass: 'db.t4g.micro',
       }),
+    });
+  });
+});
+
+describe('Method: SqsDatabaseWorker.grantPayloadWrite()', () => {
+  it('gives a producer s3:PutObject on the payload objects and nothing else', () => {
+    // Prepare
+    const stack = new SqsInboxWorkerStack(new App({ context: noBundling }), 'Producer', {
+      worker: { queueIdentity: DEPLOYED_QUEUES },
+    });
+    const producer = new iam.Role(stack, 'ProducerRole', {
+      assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'),
+    });
+
+    // Act
+    stack.worker.grantPayloadWrite(producer);
+
+    // Assess
+    const template = Template.fromStack(stack);
+    const bucketId = logicalIdOf(template, 'AWS::S3::Bucket', {
+      VersioningConfiguration: { Status: 'Enabled' },
+    });
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      Roles: [{ Ref: Match.stringLikeRegexp('^ProducerRole') }],
+      PolicyDocument: {
+        Statement: [
+          {
+            Effect: 'Allow',
+            Action: 's3:PutObject',
+            Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, '/*']] },
+          },
+        ],
+      },
     });
   });
 });

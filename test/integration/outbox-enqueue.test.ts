@@ -168,13 +168,13 @@ describe('Function: enqueueOutbox()', () => {
 
   it('rejects an envelope larger than an SQS message', async () => {
     // Prepare
-    const envelope = deadlineRequested(`CASE-${randomUUID()}`, { payload: { blob: 'x'.repeat(262_144) } });
+    const envelope = deadlineRequested(`CASE-${randomUUID()}`, { payload: { blob: 'x'.repeat(1_048_576) } });
 
     // Act
     const attempt = db.sql.begin((sql) => enqueueOutbox(sql, envelope));
 
     // Assess
-    await expect(attempt).rejects.toThrow(/above the SQS limit of 262144; store large data elsewhere/);
+    await expect(attempt).rejects.toThrow(/above the queue's message limit of 1048576; pass `offload`/);
     expect(await outboxRows(envelope.idempotencyKey)).toHaveLength(0);
   });
 

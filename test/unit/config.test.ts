@@ -31,6 +31,23 @@ describe('Function: loadConfig()', () => {
     });
   });
 
+  it('reads the payloadRef settings: PAYLOAD_MAX_BYTES (64 MiB by default) and S3_ENDPOINT', () => {
+    // Act
+    const defaults = loadConfig({ DATABASE_URL: 'postgres://localhost/db' });
+    const local = loadConfig({
+      DATABASE_URL: 'postgres://localhost/db',
+      PAYLOAD_MAX_BYTES: '1048576',
+      S3_ENDPOINT: 'http://127.0.0.1:4566',
+    });
+
+    // Assess
+    expect(defaults).toMatchObject({ maxPayloadBytes: 67_108_864, s3Endpoint: undefined });
+    expect(local).toMatchObject({ maxPayloadBytes: 1_048_576, s3Endpoint: 'http://127.0.0.1:4566' });
+    expect(
+      configError({ DATABASE_URL: 'postgres://localhost/db', PAYLOAD_MAX_BYTES: '64MiB' }).message,
+    ).toContain('PAYLOAD_MAX_BYTES must be a whole number from 1 to 1073741824 (given "64MiB")');
+  });
+
   it('reads the deployed host settings with IAM auth', () => {
     const config = loadConfig({
       DB_HOST: 'proxy.example',

@@ -50,4 +50,42 @@ describe('Schema: envelopeSchema', () => {
     const { idempotencyKey: _dropped, ...rest } = envelopeFactory();
     expect(parseSchema(envelopeSchema, rest).success).toBe(false);
   });
+
+  describe('payload or payloadRef', () => {
+    const ref = {
+      bucket: 'case-documents',
+      key: 'documents/DOC-1/original.pdf',
+      sha256: 'a'.repeat(64),
+      size: 10,
+    };
+    const withoutPayload = () => {
+      const { payload: _inline, ...rest } = envelopeFactory();
+      return rest;
+    };
+
+    it('accepts a payloadRef instead of a payload', () => {
+      expect(parseSchema(envelopeSchema, { ...withoutPayload(), payloadRef: ref }).success).toBe(true);
+    });
+
+    it.each([
+      ['both', { ...envelopeFactory(), payloadRef: ref }],
+      ['neither', withoutPayload()],
+    ])('rejects %s with an error naming the fix', (_name, envelope) => {
+      const parsed = parseSchema(envelopeSchema, envelope);
+      expect(parsed.success).toBe(false);
+      expect(parsed.success ? '' : describeIssues(parsed.error)).toContain(
+        'give exactly one of payload (inline) and payloadRef',
+      );
+    });
+
+    it.each([
+      ['sha256', { sha256: 'A'.repeat(64) }],
+      ['size', { size: -1 }],
+      ['bucket', { bucket: 'Bad_Bucket' }],
+      ['key', { key: '' }],
+    ])('rejects a payloadRef with an invalid %s', (field, change) => {
+      const parsed = parseSchema(envelopeSchema, { ...withoutPayload(), payloadRef: { ...ref, ...change } });
+      expect(parsed.success ? '' : describeIssues(parsed.error)).toContain(`payloadRef.${field}`);
+    });
+  });
 });

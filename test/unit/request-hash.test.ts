@@ -35,4 +35,25 @@ describe('Function: requestHash()', () => {
   it('is a 64-character hex sha256', () => {
     expect(requestHash(base)).toMatch(/^[0-9a-f]{64}$/);
   });
+
+  describe('with a payloadRef', () => {
+    const ref = { bucket: 'payloads', key: 'a/1', versionId: 'v1', sha256: 'a'.repeat(64), size: 10 };
+    const byRef = { messageType: 'PaymentCaptured', schemaVersion: 1, payloadRef: ref };
+
+    it('differs when the object differs (sha256 or size)', () => {
+      expect(requestHash({ ...byRef, payloadRef: { ...ref, sha256: 'b'.repeat(64) } })).not.toBe(
+        requestHash(byRef),
+      );
+      expect(requestHash({ ...byRef, payloadRef: { ...ref, size: 11 } })).not.toBe(requestHash(byRef));
+    });
+
+    it('is the same for the same bytes at another bucket, key or version', () => {
+      const moved = { ...ref, bucket: 'payloads-eu', key: 'b/2', versionId: 'v9' };
+      expect(requestHash({ ...byRef, payloadRef: moved })).toBe(requestHash(byRef));
+    });
+
+    it('keeps the hash of an inline payload as it was (hashes already stored stay valid)', () => {
+      expect(requestHash(base)).toBe('a889f4e9019911ed54b46d9de2ebb758d2bf620830234a84821c675bc8bc56ad');
+    });
+  });
 });

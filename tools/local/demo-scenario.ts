@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import { CreateBucketCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import {
   ChangeMessageVisibilityBatchCommand,
   ReceiveMessageCommand,
@@ -12,9 +13,9 @@ import postgres from 'postgres';
 import { connectOptions } from '../../lambda/connect-options.ts';
 import { createSql } from '../../lambda/db.ts';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
-import { enqueueOutbox } from '../../lambda/outbox/enqueue-outbox.ts';
+import { enqueueOutbox, OUTBOX_MAX_MESSAGE_BYTES } from '../../lambda/outbox/enqueue-outbox.ts';
 import { createWorker } from '../../lambda/worker/create-worker.ts';
-import type { Envelope } from '../../lambda/worker/envelope.ts';
+import type { Envelope, PayloadRef } from '../../lambda/worker/envelope.ts';
 import type { OutcomeResult } from '../../lambda/worker/outcome.ts';
 import { type EventSourceMappingStats, startEventSourceMapping } from './event-source-mapping.ts';
 import { exampleEnvelope } from './example-envelope.ts';
@@ -28,6 +29,11 @@ export interface DemoScenarioOptions {
   /** Migrated database of the worker. */
   readonly databaseUrl: string;
   readonly sqs: SQSClient;
+  /**
+   * S3 (the built-in fauxqs): adds the payloadRef cases — referenced documents (one twice), an oversized payment
+   * offloaded by the outbox, a wrong checksum and a missing object. Without it they are left out.
+   */
+  readonly s3?: S3Client;
   /** The source queue and its DLQ (RedrivePolicy with maxReceiveCount ≥ 3). */
   readonly queues: LocalQueues;
   /** Regular messages to send, 20–100,000 (duplicates and failure cases come on top). @default 200 */
@@ -71,6 +77,14 @@ export interface DemoSummary {
     readonly ledgerEntries: number;
     readonly casesAdvanced: number;
     readonly deadlines: number;
+    /** `documents` rows written from referenced documents. */
+    readonly documents: number;
+  };
+  /** The payloadRef cases (zero without S3). */
+  readonly payloads: {
+    readonly referenced: number;
+    readonly offloadedByOutbox: number;
+    readonly quarantined: Readonly<Record<string, number>>;
   };
   readonly esm: EventSourceMappingStats;
   /** The producer side: events written to the outbox and published by the relay loop. */
@@ -88,7 +102,9 @@ export type ScenarioCase =
   | 'out-of-order'
   | 'retryable-then-succeeds'
   | 'never-recovers'
-  | 'terminal';
+  | 'terminal'
+  | 'payload-ref'
+  | 'payload-ref-broken';
 
 interface ScenarioMessage {
   readonly body: string;
@@ -113,7 +129,7 @@ const keyOf = (body: string): string | undefined => {
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** Builds the scenario's messages; all ids are prefixed with `runId` so runs never collide. */
-function buildScenario(runId: string, count: number) {
+function buildScenario(runId: string, count: number, documents?: DemoDocuments) {
   const messages: ScenarioMessage[] = [];
   const add = (kind: ScenarioCase, envelope: object | string, phase: 1 | 2 = 1, viaOutbox = false) => {
     const body = typeof envelope === 'string' ? envelope : JSON.stringify(envelope);
@@ -204,6 +220,47 @@ function buildScenario(runId: string, count: number) {
   // Never recovers: its case stays locked until SQS has moved it to the DLQ.
   add('never-recovers', stage(stuckCase, 2, 'REVIEW'));
 
+  // Payloads by reference: documents read from S3 and verified before the handler runs (one delivered twice),
+  // a payment too large for a message that the outbox offloads, a wrong checksum and a missing object.
+  const documentRequest = (documentId: string, payloadRef: PayloadRef) => {
+    const { payload: _none, ...envelope } = exampleEnvelope({
+      messageType: 'DocumentMetadataExtractionRequested',
+      idempotencyKey: `${documentId}:extract:v1`,
+      aggregateType: 'document',
+      aggregateId: documentId,
+      payload: {},
+    });
+    return { ...envelope, payloadRef };
+  };
+  const bigPaymentId = `${runId}-payment-big`;
+  if (documents) {
+    const pdf = add('payload-ref', documentRequest(`${runId}-doc-pdf`, documents.pdf));
+    add('payload-ref', documentRequest(`${runId}-doc-text`, documents.text));
+    add('duplicate', pdf);
+    add(
+      'payload-ref-broken',
+      documentRequest(`${runId}-doc-tampered`, { ...documents.text, sha256: '0'.repeat(64) }),
+    );
+    add(
+      'payload-ref-broken',
+      documentRequest(`${runId}-doc-missing`, { ...documents.text, key: `${runId}/missing` }),
+    );
+    const big = exampleEnvelope({
+      messageType: 'PaymentCaptured',
+      idempotencyKey: bigPaymentId,
+      aggregateType: 'Payment',
+      aggregateId: bigPaymentId,
+      payload: {
+        paymentId: bigPaymentId,
+        accountId: 'acct-big',
+        amount: 1,
+        currency: 'EUR',
+        note: 'x'.repeat(OUTBOX_MAX_MESSAGE_BYTES),
+      },
+    });
+    add('payload-ref', big, 1, true);
+  }
+
   return {
     messages,
     caseIds: [...caseIds, lockedCase, stuckCase],
@@ -215,7 +272,39 @@ function buildScenario(runId: string, count: number) {
     phase2After: [...outOfOrder.map((caseId) => `${caseId}:stage:v3`), `${runId}-payment-1`],
     /** Payment bodies whose first delete is dropped (a crash between commit and delete): 2 %. */
     crashBodies: new Set(payments.filter((_, i) => i % 50 === 7)),
-    paymentIds: Array.from({ length: paymentIndex }, (_, i) => `${runId}-payment-${i + 1}`),
+    paymentIds: [
+      ...Array.from({ length: paymentIndex }, (_, i) => `${runId}-payment-${i + 1}`),
+      ...(documents ? [bigPaymentId] : []),
+    ],
+  };
+}
+
+/** The documents the payloadRef cases refer to, uploaded to the run's bucket. */
+interface DemoDocuments {
+  readonly bucket: string;
+  readonly pdf: PayloadRef;
+  readonly text: PayloadRef;
+}
+
+/** Creates the run's payload bucket and uploads a small PDF and a text document to it. */
+async function uploadDocuments(s3: S3Client, runId: string): Promise<DemoDocuments> {
+  const bucket = `sqs-inbox-worker-${runId}`;
+  await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  const upload = async (key: string, bytes: Buffer): Promise<PayloadRef> => {
+    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes }));
+    return { bucket, key, sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length };
+  };
+  const pages = Array.from({ length: 3 }, (_, i) => `${i + 3} 0 obj << /Type /Page /Parent 2 0 R >> endobj`);
+  return {
+    bucket,
+    pdf: await upload(
+      `${runId}/contract.pdf`,
+      Buffer.from(
+        `%PDF-1.7\n2 0 obj << /Type /Pages /Count 3 >> endobj\n${pages.join('\n')}\n%%EOF\n`,
+        'latin1',
+      ),
+    ),
+    text: await upload(`${runId}/notes.txt`, Buffer.from('first line\nsecond line\nthird line\n')),
   };
 }
 
@@ -307,7 +396,8 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
   const consumer = options.consumer ?? 'case-worker';
   const timeoutMs = options.timeoutMs ?? 90_000;
   const { sqs, queues } = options;
-  const scenario = buildScenario(runId, count);
+  const documents = options.s3 ? await uploadDocuments(options.s3, runId) : undefined;
+  const scenario = buildScenario(runId, count, documents);
   const total = scenario.messages.length;
 
   // One pool connection per concurrent invocation, as Lambda environments with DB_POOL_SIZE=1 would have.
@@ -330,6 +420,7 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
     handlers: exampleHandlers,
     sql,
     sqs,
+    s3: options.s3,
     logger,
     metrics: new Metrics({ namespace: 'SqsInboxWorkerLocal', serviceName: consumer }),
     recordConcurrency: 1,
@@ -392,7 +483,9 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
   try {
     // Producer transactions: each enqueues its event atomically with whatever state change it makes.
     for (const message of outboxMessages) {
-      await side.begin((tx) => enqueueOutbox(tx, JSON.parse(message.body) as Envelope));
+      // A payload too large for a message goes to S3; the row carries its payloadRef.
+      const offload = options.s3 && documents ? { s3: options.s3, bucket: documents.bucket } : undefined;
+      await side.begin((tx) => enqueueOutbox(tx, JSON.parse(message.body) as Envelope, { offload }));
     }
     await sendAll(
       sqs,
@@ -462,6 +555,13 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
   `;
   const [deadlines] = await side<{ count: number }[]>`
     select count(*)::int as count from case_deadlines where case_id like ${prefix}
+  `;
+  const [documentRows] = await side<{ count: number }[]>`
+    select count(*)::int as count from documents where document_id like ${prefix}
+  `;
+  const [offloaded] = await side<{ count: number }[]>`
+    select count(*)::int as count from outbox_events
+    where idempotency_key in ${side(outboxKeys)} and envelope ? 'payloadRef'
   `;
   const relayTotals = await relay;
   const [outbox] = await side<{ enqueued: number; published: number; with_id: number }[]>`
@@ -535,13 +635,33 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
     },
     {
       name: 'poison, terminal and mismatched messages are quarantined, not retried',
-      ok: quarantineRows.length === byKind.poison + byKind.terminal + byKind['same-key-different-payload'],
+      ok:
+        quarantineRows.length ===
+        byKind.poison +
+          byKind.terminal +
+          byKind['same-key-different-payload'] +
+          (byKind['payload-ref-broken'] ?? 0),
       detail: `${quarantineRows.length} quarantined (${Object.entries(
         countBy(quarantineRows, (r) => r.reason_code),
       )
         .map(([code, n]) => `${code} ${n}`)
         .join(', ')})`,
     },
+    ...(documents
+      ? [
+          {
+            name: 'referenced payloads: verified before the handler, stored once, bad references quarantined',
+            ok:
+              documentRows?.count === 2 &&
+              offloaded?.count === 1 &&
+              quarantineRows.filter((r) => r.reason_code === 'PAYLOAD_CHECKSUM_MISMATCH').length === 1 &&
+              quarantineRows.filter((r) => r.reason_code === 'PAYLOAD_NOT_FOUND').length === 1,
+            detail: `${documentRows?.count ?? 0} documents, ${offloaded?.count ?? 0} outbox event offloaded to S3, ${
+              quarantineRows.filter((r) => r.reason_code.startsWith('PAYLOAD_')).length
+            } bad references quarantined`,
+          },
+        ]
+      : []),
     {
       name: 'a message that never recovers reaches the DLQ with its body intact',
       ok: dlqBodies.length === 1 && dlqBodies[0] === stuckBody,
@@ -561,6 +681,15 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
       ledgerEntries: ledger?.entries ?? 0,
       casesAdvanced: caseRows.filter((row) => row.version > 1).length,
       deadlines: deadlines?.count ?? 0,
+      documents: documentRows?.count ?? 0,
+    },
+    payloads: {
+      referenced: (byKind['payload-ref'] ?? 0) + (byKind['payload-ref-broken'] ?? 0),
+      offloadedByOutbox: offloaded?.count ?? 0,
+      quarantined: countBy(
+        quarantineRows.filter((row) => row.reason_code.startsWith('PAYLOAD_')),
+        (row) => row.reason_code,
+      ),
     },
     esm: { ...esm.stats },
     outbox: {

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import postgres from 'postgres';
 import { connectOptions } from '../../lambda/connect-options.ts';
@@ -9,6 +10,7 @@ import { runMigrations } from '../../lambda/run-migrations.ts';
 import { LocalStackError } from './errors.ts';
 import { startLocalPostgres } from './local-postgres.ts';
 import { createLocalQueues, type LocalQueues } from './local-queues.ts';
+import { s3ClientFor } from './local-s3.ts';
 import { sqsClientFor, startLocalSqs } from './local-sqs.ts';
 
 /** Options of {@link startLocalStack}. */
@@ -41,6 +43,8 @@ export interface LocalStack {
   readonly queues: LocalQueues;
   /** SQS client for the endpoint. */
   readonly sqs: SQSClient;
+  /** S3 client of the built-in fauxqs (it serves S3 on the SQS port); undefined with `sqsEndpoint`. */
+  readonly s3: S3Client | undefined;
   /** Migrations applied by this start. */
   readonly migrationsApplied: number;
   /** Stops what this stack started (never a database or endpoint it was given). */
@@ -119,6 +123,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     if (local) stops.push(() => local.stop());
     const sqs = local ? local.client() : sqsClientFor(options.sqsEndpoint as string, region);
     if (!local) stops.push(async () => sqs.destroy());
+    const s3 = local ? s3ClientFor(local.endpoint, region) : undefined;
+    if (s3) stops.push(async () => s3.destroy());
     const queues = await createLocalQueues(sqs, {
       name: options.queueName ?? 'case-worker',
       maxReceiveCount: options.maxReceiveCount ?? 5,
@@ -141,6 +147,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       embedded: { postgres: !!pg, sqs: !!local },
       queues,
       sqs,
+      s3,
       migrationsApplied: applied.length,
       stop,
     };

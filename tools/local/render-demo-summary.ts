@@ -45,6 +45,18 @@ export function renderDemoSummary(summary: DemoSummary): string {
         ['ledger_entries', summary.effects.ledgerEntries],
         ['cases advanced past version 1', summary.effects.casesAdvanced],
         ['case_deadlines', summary.effects.deadlines],
+        ['documents (from referenced documents)', summary.effects.documents],
+      ],
+    ),
+    table(
+      ['Payloads by reference (S3)', 'Count'],
+      [
+        ['messages sent with a payloadRef or offloaded', summary.payloads.referenced],
+        ['outbox events offloaded to S3 (over 1 MiB)', summary.payloads.offloadedByOutbox],
+        ...Object.entries(summary.payloads.quarantined).map(([code, count]) => [
+          `quarantined ${code}`,
+          count,
+        ]),
       ],
     ),
     table(
