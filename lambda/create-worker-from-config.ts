@@ -50,11 +50,18 @@ export function createWorkerFromConfig(options: WorkerFromConfigOptions): Worker
       config.sqsEndpoint ? { endpoint: config.sqsEndpoint, useQueueUrlAsEndpoint: false } : {},
     );
   };
+  // Made when a record first carries a payloadRef: cold starts without references never load the SDK's S3 code.
+  const s3 = async () => {
+    const { S3Client } = await import('@aws-sdk/client-s3');
+    return new S3Client(config.s3Endpoint ? { endpoint: config.s3Endpoint, forcePathStyle: true } : {});
+  };
   return createWorker({
     consumer: config.consumer,
     handlers: typeof options.handlers === 'function' ? options.handlers(config) : options.handlers,
     sql,
     sqs,
+    s3,
+    maxPayloadBytes: config.maxPayloadBytes,
     logger: new Logger({ serviceName }),
     metrics: new Metrics({
       namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? DEFAULT_METRICS_NAMESPACE,

@@ -45,6 +45,16 @@ export const ENGINE_FAILURE_CODES = [
   'NETWORK_ERROR',
   // Anything else: retryable, bounded by the attempt policy.
   'UNHANDLED_ERROR',
+  // A payload by reference (payloadRef), read from S3 before the transaction.
+  'PAYLOAD_NOT_FOUND',
+  'PAYLOAD_CHECKSUM_MISMATCH',
+  'PAYLOAD_TOO_LARGE',
+  'PAYLOAD_ACCESS_DENIED',
+  'PAYLOAD_S3_THROTTLED',
+  'PAYLOAD_READ_FAILED',
+  'PAYLOAD_READ_TIMEOUT',
+  'PAYLOAD_READER_MISSING',
+  'PAYLOAD_NOT_READ',
 ] as const;
 
 /** Codes of the external-effect log (`performExternalEffect`) and the HTTP notification provider. */

@@ -4,4 +4,6 @@ export const EXAMPLE_FAILURE_CODES = [
   'INVALID_STAGE',
   /** Retryable by default (the case may arrive later); terminal when the producer lists it in `terminalAfterCodes`. */
   'CASE_NOT_FOUND',
+  /** Terminal: a `DocumentMetadataExtractionRequested` handler that was given no document bytes. */
+  'DOCUMENT_MISSING',
 ] as const;

@@ -763,7 +763,7 @@ describe('Method: SqsDatabaseWorker.grantPayloadWrite()', () => {
   it('gives a producer s3:PutObject on the payload objects and nothing else', () => {
     // Prepare
     const stack = new SqsInboxWorkerStack(new App({ context: noBundling }), 'Producer', {
-      worker: { queueIdentity: DEPLOYED_QUEUES },
+      worker: { queueIdentity: DEPLOYED_QUEUES, alarms: 'none' },
     });
     const producer = new iam.Role(stack, 'ProducerRole', {
       assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'),
