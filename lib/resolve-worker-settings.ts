@@ -14,7 +14,15 @@ export interface ResolvedWorkerSettings {
   readonly memorySize: number;
   readonly batchSize: number;
   readonly maxBatchingWindow: Duration;
+  /** How the event source mapping scales: `MaximumConcurrency`, or provisioned pollers. */
+  readonly scalingMode: ScalingMode;
+  /**
+   * The event source `MaximumConcurrency` (mode `maximum-concurrency`). In mode `provisioned` the mapping has
+   * none (the two are mutually exclusive): the value is the reserved concurrency, the hard cap there.
+   */
   readonly maxConcurrency: number;
+  /** `ProvisionedPollerConfig` of the event source (mode `provisioned` only). */
+  readonly provisionedPollers: ProvisionedPollers | undefined;
   readonly reservedConcurrency: number;
   readonly dbPoolSize: number;
   readonly recordConcurrency: number;
@@ -25,6 +33,29 @@ export interface ResolvedWorkerSettings {
   /** The database user of each function: one per function, so each gets only its own privileges. */
   readonly dbUsers: DatabaseUsers;
 }
+
+/**
+ * How the SQS event source mapping scales: `maximum-concurrency` (Lambda's default pollers, capped by the
+ * mapping's `MaximumConcurrency`) or `provisioned` (`ProvisionedPollerConfig`: a minimum of pollers always on,
+ * billed whether messages arrive or not, scaling to a maximum).
+ */
+export type ScalingMode = 'maximum-concurrency' | 'provisioned';
+
+/** Minimum and maximum pollers of a provisioned event source mapping. */
+export interface ProvisionedPollers {
+  readonly minimumPollers: number;
+  readonly maximumPollers: number;
+}
+
+/**
+ * Concurrent invocations one provisioned SQS poller drives at most (AWS: "each poller can handle up to 10
+ * concurrent invokes"): the capacity formula's safe concurrency divided by this gives the maximum pollers.
+ */
+export const INVOKES_PER_POLLER = 10;
+/** The SQS event source limits of `ProvisionedPollerConfig`. */
+const MIN_POLLERS = 2;
+const MAX_MINIMUM_POLLERS = 200;
+const MAX_MAXIMUM_POLLERS = 2000;
 
 /** Database user names by function (`workerDbUser`, `relayDbUser`, `opsDbUser` with their defaults). */
 export interface DatabaseUsers {
@@ -244,67 +275,93 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
     }
   }
 
+  const scalingMode: ScalingMode = props.scalingMode ?? 'maximum-concurrency';
   let maxConcurrency = props.maxConcurrency;
-  if (maxConcurrency === undefined) {
-    if (capacity) {
-      maxConcurrency = Math.min(capacity.safeConcurrency, ESM_MAX_CONCURRENCY);
-      if (maxConcurrency < ESM_MIN_CONCURRENCY) {
-        problems.push(
-          `the safe worker concurrency is ${capacity.safeConcurrency} (${capacity.explanation}), below the event source minimum of ${ESM_MIN_CONCURRENCY}; raise the binding capacity input or lower dbPoolSize`,
-        );
-      }
-    } else {
-      if (capacityTokens) {
-        problems.push(
-          'a capacity input is a deploy-time token, so maxConcurrency has no default; set maxConcurrency',
-        );
-      }
-      maxConcurrency = ESM_MIN_CONCURRENCY;
-    }
-  } else if (!isToken(maxConcurrency)) {
-    if (
-      !Number.isInteger(maxConcurrency) ||
-      maxConcurrency < ESM_MIN_CONCURRENCY ||
-      maxConcurrency > ESM_MAX_CONCURRENCY
-    ) {
-      problems.push(
-        `maxConcurrency (${maxConcurrency}) must be a whole number from ${ESM_MIN_CONCURRENCY} to ${ESM_MAX_CONCURRENCY} (the SQS event source limits); set a value in that range`,
-      );
-    }
-    if (capacity && maxConcurrency > capacity.safeConcurrency) {
-      problems.push(
-        `maxConcurrency (${maxConcurrency}) exceeds the safe worker concurrency: ${capacity.explanation}; lower maxConcurrency or raise the binding capacity input`,
-      );
-    }
-  }
-
-  const reservedConcurrency = props.reservedConcurrency ?? maxConcurrency;
-  const reservedInRange = range(
-    'reservedConcurrency',
-    props.reservedConcurrency,
-    ESM_MIN_CONCURRENCY,
-    MAX_RESERVED_CONCURRENCY,
-  );
-  if (
-    reservedInRange &&
-    !isToken(reservedConcurrency) &&
-    !isToken(maxConcurrency) &&
-    reservedConcurrency < maxConcurrency
-  ) {
+  let reservedConcurrency: number;
+  let provisionedPollers: ProvisionedPollers | undefined;
+  if (scalingMode !== 'maximum-concurrency' && scalingMode !== 'provisioned') {
     problems.push(
-      `maxConcurrency (${maxConcurrency}) must not exceed reservedConcurrency (${reservedConcurrency}), or Lambda throttles the poller; raise reservedConcurrency to at least ${maxConcurrency} or lower maxConcurrency`,
+      `scalingMode ("${String(scalingMode)}") must be "maximum-concurrency" or "provisioned"; set one of them`,
     );
   }
+  if (scalingMode === 'provisioned') {
+    ({ provisionedPollers, reservedConcurrency } = resolveProvisioned(
+      props,
+      capacity,
+      capacityTokens,
+      problems,
+    ));
+    maxConcurrency = reservedConcurrency;
+  } else {
+    for (const name of ['minimumPollers', 'maximumPollers'] as const) {
+      if (props[name] !== undefined) {
+        problems.push(
+          `${name} (${props[name]}) applies only to scalingMode "provisioned" (given scalingMode "${scalingMode}"); remove ${name} or set scalingMode "provisioned"`,
+        );
+      }
+    }
+    if (maxConcurrency === undefined) {
+      if (capacity) {
+        maxConcurrency = Math.min(capacity.safeConcurrency, ESM_MAX_CONCURRENCY);
+        if (maxConcurrency < ESM_MIN_CONCURRENCY) {
+          problems.push(
+            `the safe worker concurrency is ${capacity.safeConcurrency} (${capacity.explanation}), below the event source minimum of ${ESM_MIN_CONCURRENCY}; raise the binding capacity input or lower dbPoolSize`,
+          );
+        }
+      } else {
+        if (capacityTokens) {
+          problems.push(
+            'a capacity input is a deploy-time token, so maxConcurrency has no default; set maxConcurrency',
+          );
+        }
+        maxConcurrency = ESM_MIN_CONCURRENCY;
+      }
+    } else if (!isToken(maxConcurrency)) {
+      if (
+        !Number.isInteger(maxConcurrency) ||
+        maxConcurrency < ESM_MIN_CONCURRENCY ||
+        maxConcurrency > ESM_MAX_CONCURRENCY
+      ) {
+        problems.push(
+          `maxConcurrency (${maxConcurrency}) must be a whole number from ${ESM_MIN_CONCURRENCY} to ${ESM_MAX_CONCURRENCY} (the SQS event source limits); set a value in that range`,
+        );
+      }
+      if (capacity && maxConcurrency > capacity.safeConcurrency) {
+        problems.push(
+          `maxConcurrency (${maxConcurrency}) exceeds the safe worker concurrency: ${capacity.explanation}; lower maxConcurrency or raise the binding capacity input`,
+        );
+      }
+    }
+
+    reservedConcurrency = props.reservedConcurrency ?? maxConcurrency;
+    const reservedInRange = range(
+      'reservedConcurrency',
+      props.reservedConcurrency,
+      ESM_MIN_CONCURRENCY,
+      MAX_RESERVED_CONCURRENCY,
+    );
+    if (
+      reservedInRange &&
+      !isToken(reservedConcurrency) &&
+      !isToken(maxConcurrency) &&
+      reservedConcurrency < maxConcurrency
+    ) {
+      problems.push(
+        `maxConcurrency (${maxConcurrency}) must not exceed reservedConcurrency (${reservedConcurrency}), or Lambda throttles the poller; raise reservedConcurrency to at least ${maxConcurrency} or lower maxConcurrency`,
+      );
+    }
+  }
+  const concurrency = maxConcurrency;
 
   const proxyMaxConnectionsPercent =
     props.proxyMaxConnectionsPercent ??
-    (isToken(maxConcurrency) || isToken(dbPoolSize) || isToken(dbMaxConnections)
+    (isToken(concurrency) || isToken(dbPoolSize) || isToken(dbMaxConnections)
       ? 100
       : Math.min(
           100,
           Math.max(
             1,
-            Math.ceil((100 * (maxConcurrency * dbPoolSize + AUXILIARY_PROXY_CONNECTIONS)) / dbMaxConnections),
+            Math.ceil((100 * (concurrency * dbPoolSize + AUXILIARY_PROXY_CONNECTIONS)) / dbMaxConnections),
           ),
         ));
 
@@ -345,7 +402,9 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
     memorySize,
     batchSize,
     maxBatchingWindow,
-    maxConcurrency,
+    scalingMode,
+    maxConcurrency: concurrency,
+    provisionedPollers,
     reservedConcurrency,
     dbPoolSize,
     recordConcurrency,
@@ -353,4 +412,95 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
     proxyMaxConnectionsPercent,
     capacity,
   };
+}
+
+/**
+ * Mode `provisioned`: the pollers and the reserved concurrency from the capacity formula. One poller drives up
+ * to {@link INVOKES_PER_POLLER} concurrent invokes, so `maximumPollers` defaults to ⌊safe concurrency / 10⌋
+ * (at most 2000) and the reserved concurrency to `maximumPollers` × 10. The reserved concurrency stays the hard
+ * cap on the database: it must not exceed the safe concurrency, and it must carry what the maximum of pollers
+ * can drive, or Lambda throttles the pollers' invokes (each throttled batch is a receive, on its way to the
+ * DLQ). A safe concurrency below 2 × 10 cannot carry the minimum of 2 pollers: refused.
+ */
+function resolveProvisioned(
+  props: Omit<SqsDatabaseWorkerProps, 'vpc'>,
+  capacity: CapacityResult | undefined,
+  capacityTokens: boolean,
+  problems: string[],
+): { provisionedPollers: ProvisionedPollers; reservedConcurrency: number } {
+  const minimumNeeded = MIN_POLLERS * INVOKES_PER_POLLER;
+  if (props.maxConcurrency !== undefined) {
+    problems.push(
+      `maxConcurrency (${props.maxConcurrency}) cannot be used with scalingMode "provisioned": the event source's MaximumConcurrency and ProvisionedPollerConfig are mutually exclusive; remove maxConcurrency (reservedConcurrency caps a provisioned worker) or set scalingMode "maximum-concurrency"`,
+    );
+  }
+  const check = (name: string, value: number | undefined, min: number, max: number): boolean => {
+    if (value === undefined || isToken(value)) return true;
+    if (Number.isInteger(value) && value >= min && value <= max) return true;
+    problems.push(
+      `${name} (${value}) must be a whole number from ${min} to ${max} (the SQS event source limits); set a value in that range`,
+    );
+    return false;
+  };
+  check('minimumPollers', props.minimumPollers, MIN_POLLERS, MAX_MINIMUM_POLLERS);
+  check('maximumPollers', props.maximumPollers, MIN_POLLERS, MAX_MAXIMUM_POLLERS);
+
+  let maximumPollers = props.maximumPollers;
+  if (maximumPollers === undefined) {
+    if (capacity) {
+      maximumPollers = Math.min(
+        MAX_MAXIMUM_POLLERS,
+        Math.floor(capacity.safeConcurrency / INVOKES_PER_POLLER),
+      );
+      if (maximumPollers < MIN_POLLERS) {
+        problems.push(
+          `scalingMode "provisioned" needs a safe worker concurrency of at least ${minimumNeeded} (${MIN_POLLERS} pollers, the minimum, × ${INVOKES_PER_POLLER} concurrent invokes each), but the safe worker concurrency is ${capacity.safeConcurrency} (${capacity.explanation}); use scalingMode "maximum-concurrency" or raise the binding capacity input`,
+        );
+        maximumPollers = MIN_POLLERS;
+      }
+    } else {
+      if (capacityTokens) {
+        problems.push(
+          'a capacity input is a deploy-time token, so maximumPollers has no default; set maximumPollers and reservedConcurrency',
+        );
+      }
+      maximumPollers = MIN_POLLERS;
+    }
+  } else if (
+    capacity &&
+    !isToken(maximumPollers) &&
+    maximumPollers * INVOKES_PER_POLLER > capacity.safeConcurrency
+  ) {
+    problems.push(
+      `maximumPollers (${maximumPollers}) can drive ${maximumPollers * INVOKES_PER_POLLER} concurrent invokes, above the safe worker concurrency: ${capacity.explanation}; lower maximumPollers to ${Math.floor(capacity.safeConcurrency / INVOKES_PER_POLLER)} or less, or raise the binding capacity input`,
+    );
+  }
+  const minimumPollers = props.minimumPollers ?? MIN_POLLERS;
+  if (!isToken(minimumPollers) && !isToken(maximumPollers) && minimumPollers > maximumPollers) {
+    problems.push(
+      `minimumPollers (${minimumPollers}) must not exceed maximumPollers (${maximumPollers}); lower minimumPollers or raise maximumPollers`,
+    );
+  }
+
+  const reservedConcurrency = props.reservedConcurrency ?? maximumPollers * INVOKES_PER_POLLER;
+  if (props.reservedConcurrency !== undefined && !isToken(props.reservedConcurrency)) {
+    const given = props.reservedConcurrency;
+    if (!Number.isInteger(given) || given < ESM_MIN_CONCURRENCY || given > MAX_RESERVED_CONCURRENCY) {
+      problems.push(
+        `reservedConcurrency (${given}) must be a whole number from ${ESM_MIN_CONCURRENCY} to ${MAX_RESERVED_CONCURRENCY}; set a value in that range`,
+      );
+    } else {
+      if (capacity && given > capacity.safeConcurrency) {
+        problems.push(
+          `reservedConcurrency (${given}) exceeds the safe worker concurrency: ${capacity.explanation}; with scalingMode "provisioned" the reserved concurrency is the only cap on the database, so lower reservedConcurrency or raise the binding capacity input`,
+        );
+      }
+      if (!isToken(maximumPollers) && given < maximumPollers * INVOKES_PER_POLLER) {
+        problems.push(
+          `reservedConcurrency (${given}) is below what maximumPollers (${maximumPollers}) can drive (${maximumPollers * INVOKES_PER_POLLER} concurrent invokes), so Lambda would throttle the pollers and every throttled batch counts as a receive toward the DLQ; raise reservedConcurrency to ${maximumPollers * INVOKES_PER_POLLER} or lower maximumPollers to ${Math.floor(given / INVOKES_PER_POLLER)}`,
+        );
+      }
+    }
+  }
+  return { provisionedPollers: { minimumPollers, maximumPollers }, reservedConcurrency };
 }

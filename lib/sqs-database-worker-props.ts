@@ -151,14 +151,38 @@ export interface SqsDatabaseWorkerProps {
    */
   readonly maxBatchingWindow?: Duration;
   /**
-   * Event source mapping `MaximumConcurrency`, 2 to 1000, at most `reservedConcurrency` and at most the safe
+   * How the event source mapping scales. `maximum-concurrency`: Lambda's pollers on demand, capped by
+   * `MaximumConcurrency` (`maxConcurrency`). `provisioned`: `ProvisionedPollerConfig` with `minimumPollers`
+   * always on (billed as event poller units even when the queue is empty; see docs/deploy.md) and up to
+   * `maximumPollers`, each driving up to 10 concurrent invokes; the reserved concurrency is the hard cap. The
+   * pollers are derived from the capacity formula; a safe worker concurrency below 20 (2 pollers × 10) is
+   * refused at synth.
+   * @default 'maximum-concurrency'
+   */
+  readonly scalingMode?: 'maximum-concurrency' | 'provisioned';
+  /**
+   * Provisioned pollers kept running at all times (`scalingMode: 'provisioned'` only), 2 to 200, at most
+   * `maximumPollers`.
+   * @default 2
+   */
+  readonly minimumPollers?: number;
+  /**
+   * Most provisioned pollers (`scalingMode: 'provisioned'` only), 2 to 2000; × 10 at most the safe worker
+   * concurrency and at most `reservedConcurrency`.
+   * @default ⌊safe worker concurrency / 10⌋, capped at 2000
+   */
+  readonly maximumPollers?: number;
+  /**
+   * Event source mapping `MaximumConcurrency` (`scalingMode: 'maximum-concurrency'` only), 2 to 1000, at most `reservedConcurrency` and at most the safe
    * worker concurrency of the capacity formula.
    * @default the safe worker concurrency (capacity formula), capped at 1000
    */
   readonly maxConcurrency?: number;
   /**
    * Reserved concurrency of the worker function, a whole number from 2 to 100000, at least `maxConcurrency`.
-   * @default maxConcurrency
+   * With `scalingMode: 'provisioned'` it is the only cap on the database: at most the safe worker
+   * concurrency and at least `maximumPollers` × 10.
+   * @default maxConcurrency; with `scalingMode: 'provisioned'`, `maximumPollers` × 10
    */
   readonly reservedConcurrency?: number;
 

@@ -101,8 +101,12 @@ export class SqsDatabaseWorker extends Construct {
     const capacityNote = settings.capacity
       ? settings.capacity.explanation
       : 'capacity not computed (a capacity input is a deploy-time token)';
+    const pollers = settings.provisionedPollers;
+    const scalingNote = pollers
+      ? `provisioned pollers ${pollers.minimumPollers}–${pollers.maximumPollers}${props.maximumPollers === undefined ? ' (derived)' : ''} (${pollers.minimumPollers} always on)`
+      : `maxConcurrency ${settings.maxConcurrency}${props.maxConcurrency === undefined ? ' (derived)' : ''}`;
     Annotations.of(this).addInfo(
-      `${capacityNote}; maxConcurrency ${settings.maxConcurrency}${props.maxConcurrency === undefined ? ' (derived)' : ''}, reservedConcurrency ${settings.reservedConcurrency}, proxy maxConnectionsPercent ${settings.proxyMaxConnectionsPercent} of dbMaxConnections ${settings.dbMaxConnections}`,
+      `${capacityNote}; ${scalingNote}, reservedConcurrency ${settings.reservedConcurrency}, proxy maxConnectionsPercent ${settings.proxyMaxConnectionsPercent} of dbMaxConnections ${settings.dbMaxConnections}`,
     );
 
     // ── queues ──────────────────────────────────────────────────────────────────────────────────────────────
@@ -226,7 +230,12 @@ export class SqsDatabaseWorker extends Construct {
       batchSize: settings.batchSize,
       maxBatchingWindow: settings.fifo ? undefined : settings.maxBatchingWindow,
       reportBatchItemFailures: true,
-      maxConcurrency: settings.maxConcurrency,
+      // MaximumConcurrency and ProvisionedPollerConfig are mutually exclusive; a provisioned worker is capped by
+      // its reserved concurrency (resolveWorkerSettings keeps it within the capacity formula).
+      ...(settings.provisionedPollers
+        ? { provisionedPollerConfig: { ...settings.provisionedPollers } }
+        : { maxConcurrency: settings.maxConcurrency }),
+      // EventCount metrics (polled, invoked, failed, deleted, …) in both modes, on the dashboard.
       metricsConfig: { metrics: [lambda.MetricType.EVENT_COUNT] },
     });
     this.workerFunction.addEventSource(this.eventSource);

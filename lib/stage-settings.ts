@@ -11,6 +11,8 @@ const NUMBER_KEYS = [
   'recordConcurrency',
   'batchSize',
   'maxConcurrency',
+  'minimumPollers',
+  'maximumPollers',
   'reservedConcurrency',
   'dbMaxConnections',
   'dbReservedConnections',
@@ -44,6 +46,7 @@ const STRING_KEYS = [
   'dashboardName',
   'terminalPolicy',
   'commitMode',
+  'scalingMode',
 ] as const;
 const SECONDS_KEYS = {
   visibilityTimeoutSeconds: 'visibilityTimeout',

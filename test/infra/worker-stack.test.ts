@@ -438,6 +438,65 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
   });
 });
 
+describe('Class: SqsInboxWorkerStack (scalingMode provisioned)', () => {
+  let stack: SqsInboxWorkerStack;
+  let template: Template;
+  beforeAll(() => {
+    ({ stack, template } = synth('Provisioned', {
+      production: false,
+      scalingMode: 'provisioned',
+      dbMaxConnections: 400,
+    }));
+  });
+
+  it('gives the event source provisioned pollers from the capacity formula and no MaximumConcurrency', () => {
+    // Assess: (400 − 10) / 1 = 390 safe → 39 pollers × 10 invokes = reserved concurrency 390
+    const mapping = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'));
+    expect(mapping).toHaveLength(1);
+    expect(mapping[0]?.Properties).toMatchObject({
+      ProvisionedPollerConfig: { MinimumPollers: 2, MaximumPollers: 39 },
+      MetricsConfig: { Metrics: ['EventCount'] },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    expect(mapping[0]?.Properties.ScalingConfig).toBeUndefined();
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: 'SQS → PostgreSQL inbox worker',
+      ReservedConcurrentExecutions: 390,
+    });
+    Annotations.fromStack(stack).hasInfo(
+      '/Provisioned/Worker',
+      Match.stringLikeRegexp(
+        'provisioned pollers 2–39 \\(derived\\) \\(2 always on\\), reservedConcurrency 390',
+      ),
+    );
+  });
+
+  it("draws the mapping's EventCount metrics on the dashboard, by its UUID", () => {
+    // Prepare
+    const mappingId = Object.keys(template.findResources('AWS::Lambda::EventSourceMapping'))[0];
+    const body = JSON.stringify(template.findResources('AWS::CloudWatch::Dashboard'));
+
+    // Assess
+    for (const name of [
+      'PolledEventCount',
+      'InvokedEventCount',
+      'FailedInvokeEventCount',
+      'DeletedEventCount',
+    ]) {
+      expect(body).toContain(name);
+    }
+    expect(body).toContain(`"EventSourceMappingUUID\\",\\"",{"Ref":"${mappingId}"}`);
+  });
+
+  it('refuses at synth a database too small for the minimum of 2 pollers', () => {
+    expect(() =>
+      synth('TooSmall', { production: false, scalingMode: 'provisioned', dbMaxConnections: 25 }),
+    ).toThrow(
+      'scalingMode "provisioned" needs a safe worker concurrency of at least 20 (2 pollers, the minimum, × 10 concurrent invokes each), but the safe worker concurrency is 15',
+    );
+  });
+});
+
 describe('Class: SqsInboxWorkerStack (dev, FIFO)', () => {
   let template: Template;
   beforeAll(() => {
