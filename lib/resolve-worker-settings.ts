@@ -32,6 +32,17 @@ export interface ResolvedWorkerSettings {
   readonly capacity: CapacityResult | undefined;
   /** The database user of each function: one per function, so each gets only its own privileges. */
   readonly dbUsers: DatabaseUsers;
+  /** The breaker's settings; `undefined` when `breaker` is false. */
+  readonly breaker: BreakerSettingsResolved | undefined;
+}
+
+/** The breaker's settings after defaults. */
+export interface BreakerSettingsResolved {
+  readonly checkInterval: Duration;
+  readonly failureThreshold: number;
+  readonly minOpen: Duration;
+  readonly halfOpen: Duration;
+  readonly halfOpenConcurrency: number;
 }
 
 /**
@@ -389,8 +400,45 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
     seenUsers.set(user, userProps[fn]);
   }
 
+  let breaker: BreakerSettingsResolved | undefined;
+  if (props.breaker !== false) {
+    breaker = {
+      checkInterval: props.breakerCheckInterval ?? Duration.seconds(10),
+      failureThreshold: props.breakerFailureThreshold ?? 2,
+      minOpen: props.breakerMinOpen ?? Duration.seconds(60),
+      halfOpen: props.breakerHalfOpen ?? Duration.seconds(60),
+      halfOpenConcurrency: props.breakerHalfOpenConcurrency ?? 2,
+    };
+    durationRange('breakerCheckInterval', seconds('breakerCheckInterval', breaker.checkInterval), 1, 30);
+    durationRange('breakerMinOpen', seconds('breakerMinOpen', breaker.minOpen), 10, 3600);
+    durationRange('breakerHalfOpen', seconds('breakerHalfOpen', breaker.halfOpen), 0, 3600);
+    range('breakerFailureThreshold', props.breakerFailureThreshold, 1, 100);
+    const half = breaker.halfOpenConcurrency;
+    if (
+      range(
+        'breakerHalfOpenConcurrency',
+        props.breakerHalfOpenConcurrency,
+        ESM_MIN_CONCURRENCY,
+        ESM_MAX_CONCURRENCY,
+      )
+    ) {
+      if (
+        scalingMode === 'maximum-concurrency' &&
+        !isToken(half) &&
+        !isToken(concurrency) &&
+        concurrency >= ESM_MIN_CONCURRENCY &&
+        half > concurrency
+      ) {
+        problems.push(
+          `breakerHalfOpenConcurrency (${half}) must not exceed maxConcurrency (${concurrency}): half-open runs the mapping below its configured scaling; lower breakerHalfOpenConcurrency`,
+        );
+      }
+    }
+  }
+
   if (problems.length > 0) throw new WorkerSettingsError(problems);
   return {
+    breaker,
     dbUsers,
     fifo,
     timeout,

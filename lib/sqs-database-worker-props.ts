@@ -271,6 +271,33 @@ export interface SqsDatabaseWorkerProps {
   /** Bounded run time of one relay invocation, shorter than the schedule. @default Duration.seconds(50) */
   readonly outboxRelayMaxRun?: Duration;
 
+  // ── circuit breaker of the event source mapping ──────────────────────────────────────────────────────────────
+  /**
+   * Deploy the breaker: a scheduled function that probes the database as the worker reaches it and disables the
+   * event source mapping while it is unavailable (so receive counts stop growing and good messages stay out of
+   * the DLQ), then enables it half-open and restores its scaling. Needs a Lambda interface endpoint in the VPC
+   * (the stack's `WorkerNetwork` has one).
+   * @default true
+   */
+  readonly breaker?: boolean;
+  /**
+   * Time between two checks of the breaker, 1 to 30 s (each scheduled run checks for 50 s).
+   * @default Duration.seconds(10)
+   */
+  readonly breakerCheckInterval?: Duration;
+  /** Failed probes in a row that open the breaker, 1 to 100. @default 2 */
+  readonly breakerFailureThreshold?: number;
+  /** Shortest time the breaker stays open before its first probe, 10 s to 1 hour. @default Duration.seconds(60) */
+  readonly breakerMinOpen?: Duration;
+  /** Time half-open (good probes at a low concurrency) before the scaling is restored, 0 s to 1 hour. @default Duration.seconds(60) */
+  readonly breakerHalfOpen?: Duration;
+  /**
+   * `MaximumConcurrency` while half-open (mode `maximum-concurrency`), 2 to `maxConcurrency`. Provisioned
+   * mappings run 2 pollers while half-open.
+   * @default 2
+   */
+  readonly breakerHalfOpenConcurrency?: number;
+
   // ── alarms and dashboard ─────────────────────────────────────────────────────────────────────────────────
   /**
    * Topic that receives every alarm. A topic of your own must let `cloudwatch.amazonaws.com` publish to it (and

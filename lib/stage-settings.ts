@@ -25,6 +25,8 @@ const NUMBER_KEYS = [
   'allocatedStorageGiB',
   'terminalFailureRatePercent',
   'connectionsAlarmPercent',
+  'breakerFailureThreshold',
+  'breakerHalfOpenConcurrency',
 ] as const;
 const BOOLEAN_KEYS = [
   'production',
@@ -33,6 +35,7 @@ const BOOLEAN_KEYS = [
   'deletionProtection',
   'outboxRelay',
   'acknowledgeQueueReplacement',
+  'breaker',
 ] as const;
 const STRING_KEYS = [
   'consumer',
@@ -60,6 +63,9 @@ const SECONDS_KEYS = {
   outboxRelayMaxRunSeconds: 'outboxRelayMaxRun',
   oldestMessageAgeSloSeconds: 'oldestMessageAgeSlo',
   outboxPendingAgeSloSeconds: 'outboxPendingAgeSlo',
+  breakerCheckIntervalSeconds: 'breakerCheckInterval',
+  breakerMinOpenSeconds: 'breakerMinOpen',
+  breakerHalfOpenSeconds: 'breakerHalfOpen',
 } as const;
 
 /**

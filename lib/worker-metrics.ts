@@ -27,6 +27,11 @@ export const WORKER_METRICS = {
   batchSize: 'BatchSize',
   /** Emitted by the outbox relay: age of the oldest pending outbox row (Milliseconds). */
   outboxOldestPendingAgeMs: 'OutboxOldestPendingAgeMs',
+  /**
+   * Emitted by the event source mapping's breaker, one count per transition into open, half-open and closed
+   * (`lambda/breaker/run-breaker.ts` `BREAKER_METRICS`).
+   */
+  breaker: ['BreakerOpened', 'BreakerHalfOpened', 'BreakerClosed'],
 } as const;
 
 /** Name of a worker outcome metric. */

@@ -332,6 +332,38 @@ describe('Function: resolveWorkerSettings() (scalingMode provisioned)', () => {
   });
 });
 
+describe('Function: resolveWorkerSettings() (breaker)', () => {
+  it('applies the breaker defaults, or none when the breaker is off', () => {
+    const on = resolveWorkerSettings({});
+    const off = resolveWorkerSettings({ breaker: false });
+
+    expect(on.breaker).toMatchObject({ failureThreshold: 2, halfOpenConcurrency: 2 });
+    expect(on.breaker?.checkInterval.toSeconds()).toBe(10);
+    expect(on.breaker?.minOpen.toSeconds()).toBe(60);
+    expect(off.breaker).toBeUndefined();
+  });
+
+  it.each<[string, Settings, string]>([
+    [
+      'a check interval above 30 s',
+      { breakerCheckInterval: Duration.seconds(45) },
+      'breakerCheckInterval (45 s) must be from 1 s to 30 s; set a value in that range',
+    ],
+    [
+      'a half-open concurrency above maxConcurrency',
+      { maxConcurrency: 4, breakerHalfOpenConcurrency: 5 },
+      'breakerHalfOpenConcurrency (5) must not exceed maxConcurrency (4): half-open runs the mapping below its configured scaling; lower breakerHalfOpenConcurrency',
+    ],
+    [
+      'a failure threshold of 0',
+      { breakerFailureThreshold: 0 },
+      'breakerFailureThreshold (0) must be a whole number from 1 to 100; set a value in that range',
+    ],
+  ])('refuses %s, naming the value and the fix', (_name, props, problem) => {
+    expect(problemsOf(props)).toEqual([problem]);
+  });
+});
+
 describe('Class: SqsDatabaseWorker', () => {
   it('refuses unsafe props before creating any resource, listing every problem', () => {
     // Prepare

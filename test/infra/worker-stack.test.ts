@@ -302,7 +302,7 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     expect(topicRef.asString()).toBe(topicId);
     expect(template.toJSON().Resources[topicId].Properties.KmsMasterKeyId).toBeDefined();
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(11);
+    expect(alarms).toHaveLength(12); // 11 of createWorkerAlarms + BreakerOpened
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
       expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }]);
@@ -422,6 +422,64 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     });
   });
 
+  it('deploys the breaker: scheduled, one environment, pointed at the mapping, allowed only that mapping', () => {
+    // Prepare
+    const mappingId = logicalIdOf(template, 'AWS::Lambda::EventSourceMapping', {
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    const breakerId = logicalIdOf(template, 'AWS::Lambda::Function', {
+      Description:
+        'Disables the worker event source mapping while the database is unavailable and enables it again (scheduled)',
+    });
+    const resources = template.toJSON().Resources;
+    const breaker = resources[breakerId];
+    const roleId = breaker.Properties.Role['Fn::GetAtt'][0] as string;
+
+    // Assess: configuration
+    expect(breaker.Properties).toMatchObject({ ReservedConcurrentExecutions: 1, Timeout: 55 });
+    expect(breaker.Properties.Environment.Variables).toMatchObject({
+      BREAKER_MAPPING_UUID: { Ref: mappingId },
+      BREAKER_SCALING_MODE: 'maximum-concurrency',
+      BREAKER_MAX_CONCURRENCY: '70',
+      BREAKER_HALF_OPEN_CONCURRENCY: '2',
+      BREAKER_FAILURE_THRESHOLD: '2',
+      BREAKER_CHECK_INTERVAL_MS: '10000',
+      DB_POOL_SIZE: '1',
+      DB_USER: 'sqs_worker',
+    });
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [breakerId, 'Arn'] } })],
+    });
+    // Assess: least privilege — every Lambda action of its role is on this one mapping's ARN
+    const statements = Object.values(template.findResources('AWS::IAM::Policy'))
+      .filter((policy) => JSON.stringify(policy.Properties.Roles) === JSON.stringify([{ Ref: roleId }]))
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Record<string, unknown>[]);
+    const lambdaStatements = statements.filter((statement) =>
+      [statement.Action].flat().some((action) => String(action).startsWith('lambda:')),
+    );
+    expect(lambdaStatements).toHaveLength(1);
+    expect(lambdaStatements[0]).toMatchObject({
+      Effect: 'Allow',
+      Action: ['lambda:GetEventSourceMapping', 'lambda:UpdateEventSourceMapping', 'lambda:ListTags'],
+    });
+    const resource = JSON.stringify(lambdaStatements[0]?.Resource);
+    expect(resource).toContain(':event-source-mapping:');
+    expect(resource).toContain(`{"Ref":"${mappingId}"}`);
+    expect(resource).not.toContain('*');
+    // Assess: alarm and output
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'BreakerOpened',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+    template.hasOutput('EventSourceMappingUuid', { Value: { Ref: mappingId } });
+    const endpoints = Object.values(template.findResources('AWS::EC2::VPCEndpoint')).map((endpoint) =>
+      JSON.stringify(endpoint.Properties.ServiceName),
+    );
+    expect(endpoints.some((name) => name.includes('.lambda'))).toBe(true);
+  });
+
   it('draws a dashboard with queue, ESM, function, EMF, database and proxy widgets', () => {
     const body = JSON.stringify(template.findResources('AWS::CloudWatch::Dashboard'));
     for (const name of [
@@ -486,6 +544,19 @@ describe('Class: SqsInboxWorkerStack (scalingMode provisioned)', () => {
       expect(body).toContain(name);
     }
     expect(body).toContain(`"EventSourceMappingUUID\\",\\"",{"Ref":"${mappingId}"}`);
+  });
+
+  it('tells the breaker to restore provisioned pollers, not a MaximumConcurrency', () => {
+    const breaker = Object.values(template.findResources('AWS::Lambda::Function')).find(
+      (fn) => fn.Properties.Environment?.Variables?.BREAKER_SCALING_MODE !== undefined,
+    );
+
+    expect(breaker?.Properties.Environment.Variables).toMatchObject({
+      BREAKER_SCALING_MODE: 'provisioned',
+      BREAKER_MINIMUM_POLLERS: '2',
+      BREAKER_MAXIMUM_POLLERS: '39',
+    });
+    expect(breaker?.Properties.Environment.Variables.BREAKER_MAX_CONCURRENCY).toBeUndefined();
   });
 
   it('refuses at synth a database too small for the minimum of 2 pollers', () => {
