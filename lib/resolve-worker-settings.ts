@@ -89,6 +89,18 @@ export class WorkerSettingsError extends Error {
  * @internal
  */
 export const AUXILIARY_PROXY_CONNECTIONS = 2;
+/** The breaker's probe holds one more (pool of 1, checking every few seconds keeps it open). */
+const BREAKER_PROXY_CONNECTIONS = 1;
+/**
+ * Client connections through the proxy besides the worker's: the relay and the migration function, plus the
+ * breaker's probe when the breaker is deployed.
+ *
+ * @internal
+ */
+export function auxiliaryProxyConnections(props: Pick<SqsDatabaseWorkerProps, 'breaker'>): number {
+  return AUXILIARY_PROXY_CONNECTIONS + (props.breaker === false ? 0 : BREAKER_PROXY_CONNECTIONS);
+}
+
 const ESM_MIN_CONCURRENCY = 2;
 const ESM_MAX_CONCURRENCY = 1000;
 /** A sanity bound only: the real limit is the account's concurrency quota, unknown at synth time. */
@@ -364,6 +376,7 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
   }
   const concurrency = maxConcurrency;
 
+  const auxiliaryConnections = auxiliaryProxyConnections(props);
   const proxyMaxConnectionsPercent =
     props.proxyMaxConnectionsPercent ??
     (isToken(concurrency) || isToken(dbPoolSize) || isToken(dbMaxConnections)
@@ -372,7 +385,7 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
           100,
           Math.max(
             1,
-            Math.ceil((100 * (concurrency * dbPoolSize + AUXILIARY_PROXY_CONNECTIONS)) / dbMaxConnections),
+            Math.ceil((100 * (concurrency * dbPoolSize + auxiliaryConnections)) / dbMaxConnections),
           ),
         ));
 

@@ -210,7 +210,7 @@ export interface SqsDatabaseWorkerProps {
   readonly lockContentionSafeParallelism?: number;
   /**
    * `MaxConnectionsPercent` of the proxy, 1 to 100.
-   * @default ⌈100 × (maxConcurrency × dbPoolSize + 2) / dbMaxConnections⌉ (the worker plus the relay and the migration)
+   * @default ⌈100 × (maxConcurrency × dbPoolSize + 3) / dbMaxConnections⌉ (the worker plus the relay, the migration and the breaker's probe; + 2 without the breaker)
    */
   readonly proxyMaxConnectionsPercent?: number;
 

@@ -18,7 +18,7 @@ import { Construct } from 'constructs';
 import { bundledFunction, PROJECT_ROOT } from './bundled-function.ts';
 import { checkQueueIdentity } from './check-queue-identity.ts';
 import {
-  AUXILIARY_PROXY_CONNECTIONS,
+  auxiliaryProxyConnections,
   type ResolvedWorkerSettings,
   resolveWorkerSettings,
 } from './resolve-worker-settings.ts';
@@ -366,7 +366,7 @@ export class SqsDatabaseWorker extends Construct {
       proxyPoolConnections: Math.floor(
         (settings.proxyMaxConnectionsPercent * settings.dbMaxConnections) / 100,
       ),
-      expectedClientConnections: workerConnections + AUXILIARY_PROXY_CONNECTIONS,
+      expectedClientConnections: workerConnections + auxiliaryProxyConnections(props),
     });
     if (this.breakerFunction) {
       const breakerOpened = new cloudwatch.Alarm(this, 'BreakerOpenedAlarm', {

@@ -28,10 +28,14 @@ describe('Function: resolveWorkerSettings()', () => {
       dbPoolSize: 2,
     });
 
-    // Assess: (80 − 10) / 2 = 35 workers; proxy ⌈100 × (35 × 2 + 2) / 80⌉ = 90 %
+    // Assess: (80 − 10) / 2 = 35 workers; proxy ⌈100 × (35 × 2 + 3) / 80⌉ = 92 % (relay, migration, breaker)
     expect(settings.maxConcurrency).toBe(35);
     expect(settings.reservedConcurrency).toBe(35);
-    expect(settings.proxyMaxConnectionsPercent).toBe(90);
+    expect(settings.proxyMaxConnectionsPercent).toBe(92);
+    expect(
+      resolveWorkerSettings({ dbMaxConnections: 80, dbPoolSize: 2, breaker: false })
+        .proxyMaxConnectionsPercent,
+    ).toBe(90);
     expect(settings.capacity?.binding).toBe('db_connections');
     expect(settings.visibilityTimeout.toSeconds()).toBe(180);
     expect(settings.recordConcurrency).toBe(2);
@@ -251,7 +255,7 @@ describe('Function: resolveWorkerSettings() (scalingMode provisioned)', () => {
     expect(settings.provisionedPollers).toEqual({ minimumPollers: 2, maximumPollers: 39 });
     expect(settings.reservedConcurrency).toBe(390);
     expect(settings.maxConcurrency).toBe(390);
-    expect(settings.proxyMaxConnectionsPercent).toBe(98);
+    expect(settings.proxyMaxConnectionsPercent).toBe(99);
   });
 
   it("keeps today's MaximumConcurrency scaling by default", () => {

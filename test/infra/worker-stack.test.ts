@@ -229,9 +229,9 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
       RequireTLS: true,
       DefaultAuthScheme: 'IAM_AUTH',
     });
-    // ⌈100 × (70 workers × 1 connection + 2) / 80⌉ = 90
+    // ⌈100 × (70 workers × 1 connection + 3: relay, migration, breaker) / 80⌉ = 92
     template.hasResourceProperties('AWS::RDS::DBProxyTargetGroup', {
-      ConnectionPoolConfigurationInfo: Match.objectLike({ MaxConnectionsPercent: 90 }),
+      ConnectionPoolConfigurationInfo: Match.objectLike({ MaxConnectionsPercent: 92 }),
     });
   });
 
