@@ -17,6 +17,7 @@ export {
   probeBackoffMs,
   stepBreaker,
 } from './breaker-state.ts';
+export { createDatabaseProbe, type DatabaseProbe } from './create-database-probe.ts';
 export {
   BREAKER_HOLD_TAG,
   disableMapping,

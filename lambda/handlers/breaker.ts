@@ -2,7 +2,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import type { Context } from 'aws-lambda';
-import { createBreaker, type MappingScaling, probeDatabase, runBreaker } from '../breaker/index.ts';
+import { createBreaker, createDatabaseProbe, type MappingScaling, runBreaker } from '../breaker/index.ts';
 import { ConfigError, createSql, loadConfig } from '../index.ts';
 
 // Cold start: configuration is read and validated once; clients and the breaker's state live at module scope,
@@ -21,7 +21,11 @@ const metrics = new Metrics({
   namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'SqsInboxWorker',
   serviceName,
 });
-const sql = createSql({ ...config.database, poolSize: 1 }, { applicationName: 'breaker' });
+// A pool of one, thrown away when a probe times out (a stalled server would hold every later probe).
+const probe = createDatabaseProbe(
+  () => createSql({ ...config.database, poolSize: 1 }, { applicationName: 'breaker' }),
+  settings.probeTimeoutMs,
+);
 const scaling: MappingScaling =
   settings.scalingMode === 'provisioned'
     ? {
@@ -33,7 +37,7 @@ const scaling: MappingScaling =
 const breaker = createBreaker({
   client: new LambdaClient({}),
   mappingUuid,
-  probe: () => probeDatabase(sql),
+  probe,
   probeTimeoutMs: settings.probeTimeoutMs,
   scaling,
   halfOpenConcurrency: settings.halfOpenConcurrency,

@@ -3,7 +3,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSEvent } from 'aws-lambda';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
-import { probeDatabase } from '../../lambda/breaker/probe-database.ts';
+import { createDatabaseProbe } from '../../lambda/breaker/create-database-probe.ts';
 import { BREAKER_METRICS, createBreaker, runBreaker } from '../../lambda/breaker/run-breaker.ts';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { createWorker } from '../../lambda/worker/create-worker.ts';
@@ -127,11 +127,11 @@ describe('Circuit breaker over the local event source mapping (database cut by a
     // Opening takes failureThreshold ticks whose probes fail (each bounded by the probe timeout).
     const openWindowMs = settings.failureThreshold * (intervalMs + probeTimeoutMs) + intervalMs;
     const seen = telemetry();
-    const probeSql = connect(1);
+    const probe = createDatabaseProbe(() => connect(1), probeTimeoutMs);
     const breaker = createBreaker({
       client: lambda.client,
       mappingUuid: lambda.uuid,
-      probe: () => probeDatabase(probeSql),
+      probe,
       probeTimeoutMs,
       scaling: { mode: 'maximum-concurrency', maxConcurrency: 4 },
       halfOpenConcurrency: 2,
