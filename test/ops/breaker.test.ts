@@ -28,7 +28,8 @@ async function mapping() {
   return { esm, lambda: recordedLambdaClient(esm) };
 }
 
-const quiet = { info() {}, warn() {}, error() {} } as never;
+const silent = { info() {}, warn() {}, error() {} };
+const quiet = silent as never;
 const noMetrics = { addMetric() {}, publishStoredMetrics() {} };
 
 describe('Commands: sqs-worker breaker status|open|close', () => {
@@ -97,6 +98,46 @@ describe('Commands: sqs-worker breaker status|open|close', () => {
       { UUID: lambda.uuid, Enabled: true },
       { UUID: lambda.uuid, Enabled: true, ScalingConfig: { MaximumConcurrency: 4 } },
     ]);
+  });
+
+  it('keeps its state and tries again on the next tick when the Lambda control plane fails', async () => {
+    // Prepare
+    const { esm, lambda } = await mapping();
+    const errors: string[] = [];
+    const breaker = createBreaker({
+      client: lambda.client,
+      mappingUuid: lambda.uuid,
+      probe: async () => {
+        throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+      },
+      probeTimeoutMs: 1000,
+      scaling: { mode: 'maximum-concurrency', maxConcurrency: 4 },
+      halfOpenConcurrency: 2,
+      settings: {
+        failureThreshold: 1,
+        minOpenMs: 60_000,
+        probeBackoffBaseMs: 1,
+        probeBackoffMaxMs: 1,
+        halfOpenMs: 0,
+      },
+      logger: {
+        ...silent,
+        error: (message: string, extra: { error: string }) => errors.push(`${message}: ${extra.error}`),
+      } as never,
+      metrics: noMetrics,
+    });
+    lambda.failNext('UpdateEventSourceMappingCommand', new Error('TooManyRequestsException: Rate exceeded'));
+
+    // Act
+    const failed = await breaker.tick();
+    const retried = await breaker.tick();
+
+    // Assess
+    expect(failed.error).toBe('Error: TooManyRequestsException: Rate exceeded');
+    expect(errors).toEqual(['breaker_tick_failed: Error: TooManyRequestsException: Rate exceeded']);
+    expect(failed.state.status).toBe('closed');
+    expect(retried.step?.transition?.to).toBe('open');
+    expect(esm.enabled).toBe(false);
   });
 
   it('exits 2 naming the flag and the variable when no mapping UUID is given', async () => {
