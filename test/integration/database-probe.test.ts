@@ -25,9 +25,19 @@ describe('Function: createDatabaseProbe()', () => {
     try {
       results.push(await probe().then(() => 'ok'));
       proxy.stall(); // connected, but nothing is forwarded: the query waits forever
-      results.push(await probe().then(() => 'ok', (error: Error) => error.message));
+      results.push(
+        await probe().then(
+          () => 'ok',
+          (error: Error) => error.message,
+        ),
+      );
       proxy.down();
-      results.push(await probe().then(() => 'ok', () => 'failed'));
+      results.push(
+        await probe().then(
+          () => 'ok',
+          () => 'failed',
+        ),
+      );
       proxy.up();
       results.push(await probe().then(() => 'ok'));
     } finally {
