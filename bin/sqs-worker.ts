@@ -3,6 +3,8 @@
  * action resolves its settings and calls one function of tools/ops with its collaborators.
  * Exit codes: 0 ok, 1 operation failed, 2 usage or configuration error.
  */
+
+import { userInfo } from 'node:os';
 import { Command, CommanderError } from 'commander';
 import packageJson from '../package.json' with { type: 'json' };
 import type * as Ops from '../tools/ops/index.ts';
@@ -39,7 +41,7 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 
 const program = new Command('sqs-worker')
   .description(
-    'Operations for the SQS → Lambda → PostgreSQL worker: inbox, queue, DLQ, quarantine, capacity.',
+    'Operations for the SQS → Lambda → PostgreSQL worker: inbox, queue, DLQ, quarantine, breaker, capacity.',
   )
   .option('--database-url <url>', 'PostgreSQL connection URL (env DATABASE_URL)')
   .option('--queue-url <url>', 'source (worker) queue URL (env WORKER_QUEUE_URL)')
@@ -50,6 +52,7 @@ const program = new Command('sqs-worker')
   )
   .option('--region <region>', 'AWS region (env AWS_REGION)')
   .option('--consumer <name>', 'inbox consumer name (env WORKER_CONSUMER, default case-worker)')
+  .option('--mapping-uuid <uuid>', 'UUID of the worker event source mapping (env WORKER_MAPPING_UUID)')
   .option('--json', 'print one JSON document on stdout, for scripts')
   .version(packageJson.version, '-V, --version', 'print the version of sqs-inbox-worker')
   // Every command's help lists these global flags too (commands created below inherit the setting).
@@ -299,6 +302,38 @@ quarantine
         },
       ),
     ),
+  );
+
+const breaker = program
+  .command('breaker')
+  .description("the event source mapping's circuit breaker (needs --mapping-uuid / WORKER_MAPPING_UUID)");
+const breakerDeps = (s: OpsSession) => ({ lambda: s.lambda(), out: s.out, clock: s.clock });
+breaker
+  .command('status')
+  .description('enabled or disabled, held by an operator or not, scaling, last change')
+  .action(
+    act('breaker status', (s) =>
+      ops.breakerStatus(breakerDeps(s), { mappingUuid: s.require('mappingUuid') }),
+    ),
+  );
+breaker
+  .command('open')
+  .description('hold the breaker open: disable the mapping; the breaker function will not enable it')
+  .option('--reason <text>', 'why, kept on the hold tag with who and when')
+  .action(
+    act('breaker open', (s, opts) =>
+      ops.breakerOpen(breakerDeps(s), {
+        mappingUuid: s.require('mappingUuid'),
+        operator: userInfo().username,
+        reason: str(opts.reason),
+      }),
+    ),
+  );
+breaker
+  .command('close')
+  .description('release the hold and enable the mapping; the breaker function restores its scaling')
+  .action(
+    act('breaker close', (s) => ops.breakerClose(breakerDeps(s), { mappingUuid: s.require('mappingUuid') })),
   );
 
 program

@@ -57,6 +57,8 @@ export interface WorkerConfig {
   readonly health: HealthJobConfig;
   /** Retention job settings (`lambda/handlers/retention.ts`). */
   readonly retention: RetentionJobConfig;
+  /** Circuit breaker settings (`lambda/handlers/breaker.ts`). */
+  readonly breaker: BreakerConfig;
 }
 
 /** Settings of the retention job, read from `RETENTION_*`; an unset window skips its table. */
@@ -85,6 +87,36 @@ export interface HealthJobConfig {
   readonly statementTimeoutMs: number;
   /** `HEALTH_LONG_TRANSACTION_MS`: a transaction on the toolkit's tables older than this is long-running. @default 30000 */
   readonly longTransactionMs: number;
+}
+
+/** Settings of the event source mapping's circuit breaker, read from `BREAKER_*`. */
+export interface BreakerConfig {
+  /** `BREAKER_MAPPING_UUID`: the worker's event source mapping; required by the breaker only. */
+  readonly mappingUuid: string | undefined;
+  /** `BREAKER_SCALING_MODE`: how the mapping scales when it runs normally. @default maximum-concurrency */
+  readonly scalingMode: 'maximum-concurrency' | 'provisioned';
+  /** `BREAKER_MAX_CONCURRENCY`: the mapping's configured MaximumConcurrency (restored on close). @default 2 */
+  readonly maxConcurrency: number;
+  /** `BREAKER_MINIMUM_POLLERS` / `BREAKER_MAXIMUM_POLLERS`: configured provisioned pollers. @default 2 */
+  readonly minimumPollers: number;
+  readonly maximumPollers: number;
+  /** `BREAKER_HALF_OPEN_CONCURRENCY`: MaximumConcurrency while half-open, 2–1000. @default 2 */
+  readonly halfOpenConcurrency: number;
+  /** `BREAKER_FAILURE_THRESHOLD`: failed probes in a row that open the breaker. @default 2 */
+  readonly failureThreshold: number;
+  /** `BREAKER_CHECK_INTERVAL_MS`: time between two ticks. @default 10000 */
+  readonly checkIntervalMs: number;
+  /** `BREAKER_PROBE_TIMEOUT_MS`: a probe without an answer after this long failed. @default 5000 */
+  readonly probeTimeoutMs: number;
+  /** `BREAKER_MIN_OPEN_MS`: shortest time open before the first probe. @default 60000 */
+  readonly minOpenMs: number;
+  /** `BREAKER_PROBE_BACKOFF_BASE_MS` / `BREAKER_PROBE_BACKOFF_MAX_MS`: probe backoff while open. @default 15000 / 300000 */
+  readonly probeBackoffBaseMs: number;
+  readonly probeBackoffMaxMs: number;
+  /** `BREAKER_HALF_OPEN_MS`: good probes at low concurrency before the scaling is restored. @default 60000 */
+  readonly halfOpenMs: number;
+  /** `BREAKER_RUN_GUARD_MS`: a run stops ticking this long before the Lambda timeout. @default 5000 */
+  readonly runGuardMs: number;
 }
 
 /** Settings of the outbox relay, read from `OUTBOX_*`. */
@@ -210,6 +242,24 @@ const variables = {
   RETENTION_QUARANTINE_SECONDS: optionalSeconds('RETENTION_QUARANTINE_SECONDS'),
   RETENTION_BATCH_SIZE: positiveInt('RETENTION_BATCH_SIZE', 1000, 10_000),
   RETENTION_RUN_GUARD_MS: positiveInt('RETENTION_RUN_GUARD_MS', 10_000, 900_000),
+  BREAKER_MAPPING_UUID: text,
+  BREAKER_SCALING_MODE: oneOf(
+    'BREAKER_SCALING_MODE',
+    ['maximum-concurrency', 'provisioned'] as const,
+    'maximum-concurrency',
+  ),
+  BREAKER_MAX_CONCURRENCY: positiveInt('BREAKER_MAX_CONCURRENCY', 2, 1000),
+  BREAKER_MINIMUM_POLLERS: positiveInt('BREAKER_MINIMUM_POLLERS', 2, 200),
+  BREAKER_MAXIMUM_POLLERS: positiveInt('BREAKER_MAXIMUM_POLLERS', 2, 2000),
+  BREAKER_HALF_OPEN_CONCURRENCY: positiveInt('BREAKER_HALF_OPEN_CONCURRENCY', 2, 1000),
+  BREAKER_FAILURE_THRESHOLD: positiveInt('BREAKER_FAILURE_THRESHOLD', 2, 100),
+  BREAKER_CHECK_INTERVAL_MS: positiveInt('BREAKER_CHECK_INTERVAL_MS', 10_000, 900_000),
+  BREAKER_PROBE_TIMEOUT_MS: positiveInt('BREAKER_PROBE_TIMEOUT_MS', 5000, 60_000),
+  BREAKER_MIN_OPEN_MS: positiveInt('BREAKER_MIN_OPEN_MS', 60_000, 86_400_000),
+  BREAKER_PROBE_BACKOFF_BASE_MS: positiveInt('BREAKER_PROBE_BACKOFF_BASE_MS', 15_000, 86_400_000),
+  BREAKER_PROBE_BACKOFF_MAX_MS: positiveInt('BREAKER_PROBE_BACKOFF_MAX_MS', 300_000, 86_400_000),
+  BREAKER_HALF_OPEN_MS: positiveInt('BREAKER_HALF_OPEN_MS', 60_000, 86_400_000),
+  BREAKER_RUN_GUARD_MS: positiveInt('BREAKER_RUN_GUARD_MS', 5000, 900_000),
 } satisfies Record<string, Reader<unknown>>;
 
 /** Thrown by a reader's `invalid` and caught by {@link readVariables}; never escapes. */
@@ -330,6 +380,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       `WORKER_BACKOFF_BASE_SECONDS (${e.WORKER_BACKOFF_BASE_SECONDS}) must not exceed WORKER_BACKOFF_MAX_SECONDS (${e.WORKER_BACKOFF_MAX_SECONDS})`,
     );
   }
+  if (e.BREAKER_PROBE_BACKOFF_BASE_MS > e.BREAKER_PROBE_BACKOFF_MAX_MS) {
+    problems.push(
+      `BREAKER_PROBE_BACKOFF_BASE_MS (${e.BREAKER_PROBE_BACKOFF_BASE_MS}) must not exceed BREAKER_PROBE_BACKOFF_MAX_MS (${e.BREAKER_PROBE_BACKOFF_MAX_MS}); lower the base or raise the maximum`,
+    );
+  }
+  if (e.BREAKER_MINIMUM_POLLERS > e.BREAKER_MAXIMUM_POLLERS) {
+    problems.push(
+      `BREAKER_MINIMUM_POLLERS (${e.BREAKER_MINIMUM_POLLERS}) must not exceed BREAKER_MAXIMUM_POLLERS (${e.BREAKER_MAXIMUM_POLLERS}); set them to the mapping's ProvisionedPollerConfig`,
+    );
+  }
   if (problems.length > 0 || !database)
     throw new ConfigError(`Invalid worker configuration:\n- ${problems.join('\n- ')}`);
 
@@ -367,6 +427,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     health: {
       statementTimeoutMs: Math.max(100, e.HEALTH_STATEMENT_TIMEOUT_MS),
       longTransactionMs: e.HEALTH_LONG_TRANSACTION_MS,
+    },
+    breaker: {
+      mappingUuid: e.BREAKER_MAPPING_UUID || undefined,
+      scalingMode: e.BREAKER_SCALING_MODE,
+      maxConcurrency: e.BREAKER_MAX_CONCURRENCY,
+      minimumPollers: e.BREAKER_MINIMUM_POLLERS,
+      maximumPollers: e.BREAKER_MAXIMUM_POLLERS,
+      halfOpenConcurrency: e.BREAKER_HALF_OPEN_CONCURRENCY,
+      failureThreshold: e.BREAKER_FAILURE_THRESHOLD,
+      checkIntervalMs: e.BREAKER_CHECK_INTERVAL_MS,
+      probeTimeoutMs: e.BREAKER_PROBE_TIMEOUT_MS,
+      minOpenMs: e.BREAKER_MIN_OPEN_MS,
+      probeBackoffBaseMs: e.BREAKER_PROBE_BACKOFF_BASE_MS,
+      probeBackoffMaxMs: e.BREAKER_PROBE_BACKOFF_MAX_MS,
+      halfOpenMs: e.BREAKER_HALF_OPEN_MS,
+      runGuardMs: e.BREAKER_RUN_GUARD_MS,
     },
   };
 }

@@ -29,7 +29,13 @@ export {
   type CapacityTerm,
   safeWorkerConcurrency,
 } from './capacity.ts';
-export { type ResolvedWorkerSettings, WorkerSettingsError } from './resolve-worker-settings.ts';
+export {
+  INVOKES_PER_POLLER,
+  type ProvisionedPollers,
+  type ResolvedWorkerSettings,
+  type ScalingMode,
+  WorkerSettingsError,
+} from './resolve-worker-settings.ts';
 export { SqsDatabaseWorker } from './sqs-database-worker.ts';
 export type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
 export { SqsInboxWorkerStack, type SqsInboxWorkerStackProps } from './sqs-inbox-worker-stack.ts';

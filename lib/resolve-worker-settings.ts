@@ -19,7 +19,15 @@ export interface ResolvedWorkerSettings {
   readonly memorySize: number;
   readonly batchSize: number;
   readonly maxBatchingWindow: Duration;
+  /** How the event source mapping scales: `MaximumConcurrency`, or provisioned pollers. */
+  readonly scalingMode: ScalingMode;
+  /**
+   * The event source `MaximumConcurrency` (mode `maximum-concurrency`). In mode `provisioned` the mapping has
+   * none (the two are mutually exclusive): the value is the reserved concurrency, the hard cap there.
+   */
   readonly maxConcurrency: number;
+  /** `ProvisionedPollerConfig` of the event source (mode `provisioned` only). */
+  readonly provisionedPollers: ProvisionedPollers | undefined;
   /** Reserved concurrency of the worker; undefined when `reserveConcurrency` is false. */
   readonly reservedConcurrency: number | undefined;
   /** Whether the worker and the relay reserve concurrency. */
@@ -38,6 +46,8 @@ export interface ResolvedWorkerSettings {
   readonly dbUsers: DatabaseUsers;
   /** The retention job's windows after defaults (undefined when `retention` is false). */
   readonly retention: RetentionWindows | undefined;
+  /** The breaker's settings; `undefined` when `breaker` is false. */
+  readonly breaker: BreakerSettingsResolved | undefined;
 }
 
 /** Windows of the retention job after defaults. */
@@ -49,6 +59,38 @@ export interface RetentionWindows {
   readonly effectLog: Duration;
   readonly quarantine: Duration;
 }
+
+/** The breaker's settings after defaults. */
+export interface BreakerSettingsResolved {
+  readonly checkInterval: Duration;
+  readonly failureThreshold: number;
+  readonly minOpen: Duration;
+  readonly halfOpen: Duration;
+  readonly halfOpenConcurrency: number;
+}
+
+/**
+ * How the SQS event source mapping scales: `maximum-concurrency` (Lambda's default pollers, capped by the
+ * mapping's `MaximumConcurrency`) or `provisioned` (`ProvisionedPollerConfig`: a minimum of pollers always on,
+ * billed whether messages arrive or not, scaling to a maximum).
+ */
+export type ScalingMode = 'maximum-concurrency' | 'provisioned';
+
+/** Minimum and maximum pollers of a provisioned event source mapping. */
+export interface ProvisionedPollers {
+  readonly minimumPollers: number;
+  readonly maximumPollers: number;
+}
+
+/**
+ * Concurrent invocations one provisioned SQS poller drives at most (AWS: "each poller can handle up to 10
+ * concurrent invokes"): the capacity formula's safe concurrency divided by this gives the maximum pollers.
+ */
+export const INVOKES_PER_POLLER = 10;
+/** The SQS event source limits of `ProvisionedPollerConfig`. */
+const MIN_POLLERS = 2;
+const MAX_MINIMUM_POLLERS = 200;
+const MAX_MAXIMUM_POLLERS = 2000;
 
 /** Database user names by function (`workerDbUser`, `relayDbUser`, `opsDbUser`, `healthDbUser` with their defaults). */
 export interface DatabaseUsers {
@@ -73,6 +115,18 @@ export class WorkerSettingsError extends Error {
  * @internal
  */
 export const AUXILIARY_PROXY_CONNECTIONS = 2;
+/** The breaker's probe holds one more (pool of 1, checking every few seconds keeps it open). */
+const BREAKER_PROXY_CONNECTIONS = 1;
+/**
+ * Client connections through the proxy besides the worker's: the relay and the migration function, plus the
+ * breaker's probe when the breaker is deployed.
+ *
+ * @internal
+ */
+export function auxiliaryProxyConnections(props: Pick<SqsDatabaseWorkerProps, 'breaker'>): number {
+  return AUXILIARY_PROXY_CONNECTIONS + (props.breaker === false ? 0 : BREAKER_PROXY_CONNECTIONS);
+}
+
 const ESM_MIN_CONCURRENCY = 2;
 const ESM_MAX_CONCURRENCY = 1000;
 /** A sanity bound only: the real limit is the account's concurrency quota, unknown at synth time. */
@@ -390,74 +444,105 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
     }
   }
 
+  const scalingMode: ScalingMode = props.scalingMode ?? 'maximum-concurrency';
   let maxConcurrency = props.maxConcurrency;
-  if (maxConcurrency === undefined) {
-    if (capacity) {
-      maxConcurrency = Math.min(capacity.safeConcurrency, ESM_MAX_CONCURRENCY);
-      if (maxConcurrency < ESM_MIN_CONCURRENCY) {
+  let reservedConcurrency: number;
+  let provisionedPollers: ProvisionedPollers | undefined;
+  if (scalingMode !== 'maximum-concurrency' && scalingMode !== 'provisioned') {
+    problems.push(
+      `scalingMode ("${String(scalingMode)}") must be "maximum-concurrency" or "provisioned"; set one of them`,
+    );
+  }
+  if (scalingMode === 'provisioned') {
+    ({ provisionedPollers, reservedConcurrency } = resolveProvisioned(
+      props,
+      capacity,
+      capacityTokens,
+      problems,
+    ));
+    maxConcurrency = reservedConcurrency;
+  } else {
+    for (const name of ['minimumPollers', 'maximumPollers'] as const) {
+      if (props[name] !== undefined) {
         problems.push(
-          `the safe worker concurrency is ${capacity.safeConcurrency} (${capacity.explanation}), below the event source minimum of ${ESM_MIN_CONCURRENCY}; raise the binding capacity input or lower dbPoolSize`,
+          `${name} (${props[name]}) applies only to scalingMode "provisioned" (given scalingMode "${scalingMode}"); remove ${name} or set scalingMode "provisioned"`,
         );
       }
-    } else {
-      if (capacityTokens) {
-        problems.push(
-          'a capacity input is a deploy-time token, so maxConcurrency has no default; set maxConcurrency',
-        );
-      }
-      maxConcurrency = ESM_MIN_CONCURRENCY;
     }
-  } else if (!isToken(maxConcurrency)) {
+    if (maxConcurrency === undefined) {
+      if (capacity) {
+        maxConcurrency = Math.min(capacity.safeConcurrency, ESM_MAX_CONCURRENCY);
+        if (maxConcurrency < ESM_MIN_CONCURRENCY) {
+          problems.push(
+            `the safe worker concurrency is ${capacity.safeConcurrency} (${capacity.explanation}), below the event source minimum of ${ESM_MIN_CONCURRENCY}; raise the binding capacity input or lower dbPoolSize`,
+          );
+        }
+      } else {
+        if (capacityTokens) {
+          problems.push(
+            'a capacity input is a deploy-time token, so maxConcurrency has no default; set maxConcurrency',
+          );
+        }
+        maxConcurrency = ESM_MIN_CONCURRENCY;
+      }
+    } else if (!isToken(maxConcurrency)) {
+      if (
+        !Number.isInteger(maxConcurrency) ||
+        maxConcurrency < ESM_MIN_CONCURRENCY ||
+        maxConcurrency > ESM_MAX_CONCURRENCY
+      ) {
+        problems.push(
+          `maxConcurrency (${maxConcurrency}) must be a whole number from ${ESM_MIN_CONCURRENCY} to ${ESM_MAX_CONCURRENCY} (the SQS event source limits); set a value in that range`,
+        );
+      }
+      if (capacity && maxConcurrency > capacity.safeConcurrency) {
+        problems.push(
+          `maxConcurrency (${maxConcurrency}) exceeds the safe worker concurrency: ${capacity.explanation}; lower maxConcurrency or raise the binding capacity input`,
+        );
+      }
+    }
+
+    reservedConcurrency = props.reservedConcurrency ?? maxConcurrency;
+    const reservedInRange = range(
+      'reservedConcurrency',
+      props.reservedConcurrency,
+      ESM_MIN_CONCURRENCY,
+      MAX_RESERVED_CONCURRENCY,
+    );
     if (
-      !Number.isInteger(maxConcurrency) ||
-      maxConcurrency < ESM_MIN_CONCURRENCY ||
-      maxConcurrency > ESM_MAX_CONCURRENCY
+      reservedInRange &&
+      !isToken(reservedConcurrency) &&
+      !isToken(maxConcurrency) &&
+      reservedConcurrency < maxConcurrency
     ) {
       problems.push(
-        `maxConcurrency (${maxConcurrency}) must be a whole number from ${ESM_MIN_CONCURRENCY} to ${ESM_MAX_CONCURRENCY} (the SQS event source limits); set a value in that range`,
-      );
-    }
-    if (capacity && maxConcurrency > capacity.safeConcurrency) {
-      problems.push(
-        `maxConcurrency (${maxConcurrency}) exceeds the safe worker concurrency: ${capacity.explanation}; lower maxConcurrency or raise the binding capacity input`,
+        `maxConcurrency (${maxConcurrency}) must not exceed reservedConcurrency (${reservedConcurrency}), or Lambda throttles the poller; raise reservedConcurrency to at least ${maxConcurrency} or lower maxConcurrency`,
       );
     }
   }
-
+  const concurrency = maxConcurrency;
   const reserveConcurrency = props.reserveConcurrency ?? true;
   if (!reserveConcurrency && props.reservedConcurrency !== undefined) {
     problems.push(
       `reservedConcurrency (${props.reservedConcurrency}) is set while reserveConcurrency is false; remove one of them`,
     );
   }
-  const reservedConcurrency = reserveConcurrency ? (props.reservedConcurrency ?? maxConcurrency) : undefined;
-  const reservedInRange = range(
-    'reservedConcurrency',
-    props.reservedConcurrency,
-    ESM_MIN_CONCURRENCY,
-    MAX_RESERVED_CONCURRENCY,
-  );
-  if (
-    reservedInRange &&
-    reservedConcurrency !== undefined &&
-    !isToken(reservedConcurrency) &&
-    !isToken(maxConcurrency) &&
-    reservedConcurrency < maxConcurrency
-  ) {
+  if (!reserveConcurrency && scalingMode === 'provisioned') {
     problems.push(
-      `maxConcurrency (${maxConcurrency}) must not exceed reservedConcurrency (${reservedConcurrency}), or Lambda throttles the poller; raise reservedConcurrency to at least ${maxConcurrency} or lower maxConcurrency`,
+      'scalingMode "provisioned" caps the database with the reserved concurrency, which reserveConcurrency: false removes; reserve concurrency or use scalingMode "maximum-concurrency"',
     );
   }
 
+  const auxiliaryConnections = auxiliaryProxyConnections(props);
   const proxyMaxConnectionsPercent =
     props.proxyMaxConnectionsPercent ??
-    (isToken(maxConcurrency) || isToken(dbPoolSize) || isToken(dbMaxConnections)
+    (isToken(concurrency) || isToken(dbPoolSize) || isToken(dbMaxConnections)
       ? 100
       : Math.min(
           100,
           Math.max(
             1,
-            Math.ceil((100 * (maxConcurrency * dbPoolSize + AUXILIARY_PROXY_CONNECTIONS)) / dbMaxConnections),
+            Math.ceil((100 * (concurrency * dbPoolSize + auxiliaryConnections)) / dbMaxConnections),
           ),
         ));
 
@@ -513,10 +598,47 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
     );
   }
 
+  let breaker: BreakerSettingsResolved | undefined;
+  if (props.breaker !== false) {
+    breaker = {
+      checkInterval: props.breakerCheckInterval ?? Duration.seconds(10),
+      failureThreshold: props.breakerFailureThreshold ?? 2,
+      minOpen: props.breakerMinOpen ?? Duration.seconds(60),
+      halfOpen: props.breakerHalfOpen ?? Duration.seconds(60),
+      halfOpenConcurrency: props.breakerHalfOpenConcurrency ?? 2,
+    };
+    durationRange('breakerCheckInterval', seconds('breakerCheckInterval', breaker.checkInterval), 1, 30);
+    durationRange('breakerMinOpen', seconds('breakerMinOpen', breaker.minOpen), 10, 3600);
+    durationRange('breakerHalfOpen', seconds('breakerHalfOpen', breaker.halfOpen), 0, 3600);
+    range('breakerFailureThreshold', props.breakerFailureThreshold, 1, 100);
+    const half = breaker.halfOpenConcurrency;
+    if (
+      range(
+        'breakerHalfOpenConcurrency',
+        props.breakerHalfOpenConcurrency,
+        ESM_MIN_CONCURRENCY,
+        ESM_MAX_CONCURRENCY,
+      )
+    ) {
+      if (
+        scalingMode === 'maximum-concurrency' &&
+        !isToken(half) &&
+        !isToken(concurrency) &&
+        concurrency >= ESM_MIN_CONCURRENCY &&
+        half > concurrency
+      ) {
+        problems.push(
+          `breakerHalfOpenConcurrency (${half}) must not exceed maxConcurrency (${concurrency}): half-open runs the mapping below its configured scaling; lower breakerHalfOpenConcurrency`,
+        );
+      }
+    }
+  }
+
   if (problems.length > 0) throw new WorkerSettingsError(problems);
   return {
     dbStatementTimeoutMs: dbStatementTimeout.toMilliseconds(),
     dbLockTimeoutMs: dbLockTimeout.toMilliseconds(),
+    breaker,
     dbUsers,
     retention,
     fifo,
@@ -531,8 +653,10 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
     memorySize,
     batchSize,
     maxBatchingWindow,
-    maxConcurrency,
-    reservedConcurrency,
+    scalingMode,
+    maxConcurrency: concurrency,
+    provisionedPollers,
+    reservedConcurrency: reserveConcurrency ? reservedConcurrency : undefined,
     reserveConcurrency,
     dbPoolSize,
     recordConcurrency,
@@ -540,4 +664,95 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
     proxyMaxConnectionsPercent,
     capacity,
   };
+}
+
+/**
+ * Mode `provisioned`: the pollers and the reserved concurrency from the capacity formula. One poller drives up
+ * to {@link INVOKES_PER_POLLER} concurrent invokes, so `maximumPollers` defaults to ⌊safe concurrency / 10⌋
+ * (at most 2000) and the reserved concurrency to `maximumPollers` × 10. The reserved concurrency stays the hard
+ * cap on the database: it must not exceed the safe concurrency, and it must carry what the maximum of pollers
+ * can drive, or Lambda throttles the pollers' invokes (each throttled batch is a receive, on its way to the
+ * DLQ). A safe concurrency below 2 × 10 cannot carry the minimum of 2 pollers: refused.
+ */
+function resolveProvisioned(
+  props: Omit<SqsDatabaseWorkerProps, 'vpc'>,
+  capacity: CapacityResult | undefined,
+  capacityTokens: boolean,
+  problems: string[],
+): { provisionedPollers: ProvisionedPollers; reservedConcurrency: number } {
+  const minimumNeeded = MIN_POLLERS * INVOKES_PER_POLLER;
+  if (props.maxConcurrency !== undefined) {
+    problems.push(
+      `maxConcurrency (${props.maxConcurrency}) cannot be used with scalingMode "provisioned": the event source's MaximumConcurrency and ProvisionedPollerConfig are mutually exclusive; remove maxConcurrency (reservedConcurrency caps a provisioned worker) or set scalingMode "maximum-concurrency"`,
+    );
+  }
+  const check = (name: string, value: number | undefined, min: number, max: number): boolean => {
+    if (value === undefined || isToken(value)) return true;
+    if (Number.isInteger(value) && value >= min && value <= max) return true;
+    problems.push(
+      `${name} (${value}) must be a whole number from ${min} to ${max} (the SQS event source limits); set a value in that range`,
+    );
+    return false;
+  };
+  check('minimumPollers', props.minimumPollers, MIN_POLLERS, MAX_MINIMUM_POLLERS);
+  check('maximumPollers', props.maximumPollers, MIN_POLLERS, MAX_MAXIMUM_POLLERS);
+
+  let maximumPollers = props.maximumPollers;
+  if (maximumPollers === undefined) {
+    if (capacity) {
+      maximumPollers = Math.min(
+        MAX_MAXIMUM_POLLERS,
+        Math.floor(capacity.safeConcurrency / INVOKES_PER_POLLER),
+      );
+      if (maximumPollers < MIN_POLLERS) {
+        problems.push(
+          `scalingMode "provisioned" needs a safe worker concurrency of at least ${minimumNeeded} (${MIN_POLLERS} pollers, the minimum, × ${INVOKES_PER_POLLER} concurrent invokes each), but the safe worker concurrency is ${capacity.safeConcurrency} (${capacity.explanation}); use scalingMode "maximum-concurrency" or raise the binding capacity input`,
+        );
+        maximumPollers = MIN_POLLERS;
+      }
+    } else {
+      if (capacityTokens) {
+        problems.push(
+          'a capacity input is a deploy-time token, so maximumPollers has no default; set maximumPollers and reservedConcurrency',
+        );
+      }
+      maximumPollers = MIN_POLLERS;
+    }
+  } else if (
+    capacity &&
+    !isToken(maximumPollers) &&
+    maximumPollers * INVOKES_PER_POLLER > capacity.safeConcurrency
+  ) {
+    problems.push(
+      `maximumPollers (${maximumPollers}) can drive ${maximumPollers * INVOKES_PER_POLLER} concurrent invokes, above the safe worker concurrency: ${capacity.explanation}; lower maximumPollers to ${Math.floor(capacity.safeConcurrency / INVOKES_PER_POLLER)} or less, or raise the binding capacity input`,
+    );
+  }
+  const minimumPollers = props.minimumPollers ?? MIN_POLLERS;
+  if (!isToken(minimumPollers) && !isToken(maximumPollers) && minimumPollers > maximumPollers) {
+    problems.push(
+      `minimumPollers (${minimumPollers}) must not exceed maximumPollers (${maximumPollers}); lower minimumPollers or raise maximumPollers`,
+    );
+  }
+
+  const reservedConcurrency = props.reservedConcurrency ?? maximumPollers * INVOKES_PER_POLLER;
+  if (props.reservedConcurrency !== undefined && !isToken(props.reservedConcurrency)) {
+    const given = props.reservedConcurrency;
+    if (!Number.isInteger(given) || given < ESM_MIN_CONCURRENCY || given > MAX_RESERVED_CONCURRENCY) {
+      problems.push(
+        `reservedConcurrency (${given}) must be a whole number from ${ESM_MIN_CONCURRENCY} to ${MAX_RESERVED_CONCURRENCY}; set a value in that range`,
+      );
+    } else {
+      if (capacity && given > capacity.safeConcurrency) {
+        problems.push(
+          `reservedConcurrency (${given}) exceeds the safe worker concurrency: ${capacity.explanation}; with scalingMode "provisioned" the reserved concurrency is the only cap on the database, so lower reservedConcurrency or raise the binding capacity input`,
+        );
+      }
+      if (!isToken(maximumPollers) && given < maximumPollers * INVOKES_PER_POLLER) {
+        problems.push(
+          `reservedConcurrency (${given}) is below what maximumPollers (${maximumPollers}) can drive (${maximumPollers * INVOKES_PER_POLLER} concurrent invokes), so Lambda would throttle the pollers and every throttled batch counts as a receive toward the DLQ; raise reservedConcurrency to ${maximumPollers * INVOKES_PER_POLLER} or lower maximumPollers to ${Math.floor(given / INVOKES_PER_POLLER)}`,
+        );
+      }
+    }
+  }
+  return { provisionedPollers: { minimumPollers, maximumPollers }, reservedConcurrency };
 }

@@ -178,14 +178,38 @@ export interface SqsDatabaseWorkerProps {
    */
   readonly maxBatchingWindow?: Duration;
   /**
-   * Event source mapping `MaximumConcurrency`, 2 to 1000, at most `reservedConcurrency` and at most the safe
+   * How the event source mapping scales. `maximum-concurrency`: Lambda's pollers on demand, capped by
+   * `MaximumConcurrency` (`maxConcurrency`). `provisioned`: `ProvisionedPollerConfig` with `minimumPollers`
+   * always on (billed as event poller units even when the queue is empty; see docs/deploy.md) and up to
+   * `maximumPollers`, each driving up to 10 concurrent invokes; the reserved concurrency is the hard cap. The
+   * pollers are derived from the capacity formula; a safe worker concurrency below 20 (2 pollers × 10) is
+   * refused at synth.
+   * @default 'maximum-concurrency'
+   */
+  readonly scalingMode?: 'maximum-concurrency' | 'provisioned';
+  /**
+   * Provisioned pollers kept running at all times (`scalingMode: 'provisioned'` only), 2 to 200, at most
+   * `maximumPollers`.
+   * @default 2
+   */
+  readonly minimumPollers?: number;
+  /**
+   * Most provisioned pollers (`scalingMode: 'provisioned'` only), 2 to 2000; × 10 at most the safe worker
+   * concurrency and at most `reservedConcurrency`.
+   * @default ⌊safe worker concurrency / 10⌋, capped at 2000
+   */
+  readonly maximumPollers?: number;
+  /**
+   * Event source mapping `MaximumConcurrency` (`scalingMode: 'maximum-concurrency'` only), 2 to 1000, at most `reservedConcurrency` and at most the safe
    * worker concurrency of the capacity formula.
    * @default the safe worker concurrency (capacity formula), capped at 1000
    */
   readonly maxConcurrency?: number;
   /**
    * Reserved concurrency of the worker function, a whole number from 2 to 100000, at least `maxConcurrency`.
-   * @default maxConcurrency (none when `reserveConcurrency` is false)
+   * With `scalingMode: 'provisioned'` it is the only cap on the database: at most the safe worker
+   * concurrency and at least `maximumPollers` × 10.
+   * @default maxConcurrency (none when `reserveConcurrency` is false); with `scalingMode: 'provisioned'`, `maximumPollers` × 10
    */
   readonly reservedConcurrency?: number;
   /**
@@ -235,7 +259,7 @@ export interface SqsDatabaseWorkerProps {
   readonly dbLockTimeout?: Duration;
   /**
    * `MaxConnectionsPercent` of the proxy, 1 to 100.
-   * @default ⌈100 × (maxConcurrency × dbPoolSize + 2) / dbMaxConnections⌉ (the worker plus the relay and the migration)
+   * @default ⌈100 × (maxConcurrency × dbPoolSize + 3) / dbMaxConnections⌉ (the worker plus the relay, the migration and the breaker's probe; + 2 without the breaker)
    */
   readonly proxyMaxConnectionsPercent?: number;
 
@@ -351,6 +375,32 @@ export interface SqsDatabaseWorkerProps {
   readonly effectLogRetention?: Duration;
   /** Released quarantine entries released longer ago than this are purged, 1 day to 10 years. @default Duration.days(30) */
   readonly quarantineRetention?: Duration;
+  // ── circuit breaker of the event source mapping ──────────────────────────────────────────────────────────────
+  /**
+   * Deploy the breaker: a scheduled function that probes the database as the worker reaches it and disables the
+   * event source mapping while it is unavailable (so receive counts stop growing and good messages stay out of
+   * the DLQ), then enables it half-open and restores its scaling. Needs a Lambda interface endpoint in the VPC
+   * (the stack's `WorkerNetwork` has one).
+   * @default true
+   */
+  readonly breaker?: boolean;
+  /**
+   * Time between two checks of the breaker, 1 to 30 s (each scheduled run checks for 50 s).
+   * @default Duration.seconds(10)
+   */
+  readonly breakerCheckInterval?: Duration;
+  /** Failed probes in a row that open the breaker, 1 to 100. @default 2 */
+  readonly breakerFailureThreshold?: number;
+  /** Shortest time the breaker stays open before its first probe, 10 s to 1 hour. @default Duration.seconds(60) */
+  readonly breakerMinOpen?: Duration;
+  /** Time half-open (good probes at a low concurrency) before the scaling is restored, 0 s to 1 hour. @default Duration.seconds(60) */
+  readonly breakerHalfOpen?: Duration;
+  /**
+   * `MaximumConcurrency` while half-open (mode `maximum-concurrency`), 2 to `maxConcurrency`. Provisioned
+   * mappings run 2 pollers while half-open.
+   * @default 2
+   */
+  readonly breakerHalfOpenConcurrency?: number;
 
   // ── alarms and dashboard ─────────────────────────────────────────────────────────────────────────────────
   /**

@@ -1,6 +1,7 @@
 import { join, resolve } from 'node:path';
 import { Annotations, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -19,12 +20,12 @@ import { WORKER_DEFAULTS } from '../lambda/constants.ts';
 import { bundledFunction, PROJECT_ROOT } from './bundled-function.ts';
 import { checkQueueIdentity } from './check-queue-identity.ts';
 import {
-  AUXILIARY_PROXY_CONNECTIONS,
+  auxiliaryProxyConnections,
   type ResolvedWorkerSettings,
   resolveWorkerSettings,
 } from './resolve-worker-settings.ts';
 import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
-import { createWorkerAlarms } from './worker-alarms.ts';
+import { createWorkerAlarms, workerMetric } from './worker-alarms.ts';
 import { createWorkerDashboard } from './worker-dashboard.ts';
 import { WorkerDatabase } from './worker-database.ts';
 import { WORKER_METRICS } from './worker-metrics.ts';
@@ -39,6 +40,9 @@ const HEALTH_TIMEOUT = Duration.seconds(30);
 const RETENTION_RUN_GUARD = Duration.seconds(10);
 /** E-mail domains reserved for examples (RFC 2606, RFC 6761): a placeholder address, nobody reads it. */
 const PLACEHOLDER_EMAIL = /@(?:[^@]+\.)?(?:example\.(?:com|net|org)|example|invalid|test|localhost)$/i;
+/** The breaker runs every minute for its timeout less this guard. */
+const BREAKER_TIMEOUT = Duration.seconds(55);
+const BREAKER_RUN_GUARD = Duration.seconds(5);
 /** Amazon's CA certificates (RDS CAs included) in the Lambda Node.js runtime, for `NODE_EXTRA_CA_CERTS`. */
 const LAMBDA_RUNTIME_CA_BUNDLE = '/var/runtime/ca-cert.pem';
 
@@ -94,6 +98,8 @@ export class SqsDatabaseWorker extends Construct {
   readonly retentionFunction: lambda.Function | undefined;
   /** The versioned bucket of `payloadRef` payloads (when `payloadBucket` is not false). */
   readonly payloadBucket: s3.Bucket | undefined;
+  /** The scheduled circuit breaker of the event source mapping (when `breaker` is not false). */
+  readonly breakerFunction: lambda.Function | undefined;
   /** Topic that receives every alarm. */
   readonly alarmTopic: sns.ITopic;
   /** The alarms by name (DlqNotEmpty, OldestMessageAge, FunctionErrors, …). */
@@ -116,8 +122,12 @@ export class SqsDatabaseWorker extends Construct {
     const capacityNote = settings.capacity
       ? settings.capacity.explanation
       : 'capacity not computed (a capacity input is a deploy-time token)';
+    const pollers = settings.provisionedPollers;
+    const scalingNote = pollers
+      ? `provisioned pollers ${pollers.minimumPollers}–${pollers.maximumPollers}${props.maximumPollers === undefined ? ' (derived)' : ''} (${pollers.minimumPollers} always on)`
+      : `maxConcurrency ${settings.maxConcurrency}${props.maxConcurrency === undefined ? ' (derived)' : ''}`;
     Annotations.of(this).addInfo(
-      `${capacityNote}; maxConcurrency ${settings.maxConcurrency}${props.maxConcurrency === undefined ? ' (derived)' : ''}, reservedConcurrency ${settings.reservedConcurrency ?? 'none (reserveConcurrency false)'}, proxy maxConnectionsPercent ${settings.proxyMaxConnectionsPercent} of dbMaxConnections ${settings.dbMaxConnections}`,
+      `${capacityNote}; ${scalingNote}, reservedConcurrency ${settings.reservedConcurrency ?? 'none (reserveConcurrency false)'}, proxy maxConnectionsPercent ${settings.proxyMaxConnectionsPercent} of dbMaxConnections ${settings.dbMaxConnections}`,
     );
     if (!settings.reserveConcurrency) {
       Annotations.of(this).addWarningV2(
@@ -268,7 +278,12 @@ export class SqsDatabaseWorker extends Construct {
       batchSize: settings.batchSize,
       maxBatchingWindow: settings.fifo ? undefined : settings.maxBatchingWindow,
       reportBatchItemFailures: true,
-      maxConcurrency: settings.maxConcurrency,
+      // MaximumConcurrency and ProvisionedPollerConfig are mutually exclusive; a provisioned worker is capped by
+      // its reserved concurrency (resolveWorkerSettings keeps it within the capacity formula).
+      ...(settings.provisionedPollers
+        ? { provisionedPollerConfig: { ...settings.provisionedPollers } }
+        : { maxConcurrency: settings.maxConcurrency }),
+      // EventCount metrics (polled, invoked, failed, deleted, …) in both modes, on the dashboard.
       metricsConfig: { metrics: [lambda.MetricType.EVENT_COUNT] },
     });
     this.workerFunction.addEventSource(this.eventSource);
@@ -386,6 +401,58 @@ export class SqsDatabaseWorker extends Construct {
       this.retentionFunction = retention;
     }
 
+    // ── circuit breaker of the event source mapping ──────────────────────────────────────────────────────────
+    if (settings.breaker) {
+      const breaker = settings.breaker;
+      const pollers = settings.provisionedPollers;
+      const breakerFn = bundledFunction(this, 'BreakerFunction', {
+        entry: join(PROJECT_ROOT, 'lambda/handlers/breaker.ts'),
+        description:
+          'Disables the worker event source mapping while the database is unavailable and enables it again (scheduled)',
+        vpc: props.vpc,
+        vpcSubnets,
+        timeout: BREAKER_TIMEOUT,
+        // One environment carries the breaker's state from run to run; runs never overlap.
+        reservedConcurrentExecutions: settings.reserveConcurrency ? 1 : undefined,
+        environment: {
+          ...proxyDbEnvironment,
+          // The probe goes the worker's way: through the proxy, as the worker's database user (`select 1`).
+          DB_USER: dbUsers.worker,
+          DB_POOL_SIZE: '1',
+          BREAKER_MAPPING_UUID: this.eventSource.eventSourceMappingId,
+          BREAKER_SCALING_MODE: settings.scalingMode,
+          ...(pollers
+            ? {
+                BREAKER_MINIMUM_POLLERS: String(pollers.minimumPollers),
+                BREAKER_MAXIMUM_POLLERS: String(pollers.maximumPollers),
+              }
+            : { BREAKER_MAX_CONCURRENCY: String(settings.maxConcurrency) }),
+          BREAKER_HALF_OPEN_CONCURRENCY: String(breaker.halfOpenConcurrency),
+          BREAKER_FAILURE_THRESHOLD: String(breaker.failureThreshold),
+          BREAKER_CHECK_INTERVAL_MS: String(breaker.checkInterval.toMilliseconds()),
+          BREAKER_MIN_OPEN_MS: String(breaker.minOpen.toMilliseconds()),
+          BREAKER_HALF_OPEN_MS: String(breaker.halfOpen.toMilliseconds()),
+          BREAKER_RUN_GUARD_MS: String(BREAKER_RUN_GUARD.toMilliseconds()),
+        },
+      });
+      breakerFn.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
+      this.database.grantWorkerConnect(breakerFn);
+      // Least privilege: read, update and read the tags of this one mapping, nothing else of Lambda.
+      breakerFn.addToRolePolicy(
+        new iam.PolicyStatement({
+          sid: 'ControlTheWorkerEventSourceMapping',
+          actions: ['lambda:GetEventSourceMapping', 'lambda:UpdateEventSourceMapping', 'lambda:ListTags'],
+          resources: [this.eventSource.eventSourceMappingArn],
+        }),
+      );
+      new events.Rule(this, 'BreakerSchedule', {
+        description: 'Runs the event source mapping breaker',
+        schedule: events.Schedule.rate(Duration.minutes(1)),
+        targets: [new targets.LambdaFunction(breakerFn, { retryAttempts: 0 })],
+      });
+      this.breakerFunction = breakerFn;
+    }
+
     // ── alarms and dashboard ────────────────────────────────────────────────────────────────────────────────
     this.alarmTopic = props.alarmTopic ?? this.createAlarmTopic();
     if (props.alarmEmail) {
@@ -433,8 +500,23 @@ export class SqsDatabaseWorker extends Construct {
       proxyPoolConnections: Math.floor(
         (settings.proxyMaxConnectionsPercent * settings.dbMaxConnections) / 100,
       ),
-      expectedClientConnections: workerConnections + AUXILIARY_PROXY_CONNECTIONS,
+      expectedClientConnections: workerConnections + auxiliaryProxyConnections(props),
     });
+    if (this.breakerFunction) {
+      const breakerOpened = new cloudwatch.Alarm(this, 'BreakerOpenedAlarm', {
+        alarmDescription:
+          'The breaker disabled the worker event source mapping: the database is unavailable to the worker. See docs/operations.md#circuit-breaker.',
+        metric: workerMetric(metricsNamespace, serviceName, 'BreakerOpened'),
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+      const notify = new cloudwatchActions.SnsAction(this.alarmTopic);
+      breakerOpened.addAlarmAction(notify);
+      breakerOpened.addOkAction(notify);
+      this.alarms = { ...this.alarms, BreakerOpened: breakerOpened };
+    }
     this.dashboard = createWorkerDashboard(this, {
       dashboardName: props.dashboardName,
       queue: this.queue,

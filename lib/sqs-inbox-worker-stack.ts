@@ -42,6 +42,10 @@ export class SqsInboxWorkerStack extends Stack {
       description: 'DLQ',
     });
     new CfnOutput(this, 'WorkerFunctionName', { value: this.worker.workerFunction.functionName });
+    new CfnOutput(this, 'EventSourceMappingUuid', {
+      value: this.worker.eventSource.eventSourceMappingId,
+      description: 'The worker event source mapping (sqs-worker breaker --mapping-uuid, WORKER_MAPPING_UUID)',
+    });
     new CfnOutput(this, 'ProxyEndpoint', { value: this.worker.database.proxy.endpoint });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.worker.alarmTopic.topicArn });
     if (this.worker.payloadBucket) {

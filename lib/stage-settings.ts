@@ -11,6 +11,8 @@ const NUMBER_KEYS = [
   'recordConcurrency',
   'batchSize',
   'maxConcurrency',
+  'minimumPollers',
+  'maximumPollers',
   'reservedConcurrency',
   'dbMaxConnections',
   'dbReservedConnections',
@@ -27,6 +29,8 @@ const NUMBER_KEYS = [
   'retryRateEvaluationPeriods',
   'duplicateRatePercent',
   'maxPayloadBytes',
+  'breakerFailureThreshold',
+  'breakerHalfOpenConcurrency',
 ] as const;
 const BOOLEAN_KEYS = [
   'production',
@@ -39,6 +43,7 @@ const BOOLEAN_KEYS = [
   'healthCheck',
   'retention',
   'payloadBucket',
+  'breaker',
 ] as const;
 const STRING_KEYS = [
   'consumer',
@@ -57,6 +62,7 @@ const STRING_KEYS = [
   'commitMode',
   // Your worker entry file, relative to the folder of cdk.json (checked to exist at synth).
   'workerEntry',
+  'scalingMode',
 ] as const;
 const SECONDS_KEYS = {
   visibilityTimeoutSeconds: 'visibilityTimeout',
@@ -79,6 +85,9 @@ const SECONDS_KEYS = {
   effectLogRetentionSeconds: 'effectLogRetention',
   quarantineRetentionSeconds: 'quarantineRetention',
   payloadVersionRetentionSeconds: 'payloadVersionRetention',
+  breakerCheckIntervalSeconds: 'breakerCheckInterval',
+  breakerMinOpenSeconds: 'breakerMinOpen',
+  breakerHalfOpenSeconds: 'breakerHalfOpen',
 } as const;
 
 /**

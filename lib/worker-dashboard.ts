@@ -34,7 +34,7 @@ export interface WorkerDashboardProps {
 /**
  * The worker's CloudWatch dashboard: queue depth, in-flight, oldest age, DLQ depth, event source event counts,
  * function invocations/errors/throttles/duration/concurrency, the worker's EMF outcomes and timings, database
- * transaction time, RDS CPU and connections, proxy connections, and the alarm states.
+ * transaction time, RDS CPU and connections, proxy connections, the alarm states and the breaker's transitions.
  *
  * @internal
  */
@@ -200,6 +200,12 @@ export function createWorkerDashboard(scope: Construct, props: WorkerDashboardPr
   }
   dashboard.addWidgets(
     new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...props.alarms], width: 24, height: 8 }),
+  );
+  dashboard.addWidgets(
+    graph(
+      'Event source mapping breaker: transitions',
+      WORKER_METRICS.breaker.map((name) => emf(name)),
+    ),
   );
   return dashboard;
 }

@@ -41,6 +41,11 @@ export const WORKER_METRICS = {
   health: HEALTH_METRICS,
   /** Emitted by the scheduled retention job (lambda/handlers/retention.ts): rows removed per run (Count). */
   retentionRowsRemoved: METRIC_NAMES.retentionRowsRemoved,
+  /**
+   * Emitted by the event source mapping's breaker, one count per transition into open, half-open and closed
+   * (`lambda/breaker/run-breaker.ts` `BREAKER_METRICS`).
+   */
+  breaker: ['BreakerOpened', 'BreakerHalfOpened', 'BreakerClosed'],
 } as const;
 
 /** Name of a worker outcome metric. */

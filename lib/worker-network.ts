@@ -14,7 +14,8 @@ export interface WorkerNetworkProps {
 /**
  * A VPC with private isolated subnets only (no internet, no NAT), flow logs of all traffic to CloudWatch Logs,
  * and the interface endpoints the functions need from inside: SQS (the worker changes message visibility, the
- * relay sends) and Secrets Manager (the migration function and the rotation function read the master secret).
+ * relay sends), Secrets Manager (the migration function and the rotation function read the master secret) and
+ * Lambda (the breaker disables and enables the worker's event source mapping).
  */
 export class WorkerNetwork extends Construct {
   /** The VPC. */
@@ -42,6 +43,7 @@ export class WorkerNetwork extends Construct {
     for (const [name, service] of [
       ['SqsEndpoint', ec2.InterfaceVpcEndpointAwsService.SQS],
       ['SecretsManagerEndpoint', ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER],
+      ['LambdaEndpoint', ec2.InterfaceVpcEndpointAwsService.LAMBDA],
     ] as const) {
       const endpoint = this.vpc.addInterfaceEndpoint(name, {
         service,

@@ -296,6 +296,64 @@ describe('Function: startEventSourceMapping()', () => {
     expect(esm.stats.maxObservedConcurrency).toBe(3);
   });
 
+  it('receives nothing while disabled, and polls again when enabled (UpdateEventSourceMapping Enabled)', async () => {
+    // Prepare
+    const { queueUrl } = await fixture.queues();
+    await fixture.send(queueUrl, ['a', 'b', 'c']);
+    const { handler, invocations } = recordingHandler();
+
+    // Act
+    const { esm } = await start({ queueUrl, handler, enabled: false, waitTimeSeconds: 1 });
+    await sleep(500);
+    const whileDisabled = { receives: esm.stats.receives, counts: await queueCounts(fixture.sqs, queueUrl) };
+    const modifiedBefore = esm.lastModified;
+    esm.setEnabled(true);
+    await esm.drain();
+
+    // Assess
+    expect(whileDisabled).toEqual({ receives: 0, counts: { visible: 3, inFlight: 0, delayed: 0 } });
+    expect(
+      invocations.flatMap((invocation) => invocation.records.map((record) => record.body)).sort(),
+    ).toEqual(['a', 'b', 'c']);
+    expect(esm.enabled).toBe(true);
+    expect(esm.lastModified).toBeGreaterThanOrEqual(modifiedBefore);
+  });
+
+  it('changes MaximumConcurrency while running, never above the new limit once it is lowered', async () => {
+    // Prepare
+    const { queueUrl } = await fixture.queues({ visibilityTimeoutSeconds: 10 });
+    await fixture.send(
+      queueUrl,
+      Array.from({ length: 12 }, (_, index) => `m-${index}`),
+    );
+    let current = 0;
+    let highestAfterLowering = 0;
+    let lowered = false;
+    const { handler, invocations } = recordingHandler(async () => {
+      current += 1;
+      if (lowered) highestAfterLowering = Math.max(highestAfterLowering, current);
+      await sleep(100);
+      current -= 1;
+      return undefined;
+    });
+    const { esm } = await start({ queueUrl, handler, batchSize: 1, maxConcurrency: 4, pollers: 4 });
+
+    // Act: lower to 1 once the first invocations are running, after they have drained
+    await sleep(50);
+    esm.setMaxConcurrency(1);
+    await sleep(150); // the invocations started under 4 end
+    lowered = true;
+    await esm.drain();
+
+    // Assess
+    expect(invocations).toHaveLength(12);
+    expect(esm.maxConcurrency).toBe(1);
+    expect(highestAfterLowering).toBe(1);
+    expect(() => esm.setMaxConcurrency(0)).toThrow(
+      'maxConcurrency must be a whole number from 1 to 1000 (given 0)',
+    );
+  });
+
   it('leaves a failed record to its visibility timeout, which the handler may change', async () => {
     // Prepare
     const { queueUrl } = await fixture.queues({ visibilityTimeoutSeconds: 3 });

@@ -34,10 +34,14 @@ describe('Function: resolveWorkerSettings()', () => {
       dbPoolSize: 2,
     });
 
-    // Assess: (80 − 10) / 2 = 35 workers; proxy ⌈100 × (35 × 2 + 2) / 80⌉ = 90 %
+    // Assess: (80 − 10) / 2 = 35 workers; proxy ⌈100 × (35 × 2 + 3) / 80⌉ = 92 % (relay, migration, breaker)
     expect(settings.maxConcurrency).toBe(35);
     expect(settings.reservedConcurrency).toBe(35);
-    expect(settings.proxyMaxConnectionsPercent).toBe(90);
+    expect(settings.proxyMaxConnectionsPercent).toBe(92);
+    expect(
+      resolveWorkerSettings({ dbMaxConnections: 80, dbPoolSize: 2, breaker: false })
+        .proxyMaxConnectionsPercent,
+    ).toBe(90);
     expect(settings.capacity?.binding).toBe('db_connections');
     expect(settings.visibilityTimeout.toSeconds()).toBe(180);
     expect(settings.recordConcurrency).toBe(2);
@@ -256,6 +260,129 @@ describe('Function: resolveWorkerSettings()', () => {
     });
 
     expect(problems).toEqual([]);
+  });
+});
+
+describe('Function: resolveWorkerSettings() (scalingMode provisioned)', () => {
+  it('derives the pollers and the reserved concurrency from the capacity formula', () => {
+    // Prepare / Act: (400 − 10) / 1 = 390 safe → ⌊390 / 10⌋ = 39 pollers driving 390 invokes
+    const settings = resolveWorkerSettings({ scalingMode: 'provisioned', dbMaxConnections: 400 });
+
+    // Assess
+    expect(settings.scalingMode).toBe('provisioned');
+    expect(settings.provisionedPollers).toEqual({ minimumPollers: 2, maximumPollers: 39 });
+    expect(settings.reservedConcurrency).toBe(390);
+    expect(settings.maxConcurrency).toBe(390);
+    expect(settings.proxyMaxConnectionsPercent).toBe(99);
+  });
+
+  it("keeps today's MaximumConcurrency scaling by default", () => {
+    const settings = resolveWorkerSettings({ dbMaxConnections: 400 });
+
+    expect(settings.scalingMode).toBe('maximum-concurrency');
+    expect(settings.provisionedPollers).toBeUndefined();
+    expect(settings.maxConcurrency).toBe(390);
+  });
+
+  it('rounds the pollers down so what they drive stays within the safe concurrency', () => {
+    const settings = resolveWorkerSettings({
+      scalingMode: 'provisioned',
+      dbMaxConnections: 5000,
+      dbReservedConnections: 10,
+      dbPoolSize: 1,
+    });
+
+    // (5000 − 10) / 1 = 4990 safe → 499 pollers, reserved 4990
+    expect(settings.provisionedPollers?.maximumPollers).toBe(499);
+    expect(settings.reservedConcurrency).toBe(4990);
+  });
+
+  it.each<[string, Settings, string]>([
+    [
+      'a safe concurrency below what 2 pollers drive',
+      { scalingMode: 'provisioned', dbMaxConnections: 80, lockContentionSafeParallelism: 15 },
+      'scalingMode "provisioned" needs a safe worker concurrency of at least 20 (2 pollers, the minimum, × 10 concurrent invokes each), but the safe worker concurrency is 15 (safe worker concurrency 15, bound by lock_contention (lock_contention_safe_parallelism 15)); use scalingMode "maximum-concurrency" or raise the binding capacity input',
+    ],
+    [
+      'maxConcurrency with provisioned pollers',
+      { scalingMode: 'provisioned', maxConcurrency: 50, dbMaxConnections: 400 },
+      'maxConcurrency (50) cannot be used with scalingMode "provisioned": the event source\'s MaximumConcurrency and ProvisionedPollerConfig are mutually exclusive; remove maxConcurrency (reservedConcurrency caps a provisioned worker) or set scalingMode "maximum-concurrency"',
+    ],
+    [
+      'pollers without provisioned mode',
+      { minimumPollers: 4 },
+      'minimumPollers (4) applies only to scalingMode "provisioned" (given scalingMode "maximum-concurrency"); remove minimumPollers or set scalingMode "provisioned"',
+    ],
+    [
+      'minimumPollers above 200',
+      { scalingMode: 'provisioned', minimumPollers: 201, maximumPollers: 300, dbMaxConnections: 5000 },
+      'minimumPollers (201) must be a whole number from 2 to 200 (the SQS event source limits); set a value in that range',
+    ],
+    [
+      'minimumPollers above maximumPollers',
+      { scalingMode: 'provisioned', minimumPollers: 10, maximumPollers: 5, dbMaxConnections: 400 },
+      'minimumPollers (10) must not exceed maximumPollers (5); lower minimumPollers or raise maximumPollers',
+    ],
+    [
+      'maximumPollers driving more than the safe concurrency',
+      { scalingMode: 'provisioned', maximumPollers: 10, dbMaxConnections: 80 },
+      'maximumPollers (10) can drive 100 concurrent invokes, above the safe worker concurrency: safe worker concurrency 70, bound by db_connections (db_available_connections 70 / connection_per_worker 1); lower maximumPollers to 7 or less, or raise the binding capacity input',
+    ],
+    [
+      'a reserved concurrency above the safe concurrency',
+      { scalingMode: 'provisioned', reservedConcurrency: 80, dbMaxConnections: 80 },
+      'reservedConcurrency (80) exceeds the safe worker concurrency: safe worker concurrency 70, bound by db_connections (db_available_connections 70 / connection_per_worker 1); with scalingMode "provisioned" the reserved concurrency is the only cap on the database, so lower reservedConcurrency or raise the binding capacity input',
+    ],
+    [
+      'a reserved concurrency below what the pollers drive',
+      { scalingMode: 'provisioned', reservedConcurrency: 30, dbMaxConnections: 80 },
+      'reservedConcurrency (30) is below what maximumPollers (7) can drive (70 concurrent invokes), so Lambda would throttle the pollers and every throttled batch counts as a receive toward the DLQ; raise reservedConcurrency to 70 or lower maximumPollers to 3',
+    ],
+    [
+      'an unknown scaling mode',
+      { scalingMode: 'on-demand' as 'provisioned' },
+      'scalingMode ("on-demand") must be "maximum-concurrency" or "provisioned"; set one of them',
+    ],
+  ])('refuses %s, naming the value and the fix', (_name, props, problem) => {
+    expect(problemsOf(props)).toEqual([problem]);
+  });
+
+  it('reads the scaling mode and the pollers from stage settings', () => {
+    const props = stageSettings('prod', { scalingMode: 'provisioned', minimumPollers: 3, maximumPollers: 8 });
+
+    expect(props).toEqual({ scalingMode: 'provisioned', minimumPollers: 3, maximumPollers: 8 });
+  });
+});
+
+describe('Function: resolveWorkerSettings() (breaker)', () => {
+  it('applies the breaker defaults, or none when the breaker is off', () => {
+    const on = resolveWorkerSettings({});
+    const off = resolveWorkerSettings({ breaker: false });
+
+    expect(on.breaker).toMatchObject({ failureThreshold: 2, halfOpenConcurrency: 2 });
+    expect(on.breaker?.checkInterval.toSeconds()).toBe(10);
+    expect(on.breaker?.minOpen.toSeconds()).toBe(60);
+    expect(off.breaker).toBeUndefined();
+  });
+
+  it.each<[string, Settings, string]>([
+    [
+      'a check interval above 30 s',
+      { breakerCheckInterval: Duration.seconds(45) },
+      'breakerCheckInterval (45 s) must be from 1 s to 30 s; set a value in that range',
+    ],
+    [
+      'a half-open concurrency above maxConcurrency',
+      { maxConcurrency: 4, breakerHalfOpenConcurrency: 5 },
+      'breakerHalfOpenConcurrency (5) must not exceed maxConcurrency (4): half-open runs the mapping below its configured scaling; lower breakerHalfOpenConcurrency',
+    ],
+    [
+      'a failure threshold of 0',
+      { breakerFailureThreshold: 0 },
+      'breakerFailureThreshold (0) must be a whole number from 1 to 100; set a value in that range',
+    ],
+  ])('refuses %s, naming the value and the fix', (_name, props, problem) => {
+    expect(problemsOf(props)).toEqual([problem]);
   });
 });
 

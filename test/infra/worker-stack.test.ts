@@ -242,9 +242,9 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
       RequireTLS: true,
       DefaultAuthScheme: 'IAM_AUTH',
     });
-    // ⌈100 × (70 workers × 1 connection + 2) / 80⌉ = 90
+    // ⌈100 × (70 workers × 1 connection + 3: relay, migration, breaker) / 80⌉ = 92
     template.hasResourceProperties('AWS::RDS::DBProxyTargetGroup', {
-      ConnectionPoolConfigurationInfo: Match.objectLike({ MaxConnectionsPercent: 90 }),
+      ConnectionPoolConfigurationInfo: Match.objectLike({ MaxConnectionsPercent: 92 }),
     });
   });
 
@@ -341,9 +341,10 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
         'HealthJobNotRunning',
         'RetentionJobErrors',
         'PayloadAccessDenied',
+        'BreakerOpened',
       ].sort(),
     );
-    expect(alarms).toHaveLength(21);
+    expect(alarms).toHaveLength(22);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
       expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }]);
@@ -693,6 +694,64 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     });
   });
 
+  it('deploys the breaker: scheduled, one environment, pointed at the mapping, allowed only that mapping', () => {
+    // Prepare
+    const mappingId = logicalIdOf(template, 'AWS::Lambda::EventSourceMapping', {
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    const breakerId = logicalIdOf(template, 'AWS::Lambda::Function', {
+      Description:
+        'Disables the worker event source mapping while the database is unavailable and enables it again (scheduled)',
+    });
+    const resources = template.toJSON().Resources;
+    const breaker = resources[breakerId];
+    const roleId = breaker.Properties.Role['Fn::GetAtt'][0] as string;
+
+    // Assess: configuration
+    expect(breaker.Properties).toMatchObject({ ReservedConcurrentExecutions: 1, Timeout: 55 });
+    expect(breaker.Properties.Environment.Variables).toMatchObject({
+      BREAKER_MAPPING_UUID: { Ref: mappingId },
+      BREAKER_SCALING_MODE: 'maximum-concurrency',
+      BREAKER_MAX_CONCURRENCY: '70',
+      BREAKER_HALF_OPEN_CONCURRENCY: '2',
+      BREAKER_FAILURE_THRESHOLD: '2',
+      BREAKER_CHECK_INTERVAL_MS: '10000',
+      DB_POOL_SIZE: '1',
+      DB_USER: 'sqs_worker',
+    });
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [breakerId, 'Arn'] } })],
+    });
+    // Assess: least privilege — every Lambda action of its role is on this one mapping's ARN
+    const statements = Object.values(template.findResources('AWS::IAM::Policy'))
+      .filter((policy) => JSON.stringify(policy.Properties.Roles) === JSON.stringify([{ Ref: roleId }]))
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Record<string, unknown>[]);
+    const lambdaStatements = statements.filter((statement) =>
+      [statement.Action].flat().some((action) => String(action).startsWith('lambda:')),
+    );
+    expect(lambdaStatements).toHaveLength(1);
+    expect(lambdaStatements[0]).toMatchObject({
+      Effect: 'Allow',
+      Action: ['lambda:GetEventSourceMapping', 'lambda:UpdateEventSourceMapping', 'lambda:ListTags'],
+    });
+    const resource = JSON.stringify(lambdaStatements[0]?.Resource);
+    expect(resource).toContain(':event-source-mapping:');
+    expect(resource).toContain(`{"Ref":"${mappingId}"}`);
+    expect(resource).not.toContain('*');
+    // Assess: alarm and output
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'BreakerOpened',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+    template.hasOutput('EventSourceMappingUuid', { Value: { Ref: mappingId } });
+    const endpoints = Object.values(template.findResources('AWS::EC2::VPCEndpoint')).map((endpoint) =>
+      JSON.stringify(endpoint.Properties.ServiceName),
+    );
+    expect(endpoints.some((name) => name.includes('.lambda'))).toBe(true);
+  });
+
   it('draws a dashboard with queue, ESM, function, EMF, database and proxy widgets', () => {
     const body = JSON.stringify(template.findResources('AWS::CloudWatch::Dashboard'));
     for (const name of [
@@ -707,6 +766,78 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     ]) {
       expect(body).toContain(name);
     }
+  });
+});
+
+describe('Class: SqsInboxWorkerStack (scalingMode provisioned)', () => {
+  let stack: SqsInboxWorkerStack;
+  let template: Template;
+  beforeAll(() => {
+    ({ stack, template } = synth('Provisioned', {
+      production: false,
+      scalingMode: 'provisioned',
+      dbMaxConnections: 400,
+    }));
+  });
+
+  it('gives the event source provisioned pollers from the capacity formula and no MaximumConcurrency', () => {
+    // Assess: (400 − 10) / 1 = 390 safe → 39 pollers × 10 invokes = reserved concurrency 390
+    const mapping = Object.values(template.findResources('AWS::Lambda::EventSourceMapping'));
+    expect(mapping).toHaveLength(1);
+    expect(mapping[0]?.Properties).toMatchObject({
+      ProvisionedPollerConfig: { MinimumPollers: 2, MaximumPollers: 39 },
+      MetricsConfig: { Metrics: ['EventCount'] },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    expect(mapping[0]?.Properties.ScalingConfig).toBeUndefined();
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: 'SQS → PostgreSQL inbox worker',
+      ReservedConcurrentExecutions: 390,
+    });
+    Annotations.fromStack(stack).hasInfo(
+      '/Provisioned/Worker',
+      Match.stringLikeRegexp(
+        'provisioned pollers 2–39 \\(derived\\) \\(2 always on\\), reservedConcurrency 390',
+      ),
+    );
+  });
+
+  it("draws the mapping's EventCount metrics on the dashboard, by its UUID", () => {
+    // Prepare
+    const mappingId = Object.keys(template.findResources('AWS::Lambda::EventSourceMapping'))[0];
+    const body = JSON.stringify(template.findResources('AWS::CloudWatch::Dashboard'));
+
+    // Assess
+    for (const name of [
+      'PolledEventCount',
+      'InvokedEventCount',
+      'FailedInvokeEventCount',
+      'DeletedEventCount',
+    ]) {
+      expect(body).toContain(name);
+    }
+    expect(body).toContain(`"EventSourceMappingUUID\\",\\"",{"Ref":"${mappingId}"}`);
+  });
+
+  it('tells the breaker to restore provisioned pollers, not a MaximumConcurrency', () => {
+    const breaker = Object.values(template.findResources('AWS::Lambda::Function')).find(
+      (fn) => fn.Properties.Environment?.Variables?.BREAKER_SCALING_MODE !== undefined,
+    );
+
+    expect(breaker?.Properties.Environment.Variables).toMatchObject({
+      BREAKER_SCALING_MODE: 'provisioned',
+      BREAKER_MINIMUM_POLLERS: '2',
+      BREAKER_MAXIMUM_POLLERS: '39',
+    });
+    expect(breaker?.Properties.Environment.Variables.BREAKER_MAX_CONCURRENCY).toBeUndefined();
+  });
+
+  it('refuses at synth a database too small for the minimum of 2 pollers', () => {
+    expect(() =>
+      synth('TooSmall', { production: false, scalingMode: 'provisioned', dbMaxConnections: 25 }),
+    ).toThrow(
+      'scalingMode "provisioned" needs a safe worker concurrency of at least 20 (2 pollers, the minimum, × 10 concurrent invokes each), but the safe worker concurrency is 15',
+    );
   });
 });
 

@@ -48,6 +48,50 @@ describe('Function: loadConfig()', () => {
     ).toContain('PAYLOAD_MAX_BYTES must be a whole number from 1 to 1073741824 (given "64MiB")');
   });
 
+  it('reads the breaker settings with their defaults, and names a bad one', () => {
+    // Act
+    const defaults = loadConfig({ DATABASE_URL: 'postgres://localhost/db' }).breaker;
+    const provisioned = loadConfig({
+      DATABASE_URL: 'postgres://localhost/db',
+      BREAKER_MAPPING_UUID: 'uuid-1',
+      BREAKER_SCALING_MODE: 'provisioned',
+      BREAKER_MINIMUM_POLLERS: '3',
+      BREAKER_MAXIMUM_POLLERS: '8',
+    }).breaker;
+    const bad = configError({
+      DATABASE_URL: 'postgres://localhost/db',
+      BREAKER_SCALING_MODE: 'on-demand',
+      BREAKER_PROBE_BACKOFF_BASE_MS: '600000',
+    });
+
+    // Assess
+    expect(defaults).toEqual({
+      mappingUuid: undefined,
+      scalingMode: 'maximum-concurrency',
+      maxConcurrency: 2,
+      minimumPollers: 2,
+      maximumPollers: 2,
+      halfOpenConcurrency: 2,
+      failureThreshold: 2,
+      checkIntervalMs: 10_000,
+      probeTimeoutMs: 5000,
+      minOpenMs: 60_000,
+      probeBackoffBaseMs: 15_000,
+      probeBackoffMaxMs: 300_000,
+      halfOpenMs: 60_000,
+      runGuardMs: 5000,
+    });
+    expect(provisioned).toMatchObject({
+      mappingUuid: 'uuid-1',
+      scalingMode: 'provisioned',
+      minimumPollers: 3,
+      maximumPollers: 8,
+    });
+    expect(bad.message).toBe(
+      'Invalid worker configuration:\n- BREAKER_SCALING_MODE must be one of maximum-concurrency, provisioned (given "on-demand")\n- BREAKER_PROBE_BACKOFF_BASE_MS (600000) must not exceed BREAKER_PROBE_BACKOFF_MAX_MS (300000); lower the base or raise the maximum',
+    );
+  });
+
   it('reads the deployed host settings with IAM auth', () => {
     const config = loadConfig({
       DB_HOST: 'proxy.example',

@@ -109,6 +109,11 @@ export interface EventSourceMappingOptions {
    * lost response. @default 20
    */
   readonly waitTimeSeconds?: number;
+  /**
+   * Start enabled (Lambda's `Enabled`). A disabled mapping receives nothing until {@link EventSourceMapping.setEnabled}.
+   * @default true
+   */
+  readonly enabled?: boolean;
   /** FunctionResponseTypes ReportBatchItemFailures. @default true */
   readonly reportBatchItemFailures?: boolean;
   /** `awsRegion` of the records. @default the region in the queue ARN */
@@ -126,6 +131,20 @@ export interface EventSourceMapping {
   readonly eventSourceArn: string;
   readonly fifo: boolean;
   readonly stats: Readonly<EventSourceMappingStats>;
+  /** Whether the mapping polls (Lambda's `Enabled`). */
+  readonly enabled: boolean;
+  /** The current `MaximumConcurrency`. */
+  readonly maxConcurrency: number;
+  /** When `enabled` or `maxConcurrency` last changed (Lambda's `LastModified`), epoch ms. */
+  readonly lastModified: number;
+  /**
+   * Enables or disables polling, like UpdateEventSourceMapping `Enabled`. Disabled, no new receive starts and a
+   * batch being gathered stops gathering; a receive already waiting completes, and its records, like batches
+   * already invoked, are invoked and settled as usual (never dropped, so no receive goes unseen).
+   */
+  setEnabled(enabled: boolean): void;
+  /** Changes `MaximumConcurrency` (ScalingConfig) while running: 1–1000. */
+  setMaxConcurrency(maxConcurrency: number): void;
   /** Resolves when no batch is being gathered or invoked (the queue may still hold messages). */
   idle(): Promise<void>;
   /**
@@ -183,11 +202,24 @@ function validate(options: EventSourceMappingOptions, fifo: boolean): void {
   if (problems.length > 0) throw new ConfigError(`Invalid event source mapping:\n- ${problems.join('\n- ')}`);
 }
 
-/** A counting semaphore with FIFO waiters. */
-function semaphore(size: number) {
-  let free = size;
+/** A counting semaphore with FIFO waiters, resizable while in use. */
+function semaphore(initial: number) {
+  let size = initial;
+  let free = initial; // negative after a shrink, until enough holders release
   const waiters: (() => void)[] = [];
   return {
+    get size() {
+      return size;
+    },
+    /** Changes the number of slots; holders above a smaller size keep theirs until they release. */
+    resize: (next: number) => {
+      free += next - size;
+      size = next;
+      while (free > 0 && waiters.length > 0) {
+        free -= 1;
+        waiters.shift()?.();
+      }
+    },
     acquire: (): Promise<void> => {
       if (free > 0) {
         free -= 1;
@@ -198,7 +230,7 @@ function semaphore(size: number) {
       });
     },
     release: () => {
-      const next = waiters.shift();
+      const next = free >= 0 ? waiters.shift() : undefined;
       if (next) next();
       else free += 1;
     },
@@ -265,6 +297,16 @@ export async function startEventSourceMapping(
   const functionName = options.functionName ?? 'local-worker';
   const awsRegion = options.region ?? eventSourceArn.split(':')[3] ?? 'us-east-1';
   const slots = semaphore(options.maxConcurrency ?? 2);
+  let enabled = options.enabled ?? true;
+  let lastModified = Date.now();
+  /** Pollers waiting for the mapping to be enabled (or stopped). */
+  const enableWaiters: (() => void)[] = [];
+  const whenEnabled = (): Promise<void> =>
+    enabled || stopping
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          enableWaiters.push(resolve);
+        });
 
   const stats: EventSourceMappingStats = {
     receives: 0,
@@ -331,7 +373,7 @@ export async function startEventSourceMapping(
     const batch = new Map<string, Message>(first.map((message) => [message.MessageId as string, message]));
     const windowEnd = Date.now() + windowMs;
     try {
-      while (batch.size < batchSize && !stopping) {
+      while (batch.size < batchSize && !stopping && enabled) {
         const remaining = windowEnd - Date.now();
         if (remaining <= 0) break;
         const wait = Math.min(20, Math.floor(remaining / 1000));
@@ -341,7 +383,7 @@ export async function startEventSourceMapping(
       }
     } catch (error) {
       // Keep what was gathered: it is invisible now and would otherwise wait out its visibility timeout.
-      if (!stopping)
+      if (!stopping && enabled)
         logger.warn('Receive failed while gathering a batch; invoking with the records gathered', {
           queueUrl,
           records: batch.size,
@@ -504,10 +546,11 @@ export async function startEventSourceMapping(
   async function poll(poller: number): Promise<void> {
     let failures = 0;
     while (!stopping) {
+      await whenEnabled();
       await slots.acquire();
-      if (stopping) {
+      if (stopping || !enabled) {
         slots.release();
-        break;
+        continue;
       }
       let messages: Message[];
       try {
@@ -553,6 +596,31 @@ export async function startEventSourceMapping(
     eventSourceArn,
     fifo,
     stats,
+    get enabled() {
+      return enabled;
+    },
+    get maxConcurrency() {
+      return slots.size;
+    },
+    get lastModified() {
+      return lastModified;
+    },
+    setEnabled(next) {
+      if (next === enabled) return;
+      enabled = next;
+      lastModified = Date.now();
+      if (next) for (const resolve of enableWaiters.splice(0)) resolve();
+      logger.info(next ? 'Event source mapping enabled' : 'Event source mapping disabled', { queueUrl });
+    },
+    setMaxConcurrency(next) {
+      if (!Number.isInteger(next) || next < 1 || next > 1000) {
+        throw new ConfigError(`maxConcurrency must be a whole number from 1 to 1000 (given ${next})`);
+      }
+      if (next === slots.size) return;
+      slots.resize(next);
+      lastModified = Date.now();
+      logger.info('Event source mapping concurrency changed', { queueUrl, maxConcurrency: next });
+    },
     idle,
     async drain({ timeoutMs = 30_000 } = {}) {
       const deadline = Date.now() + timeoutMs;
@@ -573,6 +641,7 @@ export async function startEventSourceMapping(
     async stop() {
       stopping = true;
       abort.abort();
+      for (const resolve of enableWaiters.splice(0)) resolve();
       slots.wakeAll();
       await Promise.all(pollers);
       while (inFlight.size > 0) await Promise.all([...inFlight]);

@@ -1,4 +1,11 @@
 /** The operations commands of `sqs-worker` (bin/sqs-worker.ts), callable from scripts and tests. */
+export {
+  type BreakerDeps,
+  type BreakerStatusResult,
+  breakerClose,
+  breakerOpen,
+  breakerStatus,
+} from './breaker.ts';
 export { capacity } from './capacity.ts';
 export { type Clock, systemClock } from './clock.ts';
 export { createOpsSql, createOpsSqs, type SqsSender } from './collaborators.ts';

@@ -8,6 +8,7 @@ export interface OpsFlags {
   readonly sqsEndpoint?: string;
   readonly region?: string;
   readonly consumer?: string;
+  readonly mappingUuid?: string;
   readonly json?: boolean;
 }
 
@@ -25,6 +26,8 @@ export interface OpsSettings {
   readonly region: string | undefined;
   /** Inbox namespace of the worker (`worker_inbox.consumer`). @default 'case-worker' */
   readonly consumer: string;
+  /** UUID of the worker's event source mapping (`breaker` commands). */
+  readonly mappingUuid: string | undefined;
   readonly json: boolean;
 }
 
@@ -36,6 +39,11 @@ export const SETTINGS = {
   sqsEndpoint: { flag: '--sqs-endpoint', env: 'SQS_ENDPOINT', what: 'a local SQS endpoint' },
   region: { flag: '--region', env: 'AWS_REGION', what: 'the AWS region' },
   consumer: { flag: '--consumer', env: 'WORKER_CONSUMER', what: 'the inbox consumer name' },
+  mappingUuid: {
+    flag: '--mapping-uuid',
+    env: 'WORKER_MAPPING_UUID',
+    what: 'the UUID of the worker event source mapping (stack output EventSourceMappingUuid)',
+  },
 } as const;
 
 /**
@@ -76,7 +84,7 @@ export function resolveSqsEndpoint(
 }
 
 /** Name of a required setting. */
-export type RequiredSetting = 'databaseUrl' | 'queueUrl' | 'dlqUrl';
+export type RequiredSetting = 'databaseUrl' | 'queueUrl' | 'dlqUrl' | 'mappingUuid';
 
 const blank = (value: string | undefined) => (value === undefined || value.trim() === '' ? undefined : value);
 
@@ -100,6 +108,7 @@ export function resolveOpsSettings(
     sqsEndpointSetting: sqs?.setting ?? 'SQS_ENDPOINT',
     region: blank(flags.region) ?? blank(env.AWS_REGION),
     consumer: blank(flags.consumer) ?? blank(env.WORKER_CONSUMER) ?? 'case-worker',
+    mappingUuid: blank(flags.mappingUuid) ?? blank(env.WORKER_MAPPING_UUID),
     json: flags.json === true,
   };
 }

@@ -1,4 +1,5 @@
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type postgres from 'postgres';
 import { parseDatabaseUrl } from '../../lambda/database-url.ts';
@@ -27,6 +28,8 @@ export interface OpsSession {
   sqs(): SQSClient;
   /** A CloudWatch client against AWS; undefined with a local SQS endpoint (emulators have no CloudWatch). */
   cloudWatch(): CloudWatchClient | undefined;
+  /** A Lambda client against AWS (the event source mapping's control plane), opened on first use. */
+  lambda(): LambdaClient;
 }
 
 /** PostgreSQL's SQLSTATE for "permission denied". */
@@ -87,6 +90,7 @@ export async function runOpsCommand(
   let database: DatabaseTarget | undefined;
   let sqs: SQSClient | undefined;
   let cloudWatch: CloudWatchClient | undefined;
+  let lambda: LambdaClient | undefined;
   const session: OpsSession = {
     settings,
     out,
@@ -113,6 +117,10 @@ export async function runOpsCommand(
       cloudWatch ??= new CloudWatchClient(settings.region ? { region: settings.region } : {});
       return cloudWatch;
     },
+    lambda() {
+      lambda ??= new LambdaClient(settings.region ? { region: settings.region } : {});
+      return lambda;
+    },
   };
   try {
     await action(session);
@@ -134,6 +142,7 @@ export async function runOpsCommand(
   } finally {
     sqs?.destroy();
     cloudWatch?.destroy();
+    lambda?.destroy();
     await sql?.end({ timeout: 5 }).catch(() => {});
   }
 }

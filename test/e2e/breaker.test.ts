@@ -1,0 +1,249 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import type { Context, SQSEvent } from 'aws-lambda';
+import postgres from 'postgres';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createDatabaseProbe } from '../../lambda/breaker/create-database-probe.ts';
+import { BREAKER_METRICS, createBreaker, runBreaker } from '../../lambda/breaker/run-breaker.ts';
+import { exampleHandlers } from '../../lambda/domain/index.ts';
+import { createWorker } from '../../lambda/worker/create-worker.ts';
+import { startEventSourceMapping } from '../../tools/local/event-source-mapping.ts';
+import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
+import { queueCounts } from '../../tools/local/local-queues.ts';
+import { OutcomeLogger } from '../../tools/local/outcome-logger.ts';
+import { createTestDatabase } from '../support/database.ts';
+import { recordedLambdaClient } from '../support/recorded-lambda-client.ts';
+import { startTcpProxy } from '../support/tcp-proxy.ts';
+import { localQueueFixture } from './local-queue-fixture.ts';
+
+const db = await createTestDatabase();
+const fixture = await localQueueFixture();
+
+const payment = (id: string) =>
+  JSON.stringify(
+    exampleEnvelope({
+      messageType: 'PaymentCaptured',
+      idempotencyKey: `payment:${id}`,
+      aggregateType: 'Payment',
+      aggregateId: id,
+      payload: { paymentId: id, accountId: 'acct-breaker', amount: 10, currency: 'EUR' },
+    }),
+  );
+
+/** Polls `condition` every 20 ms; resolves with the time it became true, rejects after `timeoutMs`. */
+async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await condition()) return Date.now();
+    await sleep(20);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}
+
+/** Log lines and metrics the breaker wrote, captured. */
+function telemetry() {
+  const lines: { level: string; message: string; extra?: Record<string, unknown> }[] = [];
+  const counted: string[] = [];
+  const line = (level: string) => (message: unknown, extra?: unknown) => {
+    lines.push({ level, message: String(message), extra: extra as Record<string, unknown> });
+  };
+  return {
+    lines,
+    counted,
+    logger: { info: line('info'), warn: line('warn'), error: line('error') } as never,
+    metrics: {
+      addMetric: (name: string) => {
+        counted.push(name);
+      },
+      publishStoredMetrics: () => {},
+    },
+  };
+}
+
+describe('Circuit breaker over the local event source mapping (database cut by a TCP proxy)', () => {
+  const proxyTarget = new URL(db.url);
+  const clients: postgres.Sql[] = [];
+  afterAll(async () => {
+    await Promise.all(clients.map((sql) => sql.end({ timeout: 0 }).catch(() => {})));
+  });
+
+  it('disables the mapping while the database is down, so no receive count grows and nothing reaches the DLQ; re-enables it half-open, restores it, and the backlog drains with one effect per key', async () => {
+    // Prepare: worker and breaker reach the database through one proxy, as both go through RDS Proxy when deployed.
+    const proxy = await startTcpProxy({ host: proxyTarget.hostname, port: Number(proxyTarget.port) });
+    const viaProxy = new URL(db.url);
+    viaProxy.port = String(proxy.port);
+    const connect = (max: number) => {
+      const sql = postgres(viaProxy.toString(), {
+        max,
+        prepare: false,
+        connect_timeout: 1,
+        onnotice: () => {},
+      });
+      clients.push(sql);
+      return sql;
+    };
+    const { queueUrl, dlqUrl } = await fixture.queues({ maxReceiveCount: 5, visibilityTimeoutSeconds: 2 });
+    const worker = createWorker({
+      consumer: 'case-worker',
+      handlers: exampleHandlers,
+      sql: connect(2),
+      sqs: fixture.sqs,
+      logger: new OutcomeLogger(),
+      metrics: new Metrics({ namespace: 'SqsInboxWorkerTest', serviceName: 'case-worker' }),
+      recordConcurrency: 1,
+      // Every failed record comes back after exactly 2 s (the top of the jitter range): five receives take ~8 s.
+      backoff: { baseSeconds: 2, maxSeconds: 2 },
+      random: () => 0.999999,
+    });
+    /** The receive counts each SQS message was delivered with, by message id. */
+    const receives = new Map<string, number[]>();
+    const handler = (event: SQSEvent, context: Context) => {
+      for (const record of event.Records) {
+        const seen = receives.get(record.messageId) ?? [];
+        seen.push(Number(record.attributes.ApproximateReceiveCount));
+        receives.set(record.messageId, seen);
+      }
+      return worker(event, context);
+    };
+    const esm = await startEventSourceMapping({
+      sqs: fixture.sqs,
+      queueUrl,
+      handler,
+      batchSize: 5,
+      maxConcurrency: 4,
+      waitTimeSeconds: 1,
+      functionTimeoutMs: 10_000,
+    });
+    const lambda = recordedLambdaClient(esm);
+    const settings = {
+      failureThreshold: 2,
+      minOpenMs: 1000,
+      probeBackoffBaseMs: 500,
+      probeBackoffMaxMs: 1000,
+      halfOpenMs: 1000,
+    };
+    const intervalMs = 100;
+    const probeTimeoutMs = 1000;
+    // Opening takes failureThreshold ticks whose probes fail (each bounded by the probe timeout).
+    const openWindowMs = settings.failureThreshold * (intervalMs + probeTimeoutMs) + intervalMs;
+    const seen = telemetry();
+    const probe = createDatabaseProbe(() => connect(1), probeTimeoutMs);
+    const breaker = createBreaker({
+      client: lambda.client,
+      mappingUuid: lambda.uuid,
+      probe,
+      probeTimeoutMs,
+      scaling: { mode: 'maximum-concurrency', maxConcurrency: 4 },
+      halfOpenConcurrency: 2,
+      settings,
+      logger: seen.logger,
+      metrics: seen.metrics,
+    });
+    const stopBreaker = new AbortController();
+    const running = runBreaker(breaker, {
+      until: Date.now() + 120_000,
+      intervalMs,
+      signal: stopBreaker.signal,
+    });
+
+    try {
+      // Act 1: a healthy start.
+      await fixture.send(
+        queueUrl,
+        Array.from({ length: 5 }, (_, i) => payment(`before-${i}`)),
+      );
+      await esm.drain({ timeoutMs: 15_000 });
+      const callsWhileHealthy = lambda.calls.filter((c) => c.command === 'UpdateEventSourceMappingCommand');
+
+      // Act 2: cut the database, then send a backlog (with 5 keys sent twice).
+      const deliveredBefore = new Set(receives.keys());
+      proxy.down();
+      const cutAt = Date.now();
+      const backlog = Array.from({ length: 20 }, (_, i) => payment(`during-${i}`));
+      await fixture.send(queueUrl, [...backlog, ...backlog.slice(0, 5)]);
+      const disabledAt = await waitFor('the mapping to be disabled', () => !esm.enabled, 10_000);
+
+      // Assess 2: disabled within the window, and from then on nothing is received: the mapping receives no
+      // more, the queue attributes stay where they were (fauxqs moves an expired message back to visible when a
+      // receive looks at it, so any receive would change them), and the DLQ stays empty — for longer than five
+      // redeliveries would take (a 2 s backoff each), after which they would have reached the DLQ.
+      expect(disabledAt - cutAt).toBeLessThanOrEqual(openWindowMs);
+      await esm.idle();
+      const receivedAtOpen = esm.stats.messagesReceived;
+      const countsAtOpen = await queueCounts(fixture.sqs, queueUrl);
+      const maxReceiveBefore = new Map(
+        [...receives]
+          .filter(([id]) => !deliveredBefore.has(id))
+          .map(([id, counts]) => [id, Math.max(...counts)]),
+      );
+      const samples = [];
+      for (let i = 0; i < 10; i += 1) {
+        await sleep(1000);
+        samples.push({
+          source: await queueCounts(fixture.sqs, queueUrl),
+          dlq: await queueCounts(fixture.sqs, dlqUrl),
+          received: esm.stats.messagesReceived,
+        });
+      }
+      expect(countsAtOpen.visible + countsAtOpen.inFlight).toBe(25);
+      for (const sample of samples) {
+        expect(sample).toEqual({
+          source: countsAtOpen,
+          dlq: { visible: 0, inFlight: 0, delayed: 0 },
+          received: receivedAtOpen,
+        });
+      }
+      expect(breaker.state?.status).toBe('open');
+
+      // Act 3: the database returns.
+      proxy.up();
+      const upAt = Date.now();
+      await waitFor('the mapping to be restored', () => breaker.state?.status === 'closed', 15_000);
+      await esm.drain({ timeoutMs: 20_000 });
+
+      // Assess 3: half-open at the low concurrency first, then the configured one.
+      const updates = lambda.calls
+        .filter((c) => c.command === 'UpdateEventSourceMappingCommand')
+        .map((c) => ({ ...c.input, UUID: undefined }));
+      expect(callsWhileHealthy).toEqual([]);
+      expect(updates).toEqual([
+        { UUID: undefined, Enabled: false },
+        { UUID: undefined, Enabled: true, ScalingConfig: { MaximumConcurrency: 2 } },
+        { UUID: undefined, Enabled: true, ScalingConfig: { MaximumConcurrency: 4 } },
+      ]);
+      expect(esm.enabled).toBe(true);
+      expect(esm.maxConcurrency).toBe(4);
+      expect(Date.now() - upAt).toBeLessThan(30_000);
+      // Every backlog message received before the breaker opened was received once more after the outage, no
+      // more: the open breaker held the counts.
+      expect(maxReceiveBefore.size).toBeGreaterThan(0);
+      for (const [messageId, before] of maxReceiveBefore) {
+        const after = receives.get(messageId) ?? [];
+        expect(Math.max(...after), messageId).toBe(before + 1);
+      }
+      expect(Math.max(...[...receives.values()].flat())).toBeLessThan(5);
+      // One effect per key, nothing in the DLQ.
+      const ledger = await db.sql<{ source_event_id: string; n: number }[]>`
+        select source_event_id, count(*)::int as n from ledger_entries
+        where account_id = 'acct-breaker' group by source_event_id`;
+      expect(ledger).toHaveLength(25);
+      expect(ledger.every((row) => row.n === 1)).toBe(true);
+      expect(await queueCounts(fixture.sqs, dlqUrl)).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
+      expect(await queueCounts(fixture.sqs, queueUrl)).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
+      // Every state change logged and counted.
+      expect(seen.counted).toEqual([
+        BREAKER_METRICS.open,
+        BREAKER_METRICS['half-open'],
+        BREAKER_METRICS.closed,
+      ]);
+      expect(
+        seen.lines.filter((l) => l.message.startsWith('breaker_') && l.extra?.to).map((l) => l.message),
+      ).toEqual(['breaker_open', 'breaker_half_open', 'breaker_closed']);
+    } finally {
+      stopBreaker.abort();
+      await running;
+      await esm.stop();
+      await proxy.close();
+    }
+  });
+});
