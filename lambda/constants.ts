@@ -69,6 +69,10 @@ export const METRIC_NAMES = {
   outboxPublished: 'OutboxPublished',
   outboxFailed: 'OutboxFailed',
   outboxOldestPendingAgeMs: 'OutboxOldestPendingAgeMs',
+  // The event source mapping's breaker, one count per transition.
+  breakerOpened: 'BreakerOpened',
+  breakerHalfOpened: 'BreakerHalfOpened',
+  breakerClosed: 'BreakerClosed',
   // The scheduled retention job, per run (the health job's names are HEALTH_METRICS in lambda/health/).
   retentionRowsRemoved: 'RetentionRowsRemoved',
 } as const;

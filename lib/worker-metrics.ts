@@ -45,7 +45,7 @@ export const WORKER_METRICS = {
    * Emitted by the event source mapping's breaker, one count per transition into open, half-open and closed
    * (`lambda/breaker/run-breaker.ts` `BREAKER_METRICS`).
    */
-  breaker: ['BreakerOpened', 'BreakerHalfOpened', 'BreakerClosed'],
+  breaker: [METRIC_NAMES.breakerOpened, METRIC_NAMES.breakerHalfOpened, METRIC_NAMES.breakerClosed],
 } as const;
 
 /** Name of a worker outcome metric. */

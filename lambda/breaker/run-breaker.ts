@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { METRIC_NAMES } from '../constants.ts';
 import {
   type BreakerSettings,
   type BreakerState,
@@ -20,9 +21,9 @@ import {
 
 /** The metric counted on every transition into a status (EMF, dimension `service`). */
 export const BREAKER_METRICS = {
-  open: 'BreakerOpened',
-  'half-open': 'BreakerHalfOpened',
-  closed: 'BreakerClosed',
+  open: METRIC_NAMES.breakerOpened,
+  'half-open': METRIC_NAMES.breakerHalfOpened,
+  closed: METRIC_NAMES.breakerClosed,
 } as const satisfies Record<BreakerStatus, string>;
 
 /** Structured logger: Powertools `Logger`, or anything with its `info`, `warn` and `error`. */

@@ -111,7 +111,7 @@ describe('Stages of cdk.json', () => {
 });
 
 describe('Stage dev: deploys on a new account, whose Lambda concurrency quota leaves no room to reserve', () => {
-  it('reserves no concurrency for any function in dev; in prod the worker and one each for the relay, health and retention jobs', () => {
+  it('reserves no concurrency for any function in dev; in prod the worker and one each for the relay, breaker, health and retention jobs', () => {
     // Act
     const dev = synthStage('dev');
     const prod = synthStage('prod');
@@ -122,7 +122,7 @@ describe('Stage dev: deploys on a new account, whose Lambda concurrency quota le
         .map((fn) => fn.Properties.ReservedConcurrentExecutions)
         .filter((value) => value !== undefined);
     expect(reserved(dev)).toEqual([]);
-    expect(reserved(prod).sort((a, b) => a - b)).toEqual([1, 1, 1, 100]);
+    expect(reserved(prod).sort((a, b) => a - b)).toEqual([1, 1, 1, 1, 100]);
     // The event source still bounds the worker (and so the database) in dev.
     dev.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       ScalingConfig: { MaximumConcurrency: 20 },

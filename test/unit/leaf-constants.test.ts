@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
+import { BREAKER_METRICS } from '../../lambda/breaker/run-breaker.ts';
 import { loadConfig } from '../../lambda/config.ts';
 import { DEFAULT_METRICS_NAMESPACE, METRIC_NAMES, WORKER_DEFAULTS } from '../../lambda/constants.ts';
 import { FAILURE_CODES } from '../../lambda/failure-codes.ts';
@@ -34,7 +35,7 @@ describe('Leaf module: METRIC_NAMES — the names the code emits are the names t
   const calls = lambda
     .filter(({ file }) => file !== HEALTH_PUBLISHER)
     .flatMap(({ file, code }) =>
-      [...code.matchAll(/addMetric\(\s*([^,]+),/g)].map((match) => ({
+      [...code.matchAll(/addMetric\(\s*([^,:]+),/g)].map((match) => ({
         file,
         name: (match[1] as string).trim(),
       })),
@@ -46,6 +47,7 @@ describe('Leaf module: METRIC_NAMES — the names the code emits are the names t
       const key = /^METRIC_NAMES\.(\w+)$/.exec(name)?.[1];
       if (key) return [METRIC_NAMES[key as keyof typeof METRIC_NAMES]];
       if (name.startsWith('OUTCOME_METRICS[')) return Object.values(OUTCOME_METRICS);
+      if (name.startsWith('BREAKER_METRICS[')) return Object.values(BREAKER_METRICS);
       return [];
     }),
   );
@@ -62,7 +64,9 @@ describe('Leaf module: METRIC_NAMES — the names the code emits are the names t
   it('names every metric through METRIC_NAMES, never a string literal', () => {
     // Assess
     expect(calls.length).toBeGreaterThan(10);
-    expect(calls.filter(({ name }) => !/^(METRIC_NAMES\.\w+|OUTCOME_METRICS\[)/.test(name))).toEqual([]);
+    expect(
+      calls.filter(({ name }) => !/^(METRIC_NAMES\.\w+|OUTCOME_METRICS\[|BREAKER_METRICS\[)/.test(name)),
+    ).toEqual([]);
     expect(
       Object.values(OUTCOME_METRICS).every((name) =>
         (Object.values(METRIC_NAMES) as string[]).includes(name),
