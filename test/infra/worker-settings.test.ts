@@ -309,6 +309,11 @@ describe('Function: resolveWorkerSettings() (scalingMode provisioned)', () => {
       'maxConcurrency (50) cannot be used with scalingMode "provisioned": the event source\'s MaximumConcurrency and ProvisionedPollerConfig are mutually exclusive; remove maxConcurrency (reservedConcurrency caps a provisioned worker) or set scalingMode "maximum-concurrency"',
     ],
     [
+      'provisioned pollers without reserved concurrency, their only cap',
+      { scalingMode: 'provisioned', dbMaxConnections: 400, reserveConcurrency: false },
+      'scalingMode "provisioned" caps the database with the reserved concurrency, which reserveConcurrency: false removes; reserve concurrency or use scalingMode "maximum-concurrency"',
+    ],
+    [
       'pollers without provisioned mode',
       { minimumPollers: 4 },
       'minimumPollers (4) applies only to scalingMode "provisioned" (given scalingMode "maximum-concurrency"); remove minimumPollers or set scalingMode "provisioned"',
