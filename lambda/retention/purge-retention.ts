@@ -121,21 +121,7 @@ export async function purgeRetention(
   // A materialized CTE runs the LIMIT once; `in (select … limit n)` may be re-planned as a join.
   if (options.inboxSeconds !== undefined) {
     const before = cutoff(options.inboxSeconds);
-    await drain(
-      'inbox',
-      (tx) => tx`
-        with batch as materialized (
-          select consumer, idempotency_key from worker_inbox
-           where consumer = ${options.consumer} and status = 'COMPLETED'
-             and completed_at < ${before} and last_seen_at < ${before}
-           limit ${batchSize}
-             for update skip locked
-        )
-        delete from worker_inbox w
-         using batch
-         where w.consumer = batch.consumer and w.idempotency_key = batch.idempotency_key
-      `,
-    );
+    await drain('inbox', (tx) => deleteCompletedInboxBatch(tx, options.consumer, before, batchSize));
   }
   if (options.outboxSeconds !== undefined) {
     const before = cutoff(options.outboxSeconds);
@@ -206,5 +192,32 @@ export async function effectLogReferences(
       join pg_attribute a on a.attrelid = c.conrelid and a.attnum = c.conkey[1]
      where c.contype = 'f' and c.confrelid = to_regclass('external_effect_log')
        and array_length(c.conkey, 1) = 1
+  `;
+}
+
+/**
+ * Deletes at most `batchSize` COMPLETED inbox rows of `consumer` finished and last seen before `before`, skipping
+ * rows another transaction holds: one batch of the scheduled retention job and of `sqs-worker inbox purge`. A
+ * materialized CTE runs the LIMIT once; `in (select … limit n)` may be re-planned as a join.
+ *
+ * @internal
+ */
+export function deleteCompletedInboxBatch(
+  sql: postgres.Sql | postgres.TransactionSql,
+  consumer: string,
+  before: Date,
+  batchSize: number,
+): Promise<postgres.RowList<postgres.Row[]>> {
+  return sql`
+    with batch as materialized (
+      select consumer, idempotency_key from worker_inbox
+       where consumer = ${consumer} and status = 'COMPLETED'
+         and completed_at < ${before} and last_seen_at < ${before}
+       limit ${batchSize}
+         for update skip locked
+    )
+    delete from worker_inbox w
+     using batch
+     where w.consumer = batch.consumer and w.idempotency_key = batch.idempotency_key
   `;
 }

@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+import { deleteCompletedInboxBatch } from '../../lambda/retention/purge-retention.ts';
 import { checkInboxRetention, RetentionWindowError } from '../../lambda/retention/retention-guard.ts';
 import type { Clock } from './clock.ts';
 import type { SqsSender } from './collaborators.ts';
@@ -94,19 +95,7 @@ export async function inboxPurge(
     deleted = row?.count ?? 0;
   } else {
     for (;;) {
-      // A materialized CTE runs the LIMIT once; `in (select … limit n)` may be re-planned as a join.
-      const result = await sql`
-        with batch as materialized (
-          select consumer, idempotency_key from worker_inbox
-          where consumer = ${options.consumer} and status = 'COMPLETED'
-            and completed_at < ${cutoff} and last_seen_at < ${cutoff}
-          limit ${batchSize}
-          for update skip locked
-        )
-        delete from worker_inbox w
-        using batch
-        where w.consumer = batch.consumer and w.idempotency_key = batch.idempotency_key
-      `;
+      const result = await deleteCompletedInboxBatch(sql, options.consumer, cutoff, batchSize);
       batches += 1;
       deleted += result.count;
       if (result.count < batchSize) break;
