@@ -40,7 +40,7 @@ describe.each(['per-message', 'per-batch'] as const)(
       const first = await worker(sqsEvent([sqsRecordFactory(early)]), lambdaContext()).catch(
         (e: unknown) => e,
       );
-      const afterFirst = await inboxRow(early.idempotencyKey as string);
+      const afterFirst = await inboxRow(early.idempotencyKey);
       await worker(sqsEvent([sqsRecordFactory(caseStageEnvelope(caseId, 1))]), lambdaContext());
       const second = await worker(sqsEvent([sqsRecordFactory(early, { receiveCount: 2 })]), lambdaContext());
 
@@ -75,7 +75,7 @@ describe.each(['per-message', 'per-batch'] as const)(
         deadline_at: new Date(Date.parse('2026-08-01T00:00:00Z') + 14 * DAY_MS),
       });
       expect(await caseRow(caseId)).toEqual(before);
-      expect(await inboxRow(older.idempotencyKey as string)).toEqual({
+      expect(await inboxRow(older.idempotencyKey)).toEqual({
         status: 'COMPLETED',
         failure_code: null,
       });

@@ -125,18 +125,18 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     expect(quarantined).toEqual({ batchItemFailures: [] });
     expect(reported).toEqual({ batchItemFailures: [{ itemIdentifier: dlqRecord.messageId }] });
     expect(redelivered).toEqual({ batchItemFailures: [] });
-    expect(await inboxRow(quarantineCase.idempotencyKey as string)).toMatchObject({
+    expect(await inboxRow(quarantineCase.idempotencyKey)).toMatchObject({
       status: 'FAILED_TERMINAL',
       failure_code: 'CASE_NOT_FOUND',
       receive_count: 2,
     });
-    expect(await inboxRow(dlqCase.idempotencyKey as string)).toMatchObject({
+    expect(await inboxRow(dlqCase.idempotencyKey)).toMatchObject({
       status: 'FAILED_TERMINAL',
       failure_code: 'CASE_NOT_FOUND',
     });
     const rows = await db.sql`
       select idempotency_key, reason_code, occurrences from worker_quarantine
-      where idempotency_key in ${db.sql([quarantineCase.idempotencyKey as string, dlqCase.idempotencyKey as string])}
+      where idempotency_key in ${db.sql([quarantineCase.idempotencyKey, dlqCase.idempotencyKey])}
     `;
     // Quarantined once (the redelivery of the same body counts an occurrence); the dlq-policy message is not.
     expect(rows).toEqual([
@@ -164,7 +164,7 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
           lambdaContext(),
         ),
       );
-      rows.push(await inboxRow(envelope.idempotencyKey as string));
+      rows.push(await inboxRow(envelope.idempotencyKey));
     }
 
     // Assess
@@ -180,7 +180,7 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     ]);
     expect(rows[2]?.failure_message).toContain('attempt 3 of maxBusinessAttempts 3');
     const quarantine =
-      await db.sql`select reason_code from worker_quarantine where idempotency_key = ${envelope.idempotencyKey as string}`;
+      await db.sql`select reason_code from worker_quarantine where idempotency_key = ${envelope.idempotencyKey}`;
     expect(quarantine).toEqual([{ reason_code: 'DOWNSTREAM_UNAVAILABLE' }]);
   });
 
@@ -245,11 +245,9 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
 
     // Assess
     expect(response).toEqual({ batchItemFailures: [] });
-    expect((await inboxRow(listed.idempotencyKey as string))?.failure_message).toContain(
-      'terminalAfterCodes',
-    );
-    expect((await inboxRow(expired.idempotencyKey as string))?.failure_message).toContain('retryableUntil');
-    expect((await inboxRow(expired.idempotencyKey as string))?.status).toBe('FAILED_TERMINAL');
+    expect((await inboxRow(listed.idempotencyKey))?.failure_message).toContain('terminalAfterCodes');
+    expect((await inboxRow(expired.idempotencyKey))?.failure_message).toContain('retryableUntil');
+    expect((await inboxRow(expired.idempotencyKey))?.status).toBe('FAILED_TERMINAL');
   });
 
   it('reports a message whose notBefore is in the future, touching nothing', async () => {
@@ -267,7 +265,7 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
 
     // Assess
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: record.messageId }] });
-    expect(await inboxRow(envelope.idempotencyKey as string)).toBeUndefined();
+    expect(await inboxRow(envelope.idempotencyKey)).toBeUndefined();
     expect(await ledgerCount([paymentId(envelope)])).toBe(0);
     expect(await ledgerCount(due.map(paymentId))).toBe(2);
   });
@@ -291,7 +289,7 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
 
     // Act
     const whileLocked = await fastLock(sqsEvent([record, sqsRecordFactory(payment())]), lambdaContext());
-    const rowWhileLocked = await inboxRow(envelope.idempotencyKey as string);
+    const rowWhileLocked = await inboxRow(envelope.idempotencyKey);
     await release();
     const afterRelease = await fastLock(sqsEvent([withReceiveCount(record, 2)]), lambdaContext());
 
@@ -303,7 +301,7 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
       receive_count: 1,
     });
     expect(afterRelease).toEqual({ batchItemFailures: [] });
-    expect(await inboxRow(envelope.idempotencyKey as string)).toMatchObject({
+    expect(await inboxRow(envelope.idempotencyKey)).toMatchObject({
       status: 'COMPLETED',
       receive_count: 2,
     });
@@ -344,7 +342,7 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     );
     const tookMs = Date.now() - started;
     const rowWhileHeld = await db.sql`
-      select receive_count from worker_inbox where idempotency_key = ${envelope.idempotencyKey as string}
+      select receive_count from worker_inbox where idempotency_key = ${envelope.idempotencyKey}
     `;
     release();
     await holding;
@@ -369,7 +367,7 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     const record = sqsRecordFactory(envelope);
     await worker(sqsEvent([record, sqsRecordFactory(payment())]), lambdaContext());
     const { release, holding } = await holdInFlight(db.client({ max: 1 }), async (tx) => {
-      await tx`select 1 from worker_inbox where idempotency_key = ${envelope.idempotencyKey as string} for update`;
+      await tx`select 1 from worker_inbox where idempotency_key = ${envelope.idempotencyKey} for update`;
     });
     const logged = exampleWorker(db.client({ connection: { lock_timeout: 200 } }), {
       commitMode,
@@ -390,7 +388,7 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
       result: 'RETRYABLE_FAILURE',
       failureCode: 'IN_PROGRESS_ELSEWHERE',
     });
-    expect(await inboxRow(envelope.idempotencyKey as string)).toMatchObject({ receive_count: 1 });
+    expect(await inboxRow(envelope.idempotencyKey)).toMatchObject({ receive_count: 1 });
   });
 
   it('reports every record and fails the invocation when the database is unreachable, with one connection attempt; the same messages complete once it is back', async () => {
@@ -499,7 +497,7 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     // undoes the claims of records it never started); one cut by its statement timeout is FAILED_RETRYABLE.
     const reportedRows = await db.sql`
       select status from worker_inbox
-      where idempotency_key in ${db.sql(envelopes.filter((e) => !committedIds.has(paymentId(e))).map((e) => e.idempotencyKey as string))}
+      where idempotency_key in ${db.sql(envelopes.filter((e) => !committedIds.has(paymentId(e))).map((e) => e.idempotencyKey))}
     `;
     expect(reportedRows.filter((row) => row.status !== 'FAILED_RETRYABLE')).toEqual([]);
     // Records are started in order: the committed ones are a prefix, the reported ones the rest.
@@ -530,11 +528,11 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
 
     // Assess
     expect((failure as Error).message).toContain('DEADLINE_DEFERRED');
-    expect(await inboxRow(known.idempotencyKey as string)).toMatchObject({
+    expect(await inboxRow(known.idempotencyKey)).toMatchObject({
       status: 'FAILED_RETRYABLE',
       receive_count: 1,
     });
-    expect(await inboxRow(fresh.idempotencyKey as string)).toBeUndefined();
+    expect(await inboxRow(fresh.idempotencyKey)).toBeUndefined();
   });
 
   it('guards at least 2 s by default: with 1.5 s left nothing starts and the invocation fails', async () => {
@@ -549,7 +547,7 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     // Assess
     expect(failure).toBeInstanceOf(BatchFailedError);
     expect((failure as Error).message).toContain('DEADLINE_DEFERRED');
-    expect(await inboxRow(envelope.idempotencyKey as string)).toBeUndefined();
+    expect(await inboxRow(envelope.idempotencyKey)).toBeUndefined();
   });
 
   it('FIFO: reports a group from its first failure on and processes the other groups', async () => {

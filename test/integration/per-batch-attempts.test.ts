@@ -79,7 +79,7 @@ describe('Function: createWorker() handler, commitMode per-batch: savepoints onl
     for (const envelope of [...clean, ...mixed.filter((_, index) => index !== 2)]) {
       expect(await ledgerCount(envelope)).toBe(1);
     }
-    const keys = [...clean, ...mixed].map((envelope) => envelope.idempotencyKey as string);
+    const keys = [...clean, ...mixed].map((envelope) => envelope.idempotencyKey);
     const rows = await db.sql<{ idempotency_key: string; status: string; receive_count: number }[]>`
       select idempotency_key, status, receive_count from worker_inbox
       where consumer = 'case-worker' and idempotency_key = any(${keys}::text[])`;

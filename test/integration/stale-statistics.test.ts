@@ -94,7 +94,7 @@ describe('Batch statements on a large table with stale statistics', () => {
     const [done] = await db.sql<{ n: number }[]>`
       select count(*)::int as n from worker_inbox
       where consumer = 'case-worker' and status = 'COMPLETED'
-        and idempotency_key = any(${envelopes.map((e) => e.idempotencyKey as string)}::text[])`;
+        and idempotency_key = any(${envelopes.map((e) => e.idempotencyKey)}::text[])`;
     expect(done?.n).toBe(10);
     expect(touched).toBeGreaterThan(0);
     expect(touched).toBeLessThan(1000);

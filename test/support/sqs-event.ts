@@ -1,12 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Envelope } from '../../lambda/worker/envelope.ts';
+import { lambdaContext as localLambdaContext } from '../../tools/local/lambda-context.ts';
 
 /** ARN of the standard test queue. */
 export const QUEUE_ARN = 'arn:aws:sqs:us-east-1:000000000000:case-worker-queue';
 
 /** A full, valid envelope (pattern document §4) with `overrides` merged in. */
-export function envelopeFactory(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+export function envelopeFactory(overrides: Record<string, unknown> = {}): Envelope {
   const id = randomUUID();
   return {
     messageId: `msg_${id}`,
@@ -22,7 +23,7 @@ export function envelopeFactory(overrides: Record<string, unknown> = {}): Record
     attemptPolicy: { maxBusinessAttempts: 5, notBefore: null },
     payload: { paymentId: `PAY-${id}`, accountId: 'ACC-1', amount: '10.50', currency: 'EUR' },
     ...overrides,
-  };
+  } as Envelope;
 }
 
 /**
@@ -79,21 +80,10 @@ export function sqsEvent(records: SQSRecord[]): SQSEvent {
   return { Records: records };
 }
 
-/** A fake Lambda context whose remaining time counts down from `remainingMs`. */
+/**
+ * The Lambda context of one test invocation, `remainingMs` before its timeout: the local runtime's own
+ * (`tools/local/lambda-context.ts`), so tests and `npm start` build contexts one way.
+ */
 export function lambdaContext(remainingMs = 30_000): Context {
-  const deadline = Date.now() + remainingMs;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: 'case-worker',
-    functionVersion: '$LATEST',
-    invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:case-worker',
-    memoryLimitInMB: '512',
-    awsRequestId: randomUUID(),
-    logGroupName: '/aws/lambda/case-worker',
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => {},
-    fail: () => {},
-    succeed: () => {},
-  };
+  return localLambdaContext({ functionName: 'case-worker', timeoutMs: remainingMs });
 }
