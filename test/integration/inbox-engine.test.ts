@@ -205,7 +205,7 @@ describe.each(['per-message', 'per-batch'] as const)(
         failure_code: 'CASE_NOT_FOUND',
         receive_count: 1,
       });
-      const { caseId } = envelopes[2]?.payload as { caseId: string };
+      const caseId = String((envelopes[2]?.payload as { caseId?: string } | undefined)?.caseId);
       expect(await db.sql`select * from case_deadlines where case_id = ${caseId}`).toHaveLength(0);
     });
 
