@@ -15,6 +15,7 @@ import { rearmInbox } from '../../tools/ops/rearm-inbox.ts';
 import { finishAudit, recordAudit } from '../../tools/ops/record-audit.ts';
 import { runOpsCommand } from '../../tools/ops/run-ops-command.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { seedOpsState } from '../support/ops-state.ts';
 import {
   caseStageEnvelope,
   envelopeFactory,
@@ -317,26 +318,7 @@ describe('Function: provisionRoles() — what each role does still works', () =>
 
   it('the ops role rearms, purges and releases, keeping an audit trail it cannot rewrite', async () => {
     // Prepare: a terminally failed inbox row, a completed one 30 days old, and a quarantined message.
-    const consumer = `ops-${randomUUID()}`;
-    const failedKey = `key-${randomUUID()}`;
-    const old = new Date(Date.now() - 30 * 86_400_000);
-    for (const [key, status] of [
-      [failedKey, 'FAILED_TERMINAL'],
-      [`key-${randomUUID()}`, 'COMPLETED'],
-    ] as const) {
-      await db.sql`
-        insert into worker_inbox (consumer, idempotency_key, message_type, schema_version, aggregate_type,
-                                  aggregate_id, status, request_hash, receive_count, first_seen_at, last_seen_at,
-                                  completed_at)
-        values (${consumer}, ${key}, 'PaymentCaptured', 1, 'payment', 'PAY-1', ${status}, ${'0'.repeat(64)}, 3,
-                ${old}, ${old}, ${status === 'COMPLETED' ? old : null})
-      `;
-    }
-    const [quarantined] = await db.sql<{ id: string }[]>`
-      insert into worker_quarantine (consumer, body_hash, body, reason_code, reason_message)
-      values (${consumer}, ${'1'.repeat(64)}, 'body', 'INVALID_ENVELOPE', 'not json')
-      returning quarantine_id::text as id
-    `;
+    const { consumer, failedKey, quarantineId } = await seedOpsState(db.sql);
 
     // Act: the statements of `dlq redrive --rearm`, `inbox purge` and `quarantine release`.
     const auditId = await recordAudit(ops, { action: 'test_rearm', outcome: 'STARTED', consumer });
@@ -352,10 +334,10 @@ describe('Function: provisionRoles() — what each role does still works', () =>
       },
     );
     const released = await ops.begin(async (tx) => {
-      await tx`select quarantine_id from worker_quarantine where quarantine_id = ${quarantined?.id ?? ''} for update`;
+      await tx`select quarantine_id from worker_quarantine where quarantine_id = ${quarantineId ?? ''} for update`;
       return tx`
         update worker_quarantine set released_at = now(), released_message_id = 'm-1'
-        where quarantine_id = ${quarantined?.id ?? ''}
+        where quarantine_id = ${quarantineId ?? ''}
       `;
     });
 

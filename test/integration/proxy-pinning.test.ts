@@ -15,6 +15,7 @@ import { quarantineRelease } from '../../tools/ops/quarantine-release.ts';
 import { rearmInbox } from '../../tools/ops/rearm-inbox.ts';
 import { finishAudit, recordAudit } from '../../tools/ops/record-audit.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { seedOpsState } from '../support/ops-state.ts';
 import {
   caseStageEnvelope,
   envelopeFactory,
@@ -232,26 +233,7 @@ describe('No statement of the outbox relay or the ops commands meets an RDS Prox
     // Prepare: a failed inbox row, an old completed one, and a quarantined message with its key.
     const statements: string[] = [];
     const sql = recordingClient(statements);
-    const consumer = `ops-${randomUUID()}`;
-    const failedKey = `key-${randomUUID()}`;
-    const old = new Date(Date.now() - 30 * 86_400_000);
-    for (const [key, status] of [
-      [failedKey, 'FAILED_TERMINAL'],
-      [`key-${randomUUID()}`, 'COMPLETED'],
-    ] as const) {
-      await db.sql`
-        insert into worker_inbox (consumer, idempotency_key, message_type, schema_version, aggregate_type,
-                                  aggregate_id, status, request_hash, receive_count, first_seen_at, last_seen_at,
-                                  completed_at)
-        values (${consumer}, ${key}, 'PaymentCaptured', 1, 'payment', 'PAY-1', ${status}, ${'0'.repeat(64)}, 3,
-                ${old}, ${old}, ${status === 'COMPLETED' ? old : null})
-      `;
-    }
-    const [quarantined] = await db.sql<{ id: string }[]>`
-      insert into worker_quarantine (consumer, body_hash, body, reason_code, reason_message)
-      values (${consumer}, ${'2'.repeat(64)}, 'body', 'INVALID_ENVELOPE', 'not json')
-      returning quarantine_id::text as id
-    `;
+    const { consumer, failedKey, quarantineId } = await seedOpsState(db.sql);
     const sqs = { send: async () => ({ MessageId: randomUUID(), $metadata: {} }) } as unknown as SQSClient;
 
     // Act: the statements of `dlq redrive --rearm`, `inbox purge` and `quarantine release`.
@@ -269,7 +251,7 @@ describe('No statement of the outbox relay or the ops commands meets an RDS Prox
     );
     await quarantineRelease(
       { sql, sqs, out: createMemoryOutput() },
-      { quarantineId: quarantined?.id ?? '', queueUrl: 'https://sqs.local/q', consumer },
+      { quarantineId: quarantineId ?? '', queueUrl: 'https://sqs.local/q', consumer },
     );
 
     // Assess
