@@ -33,6 +33,8 @@ import {
   type TransactionRunner,
 } from './process-record.ts';
 import { recordTelemetry } from './record-telemetry.ts';
+import { recordTrace } from './record-trace.ts';
+import { type RecordTracerSource, recordTracerResolver } from './record-tracer-source.ts';
 import { DEFAULT_MAX_PAYLOAD_BYTES, type ResolvedPayload, resolvePayload } from './resolve-payload.ts';
 import { type S3ClientSource, s3ClientResolver } from './s3-client-source.ts';
 import { type SqsClientSource, sqsClientResolver } from './sqs-client-source.ts';
@@ -70,6 +72,13 @@ export interface WorkerOptions {
    * below the function's memory. @default 67108864 (64 MiB)
    */
   readonly maxPayloadBytes?: number;
+  /**
+   * Opens an X-Ray subsegment per record, linked to the producer's trace (`record-tracer.ts`), or a function that
+   * makes the tracer on first use (`newRecordTracer`: Powertools Tracer and the X-Ray SDK load only then).
+   * `createWorkerFromConfig` passes one when `POWERTOOLS_TRACE_ENABLED=true`. The producer's trace id is on every
+   * record's log line either way. @default none: no subsegments, and the tracer code is never loaded
+   */
+  readonly tracer?: RecordTracerSource;
   /** Powertools Logger. @default a Logger of service POWERTOOLS_SERVICE_NAME */
   readonly logger?: Logger;
   /** Powertools Metrics. @default a Metrics of namespace POWERTOOLS_METRICS_NAMESPACE (or `SqsInboxWorker`) */
@@ -180,6 +189,7 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
     now,
     random,
     payloads: { s3: s3ClientResolver(options.s3, logger), maxBytes: maxPayloadBytes },
+    ...(options.tracer ? { tracer: recordTracerResolver(options.tracer, logger) } : {}),
     completedAlready: async (idempotencyKey, requestHash) => {
       const [row] = await options.sql<{ completed: boolean }[]>`
         select request_hash = ${requestHash} and status = 'COMPLETED' as completed
@@ -251,7 +261,14 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
       const changes = records.flatMap((record) => {
         const seconds = outcomes.get(record.messageId)?.visibilitySeconds;
         return reported.has(record.messageId) && seconds !== undefined
-          ? [{ messageId: record.messageId, receiptHandle: record.receiptHandle, visibilitySeconds: seconds }]
+          ? [
+              {
+                messageId: record.messageId,
+                receiptHandle: record.receiptHandle,
+                visibilitySeconds: seconds,
+                traceId: outcomes.get(record.messageId)?.traceId,
+              },
+            ]
           : [];
       });
       if (changes.length > 0) {
@@ -314,6 +331,7 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
           visibilitySeconds: blocker?.visibilitySeconds,
           failureCode: 'FIFO_GROUP_BLOCKED',
           failureMessage: `not run: an earlier message of its group failed (${blocker?.failureCode ?? 'unknown'})`,
+          traceId: recordTrace(record)?.traceId,
           receiveCount: Number(record.attributes?.ApproximateReceiveCount) || 1,
           processingMs: 0,
           dbTransactionMs: 0,
@@ -331,6 +349,7 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
         visibilitySeconds: 0,
         failureCode: 'DEADLINE_DEFERRED',
         failureMessage: `not started: ${batch.remainingMs() - HANDLER_MARGIN_MS} ms left for a handler, guard ${guard.guardMs()} ms`,
+        traceId: recordTrace(record)?.traceId,
         receiveCount: Number(record.attributes?.ApproximateReceiveCount) || 1,
         processingMs: 0,
         dbTransactionMs: 0,
@@ -398,6 +417,7 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
             envelope: d.envelope,
             requestHash: d.requestHash,
             sqsMessageId: record.messageId,
+            traceId: recordTrace(record)?.traceId,
           },
         ];
       });
@@ -527,6 +547,7 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
             idempotencyKey: previous?.idempotencyKey,
             aggregateId: previous?.aggregateId,
             correlationId: previous?.correlationId,
+            traceId: previous?.traceId ?? recordTrace(record)?.traceId,
             result: 'RETRYABLE_FAILURE',
             acknowledged: false,
             visibilitySeconds: backoffSeconds(receiveCount, backoff, random),

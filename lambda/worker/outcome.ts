@@ -35,6 +35,8 @@ export interface RecordOutcome {
   readonly idempotencyKey?: string;
   readonly aggregateId?: string;
   readonly correlationId?: string;
+  /** The producer's trace id (`1-…-…`, see `recordTrace`), when the message carries a valid trace header. */
+  readonly traceId?: string;
   /** SQS ApproximateReceiveCount of this delivery. */
   readonly receiveCount: number;
   readonly processingMs: number;

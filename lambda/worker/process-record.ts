@@ -19,6 +19,8 @@ import {
 } from './inbox.ts';
 import type { OutcomeResult, RecordOutcome } from './outcome.ts';
 import { quarantineMessage } from './quarantine.ts';
+import { recordTrace } from './record-trace.ts';
+import type { RecordTracer } from './record-tracer.ts';
 import { redactValues } from './redact-values.ts';
 import { type PayloadReader, type ResolvedPayload, resolvePayload } from './resolve-payload.ts';
 import { CLIENT_DEADLINE_MARGIN_MS, HANDLER_MARGIN_MS } from './transaction-timeouts.ts';
@@ -65,6 +67,8 @@ export interface RecordDependencies {
    * while S3 answers), by SQS messageId.
    */
   readonly resolved?: ReadonlyMap<string, ResolvedPayload>;
+  /** When tracing is on: gives the tracer that opens a subsegment per record (see `record-tracer.ts`). */
+  readonly tracer?: () => Promise<RecordTracer | undefined>;
 }
 
 /**
@@ -104,7 +108,13 @@ export async function processRecord(
   let dbTransactionMs = 0;
   /** True when the record's inbox row was claimed with its batch (per-batch mode), not by the record. */
   let claimedInBatch = false;
-  let ids: Pick<RecordOutcome, 'messageType' | 'idempotencyKey' | 'aggregateId' | 'correlationId'> = {};
+  // The producer's trace: on the record's log line (its outcome) and its subsegment. A bad header is ignored.
+  const trace = recordTrace(record);
+  const span = deps.tracer ? (await deps.tracer())?.open(record, trace) : undefined;
+  let ids: Pick<
+    RecordOutcome,
+    'messageType' | 'idempotencyKey' | 'aggregateId' | 'correlationId' | 'traceId'
+  > = { traceId: trace?.traceId };
 
   // Every database call is timed and bounded by the Lambda time left (see withinDeadline).
   const timed = async <T>(fn: () => Promise<T>): Promise<T> => {
@@ -115,15 +125,19 @@ export async function processRecord(
       dbTransactionMs += deps.now() - t;
     }
   };
-  const finish = (partial: Decision): RecordOutcome => ({
-    messageId: record.messageId,
-    receiveCount,
-    processingMs: deps.now() - startedAt,
-    dbTransactionMs,
-    messageAgeMs: Number.isFinite(sentAt) && sentAt > 0 ? Math.max(0, startedAt - sentAt) : 0,
-    ...ids,
-    ...partial,
-  });
+  const finish = (partial: Decision): RecordOutcome => {
+    const outcome: RecordOutcome = {
+      messageId: record.messageId,
+      receiveCount,
+      processingMs: deps.now() - startedAt,
+      dbTransactionMs,
+      messageAgeMs: Number.isFinite(sentAt) && sentAt > 0 ? Math.max(0, startedAt - sentAt) : 0,
+      ...ids,
+      ...partial,
+    };
+    span?.close(outcome);
+    return outcome;
+  };
   const retry = (failure: Pick<Failure, 'code' | 'message'>, attempts?: number): Decision => ({
     result: 'RETRYABLE_FAILURE',
     acknowledged: false,
@@ -144,6 +158,7 @@ export async function processRecord(
 
   const decoded = deps.decoded?.get(record.messageId) ?? decodeRecord(record, deps.registry);
   ids = {
+    traceId: trace?.traceId,
     messageType: decoded.ok ? decoded.envelope.messageType : decoded.messageType,
     idempotencyKey: decoded.ok ? decoded.envelope.idempotencyKey : decoded.idempotencyKey,
     aggregateId: decoded.envelope?.aggregateId,
@@ -198,6 +213,7 @@ export async function processRecord(
     envelope: decoded.envelope,
     requestHash: decoded.requestHash,
     sqsMessageId: record.messageId,
+    traceId: trace?.traceId,
   };
   let attempts: number | undefined;
   try {
@@ -344,6 +360,7 @@ export async function processRecord(
                   envelope: message.envelope,
                   requestHash: message.requestHash,
                   sqsMessageId: record.messageId,
+                  traceId: trace?.traceId,
                 }
               : undefined;
           // A claim made with the batch survived the record's rollback: its attempt is already counted.

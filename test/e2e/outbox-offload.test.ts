@@ -106,7 +106,7 @@ describe('Function: enqueueOutbox() with offload', () => {
 
     // Assess
     expect(first.inserted).toBe(true);
-    expect(second).toEqual({ eventId: first.eventId, inserted: false });
+    expect(second).toEqual({ eventId: first.eventId, inserted: false, traceId: first.traceId });
   });
 
   it('refuses an envelope over the limit without offload, naming the option to pass', async () => {
