@@ -1,9 +1,10 @@
-import type { RecordTracer } from './record-tracer.ts';
+import { createRecordTracer, type RecordTracer } from './record-tracer.ts';
 
 /**
- * Loads Powertools Tracer (and the X-Ray SDK it brings) and makes a record tracer of service `serviceName`.
- * Both modules are imported here, with `import()`: the bundle keeps them in chunks of their own, so a worker with
- * tracing off never loads or compiles them (docs/tracing.md, docs/performance.md).
+ * Loads Powertools Tracer (and the X-Ray SDK it brings) and makes a record tracer of service `serviceName`. The
+ * tracer is imported here, with `import()`: the bundle keeps it in chunks of their own, so a worker with tracing
+ * off never loads or compiles it (docs/tracing.md, docs/performance.md). `record-tracer.ts` only refers to the
+ * Tracer's type, so importing it statically loads nothing of it.
  *
  * The Tracer reads its own settings from the environment (`POWERTOOLS_TRACE_ENABLED`,
  * `POWERTOOLS_TRACER_CAPTURE_HTTPS_REQUESTS`, …) and records nothing outside Lambda.
@@ -11,9 +12,6 @@ import type { RecordTracer } from './record-tracer.ts';
  * @internal
  */
 export async function newRecordTracer(serviceName: string): Promise<RecordTracer> {
-  const [{ Tracer }, { createRecordTracer }] = await Promise.all([
-    import('@aws-lambda-powertools/tracer'),
-    import('./record-tracer.ts'),
-  ]);
+  const { Tracer } = await import('@aws-lambda-powertools/tracer');
   return createRecordTracer(new Tracer({ serviceName }), serviceName);
 }
