@@ -7,9 +7,13 @@ import { createRecordTracer, type RecordTracer } from './record-tracer.ts';
  * Tracer's type, so importing it statically loads nothing of it.
  *
  * The Tracer reads its own settings from the environment (`POWERTOOLS_TRACE_ENABLED`,
- * `POWERTOOLS_TRACER_CAPTURE_HTTPS_REQUESTS`, …) and records nothing outside Lambda.
+ * `POWERTOOLS_TRACER_CAPTURE_HTTPS_REQUESTS`, …) and records nothing outside Lambda. `createWorkerFromConfig`
+ * calls it when `POWERTOOLS_TRACE_ENABLED=true`; pass it to `createWorker` yourself otherwise.
  *
- * @internal
+ * @example
+ * ```ts
+ * export const handler = createWorker({ consumer, handlers, sql, tracer: () => newRecordTracer(consumer) });
+ * ```
  */
 export async function newRecordTracer(serviceName: string): Promise<RecordTracer> {
   const { Tracer } = await import('@aws-lambda-powertools/tracer');
