@@ -23,7 +23,8 @@ export interface WorkerOptions {
   /**
    * SQS client for the backoff visibility changes, or a function that makes it on first use (the deployable
    * handler imports the SDK's SQS code only when a record first needs a backoff: see {@link SqsClientSource}).
-   * Without it, failures wait for the queue's visibility timeout.
+   * Without it, failures wait for the queue's visibility timeout. Used by `createWorker`; the engine
+   * (`createBatchEngine`) changes no visibility.
    */
   readonly sqs?: SqsClientSource;
   /**
@@ -54,7 +55,7 @@ export interface WorkerOptions {
   readonly maxBusinessAttempts?: number;
   /** Do not start a record with less than this left; default: max(2 s, observed p99 of records). */
   readonly deadlineGuardMs?: number;
-  /** Throw when every record of a batch failed, so Lambda backs off. @default true */
+  /** `createWorker` only: throw when every record of a batch failed, so Lambda backs off. @default true */
   readonly failInvocationOnFullBatchFailure?: boolean;
   /** Clock in epoch milliseconds (tests). @default Date.now */
   readonly now?: () => number;
