@@ -178,7 +178,11 @@ export function createBatchEngine(options: WorkerOptions): BatchEngine {
           recordOutcome(
             unstartedFacts(record, receiveCount),
             verdicts.retryable(
-              { code: 'NO_OUTCOME', message: 'the commit strategy decided no outcome' },
+              {
+                code: 'UNHANDLED_ERROR',
+                message:
+                  'the commit strategy decided no outcome for this record (an engine defect); it is retried',
+              },
               undefined,
             ),
           ),

@@ -5,7 +5,11 @@ import type { DeadlineGuard } from './deadline-guard.ts';
 import { type RecordOutcome, recordOutcome, unstartedFacts, verdicts } from './outcome.ts';
 import { HANDLER_MARGIN_MS } from './transaction-timeouts.ts';
 
-/** How {@link scheduleRecords} runs a batch. */
+/**
+ * How {@link scheduleRecords} runs a batch.
+ *
+ * @internal
+ */
 export interface ScheduleOptions {
   /** `.fifo` queue: one record at a time, per group in order, a group stopped at its first failure. */
   readonly fifo: boolean;
