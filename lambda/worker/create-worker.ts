@@ -1,4 +1,10 @@
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import {
+  BatchProcessor,
+  EventType,
+  processPartialResponse,
+  SqsFifoPartialProcessorAsync,
+} from '@aws-lambda-powertools/batch';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { WORKER_DEFAULTS } from '../constants.ts';
 import { BatchFailedError } from '../errors.ts';
 import { createBatchEngine, defaultWorkerLogger } from './batch-engine.ts';
@@ -14,8 +20,9 @@ export type WorkerHandler = (event: SQSEvent, context: Context) => Promise<SQSBa
  * Builds the Lambda SQS handler of a worker: exactly-once effects under at-least-once delivery.
  *
  * A thin adapter over the runtime-neutral core ({@link createBatchEngine}, which validates the options and
- * decides every record's outcome within the time the Lambda context has left). From the outcomes it builds
- * `batchItemFailures` (the records not acknowledged, in the batch's order); reported records get their
+ * decides every record's outcome within the time the Lambda context has left). Powertools' batch processor
+ * (`SqsFifoPartialProcessorAsync` for `.fifo` queues) turns the outcomes into the partial batch response: the
+ * records not acknowledged are its `batchItemFailures`, in the batch's order. Reported records get their
  * exponential backoff with jitter in one ChangeMessageVisibilityBatch; a batch in which every record failed
  * throws `BatchFailedError` so Lambda scales its poller down.
  *
@@ -37,9 +44,11 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
       remainingMs: () => context.getRemainingTimeInMillis(),
     });
     const reported = outcomes.filter((outcome) => !outcome.acknowledged);
-    const response: SQSBatchResponse = {
-      batchItemFailures: reported.map((outcome) => ({ itemIdentifier: outcome.messageId })),
-    };
+    const response = await partialResponse(
+      event,
+      context,
+      new Set(reported.map((outcome) => outcome.messageId)),
+    );
 
     if (options.sqs && arn) {
       const receiptHandles = new Map(records.map((record) => [record.messageId, record.receiptHandle]));
@@ -88,4 +97,34 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
     }
     return response;
   };
+}
+
+/** Settled by the engine, not acknowledged: Powertools reports the record in `batchItemFailures`. */
+class RecordNotAcknowledged extends Error {}
+
+/**
+ * The partial batch response of records the engine already settled: Powertools' processor of the queue's kind
+ * reports every record in `reported`. The engine decided FIFO order and group blocking; the FIFO processor's own
+ * skip of a failed group's later members reports the same records.
+ */
+function partialResponse(
+  event: SQSEvent,
+  context: Context,
+  reported: ReadonlySet<string>,
+): Promise<SQSBatchResponse> {
+  if ((event.Records ?? []).length === 0) return Promise.resolve({ batchItemFailures: [] });
+  const settle = async (record: SQSRecord) => {
+    if (reported.has(record.messageId)) throw new RecordNotAcknowledged(record.messageId);
+  };
+  const fifo = event.Records[0]?.eventSourceARN?.endsWith('.fifo') === true;
+  return fifo
+    ? processPartialResponse(event, settle, new SqsFifoPartialProcessorAsync(), {
+        context,
+        skipGroupOnError: true,
+        throwOnFullBatchFailure: false,
+      })
+    : processPartialResponse(event, settle, new BatchProcessor(EventType.SQS), {
+        context,
+        throwOnFullBatchFailure: false,
+      });
 }
