@@ -60,6 +60,7 @@ export async function claimBatch(
   // The inbox locks are taken by an uncorrelated subquery (evaluated once, before the first row is produced), so
   // either every key is locked before any row is written, or no row is written at all. Taking them all at once
   // needs no order: a try never waits, so it cannot take part in a deadlock.
+  // trace_id as in claimInbox: a COMPLETED row keeps the trace of the delivery that made its effect.
   const claim = async (sql: postgres.TransactionSql) => {
     const claimed = await sql<ClaimedRow[]>`
       insert into worker_inbox (
@@ -87,7 +88,6 @@ export async function claimBatch(
         set last_seen_at = now(),
             receive_count = worker_inbox.receive_count + 1,
             last_message_id = excluded.last_message_id,
-            -- As in claimInbox: a COMPLETED row keeps the trace of the delivery that made its effect.
             trace_id = case when worker_inbox.status = 'COMPLETED' then worker_inbox.trace_id
               else coalesce(excluded.trace_id, worker_inbox.trace_id) end
       returning idempotency_key, status, request_hash, receive_count, (xmax = 0) as inserted, failure_code

@@ -73,6 +73,8 @@ export const INBOX_LOCK_SEED = 7_316_204_582;
  */
 export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry): Promise<InboxClaim> {
   const e = entry.envelope;
+  // trace_id: the delivery that claims the row brings its trace, but a COMPLETED row keeps the trace of the delivery
+  // that made its effect (a duplicate never replaces it).
   const rows = await sql<
     {
       status: InboxStatus;
@@ -97,7 +99,6 @@ export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry
       set last_seen_at = now(),
           receive_count = worker_inbox.receive_count + 1,
           last_message_id = excluded.last_message_id,
-          -- A COMPLETED row keeps the trace of the delivery that made its effect: a duplicate never replaces it.
           trace_id = case when worker_inbox.status = 'COMPLETED' then worker_inbox.trace_id
             else coalesce(excluded.trace_id, worker_inbox.trace_id) end
     returning status, request_hash, receive_count, (xmax = 0) as inserted, failure_code
