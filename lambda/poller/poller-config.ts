@@ -78,7 +78,7 @@ export function loadPollerConfig(env: Record<string, string | undefined> = proce
     problems.push(
       'WORKER_QUEUE_URL is required by the poller: set it to the URL of the queue to consume (https://sqs.<region>.amazonaws.com/<account>/<name>)',
     );
-  } else if (!URL.canParse(queueUrl)) {
+  } else if (!/^https?:\/\/[^/\s]+\/\S+$/.test(queueUrl)) {
     problems.push(
       `WORKER_QUEUE_URL must be a queue URL such as https://sqs.eu-west-1.amazonaws.com/123456789012/case-worker (given "${queueUrl}")`,
     );

@@ -186,9 +186,13 @@ export async function startPoller(options: PollerOptions): Promise<Poller> {
   const waitSeconds = options.waitSeconds ?? POLLER_DEFAULTS.waitSeconds;
   const leaseSeconds = options.visibilitySeconds ?? POLLER_DEFAULTS.visibilitySeconds;
   const earlySettle = (options.commitMode ?? 'per-message') === 'per-message';
-  const { Attributes = {} } = await sqs.send(
-    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn', 'FifoQueue'] }),
-  );
+  const { Attributes = {} } = await sqs
+    .send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn', 'FifoQueue'] }))
+    .catch((error: unknown) => {
+      throw new ConfigError(
+        `Cannot read the attributes of queue ${queueUrl} (${describeError(error)}); check WORKER_QUEUE_URL, the SQS endpoint (SQS_ENDPOINT in local runs) and that the task role may call sqs:GetQueueAttributes`,
+      );
+    });
   const queueArn = Attributes.QueueArn;
   if (!queueArn) {
     throw new ConfigError(
