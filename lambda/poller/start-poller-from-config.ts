@@ -5,10 +5,10 @@ import { createDatabaseProbe } from '../breaker/create-database-probe.ts';
 import type { WorkerConfig } from '../config.ts';
 import { DEFAULT_METRICS_NAMESPACE } from '../constants.ts';
 import { createSql } from '../db.ts';
+import { createBatchEngine } from '../worker/batch-engine.ts';
 import type { MessageHandler } from '../worker/message-handler.ts';
 import { loadPollerConfig, type PollerProcessConfig } from './poller-config.ts';
 import { type Poller, type PollerEvent, type PollerHooks, startPoller } from './start-poller.ts';
-import { workerBatchAdapter } from './worker-batch-adapter.ts';
 
 /** Options of {@link startPollerFromConfig}. */
 export interface PollerFromConfigOptions {
@@ -74,7 +74,8 @@ export async function startPollerFromConfig(options: PollerFromConfigOptions): P
     await Promise.all([sql.end({ timeout: mode === 'graceful' ? 5 : 0 }), probe.close()]);
     sqs.destroy();
   };
-  const engine = workerBatchAdapter({
+  let poller: Poller | undefined;
+  const engine = createBatchEngine({
     consumer: worker.consumer,
     handlers: typeof options.handlers === 'function' ? options.handlers(worker) : options.handlers,
     sql,
@@ -89,9 +90,11 @@ export async function startPollerFromConfig(options: PollerFromConfigOptions): P
     backoff: { baseSeconds: worker.backoffBaseSeconds, maxSeconds: worker.backoffMaxSeconds },
     maxBusinessAttempts: worker.maxBusinessAttempts,
     deadlineGuardMs: worker.deadlineGuardMs,
+    // The moment a record settles its heartbeat stops, and it is deleted or backed off at the next renewal.
+    onRecordSettled: (outcome) => poller?.recordSettled(outcome),
   });
   try {
-    const poller = await startPoller({
+    poller = await startPoller({
       sqs,
       queueUrl: settings.queueUrl,
       processBatch: engine.processBatch,

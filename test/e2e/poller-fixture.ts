@@ -1,3 +1,4 @@
+import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type postgres from 'postgres';
@@ -10,9 +11,9 @@ import {
   type PollerOptions,
   startPoller,
 } from '../../lambda/poller/start-poller.ts';
-import { workerBatchAdapter } from '../../lambda/poller/worker-batch-adapter.ts';
-import type { WorkerOptions } from '../../lambda/worker/create-worker.ts';
-import { OutcomeLogger } from '../../tools/local/outcome-logger.ts';
+import { createBatchEngine } from '../../lambda/worker/batch-engine.ts';
+import type { WorkerOptions } from '../../lambda/worker/worker-options.ts';
+import { OutcomeRecorder } from '../../tools/local/outcome-recorder.ts';
 import { alwaysRetryable, slowLedgerWrite } from '../support/test-handlers.ts';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
@@ -44,9 +45,11 @@ export async function startTestPoller(options: {
   readonly poller?: Partial<
     Omit<PollerOptions, 'sqs' | 'queueUrl' | 'processBatch' | 'probe' | 'logger' | 'metrics'>
   >;
-  readonly worker?: Partial<Omit<WorkerOptions, 'sql' | 'handlers' | 'logger' | 'metrics'>>;
+  readonly worker?: Partial<
+    Omit<WorkerOptions, 'sql' | 'handlers' | 'logger' | 'metrics' | 'onOutcome' | 'onRecordSettled'>
+  >;
 }) {
-  const outcomes = new OutcomeLogger();
+  const outcomes = new OutcomeRecorder();
   const lines: CapturedLine[] = [];
   const line =
     (level: CapturedLine['level']) =>
@@ -61,12 +64,14 @@ export async function startTestPoller(options: {
   const logger = { info: line('info'), warn: line('warn'), error: line('error') } as never;
   const metrics = new Metrics({ namespace: 'SqsInboxWorkerTest', serviceName: 'case-worker' });
   let poller: Poller | undefined;
-  const engine = workerBatchAdapter({
+  const engine = createBatchEngine({
     consumer: 'case-worker',
     handlers: [...exampleHandlers, alwaysRetryable, slowLedgerWrite],
     sql: options.sql,
-    logger: outcomes,
+    logger: new Logger({ serviceName: 'case-worker', logLevel: 'SILENT' }),
     metrics,
+    onOutcome: outcomes.onOutcome,
+    onRecordSettled: (outcome) => poller?.recordSettled(outcome),
     recordConcurrency: options.sql.options.max,
     backoff: { baseSeconds: 1, maxSeconds: 2 },
     ...options.worker,

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { CreateBucketCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import {
@@ -15,8 +16,8 @@ import { connectOptions } from '../../lambda/connect-options.ts';
 import { createSql } from '../../lambda/db.ts';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { enqueueOutbox, OUTBOX_MAX_MESSAGE_BYTES } from '../../lambda/outbox/enqueue-outbox.ts';
-import type { PollerStats } from '../../lambda/poller/start-poller.ts';
-import { workerBatchAdapter } from '../../lambda/poller/worker-batch-adapter.ts';
+import type { Poller, PollerStats } from '../../lambda/poller/start-poller.ts';
+import { createBatchEngine } from '../../lambda/worker/batch-engine.ts';
 import { createWorker } from '../../lambda/worker/create-worker.ts';
 import type { Envelope, PayloadRef } from '../../lambda/worker/envelope.ts';
 import type { OutcomeResult } from '../../lambda/worker/outcome.ts';
@@ -26,7 +27,7 @@ import { holdCaseLock } from './hold-case-lock.ts';
 import { startLocalPoller } from './local-poller.ts';
 import { type LocalQueues, queueCounts } from './local-queues.ts';
 import { runOutboxRelayLoop } from './outbox-relay-loop.ts';
-import { OutcomeLogger } from './outcome-logger.ts';
+import { OutcomeRecorder } from './outcome-recorder.ts';
 
 /** Options of {@link runDemoScenario}. */
 export interface DemoScenarioOptions {
@@ -426,7 +427,7 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
     max: 3,
     onnotice: () => {},
   });
-  const logger = new OutcomeLogger({ serviceName: consumer });
+  const recorder = new OutcomeRecorder();
   const runtime = options.runtime ?? 'event-source-mapping';
   const workerOptions = {
     consumer,
@@ -434,15 +435,16 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
     sql,
     sqs,
     s3: options.s3,
-    logger,
+    logger: new Logger({ serviceName: consumer, logLevel: 'SILENT' }),
     metrics: new Metrics({ namespace: 'SqsInboxWorkerLocal', serviceName: consumer }),
+    onOutcome: recorder.onOutcome,
     recordConcurrency: 1,
     backoff: { baseSeconds: 1, maxSeconds: 4 },
   };
   const completed = (key: string) =>
-    logger.outcomes.some((outcome) => outcome.idempotencyKey === key && outcome.result === 'COMPLETED');
+    recorder.outcomes.some((outcome) => outcome.idempotencyKey === key && outcome.result === 'COMPLETED');
   const retries = (key: string) =>
-    logger.outcomes.filter(
+    recorder.outcomes.filter(
       (outcome) => outcome.idempotencyKey === key && outcome.result === 'RETRYABLE_FAILURE',
     ).length;
 
@@ -462,6 +464,7 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
     () => postgres(options.databaseUrl, { max: 1, connect_timeout: 2, onnotice: () => {} }),
     2000,
   );
+  const logger = workerOptions.logger;
   const esm =
     runtime === 'poller'
       ? await startLocalPollerRuntime()
@@ -480,8 +483,16 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
         });
   /** The poller over the same engine, with as many records in flight as the mapping has invocations. */
   async function startLocalPollerRuntime() {
-    const engine = workerBatchAdapter({ ...workerOptions, recordConcurrency: concurrency });
+    let poller: Poller | undefined;
+    const engine = createBatchEngine({
+      ...workerOptions,
+      recordConcurrency: concurrency,
+      onRecordSettled: (outcome) => poller?.recordSettled(outcome),
+    });
     return startLocalPoller({
+      bindOutcomes: (started) => {
+        poller = started;
+      },
       sqs,
       queueUrl: queues.queueUrl,
       processBatch: engine.processBatch,
@@ -619,7 +630,7 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
     for (const item of items) counts[key(item)] = (counts[key(item)] ?? 0) + 1;
     return counts;
   };
-  const outcomes = logger.counts();
+  const outcomes = recorder.counts();
   const byKind = countBy(scenario.messages, (m) => m.kind) as Record<ScenarioCase, number>;
   const versions = new Map(caseRows.map((row) => [row.case_id, row.version]));
   const stuckBody = scenario.messages.find((m) => m.key === scenario.stuckKey)?.body;
