@@ -118,11 +118,11 @@ describe('Poller database-health pause (database cut by a TCP proxy for 10 s)', 
       queueUrl,
       Array.from({ length: 30 }, (_, i) => payment(`during-${i}`)),
     );
-    const pausedAt = await waitFor('the pause', () => poller.status === 'open', 10_000);
+    await waitFor('the pause', () => poller.status === 'open', 10_000);
     await sleep(Math.max(0, cutAt + 10_000 - Date.now()));
     proxy.up();
     const upAt = Date.now();
-    const resumedAt = await waitFor('receiving again', () => poller.status !== 'open', 10_000);
+    await waitFor('receiving again', () => poller.status !== 'open', 10_000);
     await waitFor(
       'every payment applied',
       async () => {
@@ -140,7 +140,15 @@ describe('Poller database-health pause (database cut by a TCP proxy for 10 s)', 
       15_000,
     );
 
-    // Assess: while paused, ReceiveMessage calls at most the probes (the pause aborts a pending long poll).
+    // Assess: while paused (from the pause's own event times), ReceiveMessage calls at most the probes — none, in
+    // fact: the pause aborts a pending long poll and the loop waits for the probes.
+    const changes = events.flatMap((e) =>
+      e.event.type === 'pause' ? [{ at: e.at, status: e.event.status }] : [],
+    );
+    const pausedAt = changes.find((c) => c.status === 'open')?.at ?? 0;
+    const resumedAt = changes.find((c) => c.at >= pausedAt && c.status !== 'open')?.at ?? 0;
+    expect(pausedAt).toBeGreaterThan(cutAt);
+    expect(resumedAt).toBeGreaterThan(upAt);
     const receivesWhilePaused = receiveCalls.filter((at) => at > pausedAt && at < resumedAt).length;
     const probesWhilePaused = probeCalls.filter((at) => at > pausedAt && at <= resumedAt).length;
     expect(probesWhilePaused).toBeGreaterThan(0);
