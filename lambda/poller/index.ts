@@ -1,7 +1,7 @@
 /**
- * The long-running poller (ECS/Fargate): `bin/poller.ts` runs it; the local runtime and the tests start it.
- *
- * @internal
+ * The long-running poller (ECS/Fargate): `bin/poller.ts` runs it; the local runtime and the tests start it. Only
+ * re-exports. `startPollerFromConfig`, `stopOnSignals` and `loadPollerConfig` are public through `lambda/index.ts`;
+ * the rest is internal.
  */
 export { POLLER_DEFAULTS, POLLER_LIMITS } from './constants.ts';
 export {

@@ -177,6 +177,8 @@ function validate(options: PollerOptions): void {
  * poller = await startPoller({ sqs, queueUrl, processBatch: engine.processBatch, concurrency: 4, probe, logger, metrics });
  * process.once('SIGTERM', () => poller.stop({ timeoutMs: 30_000 }));
  * ```
+ *
+ * @internal — `startPollerFromConfig` is the public way to start one.
  */
 export async function startPoller(options: PollerOptions): Promise<Poller> {
   validate(options);
@@ -310,6 +312,7 @@ export async function startPoller(options: PollerOptions): Promise<Poller> {
         else deletes.push({ messageId, receiptHandle: record.receiptHandle });
       } else {
         stats.recordsReported += 1;
+        if (outcome.result === 'DEADLINE_DEFERRED') stats.released += 1; // not started: handed back at once
         // Without a visibility from the engine the record comes back when its lease ends.
         if (outcome.visibilitySeconds !== undefined) {
           changes.push({

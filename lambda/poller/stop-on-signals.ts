@@ -25,7 +25,11 @@ export interface StopOnSignalsOptions {
  * poller deletes only committed records, and stops deleting anything once it gives up), and what was in flight
  * comes back when its lease ends. Returns a function that removes the listeners.
  *
- * @internal
+ * @example
+ * ```ts
+ * const running = await startPollerFromConfig({ handlers });
+ * stopOnSignals({ poller: running.poller, stopTimeoutMs: 30_000, close: running.close, exit: process.exit, logger: running.logger });
+ * ```
  */
 export function stopOnSignals(options: StopOnSignalsOptions): () => void {
   const signals = options.signals ?? process;

@@ -53,9 +53,6 @@ describe('Poller heartbeat (fauxqs over HTTP, real PostgreSQL)', () => {
       }),
     );
     await waitFor('both records received', () => deliveries.length >= 2, 10_000);
-    const slowId = deliveries.find(
-      (d) => d.receiveCount === 1 && events.some((e) => e.event.type === 'received'),
-    )?.messageId;
     await waitFor(
       'the slow record to settle',
       async () => (await db.sql`select 1 from ledger_entries where source_event_id = 'hb-slow'`).length === 1,
@@ -66,8 +63,6 @@ describe('Poller heartbeat (fauxqs over HTTP, real PostgreSQL)', () => {
     const heartbeatsAtSettle = poller.stats.heartbeats;
     await sleep(2500); // more than one lease: an extension still running would show
 
-    if (process.env.DEBUG_POLLER)
-      console.log(JSON.stringify(events.map((e) => ({ at: e.at - settledAt, ...e.event }))));
     // Assess: one delivery each, the slow one extended while it ran and never after, the failed one never.
     const received = events.flatMap((e) => (e.event.type === 'received' ? e.event.messageIds : []));
     expect(received.length).toBe(2);
@@ -76,14 +71,16 @@ describe('Poller heartbeat (fauxqs over HTTP, real PostgreSQL)', () => {
     const extended = events.flatMap((e) =>
       e.event.type === 'extended' ? e.event.messageIds.map((id) => ({ id, at: e.at })) : [],
     );
-    const settled = events.find((e) => e.event.type === 'settled');
-    const failedEntry = settled?.event.type === 'settled' ? settled.event.visibility[0] : undefined;
+    const settles = events.flatMap((e) => (e.event.type === 'settled' ? [{ at: e.at, ...e.event }] : []));
+    const failedEntry = settles.flatMap((e) => e.visibility)[0];
     expect(failedEntry?.visibilitySeconds).toBe(60);
-    const slowMessageId = received.find((id) => id !== failedEntry?.messageId);
-    expect(slowMessageId).toBeDefined();
-    expect(slowId).toBeDefined();
-    // 6 s of work on a 2 s lease renewed every second: at least 4 extensions of the slow record.
+    const slowMessageId = received.find((id) => id !== failedEntry?.messageId) as string;
+    const slowDeletedAt = settles.find((e) => e.deleted.includes(slowMessageId))?.at ?? 0;
+    expect(slowDeletedAt).toBeGreaterThan(0);
+    // 6 s of work on a 2 s lease renewed every second: at least 4 extensions of the slow record, none after it
+    // settled; the failed record settled at once and was never extended.
     expect(extended.filter((e) => e.id === slowMessageId).length).toBeGreaterThanOrEqual(4);
+    expect(extended.filter((e) => e.at > slowDeletedAt)).toEqual([]);
     expect(extended.filter((e) => e.id === failedEntry?.messageId)).toEqual([]);
     expect(extended.every((e) => e.at <= settledAt)).toBe(true);
     expect(poller.stats.heartbeats).toBe(heartbeatsAtSettle);
