@@ -92,8 +92,7 @@ export function safeDynamoDbConcurrency(inputs: DynamoDbCapacityInputs): DynamoD
     }
   }
   const budget = inputs.maxWriteUnitsPerSecond ?? DYNAMODB_CAPACITY_DEFAULTS.maxWriteUnitsPerSecond;
-  const transactItems =
-    inputs.transactItemsPerMessage ?? DYNAMODB_CAPACITY_DEFAULTS.transactItemsPerMessage;
+  const transactItems = inputs.transactItemsPerMessage ?? DYNAMODB_CAPACITY_DEFAULTS.transactItemsPerMessage;
   const itemSizeKb = inputs.itemSizeKb ?? DYNAMODB_CAPACITY_DEFAULTS.itemSizeKb;
   const latencyMs = inputs.recordLatencyMs ?? DYNAMODB_CAPACITY_DEFAULTS.recordLatencyMs;
   const recordConcurrency = inputs.recordConcurrency ?? DYNAMODB_CAPACITY_DEFAULTS.recordConcurrency;
@@ -108,7 +107,9 @@ export function safeDynamoDbConcurrency(inputs: DynamoDbCapacityInputs): DynamoD
     );
   }
   if (!Number.isInteger(recordConcurrency)) {
-    throw new RangeError(`Capacity input recordConcurrency must be a whole number (given ${recordConcurrency})`);
+    throw new RangeError(
+      `Capacity input recordConcurrency must be a whole number (given ${recordConcurrency})`,
+    );
   }
 
   const unitsPerWrite = Math.ceil(itemSizeKb);
