@@ -83,7 +83,7 @@ export function dynamoDbAlarmSpecs(props: DynamoDbMonitoringProps): Record<strin
 
 /**
  * The DynamoDB row of the dashboard: consumed write units per second (against the write budget), throttled
- * requests and system errors, transaction conflicts, and the p99 latency of the gate put and the transaction
+ * requests, system errors with transaction conflicts, and the p99 latency of the gate put and the transaction
  * (what `recordLatencyMs` of the capacity formula estimates).
  *
  * @internal
@@ -126,19 +126,22 @@ export function dynamoDbDashboardWidgets(
         ? undefined
         : [{ value: props.maxWriteUnitsPerSecond, label: 'write budget (maxWriteUnitsPerSecond)' }],
     ),
-    graph('DynamoDB: throttled requests and system errors', [
+    // Two graphs: the per-operation expressions of throttles and of errors name their metrics alike.
+    graph('DynamoDB: throttled requests', [
       props.table.metricThrottledRequestsForOperations({
         operations: WORKER_OPERATIONS,
         period: minute,
         label: 'throttled',
       }),
+    ]),
+    graph('DynamoDB: system errors and transaction conflicts', [
       props.table.metricSystemErrorsForOperations({
         operations: WORKER_OPERATIONS,
         period: minute,
         label: 'system errors',
       }),
+      transactionConflicts(props.table, minute),
     ]),
-    graph('DynamoDB: transaction conflicts', [transactionConflicts(props.table, minute)]),
     graph('DynamoDB: request latency', [
       latency(dynamodb.Operation.PUT_ITEM),
       latency(dynamodb.Operation.TRANSACT_WRITE_ITEMS),
