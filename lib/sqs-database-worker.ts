@@ -52,7 +52,9 @@ const LAMBDA_RUNTIME_CA_BUNDLE = '/var/runtime/ca-cert.pem';
 /**
  * A production SQS → Lambda → PostgreSQL worker: source queue and DLQ, RDS PostgreSQL with a rotated master
  * secret behind an IAM-authenticated RDS Proxy, the worker function and its SQS event source, migrations
- * applied on deploy, the scheduled outbox relay, alarms to an SNS topic and a dashboard.
+ * applied on deploy, the scheduled outbox relay, alarms to an SNS topic and a dashboard. With
+ * `store: 'dynamodb'`: one on-demand DynamoDB table ({@link WorkerTable}) instead of the database, the worker
+ * outside any VPC, capacity from the table's write budget, and no PostgreSQL resources or scheduled functions.
  *
  * Every prop is checked before anything is created (`resolveWorkerSettings`); an unsafe combination throws one
  * error listing every problem. The event source `maxConcurrency`, the reserved concurrency and the proxy's
