@@ -145,7 +145,7 @@ export class SqsDatabaseWorker extends Construct {
     if (!settings.reserveConcurrency) {
       Annotations.of(this).addWarningV2(
         'sqs-inbox-worker:no-reserved-concurrency',
-        `reserveConcurrency is false: the worker and the outbox relay reserve no concurrency, so other functions of the account can take what the worker needs (maxConcurrency ${settings.maxConcurrency} still bounds it); set reserveConcurrency true once the account's concurrency quota leaves 100 unreserved executions after ${settings.maxConcurrency + 1}`,
+        `reserveConcurrency is false: the worker${(props.outboxRelay ?? true) ? ' and the outbox relay' : ''} reserve no concurrency, so other functions of the account can take what the worker needs (maxConcurrency ${settings.maxConcurrency} still bounds it); set reserveConcurrency true once the account's concurrency quota leaves 100 unreserved executions after ${settings.maxConcurrency + 1}`,
       );
     }
 
