@@ -107,6 +107,24 @@ describe('Prop: tracing', () => {
     expect(findings).toEqual([]);
   });
 
+  it('traces the worker of the DynamoDB store too (no relay there), passing cdk-nag', () => {
+    // Act
+    const { template, app } = synthStage('dev-dynamodb', { tracing: true });
+    const report = new AwsSolutionsChecks(app).validateScope(app);
+
+    // Assess
+    const traced = template.findResources('AWS::Lambda::Function', {
+      Properties: Match.objectLike({ TracingConfig: { Mode: 'Active' } }),
+    });
+    const worker = functionId(template, 'SQS → DynamoDB inbox worker (outside a VPC)');
+    expect(Object.keys(traced)).toEqual([worker]);
+    expect(xrayActionsOf(template, worker).sort()).toEqual([
+      'xray:PutTelemetryRecords',
+      'xray:PutTraceSegments',
+    ]);
+    expect(report.violations.map((v) => v.ruleName)).toEqual([]);
+  });
+
   it('is a stage setting that must be a boolean', () => {
     // Act
     const props = stageSettings('dev', { tracing: true });
