@@ -3,20 +3,7 @@ import type { SQSRecord } from 'aws-lambda';
 import type postgres from 'postgres';
 import { INBOX_LOCK_SEED } from '../../lambda/worker/inbox.ts';
 import { requestHash } from '../../lambda/worker/request-hash.ts';
-
-const DAY_MS = 86_400_000;
-const INVESTIGATION_SLA_DAYS = 30;
-
-interface DeadlineEnvelope {
-  messageId: string;
-  messageType: string;
-  schemaVersion: number;
-  idempotencyKey: string;
-  aggregateType: string;
-  aggregateId: string;
-  correlationId?: string;
-  payload: { caseId: string; stage: string; effectiveAt: string };
-}
+import { applyDeadline, type DeadlineEnvelope } from './deadline-statement.ts';
 
 /**
  * The raw baseline: the SQL the `CaseDeadlineCalculationRequested` path writes, statement for statement (a
@@ -33,10 +20,6 @@ export async function rawBaseline(sql: postgres.Sql, consumer: string, records: 
     const started = performance.now();
     const envelope = JSON.parse(record.body) as DeadlineEnvelope;
     const hash = requestHash(envelope);
-    const { caseId, stage, effectiveAt } = envelope.payload;
-    const deadlineType = `${stage}_SLA`;
-    const effectiveAtDate = new Date(Date.parse(effectiveAt));
-    const deadlineAt = new Date(effectiveAtDate.getTime() + INVESTIGATION_SLA_DAYS * DAY_MS);
     await sql.begin(async (tx) => {
       const [claim] = await tx<{ status: string; request_hash: string }[]>`
         insert into worker_inbox (
@@ -56,28 +39,10 @@ export async function rawBaseline(sql: postgres.Sql, consumer: string, records: 
         returning status, request_hash, receive_count, (xmax = 0) as inserted, failure_code
       `;
       if (claim?.status === 'COMPLETED') return;
-      await tx`
-      with updated_case as (
-        update cases
-        set deadline_at = ${deadlineAt}, deadline_effective_at = ${effectiveAtDate},
-            deadline_version = deadline_version + 1
-        where case_id = ${caseId}
-          and (deadline_effective_at is null or deadline_effective_at <= ${effectiveAtDate})
-        returning case_id
-      ),
-      upserted as (
-        insert into case_deadlines (case_id, deadline_type, deadline_at, source_event_id)
-        select case_id, ${deadlineType}, ${deadlineAt}, ${envelope.messageId} from updated_case
-        on conflict (case_id, deadline_type) do update
-          set deadline_at = excluded.deadline_at, source_event_id = excluded.source_event_id, updated_at = now()
-        returning case_id
-      )
-      select exists (select 1 from cases where case_id = ${caseId}) as found,
-             exists (select 1 from upserted) as applied
-    `;
+      const resultRef = await applyDeadline(tx, envelope);
       await tx`
         update worker_inbox
-        set status = 'COMPLETED', completed_at = now(), result_ref = ${`case_deadlines/${caseId}/${deadlineType}`},
+        set status = 'COMPLETED', completed_at = now(), result_ref = ${resultRef},
             started_at = coalesce(started_at, now()), failure_code = null, failure_message = null
         where consumer = ${consumer} and idempotency_key = ${envelope.idempotencyKey}
       `;
