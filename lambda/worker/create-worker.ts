@@ -21,6 +21,7 @@ import { msUntilDue } from './attempt-policy.ts';
 import { type BackoffSettings, backoffSeconds } from './backoff.ts';
 import { type BatchClaims, claimBatch } from './batch-claims.ts';
 import { DeadlineGuard } from './deadline-guard.ts';
+import { declaredResultRef } from './declared-result-ref.ts';
 import { type DecodedRecord, decodeRecord, type UndecodableRecord } from './decode-record.ts';
 import { createHandlerRegistry } from './handler-registry.ts';
 import type { InboxEntry } from './inbox.ts';
@@ -391,13 +392,15 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
         const d = decoded.get(record.messageId);
         if (!d?.ok || keyCount.get(d.envelope.idempotencyKey) !== 1) return [];
         if (msUntilDue(d.envelope.attemptPolicy, now()) > 0) return []; // NOT_YET_DUE: it claims nothing
-        if (resolved.get(record.messageId)?.ok === false) return []; // its payload failed: settled on its own
+        const payload = resolved.get(record.messageId);
+        if (payload?.ok === false) return []; // its payload failed: settled on its own
         return [
           {
             consumer: options.consumer,
             envelope: d.envelope,
             requestHash: d.requestHash,
             sqsMessageId: record.messageId,
+            resultRef: declaredResultRef(payload?.decoded ?? d),
           },
         ];
       });
