@@ -62,8 +62,8 @@ const USAGE = `usage: npm run bench [-- options]
   --commit-latency-ms N   RDS-like network: modelled durable-commit latency, 0 for none (default 2)
   --network-messages N    RDS-like network: measured messages per configuration (default 300, at least 10)
   --network-rounds N      RDS-like network: interleaved rounds, median shown (default 3, 1 to 9)
-  --messages N            loopback: measured messages per configuration (default 2000, at least 10)
-  --rounds N              loopback: interleaved rounds, mode order rotating, median shown (default 4, 1 to 9)
+  --messages N            loopback: measured messages per configuration (default 1000, at least 10)
+  --rounds N              loopback: interleaved rounds, mode order rotating, median shown (default 3, 1 to 9)
   --concurrency LIST      loopback: environments at once, comma-separated (default 1,2,4)
   --warmup N              warm-up messages before each configuration (default 200)
   --help                  this text`;
@@ -78,8 +78,8 @@ let values: Record<string, string | boolean | undefined>;
 try {
   ({ values } = parseArgs({
     options: {
-      messages: { type: 'string', default: '2000' },
-      rounds: { type: 'string', default: '4' },
+      messages: { type: 'string', default: '1000' },
+      rounds: { type: 'string', default: '3' },
       'network-delay-ms': { type: 'string', default: '1' },
       'network-messages': { type: 'string', default: '300' },
       'network-rounds': { type: 'string', default: '3' },
