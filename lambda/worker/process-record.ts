@@ -298,7 +298,7 @@ export async function processRecord(
     }
     // A new key's claim stored it COMPLETED with the declared result reference: nothing to write unless the handler
     // returned another one. An existing row (a redelivery after a failed attempt) is completed here.
-    const resultRef = result?.resultRef?.slice(0, RESULT_REF_MAX_LENGTH) ?? claim.resultRef;
+    const resultRef = result?.resultRef?.slice(0, RESULT_REF_MAX_LENGTH) ?? inbox.resultRef ?? null;
     if (preclaimed) deps.batchClaims?.complete(key, resultRef);
     else if (!claim.completed || resultRef !== claim.resultRef) {
       await completeInbox(tx, { consumer: deps.consumer, idempotencyKey: key, resultRef });

@@ -9,12 +9,12 @@ import { exampleWorker } from '../support/test-worker.ts';
 
 const db = await createTestDatabase();
 
-/** Keys whose handler fails on its first delivery (the row is then rolled back with the claim). */
-const failOnce = new Set<string>();
+/** Keys whose handler fails while they are listed (the row is then rolled back with the claim). */
+const failing = new Set<string>();
 
 /**
  * `Refs` v1 `{ id, returned? }`: writes a ledger row; declares `refs/<id>` up front, returns `returned` when
- * given; fails retryable the first time its key is in `failOnce`.
+ * given; fails retryable while its key is in `failing`.
  */
 const refs = defineHandler({
   messageType: 'Refs',
@@ -26,7 +26,7 @@ const refs = defineHandler({
       insert into ledger_entries (entry_id, account_id, amount, currency, source_event_id)
       values (${`refs-${payload.id}`}, 'ACC-1', '1.00', 'EUR', ${`refs-${payload.id}`})
     `;
-    if (failOnce.delete(envelope.idempotencyKey))
+    if (failing.has(envelope.idempotencyKey))
       throw new RetryableError('NOT_YET', 'fails on the first delivery');
     return payload.returned ? { resultRef: payload.returned } : undefined;
   },
@@ -51,7 +51,7 @@ describe.each(['per-message', 'per-batch'] as const)(
         refsEnvelope({ id: returned, returned: `other/${returned}` }),
         refsEnvelope({ id: retried }),
       ];
-      failOnce.add(`refs:${retried}`);
+      failing.add(`refs:${retried}`);
       const records = envelopes.map((envelope) => sqsRecordFactory(envelope));
 
       // Act: the batch, then the failed record again (its redelivery).
@@ -60,6 +60,7 @@ describe.each(['per-message', 'per-batch'] as const)(
       select idempotency_key, status, result_ref, receive_count from worker_inbox
       where idempotency_key = ${`refs:${retried}`}
     `;
+      failing.delete(`refs:${retried}`);
       const again = await worker(sqsEvent([records[2] as never]), lambdaContext());
 
       // Assess
