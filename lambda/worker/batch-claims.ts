@@ -41,9 +41,10 @@ interface ClaimedRow {
  * Claims and row-locks the inbox rows of `entries` in one statement, in key order (two batches that share
  * keys lock them in the same order and cannot deadlock). Without `savepoint` new keys are inserted COMPLETED
  * with their result reference known before the handler runs (`InboxEntry.resultRef`): the caller must roll the
- * whole transaction back when any record fails. With it, new keys are inserted PROCESSING. Before any row is written, the statement tries the
- * inbox lock of every key (`pg_try_advisory_xact_lock`, as `claimInbox` does; it never waits): when a
- * delivery in flight elsewhere holds one, nothing is claimed. With `savepoint` (the default) it runs in a
+ * whole transaction back when any record fails. With it, new keys are inserted PROCESSING.
+ *
+ * Before any row is written, the statement tries the inbox lock of every key (`pg_try_advisory_xact_lock`, as
+ * `claimInbox` does; it never waits): when a delivery in flight elsewhere holds one, nothing is claimed. With `savepoint` (the default) it runs in a
  * savepoint, which is then rolled back (releasing the inbox locks it did take) and `undefined` is returned — the
  * records then claim one by one, as in per-message mode; the same happens when the statement fails otherwise (a
  * row held by another writer past the role's `lock_timeout`). Without it (one round trip less) a failed claim

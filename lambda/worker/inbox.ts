@@ -71,9 +71,9 @@ export const INBOX_LOCK_SEED = 7_316_204_582;
  * common path needs no completion statement (6 round trips per message with `prepare: false`, not 8). An
  * existing key gets `last_seen_at` and `receive_count` bumped, its status untouched, and is returned as it was:
  * COMPLETED (a duplicate), FAILED_TERMINAL, another hash, or a failed earlier attempt that the caller completes
- * with {@link completeInbox} after its handler. Run it inside the transaction that applies the effect, and only
- * where a failure rolls the whole transaction back: a claim whose row must outlive a rolled-back savepoint (the
- * per-batch redo with a savepoint per record) claims PROCESSING instead ({@link claimBatch}).
+ * with {@link completeInbox} after its handler. Run it inside the transaction (or the record's savepoint) that
+ * applies the effect, so that a failure rolls the claim back with the handler's writes; a claim made for a whole
+ * batch, whose rows must outlive a record's rolled-back savepoint, claims PROCESSING instead ({@link claimBatch}).
  *
  * A copy of the message in flight elsewhere is answered at once, without waiting: the row source first takes
  * `pg_try_advisory_xact_lock` on the key. When another transaction holds it (it claimed the key and has not
