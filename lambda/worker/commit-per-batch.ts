@@ -12,6 +12,7 @@ import { declaredResultRef } from './declared-result-ref.ts';
 import type { InboxEntry } from './inbox.ts';
 import { type RecordOutcome, recordOutcome, verdicts } from './outcome.ts';
 import { createRecordDependencies, processRecord, type TransactionRunner } from './process-record.ts';
+import { recordTrace } from './record-trace.ts';
 import { type ResolvedPayload, resolvePayload } from './resolve-payload.ts';
 import {
   BATCH_COMMIT_RESERVE_MS,
@@ -141,6 +142,7 @@ export function createPerBatchCommit(sql: postgres.Sql, settings: EngineSettings
           requestHash: d.requestHash,
           sqsMessageId: record.messageId,
           resultRef: declaredResultRef(payload?.decoded ?? d),
+          traceId: recordTrace(record)?.traceId,
         },
       ];
     });
@@ -224,6 +226,7 @@ export function createPerBatchCommit(sql: postgres.Sql, settings: EngineSettings
               idempotencyKey: previous?.idempotencyKey,
               aggregateId: previous?.aggregateId,
               correlationId: previous?.correlationId,
+              traceId: previous?.traceId ?? recordTrace(record)?.traceId,
             },
             verdicts.retryable(
               {

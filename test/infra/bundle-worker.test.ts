@@ -131,6 +131,11 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     expect(s3Chunks.length).toBeGreaterThan(0);
     expect(entry).not.toContain('x-amz-checksum-mode');
     expect(entry).not.toContain('bowser');
+    // Powertools Tracer and the X-Ray SDK are chunks of their own, loaded only with tracing on (docs/tracing.md).
+    expect(entry).not.toContain('AWS_XRAY_DAEMON_ADDRESS');
+    expect(
+      chunks.some((f) => readFileSync(join(dir, 'chunks', f), 'utf8').includes('AWS_XRAY_DAEMON_ADDRESS')),
+    ).toBe(true);
     expect(totalBytes).toBeLessThan(10 * 1024 * 1024);
   });
 
@@ -355,7 +360,9 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
   });
 
   it('copies the migrations next to the migration function code', () => {
-    const dir = assetOf(worker.migrationFunction);
+    const migrationFunction = worker.migrationFunction;
+    if (!migrationFunction) throw new Error('the PostgreSQL worker has a migration function');
+    const dir = assetOf(migrationFunction);
     const migrations = readdirSync(join(dir, 'migrations')).sort();
     const source = readdirSync(join(import.meta.dirname, '../../migrations'))
       .filter((file) => file.endsWith('.sql'))

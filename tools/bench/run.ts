@@ -4,8 +4,10 @@
  * baselines, the worker in per-message and per-batch mode, with `prepare: false` and with named prepared
  * statements, at concurrency 1 — the headline figures; then the same on loopback (straight to the database) at
  * each concurrency, round trips and statements counted through the proxy without delay; the statements of every
- * mode checked against RDS Proxy's pinning conditions; then the worker bundle's size and cold load. Prints
- * figures and its targets beside them; always exits 0 unless the bench itself fails.
+ * mode checked against RDS Proxy's pinning conditions; then the worker bundle's size and cold load; then the
+ * retention purge's effect on worker_inbox's size and on the worker's throughput (`retention-purge.ts`;
+ * `-- --only purge` runs that line alone). Prints figures and its targets beside them; always exits 0 unless the
+ * bench itself fails.
  *
  * Database: DATABASE_URL when set (migrated first; the bench adds rows under consumer `bench-worker`),
  * otherwise a throwaway embedded PostgreSQL.
@@ -34,6 +36,9 @@ import {
   renderTargets,
   renderThroughput,
 } from './render-report.ts';
+import { renderRetentionPurge } from './render-retention-purge.ts';
+import { benchRetentionPurge } from './retention-purge.ts';
+import { runRetentionPurgeAlone } from './retention-purge-alone.ts';
 import { type RoundTripProxy, startRoundTripProxy } from './round-trip-proxy.ts';
 import { formatMs, median } from './statistics.ts';
 
@@ -66,6 +71,8 @@ const USAGE = `usage: npm run bench [-- options]
   --rounds N              loopback: interleaved rounds, mode order rotating, median shown (default 3, 1 to 9)
   --concurrency LIST      loopback: environments at once, comma-separated (default 1,2,4)
   --warmup N              warm-up messages before each configuration (default 200)
+  --purge-rows N          old inbox rows the retention purge line deletes (default 100000, 1000 to 10000000)
+  --only purge            run the retention purge line alone
   --help                  this text`;
 
 /** Prints what was wrong with the options and the usage, and exits 2 (nothing has started yet). */
@@ -86,6 +93,8 @@ try {
       warmup: { type: 'string', default: '200' },
       concurrency: { type: 'string', default: '1,2,4' },
       'commit-latency-ms': { type: 'string', default: '2' },
+      'purge-rows': { type: 'string', default: '100000' },
+      only: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   }));
@@ -139,6 +148,17 @@ if (
 }
 if (!concurrencies.every((c) => Number.isInteger(c) && c >= 1 && c <= 64)) {
   usageError(`--concurrency must list whole numbers from 1 to 64, e.g. 1,2,4 (given ${values.concurrency})`);
+}
+
+const purgeRows = Number(values['purge-rows']);
+if (!(Number.isInteger(purgeRows) && purgeRows >= 1000 && purgeRows <= 10_000_000)) {
+  usageError(`--purge-rows must be a whole number from 1000 to 10000000 (given ${values['purge-rows']})`);
+}
+if (values.only !== undefined) {
+  if (values.only !== 'purge')
+    usageError(`--only takes purge, the one line that runs alone (given ${values.only})`);
+  await runRetentionPurgeAlone(purgeRows);
+  process.exit(0);
 }
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -282,6 +302,9 @@ try {
     messages,
   });
 
+  log(`[${since(started)}] retention purge of ${purgeRows} rows while the worker runs`);
+  const purge = await benchRetentionPurge({ rows: purgeRows, runId, admin, url, threads, log });
+
   log(`[${since(started)}] bundling the worker and timing its cold load`);
   const bundle = await bundleWorker();
   const cold = await coldLoad(bundle);
@@ -314,6 +337,8 @@ try {
       renderPinningAudit([...network, ...results]),
       '',
       renderBundle(bundle, cold),
+      '',
+      renderRetentionPurge(purge),
       '',
       'Targets (figures only: a missed target does not fail the bench)',
       renderTargets(report),
