@@ -4,7 +4,7 @@ import { ConfigError } from './errors.ts';
 import type { CommitMode, TerminalPolicy } from './types.ts';
 
 /** How the worker reaches PostgreSQL. */
-export type DatabaseConfig =
+export type DatabaseConfig = (
   | { readonly kind: 'url'; readonly url: string; readonly poolSize: number }
   | {
       readonly kind: 'host';
@@ -21,7 +21,16 @@ export type DatabaseConfig =
       /** PEM CA(s) to trust instead of Node's defaults (tests, private CAs); unset in AWS. */
       readonly ca?: string;
       readonly poolSize: number;
-    };
+    }
+) & {
+  /**
+   * `DB_PREPARE`: named prepared statements (postgres.js `prepare: true`), each statement described once per
+   * connection and then sent in one round trip instead of two. Only for direct connections (a poller to a
+   * database without RDS Proxy, or a pooler that keeps protocol-level prepared statements): RDS Proxy pins every
+   * connection that prepares a statement. @default false
+   */
+  readonly prepare?: boolean;
+};
 
 /** Everything the deployed worker reads from its environment, parsed once at cold start. */
 export interface WorkerConfig {
@@ -192,6 +201,7 @@ const variables = {
   DB_PASSWORD: text,
   DB_SSL: oneOf('DB_SSL', ['true', 'false'] as const, 'true'),
   DB_POOL_SIZE: positiveInt('DB_POOL_SIZE', WORKER_DEFAULTS.poolSize, 100),
+  DB_PREPARE: oneOf('DB_PREPARE', ['true', 'false'] as const, 'false'),
   AWS_REGION: text,
   WORKER_CONSUMER: (value, invalid) => {
     if (value === undefined) return WORKER_DEFAULTS.consumer;
@@ -294,6 +304,23 @@ function readVariables(env: Record<string, string | undefined>, problems: string
   ) as { [K in keyof typeof variables]: ReturnType<(typeof variables)[K]> };
 }
 
+/**
+ * The host of `database` when it is an RDS Proxy endpoint (`<name>.proxy-<id>.<region>.rds.amazonaws.com`, and
+ * the `.com.cn` form), otherwise `undefined`.
+ */
+function rdsProxyHost(database: DatabaseConfig): string | undefined {
+  let host: string;
+  if (database.kind === 'host') host = database.host;
+  else {
+    try {
+      host = new URL(database.url).hostname;
+    } catch {
+      return undefined;
+    }
+  }
+  return /\.proxy-[a-z0-9]+\.[a-z0-9-]+\.rds\.amazonaws\.com(?:\.cn)?$/i.test(host) ? host : undefined;
+}
+
 /** Variables of earlier versions that set timeouts per transaction, and where each setting lives now. */
 const RETIRED_TIMEOUT_VARIABLES: ReadonlyArray<readonly [string, string]> = [
   [
@@ -328,7 +355,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 
   let database: DatabaseConfig | undefined;
   if (e.DATABASE_URL) {
-    database = { kind: 'url', url: e.DATABASE_URL, poolSize: e.DB_POOL_SIZE };
+    database = {
+      kind: 'url',
+      url: e.DATABASE_URL,
+      poolSize: e.DB_POOL_SIZE,
+      prepare: e.DB_PREPARE === 'true',
+    };
   } else if (env.DATABASE_URL) {
     // Given but invalid: its problem is reported; the DB_HOST settings are not what the user meant.
   } else {
@@ -351,8 +383,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         region: e.AWS_REGION ?? '',
         ssl: e.DB_SSL === 'true',
         poolSize: e.DB_POOL_SIZE,
+        prepare: e.DB_PREPARE === 'true',
       };
     }
+  }
+  const proxyHost = database?.prepare ? rdsProxyHost(database) : undefined;
+  if (proxyHost) {
+    problems.push(
+      `DB_PREPARE=true is for direct connections only, and ${proxyHost} is an RDS Proxy endpoint: RDS Proxy pins every connection that prepares a statement, one database connection per Lambda environment. Unset DB_PREPARE (or set it to false), or connect to the database instance directly`,
+    );
   }
 
   const recordConcurrency =

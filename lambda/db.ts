@@ -7,7 +7,9 @@ import { verifiedTls } from './verified-tls.ts';
 /**
  * Creates the postgres.js client of a Lambda execution environment (call it once, at module scope).
  *
- * - `prepare: false`: RDS Proxy pins a client that uses named prepared statements.
+ * - `prepare: false`: RDS Proxy pins a client that uses named prepared statements. `config.prepare`
+ *   (`DB_PREPARE=true`, refused by `loadConfig` for an RDS Proxy endpoint) turns them on for direct connections:
+ *   a parameterized statement is then described once per connection and costs one round trip instead of two.
  * - `max` = the configured pool size (default 1): a Lambda environment handles one invocation at a time,
  *   and the database's connection budget is shared by every concurrent environment.
  * - `idle_timeout` closes connections of a frozen environment.
@@ -36,7 +38,7 @@ export function createSql(
       setting: options.setting ?? (config.kind === 'url' ? 'DATABASE_URL' : 'DB_HOST/DB_PORT'),
       connectTimeoutSeconds: 5,
     }),
-    prepare: false,
+    prepare: config.prepare === true,
     max: config.poolSize,
     idle_timeout: 30,
     max_lifetime: 60 * 10,

@@ -27,6 +27,8 @@ export const caseDeadlineCalculationRequested = defineHandler({
     stage: z.string().check(z.minLength(1), z.maxLength(50)),
     effectiveAt: z.iso.datetime({ offset: true }),
   }),
+  // Known from the payload: stored by the inbox claim, no statement after the handler.
+  resultRef: ({ payload }) => `case_deadlines/${payload.caseId}/${payload.stage}_SLA`,
   async handle({ sql, payload, envelope }) {
     const days = STAGE_SLA_DAYS[payload.stage];
     if (days === undefined) {
@@ -64,6 +66,6 @@ export const caseDeadlineCalculationRequested = defineHandler({
         "the payload's case does not exist yet; retried with backoff until its CaseStageChanged arrives or the attempt policy gives up",
       );
     }
-    return { resultRef: `case_deadlines/${payload.caseId}/${deadlineType}`, stale: !outcome.applied };
+    return { stale: !outcome.applied };
   },
 });

@@ -14,6 +14,8 @@ export const caseStageChanged = defineHandler({
     stage: z.string().check(z.minLength(1), z.maxLength(50)),
     version: z.int().check(z.minimum(1)),
   }),
+  // Known from the payload: stored by the inbox claim, no statement after the handler.
+  resultRef: ({ payload }) => `cases/${payload.caseId}@${payload.version}`,
   async handle({ sql, payload }) {
     const rows = await sql`
       insert into cases (case_id, stage, version)
@@ -23,6 +25,6 @@ export const caseStageChanged = defineHandler({
         where cases.version < excluded.version
       returning version
     `;
-    return { resultRef: `cases/${payload.caseId}@${payload.version}`, stale: rows.length === 0 };
+    return { stale: rows.length === 0 };
   },
 });

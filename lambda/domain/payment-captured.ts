@@ -15,12 +15,14 @@ export const paymentCaptured = defineHandler({
     amount: z.union([z.number(), z.string().check(z.regex(/^-?\d+(\.\d+)?$/))]),
     currency: z.string().check(z.regex(/^[A-Z]{3}$/)),
   }),
+  // Known from the payload: stored by the inbox claim, no statement after the handler.
+  resultRef: ({ payload }) => `ledger_entries/ledger-${payload.paymentId}`,
   async handle({ sql, payload }) {
     await sql`
       insert into ledger_entries (entry_id, account_id, amount, currency, source_event_id)
       values (${`ledger-${payload.paymentId}`}, ${payload.accountId}, ${String(payload.amount)}, ${payload.currency}, ${payload.paymentId})
       on conflict (source_event_id) do nothing
     `;
-    return { resultRef: `ledger_entries/ledger-${payload.paymentId}` };
+    return undefined;
   },
 });

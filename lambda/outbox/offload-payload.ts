@@ -1,7 +1,7 @@
 // Loaded with import() by enqueueOutbox only when a payload is offloaded: the SDK's S3 code stays out of
 // bundles that never offload (the worker's entry imports the outbox API too).
 import { hash } from 'node:crypto';
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { Envelope } from '../worker/envelope.ts';
 import { canonicalJson } from '../worker/request-hash.ts';
 import { OutboxOffloadError } from './errors.ts';
@@ -45,6 +45,9 @@ export async function offloadPayload(target: PayloadOffloadTarget, envelope: Env
   const key = `${target.keyPrefix ?? 'payloads/'}sha256/${sha256}`;
   let versionId: string | undefined;
   try {
+    // Imported on first use: `lambda/index.ts` re-exports this function, and a static import put the S3 SDK in
+    // every worker's cold start (docs/performance.md).
+    const { PutObjectCommand } = await import('@aws-sdk/client-s3');
     const response = await target.s3.send(
       new PutObjectCommand({
         Bucket: target.bucket,

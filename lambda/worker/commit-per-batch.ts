@@ -8,6 +8,7 @@ import { backoffSeconds } from './backoff.ts';
 import { type BatchClaims, claimBatch } from './batch-claims.ts';
 import { classifyError } from './classify-error.ts';
 import type { CommitBatch, CommitStrategy, EngineSettings } from './commit-strategy.ts';
+import { declaredResultRef } from './declared-result-ref.ts';
 import type { InboxEntry } from './inbox.ts';
 import { type RecordOutcome, recordOutcome, verdicts } from './outcome.ts';
 import { createRecordDependencies, processRecord, type TransactionRunner } from './process-record.ts';
@@ -132,13 +133,15 @@ export function createPerBatchCommit(sql: postgres.Sql, settings: EngineSettings
     const entries: InboxEntry[] = batch.records.flatMap(({ record, decoded: d }) => {
       if (!d.ok || keyCount.get(d.envelope.idempotencyKey) !== 1) return [];
       if (msUntilDue(d.envelope.attemptPolicy, now()) > 0) return []; // NOT_YET_DUE: it claims nothing
-      if (resolved.get(record.messageId)?.ok === false) return []; // its payload failed: settled on its own
+      const payload = resolved.get(record.messageId);
+      if (payload?.ok === false) return []; // its payload failed: settled on its own
       return [
         {
           consumer: settings.consumer,
           envelope: d.envelope,
           requestHash: d.requestHash,
           sqsMessageId: record.messageId,
+          resultRef: declaredResultRef(payload?.decoded ?? d),
           traceId: recordTrace(record)?.traceId,
         },
       ];

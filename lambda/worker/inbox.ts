@@ -17,6 +17,10 @@ export type InboxStatus = 'RECEIVED' | 'PROCESSING' | 'COMPLETED' | 'FAILED_RETR
  * @internal
  */
 export interface InboxClaim {
+  /**
+   * The row's status as this delivery found it; `PROCESSING` for a row this delivery inserted (stored already
+   * COMPLETED when {@link InboxClaim.completed}).
+   */
   readonly status: InboxStatus;
   readonly requestHash: string;
   /** Deliveries counted so far, this one included. */
@@ -24,6 +28,14 @@ export interface InboxClaim {
   /** True when this delivery created the row. */
   readonly inserted: boolean;
   readonly failureCode: string | null;
+  /**
+   * True when the claim inserted the row already COMPLETED, with `resultRef` as its result reference: the
+   * transaction's commit completes it and its rollback removes it, so no completion statement is needed. False
+   * for an existing row (a redelivery after a failed attempt is completed by {@link completeInbox}).
+   */
+  readonly completed: boolean;
+  /** The result reference the claim stored (the handler's `resultRef` known before it ran), if `completed`. */
+  readonly resultRef: string | null;
 }
 
 /**
@@ -37,6 +49,11 @@ export interface InboxEntry {
   readonly requestHash: string;
   /** SQS messageId of this delivery. */
   readonly sqsMessageId: string;
+  /**
+   * The result reference known before the handler runs (`MessageHandler.resultRef`), stored by a claim that
+   * inserts the row COMPLETED; null or absent when the handler declares none.
+   */
+  readonly resultRef?: string | null;
   /** The producer's trace id this delivery carries (`recordTrace`), if any: `worker_inbox.trace_id`. */
   readonly traceId?: string;
 }
@@ -50,9 +67,15 @@ export interface InboxEntry {
 export const INBOX_LOCK_SEED = 7_316_204_582;
 
 /**
- * Claims AND row-locks the inbox row of a delivery in one round trip (DESIGN.md, engine notes): a new key
- * is inserted as PROCESSING; an existing one gets `last_seen_at` and `receive_count` bumped. Run it inside the
- * transaction that applies the effect.
+ * Claims AND row-locks the inbox row of a delivery in one statement (DESIGN.md, engine notes), and completes a
+ * new key in the same statement: a new key is inserted already COMPLETED, with the result reference known before
+ * the handler runs — the transaction's rollback (a failed handler, a timeout) removes the row again, so the
+ * common path needs no completion statement (6 round trips per message with `prepare: false`, not 8). An
+ * existing key gets `last_seen_at` and `receive_count` bumped, its status untouched, and is returned as it was:
+ * COMPLETED (a duplicate), FAILED_TERMINAL, another hash, or a failed earlier attempt that the caller completes
+ * with {@link completeInbox} after its handler. Run it inside the transaction (or the record's savepoint) that
+ * applies the effect, so that a failure rolls the claim back with the handler's writes; a claim made for a whole
+ * batch, whose rows must outlive a record's rolled-back savepoint, claims PROCESSING instead ({@link claimBatch}).
  *
  * A copy of the message in flight elsewhere is answered at once, without waiting: the row source first takes
  * `pg_try_advisory_xact_lock` on the key. When another transaction holds it (it claimed the key and has not
@@ -86,12 +109,13 @@ export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry
   >`
     insert into worker_inbox (
       consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id,
-      status, request_hash, started_at, receive_count, last_message_id, correlation_id, trace_id
+      status, request_hash, started_at, completed_at, result_ref, receive_count, last_message_id, correlation_id,
+      trace_id
     )
     select
       ${entry.consumer}, ${e.idempotencyKey}, ${e.messageType}, ${e.schemaVersion}::int, ${e.aggregateType},
-      ${e.aggregateId}, 'PROCESSING', ${entry.requestHash}, now(), 1, ${entry.sqsMessageId}, ${e.correlationId ?? null},
-      ${entry.traceId ?? null}
+      ${e.aggregateId}, 'COMPLETED', ${entry.requestHash}, now(), now(), ${entry.resultRef ?? null}, 1,
+      ${entry.sqsMessageId}, ${e.correlationId ?? null}, ${entry.traceId ?? null}
     where pg_try_advisory_xact_lock(
       hashtextextended(${entry.consumer}::text || chr(31) || ${e.idempotencyKey}::text, ${INBOX_LOCK_SEED})
     )
@@ -116,16 +140,20 @@ export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry
     );
   }
   return {
-    status: row.status,
+    status: row.inserted ? 'PROCESSING' : row.status,
     requestHash: row.request_hash,
     receiveCount: row.receive_count,
     inserted: row.inserted,
     failureCode: row.failure_code,
+    completed: row.inserted,
+    resultRef: row.inserted ? (entry.resultRef ?? null) : null,
   };
 }
 
 /**
- * Marks a claimed row COMPLETED with its result reference, in the effect's transaction.
+ * Marks a claimed row COMPLETED with its result reference, in the effect's transaction: a row the claim found
+ * (a redelivery after a failed attempt), or one it inserted COMPLETED whose handler returned another result
+ * reference than the one known before it ran.
  *
  * @internal
  */

@@ -6,6 +6,7 @@ import { type BackoffSettings, backoffSeconds, MAX_VISIBILITY_SECONDS } from './
 import type { BatchClaims } from './batch-claims.ts';
 import { classifyError, type Failure, truncate } from './classify-error.ts';
 import type { BatchRecord, BatchState, EngineSettings } from './commit-strategy.ts';
+import { declaredResultRef, RESULT_REF_MAX_LENGTH } from './declared-result-ref.ts';
 import type { DecodedRecord, UndecodableRecord } from './decode-record.ts';
 import { fenceTransaction } from './fence-transaction.ts';
 import type { HandlerRegistry } from './handler-registry.ts';
@@ -223,6 +224,7 @@ export async function processRecord(
     envelope: decoded.envelope,
     requestHash: decoded.requestHash,
     sqsMessageId: record.messageId,
+    resultRef: declaredResultRef(message),
     traceId: trace?.traceId,
   };
   let attempts: number | undefined;
@@ -310,9 +312,13 @@ export async function processRecord(
     } finally {
       fenced.close();
     }
-    const resultRef = result?.resultRef?.slice(0, 300) ?? null;
+    // A new key's claim stored it COMPLETED with the declared result reference: nothing to write unless the handler
+    // returned another one. An existing row (a redelivery after a failed attempt) is completed here.
+    const resultRef = result?.resultRef?.slice(0, RESULT_REF_MAX_LENGTH) ?? inbox.resultRef ?? null;
     if (preclaimed) deps.batchClaims?.complete(key, resultRef);
-    else await completeInbox(tx, { consumer: deps.consumer, idempotencyKey: key, resultRef });
+    else if (!claim.completed || resultRef !== claim.resultRef) {
+      await completeInbox(tx, { consumer: deps.consumer, idempotencyKey: key, resultRef });
+    }
     return verdicts.completed(claim.receiveCount, result?.stale === true);
   }
 

@@ -46,12 +46,12 @@ describe('Function: rawBaseline (the bench baseline)', () => {
       lambdaContext({ functionName: 'bench-baseline-test', timeoutMs: 30_000 }),
     );
 
-    // Assess: both applied the effect, with the same five statements (begin, claim, deadline, completion, commit).
+    // Assess: both applied the effect, with the same four statements (begin, claim that completes, deadline, commit).
     expect(response).toEqual({ batchItemFailures: [] });
     expect(
       await db.sql`select case_id from case_deadlines where case_id = any(${ids}::text[]) order by case_id`,
     ).toHaveLength(2);
-    expect(workerStatements).toHaveLength(5);
+    expect(workerStatements).toHaveLength(4);
     expect(baselineStatements).toEqual(workerStatements);
   });
 });

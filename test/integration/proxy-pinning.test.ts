@@ -8,6 +8,7 @@ import { enqueueOutbox, relayOutbox } from '../../lambda/outbox/index.ts';
 import { claimInbox } from '../../lambda/worker/inbox.ts';
 import { defineHandler } from '../../lambda/worker/message-handler.ts';
 import { requestHash } from '../../lambda/worker/request-hash.ts';
+import { pinningReasons } from '../../tools/bench/pinning-conditions.ts';
 import { systemClock } from '../../tools/ops/clock.ts';
 import { inboxPurge } from '../../tools/ops/inbox-purge.ts';
 import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
@@ -25,37 +26,6 @@ import {
 } from '../support/sqs-event.ts';
 import { alwaysRetryable } from '../support/test-handlers.ts';
 import { exampleWorker } from '../support/test-worker.ts';
-
-/**
- * What AWS's "Avoiding pinning an RDS Proxy" lists for PostgreSQL, as tests on one statement's text: `SET`
- * commands, `set_config`, resetting a parameter, `PREPARE` / `EXECUTE` / `DEALLOCATE` / `DISCARD`, temporary
- * sequences, tables or views, declaring cursors, `LISTEN`, loading a library module, the sequence functions,
- * and the session-level advisory lock functions (the `_xact_` ones do not pin); and, for every engine, a
- * statement text above 16 KB.
- */
-const PINNING: ReadonlyArray<readonly [string, (text: string) => boolean]> = [
-  ['SET', (text) => /^\s*set\s/i.test(text)],
-  ['set_config', (text) => /\bset_config\s*\(/i.test(text)],
-  ['RESET', (text) => /^\s*reset\s/i.test(text)],
-  ['prepared statement command', (text) => /^\s*(?:prepare|execute|deallocate)\s/i.test(text)],
-  ['DISCARD', (text) => /^\s*discard\s/i.test(text)],
-  [
-    'temporary table, sequence or view',
-    (text) => /\bcreate\s+(?:(?:local|global)\s+)?(?:temp|temporary)\s/i.test(text),
-  ],
-  ['DECLARE cursor', (text) => /^\s*declare\s/i.test(text)],
-  ['LISTEN', (text) => /^\s*listen\s/i.test(text)],
-  ['LOAD', (text) => /^\s*load\s/i.test(text)],
-  ['sequence function', (text) => /\b(?:nextval|setval|currval|lastval)\s*\(/i.test(text)],
-  [
-    'session-level advisory lock',
-    (text) => /\bpg_(?:try_)?advisory_(?:lock|unlock)(?:_shared|_all)?\s*\(/i.test(text),
-  ],
-  ['statement text above 16 KB', (text) => Buffer.byteLength(text) > 16_384],
-];
-
-/** The pinning conditions a statement meets (none, hopefully). */
-const pinningReasons = (text: string) => PINNING.filter(([, pins]) => pins(text)).map(([name]) => name);
 
 const db = await createTestDatabase();
 
@@ -112,6 +82,11 @@ describe('Function: pinningReasons() (the check itself)', () => {
     [`select '${'x'.repeat(17_000)}'`, 'statement text above 16 KB'],
   ])('flags %s', (statement, reason) => {
     expect(pinningReasons(statement)).toContain(reason);
+  });
+
+  it('flags a Parse that names its statement (postgres.js with prepare: true)', () => {
+    expect(pinningReasons({ text: 'select $1::int', name: 's1' })).toEqual(['named prepared statement']);
+    expect(pinningReasons({ text: 'select $1::int', name: '' })).toEqual([]);
   });
 
   it('does not flag a transaction-level advisory lock or an UPDATE … SET', () => {

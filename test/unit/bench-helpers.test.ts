@@ -1,7 +1,9 @@
+import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { type ConfigResult, pairedRatio } from '../../tools/bench/bench-config.ts';
 import { packageOf } from '../../tools/bench/bundle-worker.ts';
 import { BurstCounter } from '../../tools/bench/burst-counter.ts';
+import { delayedPipe } from '../../tools/bench/delayed-pipe.ts';
 import { StatementCounter } from '../../tools/bench/statement-counter.ts';
 import { formatMs, formatRatio, median, percentile } from '../../tools/bench/statistics.ts';
 
@@ -120,6 +122,49 @@ describe('Class: StatementCounter', () => {
     }
 
     expect([...counts]).toEqual([2]);
+  });
+
+  it('hands over each statement with its text, size and prepared-statement name, however the stream is split', () => {
+    const named = [...message('P', [...text('s1'), ...text('select $1::int'), 0, 0])];
+    for (const size of [1, 3, 7, 1000]) {
+      const seen: Array<{ text: string; bytes: number; name: string }> = [];
+      const counter = new StatementCounter((statement) => seen.push(statement));
+      const bytes = [...stream, ...named];
+      for (let at = 0; at < bytes.length; at += size)
+        counter.feed(Uint8Array.from(bytes.slice(at, at + size)));
+
+      expect(seen).toEqual([
+        { text: 'select $1::int', bytes: 14, name: '' },
+        { text: 'commit', bytes: 6, name: '' },
+        { text: 'select $1::int', bytes: 14, name: 's1' },
+      ]);
+    }
+  });
+});
+
+describe('Function: delayedPipe()', () => {
+  it('writes every chunk after its delay, in the order the chunks came', async () => {
+    const written: Array<{ chunk: string; at: number }> = [];
+    const started = performance.now();
+    const pipe = delayedPipe(5, (chunk) =>
+      written.push({ chunk: chunk.toString(), at: performance.now() - started }),
+    );
+
+    pipe(Buffer.from('a'));
+    pipe(Buffer.from('b'));
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    pipe(Buffer.from('c'));
+    expect(written).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+
+    expect(written.map((w) => w.chunk)).toEqual(['a', 'b', 'c']);
+    expect(written.every((w) => w.at >= 5)).toBe(true);
+  });
+
+  it('writes at once with no delay', () => {
+    const written: string[] = [];
+    delayedPipe(0, (chunk) => written.push(chunk.toString()))(Buffer.from('now'));
+    expect(written).toEqual(['now']);
   });
 });
 

@@ -236,3 +236,57 @@ describe('Function: loadConfig() — DATABASE_URL', () => {
     }
   });
 });
+
+describe('Function: loadConfig() — DB_PREPARE', () => {
+  const host = {
+    DB_HOST: 'cases.cluster-abc123.eu-west-1.rds.amazonaws.com',
+    DB_NAME: 'cases',
+    DB_USER: 'sqs_worker',
+    AWS_REGION: 'eu-west-1',
+  };
+
+  it('is off by default and turns named prepared statements on for a direct connection', () => {
+    // Act
+    const defaults = loadConfig({ ...host });
+    const direct = loadConfig({ ...host, DB_PREPARE: 'true' });
+    const local = loadConfig({ DATABASE_URL: 'postgres://localhost/db', DB_PREPARE: 'true' });
+
+    // Assess
+    expect(defaults.database.prepare).toBe(false);
+    expect(direct.database).toMatchObject({ kind: 'host', prepare: true });
+    expect(local.database).toMatchObject({ kind: 'url', prepare: true });
+  });
+
+  it('refuses it for an RDS Proxy endpoint, naming the host and the fix', () => {
+    // Act
+    const viaHost = configError({
+      ...host,
+      DB_HOST: 'cases-proxy.proxy-abc123def456.eu-west-1.rds.amazonaws.com',
+      DB_PREPARE: 'true',
+    });
+    const viaUrl = configError({
+      DATABASE_URL: 'postgres://worker@cases-proxy.proxy-abc123def456.cn-north-1.rds.amazonaws.com.cn/cases',
+      DB_PREPARE: 'true',
+    });
+
+    // Assess
+    expect(viaHost.message).toContain(
+      'DB_PREPARE=true is for direct connections only, and cases-proxy.proxy-abc123def456.eu-west-1.rds.amazonaws.com is an RDS Proxy endpoint',
+    );
+    expect(viaHost.message).toContain('Unset DB_PREPARE (or set it to false)');
+    expect(viaUrl.message).toContain(
+      'cases-proxy.proxy-abc123def456.cn-north-1.rds.amazonaws.com.cn is an RDS Proxy endpoint',
+    );
+    // Without DB_PREPARE the same proxy endpoint is the normal, deployed case.
+    expect(
+      loadConfig({ ...host, DB_HOST: 'cases-proxy.proxy-abc123def456.eu-west-1.rds.amazonaws.com' }).database
+        .prepare,
+    ).toBe(false);
+  });
+
+  it('names a value that is not true or false', () => {
+    expect(configError({ ...host, DB_PREPARE: 'yes' }).message).toContain(
+      'DB_PREPARE must be one of true, false (given "yes")',
+    );
+  });
+});

@@ -60,3 +60,16 @@ describe('Function: createSql', () => {
     expect((sql.options as unknown as { pass: unknown }).pass).toBe('from-secret');
   });
 });
+
+describe('Function: createSql — prepared statements', () => {
+  it('sends unnamed statements by default and named prepared statements with prepare (DB_PREPARE=true)', async () => {
+    // Act
+    const deployed = createSql({ kind: 'url', url: 'postgres://localhost/db', poolSize: 1 });
+    const direct = createSql({ kind: 'url', url: 'postgres://localhost/db', poolSize: 1, prepare: true });
+
+    // Assess
+    expect(deployed.options.prepare).toBe(false);
+    expect(direct.options.prepare).toBe(true);
+    await Promise.all([deployed.end(), direct.end()]);
+  });
+});

@@ -5,6 +5,7 @@ import { caseIds, chunk, deadlineRecords } from './bench-messages.ts';
 import type { LaneThreads } from './lane-threads.ts';
 import type { RoundTripProxy } from './round-trip-proxy.ts';
 import { runLanes } from './run-lanes.ts';
+import type { SeenStatement } from './statement-counter.ts';
 import { median, percentile } from './statistics.ts';
 
 /** The batch size of every configuration (SQS event source mapping default and maximum for FIFO). */
@@ -27,6 +28,8 @@ export interface ConfigResult {
   readonly vsBaseline?: number;
   /** per-batch: msgs/s ÷ per-message's, the median over rounds of the ratio within each round. */
   readonly vsPerMessage?: number;
+  /** The distinct statements of the counted messages (for the pinning audit). */
+  readonly statements?: readonly SeenStatement[];
 }
 
 /** Messages of the counting pass of each configuration (after one warm-up batch). */
@@ -35,11 +38,15 @@ export const COUNTED_MESSAGES = 100;
 /**
  * Runs one configuration: creates its cases (as `CaseStageChanged` would: stage INVESTIGATION, version 1)
  * directly on `admin`, flushes the database (`vacuum analyze`, `checkpoint`) so that earlier configurations
- * leave no work behind, then runs `concurrency` lanes straight to the database, each on a thread of its own (a
- * Lambda environment has its own CPU; one event loop for all would measure that loop): a warm-up, then `messages`
- * measured messages in batches of {@link BATCH_SIZE}. Then one lane runs {@link COUNTED_MESSAGES} more through
- * the counting proxy for the round trips and statements per message: the proxy's thread hop per round trip
- * stays out of the timed run (timing through it measured the proxy as much as the worker).
+ * leave no work behind, then runs `concurrency` lanes, each on a thread of its own (a Lambda environment has its
+ * own CPU; one event loop for all would measure that loop): a warm-up, then `messages` measured messages in
+ * batches of {@link BATCH_SIZE}.
+ *
+ * On loopback (no `network`) the lanes connect straight to the database, and one lane then runs
+ * {@link COUNTED_MESSAGES} more through the counting proxy for the round trips and statements per message: the
+ * proxy's thread hop per round trip stays out of the timed run (timing through it measured the proxy as much as
+ * the worker). With `network` the lanes connect through that proxy, whose delay per direction models the
+ * network to RDS Proxy: its hop is part of the modelled latency, and the timed messages are the counted ones.
  */
 export async function benchConfig(input: {
   mode: BenchMode;
@@ -52,6 +59,8 @@ export async function benchConfig(input: {
   proxiedUrl: string;
   proxy: RoundTripProxy;
   threads: LaneThreads;
+  /** Time the lanes through this delaying proxy (`url` is its address) instead of straight to the database. */
+  network?: { url: string; proxy: RoundTripProxy };
 }): Promise<ConfigResult> {
   const prefix = `bench-${input.runId}-${input.mode}-c${input.concurrency}`;
   const total = input.warmupMessages + input.messages;
@@ -67,25 +76,37 @@ export async function benchConfig(input: {
   const batches = chunk(deadlineRecords(prefix, all), BATCH_SIZE);
   const warmupBatches = Math.ceil(input.warmupMessages / BATCH_SIZE);
   const timedBatches = Math.ceil(total / BATCH_SIZE);
-  const lanes = await input.threads.open(input.concurrency, input.mode, input.directUrl);
-  const counting = benchLane(input.mode, input.proxiedUrl);
+  const network = input.network;
+  const lanes = await input.threads.open(
+    input.concurrency,
+    input.mode,
+    network ? network.url : input.directUrl,
+  );
+  const counting = network ? undefined : benchLane(input.mode, input.proxiedUrl);
+  const countedProxy = network ? network.proxy : input.proxy;
   let before = { roundTrips: 0, statements: 0 };
+  const startCounting = async () => {
+    before = await countedProxy.counts();
+  };
+  // Forgets the statements of earlier configurations; the warm-up's stay (a prepared statement is parsed once).
+  await countedProxy.statements();
   try {
     const run = await runLanes({
       lanes,
       warmup: batches.slice(0, warmupBatches),
       measured: batches.slice(warmupBatches, timedBatches),
-      beforeMeasure: async () => {},
+      beforeMeasure: network ? startCounting : async () => {},
     });
-    const counted = await runLanes({
-      lanes: [counting],
-      warmup: batches.slice(timedBatches, timedBatches + 1),
-      measured: batches.slice(timedBatches + 1),
-      beforeMeasure: async () => {
-        before = await input.proxy.counts();
-      },
-    });
-    const after = await input.proxy.counts();
+    const counted = counting
+      ? await runLanes({
+          lanes: [counting],
+          warmup: batches.slice(timedBatches, timedBatches + 1),
+          measured: batches.slice(timedBatches + 1),
+          beforeMeasure: startCounting,
+        })
+      : run;
+    const after = await countedProxy.counts();
+    const statements = await countedProxy.statements();
     return {
       mode: input.mode,
       concurrency: input.concurrency,
@@ -96,9 +117,10 @@ export async function benchConfig(input: {
       p99Ms: percentile(run.latencies, 99),
       roundTripsPerMessage: (after.roundTrips - before.roundTrips) / counted.messages,
       statementsPerMessage: (after.statements - before.statements) / counted.messages,
+      statements,
     };
   } finally {
-    await Promise.all([...lanes, counting].map((lane) => lane.close()));
+    await Promise.all([...lanes, ...(counting ? [counting] : [])].map((lane) => lane.close()));
   }
 }
 

@@ -3,23 +3,46 @@ import postgres from 'postgres';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { createWorker } from '../../lambda/worker/create-worker.ts';
 import { lambdaContext } from '../local/lambda-context.ts';
+import { minimalBaseline } from './minimal-baseline.ts';
+import { minimalBatchBaseline } from './minimal-batch-baseline.ts';
 import { quietTelemetry } from './quiet-telemetry.ts';
 import { rawBaseline } from './raw-baseline.ts';
 import type { Lane } from './run-lanes.ts';
 
-/** What is benchmarked: the raw baseline or the worker in one of its commit modes. */
-export type BenchMode = 'baseline' | 'per-message' | 'per-batch';
+/**
+ * What is benchmarked: `baseline`, the worker's own SQL by hand (`raw-baseline.ts`); `minimal` and
+ * `minimal-batch`, the smallest correct hand-written inbox transaction per message and per batch
+ * (`minimal-baseline.ts`, `minimal-batch-baseline.ts`); the worker in each commit mode, with `prepare: false` as
+ * deployed behind RDS Proxy, or `-prepared` with named prepared statements (`DB_PREPARE=true`, direct
+ * connections only).
+ */
+export type BenchMode =
+  | 'baseline'
+  | 'minimal'
+  | 'minimal-batch'
+  | 'per-message'
+  | 'per-batch'
+  | 'per-message-prepared'
+  | 'per-batch-prepared';
+
+/** The worker's commit mode of a worker lane, `undefined` for the hand-written ones. */
+export function commitModeOf(mode: BenchMode): 'per-message' | 'per-batch' | undefined {
+  if (mode === 'per-message' || mode === 'per-message-prepared') return 'per-message';
+  if (mode === 'per-batch' || mode === 'per-batch-prepared') return 'per-batch';
+  return undefined;
+}
 
 /** Consumer name of the bench's inbox rows. */
 export const BENCH_CONSUMER = 'bench-worker';
 
 /**
- * A postgres.js client as a Lambda environment has it (`lambda/db.ts`: pool of 1, `prepare: false`). No `debug`
- * hook: it records a stack trace per query, a client cost production does not have (the proxy counts statements).
+ * A postgres.js client as a Lambda environment has it (`lambda/db.ts`: pool of 1, `prepare: false` unless
+ * `DB_PREPARE=true`). No `debug` hook: it records a stack trace per query, a client cost production does not have
+ * (the proxy counts statements).
  */
-function laneClient(url: string): postgres.Sql {
+function laneClient(url: string, prepare: boolean): postgres.Sql {
   return postgres(url, {
-    prepare: false,
+    prepare,
     max: 1,
     idle_timeout: 30,
     connect_timeout: 5,
@@ -34,10 +57,13 @@ function laneClient(url: string): postgres.Sql {
  * failure aborts the bench, so every figure is of fully processed messages.
  */
 export function benchLane(mode: BenchMode, url: string): Lane {
-  const sql = laneClient(url);
-  if (mode === 'baseline') {
+  const sql = laneClient(url, mode.endsWith('-prepared'));
+  const commitMode = commitModeOf(mode);
+  if (!commitMode) {
+    const baseline =
+      mode === 'baseline' ? rawBaseline : mode === 'minimal' ? minimalBaseline : minimalBatchBaseline;
     return {
-      process: (batch) => rawBaseline(sql, BENCH_CONSUMER, batch),
+      process: (batch) => baseline(sql, BENCH_CONSUMER, batch),
       close: () => sql.end({ timeout: 5 }),
     };
   }
@@ -51,7 +77,7 @@ export function benchLane(mode: BenchMode, url: string): Lane {
     sql,
     logger,
     metrics,
-    commitMode: mode,
+    commitMode,
     // A sub-millisecond clock, so that record times (processingMs) are precise enough for percentiles.
     now: () => performance.timeOrigin + performance.now(),
   });
@@ -70,7 +96,7 @@ export function benchLane(mode: BenchMode, url: string): Lane {
         );
       }
       // per-message: the time of each record; per-batch: records share one transaction, so batch time / records.
-      return mode === 'per-message' ? recordTimes : batch.map(() => batchMs / batch.length);
+      return commitMode === 'per-message' ? recordTimes : batch.map(() => batchMs / batch.length);
     },
     close: () => sql.end({ timeout: 5 }),
   };

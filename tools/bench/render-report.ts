@@ -1,75 +1,88 @@
 import Table from 'cli-table3';
 import type { ConfigResult } from './bench-config.ts';
+import type { BenchMode } from './bench-lanes.ts';
 import type { WorkerBundle } from './bundle-worker.ts';
 import type { ColdLoad } from './cold-load.ts';
+import { pinningReasons } from './pinning-conditions.ts';
+import type { SeenStatement } from './statement-counter.ts';
 import { formatKiB, formatMs, formatRatio, verdict } from './statistics.ts';
 
 /** The bench's targets (docs/performance.md). */
 export const TARGETS = {
-  /** per-message msgs/s ≥ this × the raw baseline's at the same concurrency. */
-  perMessageVsBaseline: 0.9,
-  /** per-batch msgs/s ≥ this × per-message at concurrency 1. */
-  perBatchVsPerMessage: 2.5,
+  /** Under the RDS-like network at concurrency 1: per-message msgs/s ≥ this × the minimal baseline's. */
+  perMessageVsMinimal: 0.9,
+  /** Under the RDS-like network: per-message round trips per message ≤ this (`prepare: false`). */
+  perMessageRoundTrips: 6,
+  /** Under the RDS-like network at concurrency 1: per-batch msgs/s ≥ this × the minimal batch's. */
+  perBatchVsMinimalBatch: 0.9,
+  /** Under the RDS-like network: per-batch round trips per message ≤ this (`prepare: false`, batches of 10). */
+  perBatchRoundTrips: 2.4,
   /** The bundle's size ≤ this many bytes. */
   bundleBytes: 600 * 1024,
-  /** The bundle's cold load ≤ this × a bare `node` start. */
-  coldLoadVsBareNode: 2,
+  /** The bundle's cold load ≤ a bare `node` start + this many milliseconds. */
+  coldLoadOverBareNodeMs: 35,
 };
 
-const LATENCY_BASIS: Record<ConfigResult['mode'], string> = {
+/** What each mode's msgs/s is compared with in the tables (`× ref`). */
+export const REFERENCE_MODE: Partial<Record<BenchMode, BenchMode>> = {
+  baseline: 'minimal',
+  'per-message': 'minimal',
+  'per-message-prepared': 'minimal',
+  'per-batch': 'minimal-batch',
+  'per-batch-prepared': 'minimal-batch',
+};
+
+const LATENCY_BASIS: Record<BenchMode, string> = {
   baseline: 'txn per msg',
+  minimal: 'txn per msg',
+  'minimal-batch': 'batch ÷ records',
   'per-message': 'record time',
+  'per-message-prepared': 'record time',
   'per-batch': 'batch ÷ records',
+  'per-batch-prepared': 'batch ÷ records',
 };
 
 /** Everything one bench run measured. */
 export interface BenchReport {
+  /** Loopback: every configuration straight to the database. */
   readonly results: readonly ConfigResult[];
-  /** Concurrency-1 results with a modelled commit latency (empty when skipped). */
-  readonly slowCommit?: readonly ConfigResult[];
-  readonly commitLatencyMs?: number;
+  /** Under the RDS-like network (concurrency 1; empty when skipped). */
+  readonly network: readonly ConfigResult[];
   readonly bundle: WorkerBundle;
   readonly coldLoad: ColdLoad;
 }
 
 const plain = { style: { head: [], border: [] } };
 
-/** The throughput table: one row per mode and concurrency, worker rows with ratios to the baseline. */
+/**
+ * A throughput table: one row per mode and concurrency, with msgs/s as a ratio to the mode's reference
+ * ({@link REFERENCE_MODE}: the minimal hand-written transaction of the same shape) and, for per-batch rows, to
+ * per-message.
+ */
 export function renderThroughput(results: readonly ConfigResult[]): string {
   const table = new Table({
     ...plain,
-    head: [
-      'mode',
-      'conc.',
-      'msgs/s',
-      '× base',
-      'p50',
-      'p99',
-      'latency =',
-      'RT/msg',
-      'stmts/msg',
-      'RT × base',
-    ],
-    colAligns: ['left', 'right', 'right', 'right', 'right', 'right', 'left', 'right', 'right', 'right'],
+    head: ['mode', 'conc.', 'msgs/s', '× ref', 'ref', 'p50', 'p99', 'latency =', 'RT/msg', 'stmts/msg'],
+    colAligns: ['left', 'right', 'right', 'right', 'left', 'right', 'right', 'left', 'right', 'right'],
   });
   for (const row of results) {
-    const base = results.find((r) => r.mode === 'baseline' && r.concurrency === row.concurrency);
-    const isBase = row.mode === 'baseline';
+    const reference = REFERENCE_MODE[row.mode];
+    const base = results.find((r) => r.mode === reference && r.concurrency === row.concurrency);
     table.push([
       row.mode,
       row.concurrency,
       row.messagesPerSecond.toFixed(0),
-      isBase || !base
+      !base
         ? ''
         : row.vsBaseline !== undefined
           ? formatRatio(row.vsBaseline, 1)
           : formatRatio(row.messagesPerSecond, base.messagesPerSecond),
+      base ? reference : '',
       formatMs(row.p50Ms),
       formatMs(row.p99Ms),
       LATENCY_BASIS[row.mode],
       row.roundTripsPerMessage.toFixed(2),
       row.statementsPerMessage.toFixed(2),
-      isBase || !base ? '' : formatRatio(row.roundTripsPerMessage, base.roundTripsPerMessage),
     ]);
   }
   return table.toString();
@@ -78,37 +91,45 @@ export function renderThroughput(results: readonly ConfigResult[]): string {
 /** The targets with the measured figure beside each and met/MISSED. */
 export function renderTargets(report: BenchReport): string {
   const table = new Table({ ...plain, head: ['target', 'measured', ''] });
-  const find = (mode: ConfigResult['mode'], concurrency: number) =>
-    report.results.find((r) => r.mode === mode && r.concurrency === concurrency);
-  for (const concurrency of [...new Set(report.results.map((r) => r.concurrency))]) {
-    const base = find('baseline', concurrency);
-    const worker = find('per-message', concurrency);
-    if (!base || !worker) continue;
-    const ratio = worker.vsBaseline ?? worker.messagesPerSecond / base.messagesPerSecond;
+  const find = (mode: BenchMode) => report.network.find((r) => r.mode === mode && r.concurrency === 1);
+  const ratio = (mode: BenchMode) => {
+    const row = find(mode);
+    const reference = REFERENCE_MODE[mode];
+    const base = reference ? find(reference) : undefined;
+    if (!row || !base) return undefined;
+    return row.vsBaseline ?? row.messagesPerSecond / base.messagesPerSecond;
+  };
+  const network = `RDS-like network`;
+  const perMessage = ratio('per-message');
+  if (perMessage !== undefined) {
     table.push([
-      `per-message ≥ ${TARGETS.perMessageVsBaseline * 100} % of baseline msgs/s, concurrency ${concurrency}`,
-      `${(ratio * 100).toFixed(1)} %`,
-      verdict(ratio >= TARGETS.perMessageVsBaseline),
+      `per-message ≥ ${TARGETS.perMessageVsMinimal * 100} % of the minimal baseline's msgs/s, ${network}, concurrency 1`,
+      `${(perMessage * 100).toFixed(1)} %`,
+      verdict(perMessage >= TARGETS.perMessageVsMinimal),
     ]);
   }
-  const perMessage = find('per-message', 1);
-  const perBatch = find('per-batch', 1);
-  if (perMessage && perBatch) {
-    const ratio = perBatch.vsPerMessage ?? perBatch.messagesPerSecond / perMessage.messagesPerSecond;
+  const perMessageRow = find('per-message');
+  if (perMessageRow) {
     table.push([
-      `per-batch ≥ ${TARGETS.perBatchVsPerMessage} × per-message msgs/s, concurrency 1`,
-      `${ratio.toFixed(2)} ×`,
-      verdict(ratio >= TARGETS.perBatchVsPerMessage),
+      `per-message ≤ ${TARGETS.perMessageRoundTrips} round trips per message (prepare: false)`,
+      perMessageRow.roundTripsPerMessage.toFixed(2),
+      verdict(perMessageRow.roundTripsPerMessage <= TARGETS.perMessageRoundTrips + 1e-9),
     ]);
   }
-  const slowMessage = report.slowCommit?.find((r) => r.mode === 'per-message');
-  const slowBatch = report.slowCommit?.find((r) => r.mode === 'per-batch');
-  if (slowMessage && slowBatch) {
-    const ratio = slowBatch.messagesPerSecond / slowMessage.messagesPerSecond;
+  const perBatch = ratio('per-batch');
+  if (perBatch !== undefined) {
     table.push([
-      `per-batch ≥ ${TARGETS.perBatchVsPerMessage} × per-message, concurrency 1, ${report.commitLatencyMs} ms commits (model)`,
-      `${ratio.toFixed(2)} ×`,
-      verdict(ratio >= TARGETS.perBatchVsPerMessage),
+      `per-batch ≥ ${TARGETS.perBatchVsMinimalBatch * 100} % of the minimal batch's msgs/s, ${network}, concurrency 1`,
+      `${(perBatch * 100).toFixed(1)} %`,
+      verdict(perBatch >= TARGETS.perBatchVsMinimalBatch),
+    ]);
+  }
+  const perBatchRow = find('per-batch');
+  if (perBatchRow) {
+    table.push([
+      `per-batch ≤ ${TARGETS.perBatchRoundTrips} round trips per message (prepare: false, batches of 10)`,
+      perBatchRow.roundTripsPerMessage.toFixed(2),
+      verdict(perBatchRow.roundTripsPerMessage <= TARGETS.perBatchRoundTrips + 1e-9),
     ]);
   }
   table.push([
@@ -116,13 +137,46 @@ export function renderTargets(report: BenchReport): string {
     formatKiB(report.bundle.bytes),
     verdict(report.bundle.bytes <= TARGETS.bundleBytes),
   ]);
-  const cold = report.coldLoad.bundleMs / report.coldLoad.bareNodeMs;
+  const over = report.coldLoad.bundleMs - report.coldLoad.bareNodeMs;
   table.push([
-    `cold load ≤ ${TARGETS.coldLoadVsBareNode} × bare node start`,
-    `${formatMs(report.coldLoad.bundleMs)} vs ${formatMs(report.coldLoad.bareNodeMs)} = ${cold.toFixed(2)} ×`,
-    verdict(cold <= TARGETS.coldLoadVsBareNode),
+    `cold load ≤ bare node start + ${TARGETS.coldLoadOverBareNodeMs} ms`,
+    `${formatMs(report.coldLoad.bundleMs)} vs ${formatMs(report.coldLoad.bareNodeMs)} = +${formatMs(over)}`,
+    verdict(over <= TARGETS.coldLoadOverBareNodeMs),
   ]);
   return table.toString();
+}
+
+/**
+ * The statement audit: per mode, the distinct statements its counted messages sent and those that meet an RDS
+ * Proxy pinning condition ({@link pinningReasons}), with the conditions. Named prepared statements are expected
+ * of the `-prepared` modes (`DB_PREPARE=true`, for direct connections only).
+ */
+export function renderPinningAudit(results: readonly ConfigResult[]): string {
+  const seen = new Map<BenchMode, Map<string, SeenStatement>>();
+  for (const row of results) {
+    const statements = seen.get(row.mode) ?? new Map<string, SeenStatement>();
+    for (const statement of row.statements ?? [])
+      statements.set(`${statement.name}\u0000${statement.text}`, statement);
+    seen.set(row.mode, statements);
+  }
+  const lines: string[] = [];
+  for (const [mode, statements] of seen) {
+    const pinning = [...statements.values()]
+      .map((statement) => ({ statement, reasons: pinningReasons(statement) }))
+      .filter((found) => found.reasons.length > 0);
+    const reasons = [...new Set(pinning.flatMap((found) => found.reasons))];
+    lines.push(
+      `  ${mode}: ${statements.size} distinct statements, ${
+        pinning.length === 0 ? 'none pins' : `${pinning.length} pin (${reasons.join(', ')})`
+      }`,
+    );
+    for (const found of pinning.filter((f) => !f.reasons.every((r) => r === 'named prepared statement'))) {
+      lines.push(
+        `    ${found.reasons.join(', ')}: ${found.statement.text.replace(/\s+/g, ' ').slice(0, 120)}`,
+      );
+    }
+  }
+  return lines.join('\n');
 }
 
 /** The bundle's size, its largest packages, the cold-load medians and what the lazy parts add on first use. */

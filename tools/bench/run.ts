@@ -1,16 +1,19 @@
 /**
- * `npm run bench [-- --messages 3000 --warmup 200 --concurrency 1,2,4]`: the raw baseline, the worker in
- * per-message mode and in per-batch mode at each concurrency (batch size 10), all against one database: timed on
- * direct connections, round trips and statements counted through a proxy; then the worker bundle's size and cold
- * load; then the retention purge's effect on worker_inbox's size and on the worker's throughput
- * (`retention-purge.ts`; `-- --only purge` runs that line alone). Prints figures and its targets beside them;
- * always exits 0 unless the bench itself fails.
+ * `npm run bench [-- --network-delay-ms 1 --messages 2000 --concurrency 1,2,4]`: first, under an RDS-like network
+ * (every chunk delayed per direction by the counting proxy, commits delayed by the server), the hand-written
+ * baselines, the worker in per-message and per-batch mode, with `prepare: false` and with named prepared
+ * statements, at concurrency 1 — the headline figures; then the same on loopback (straight to the database) at
+ * each concurrency, round trips and statements counted through the proxy without delay; the statements of every
+ * mode checked against RDS Proxy's pinning conditions; then the worker bundle's size and cold load; then the
+ * retention purge's effect on worker_inbox's size and on the worker's throughput (`retention-purge.ts`;
+ * `-- --only purge` runs that line alone). Prints figures and its targets beside them; always exits 0 unless the
+ * bench itself fails.
  *
  * Database: DATABASE_URL when set (migrated first; the bench adds rows under consumer `bench-worker`),
  * otherwise a throwaway embedded PostgreSQL.
  */
 import { randomBytes } from 'node:crypto';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -25,18 +28,49 @@ import type { BenchMode } from './bench-lanes.ts';
 import { bundleWorker } from './bundle-worker.ts';
 import { coldLoad } from './cold-load.ts';
 import { startLaneThreads } from './lane-threads.ts';
-import { renderBundle, renderTargets, renderThroughput } from './render-report.ts';
+import {
+  type BenchReport,
+  REFERENCE_MODE,
+  renderBundle,
+  renderPinningAudit,
+  renderTargets,
+  renderThroughput,
+} from './render-report.ts';
 import { renderRetentionPurge } from './render-retention-purge.ts';
 import { benchRetentionPurge } from './retention-purge.ts';
 import { runRetentionPurgeAlone } from './retention-purge-alone.ts';
-import { startRoundTripProxy } from './round-trip-proxy.ts';
+import { type RoundTripProxy, startRoundTripProxy } from './round-trip-proxy.ts';
+import { formatMs, median } from './statistics.ts';
+
+/** The modes of the RDS-like network pass, in the order of the first round. */
+const NETWORK_MODES: readonly BenchMode[] = [
+  'minimal',
+  'per-message',
+  'baseline',
+  'per-message-prepared',
+  'minimal-batch',
+  'per-batch',
+  'per-batch-prepared',
+];
+
+/** The modes of the loopback pass. */
+const LOOPBACK_MODES: readonly BenchMode[] = [
+  'minimal',
+  'per-message',
+  'baseline',
+  'minimal-batch',
+  'per-batch',
+];
 
 const USAGE = `usage: npm run bench [-- options]
-  --messages N            measured messages per configuration (default 2000, at least 10)
+  --network-delay-ms N    RDS-like network: delay per direction of every chunk, 0 skips that pass (default 1)
+  --commit-latency-ms N   RDS-like network: modelled durable-commit latency, 0 for none (default 2)
+  --network-messages N    RDS-like network: measured messages per configuration (default 300, at least 10)
+  --network-rounds N      RDS-like network: interleaved rounds, median shown (default 3, 1 to 9)
+  --messages N            loopback: measured messages per configuration (default 1000, at least 10)
+  --rounds N              loopback: interleaved rounds, mode order rotating, median shown (default 3, 1 to 9)
+  --concurrency LIST      loopback: environments at once, comma-separated (default 1,2,4)
   --warmup N              warm-up messages before each configuration (default 200)
-  --rounds N              interleaved rounds, mode order rotating, median shown (default 6, 1 to 9)
-  --concurrency LIST      environments at once, comma-separated (default 1,2,4)
-  --commit-latency-ms N   modelled commit latency of the second pass, 0 skips it (default 2)
   --purge-rows N          old inbox rows the retention purge line deletes (default 100000, 1000 to 10000000)
   --only purge            run the retention purge line alone
   --help                  this text`;
@@ -51,8 +85,11 @@ let values: Record<string, string | boolean | undefined>;
 try {
   ({ values } = parseArgs({
     options: {
-      messages: { type: 'string', default: '2000' },
-      rounds: { type: 'string', default: '6' },
+      messages: { type: 'string', default: '1000' },
+      rounds: { type: 'string', default: '3' },
+      'network-delay-ms': { type: 'string', default: '1' },
+      'network-messages': { type: 'string', default: '300' },
+      'network-rounds': { type: 'string', default: '3' },
       warmup: { type: 'string', default: '200' },
       concurrency: { type: 'string', default: '1,2,4' },
       'commit-latency-ms': { type: 'string', default: '2' },
@@ -75,10 +112,31 @@ const rounds = Number(values.rounds);
 if (!(Number.isInteger(rounds) && rounds >= 1 && rounds <= 9)) {
   usageError(`--rounds must be a whole number from 1 to 9 (given ${values.rounds})`);
 }
+const networkDelayMs = Number(values['network-delay-ms']);
+if (!(Number.isFinite(networkDelayMs) && networkDelayMs >= 0 && networkDelayMs <= 100)) {
+  usageError(
+    `--network-delay-ms must be a number from 0 (skip that pass) to 100 (given ${values['network-delay-ms']})`,
+  );
+}
+const networkMessages = Number(values['network-messages']);
+const networkRounds = Number(values['network-rounds']);
+if (
+  !(
+    Number.isInteger(networkMessages) &&
+    networkMessages >= 10 &&
+    Number.isInteger(networkRounds) &&
+    networkRounds >= 1 &&
+    networkRounds <= 9
+  )
+) {
+  usageError(
+    `--network-messages must be a whole number ≥ 10 and --network-rounds from 1 to 9 (given ${values['network-messages']}, ${values['network-rounds']})`,
+  );
+}
 const commitLatencyMs = Number(values['commit-latency-ms']);
 if (!(Number.isFinite(commitLatencyMs) && commitLatencyMs >= 0 && commitLatencyMs <= 100)) {
   usageError(
-    `--commit-latency-ms must be a number from 0 (skip that pass) to 100 (given ${values['commit-latency-ms']})`,
+    `--commit-latency-ms must be a number from 0 (no commit latency) to 100 (given ${values['commit-latency-ms']})`,
   );
 }
 if (
@@ -91,6 +149,7 @@ if (
 if (!concurrencies.every((c) => Number.isInteger(c) && c >= 1 && c <= 64)) {
   usageError(`--concurrency must list whole numbers from 1 to 64, e.g. 1,2,4 (given ${values.concurrency})`);
 }
+
 const purgeRows = Number(values['purge-rows']);
 if (!(Number.isInteger(purgeRows) && purgeRows >= 1000 && purgeRows <= 10_000_000)) {
   usageError(`--purge-rows must be a whole number from 1000 to 10000000 (given ${values['purge-rows']})`);
@@ -113,10 +172,10 @@ const admin = postgres(url, {
   onnotice: () => {},
 });
 const proxyTarget = new URL(url);
-const proxy = await startRoundTripProxy({
-  host: proxyTarget.hostname,
-  port: Number(proxyTarget.port || 5432),
-});
+const target = { host: proxyTarget.hostname, port: Number(proxyTarget.port || 5432) };
+const proxy = await startRoundTripProxy(target);
+const networkProxy =
+  networkDelayMs > 0 ? await startRoundTripProxy(target, { delayMs: networkDelayMs }) : undefined;
 const threads = await startLaneThreads(Math.max(...concurrencies));
 try {
   await runMigrations(admin, { directory: join(PROJECT_ROOT, 'migrations') });
@@ -129,92 +188,119 @@ try {
     select current_setting('server_version') as version, current_setting('fsync') as fsync,
            current_setting('synchronous_commit') as sync
   `;
-  const proxiedUrl = new URL(url);
-  proxiedUrl.hostname = '127.0.0.1';
-  proxiedUrl.port = String(proxy.port);
+  const viaProxy = (port: number) => {
+    const address = new URL(url);
+    address.hostname = '127.0.0.1';
+    address.port = String(port);
+    return address.href;
+  };
+  const proxiedUrl = viaProxy(proxy.port);
   const runId = randomBytes(3).toString('hex');
 
-  // Each configuration runs `rounds` times, the modes interleaved, and the order of the modes rotates from round
-  // to round (baseline first, then per-message first, then per-batch first, …): whichever mode runs second in a
-  // round was measured ~5 % slower, whatever the mode. The round with the median throughput is shown, and ratios
-  // are the median of the ratios within a round: a single run on a shared 2-core machine drifts by ±10 %.
-  const results: ConfigResult[] = [];
-  for (const concurrency of concurrencies) {
-    const byMode = new Map<BenchMode, ConfigResult[]>();
-    for (let round = 1; round <= rounds; round += 1) {
-      const modes: BenchMode[] = ['baseline', 'per-message', 'per-batch'];
-      const shift = (round - 1) % modes.length;
-      for (const mode of [...modes.slice(shift), ...modes.slice(0, shift)]) {
-        const result = await benchConfig({
-          mode,
-          concurrency,
-          messages,
-          warmupMessages,
-          runId: `${runId}-r${round}`,
-          admin,
-          directUrl: url,
-          proxiedUrl: proxiedUrl.href,
-          proxy,
-          threads,
-        });
-        byMode.set(mode, [...(byMode.get(mode) ?? []), result]);
-        log(
-          `[${since(started)}] ${mode} × ${concurrency}, round ${round}: ${result.messagesPerSecond.toFixed(0)} msgs/s`,
-        );
+  /**
+   * Each configuration runs `rounds` times, the modes interleaved, and the order of the modes rotates from round
+   * to round: whichever mode runs second in a round was measured ~5 % slower, whatever the mode. The round with
+   * the median throughput is shown, and ratios are the median of the ratios within a round: a single run on a
+   * shared 2-core machine drifts by ±10 %.
+   */
+  const measure = async (pass: {
+    label: string;
+    modes: readonly BenchMode[];
+    concurrencies: readonly number[];
+    rounds: number;
+    messages: number;
+    network?: { url: string; proxy: RoundTripProxy };
+  }): Promise<ConfigResult[]> => {
+    const results: ConfigResult[] = [];
+    for (const concurrency of pass.concurrencies) {
+      const byMode = new Map<BenchMode, ConfigResult[]>();
+      for (let round = 1; round <= pass.rounds; round += 1) {
+        const shift = (round - 1) % pass.modes.length;
+        for (const mode of [...pass.modes.slice(shift), ...pass.modes.slice(0, shift)]) {
+          const result = await benchConfig({
+            mode,
+            concurrency,
+            messages: pass.messages,
+            warmupMessages,
+            runId: `${runId}-${pass.network ? 'n' : 'l'}${round}`,
+            admin,
+            directUrl: url,
+            proxiedUrl,
+            proxy,
+            threads,
+            ...(pass.network ? { network: pass.network } : {}),
+          });
+          byMode.set(mode, [...(byMode.get(mode) ?? []), result]);
+          log(
+            `[${since(started)}] ${pass.label}: ${mode} × ${concurrency}, round ${round}: ${result.messagesPerSecond.toFixed(0)} msgs/s, ${result.roundTripsPerMessage.toFixed(2)} RT/msg`,
+          );
+        }
+      }
+      const runsOf = (mode: BenchMode) => byMode.get(mode) ?? [];
+      for (const mode of pass.modes) {
+        const reference = REFERENCE_MODE[mode];
+        const row: ConfigResult = {
+          ...medianRun(runsOf(mode)),
+          // The pinning audit covers every statement any round sent.
+          statements: runsOf(mode).flatMap((run) => run.statements ?? []),
+          ...(reference && byMode.has(reference)
+            ? { vsBaseline: pairedRatio(runsOf(mode), runsOf(reference)) }
+            : {}),
+          ...(mode === 'per-batch' && byMode.has('per-message')
+            ? { vsPerMessage: pairedRatio(runsOf(mode), runsOf('per-message')) }
+            : {}),
+        };
+        results.push(row);
       }
     }
-    const runsOf = (mode: BenchMode) => byMode.get(mode) ?? [];
-    results.push(
-      medianRun(runsOf('baseline')),
-      {
-        ...medianRun(runsOf('per-message')),
-        vsBaseline: pairedRatio(runsOf('per-message'), runsOf('baseline')),
-      },
-      {
-        ...medianRun(runsOf('per-batch')),
-        vsBaseline: pairedRatio(runsOf('per-batch'), runsOf('baseline')),
-        vsPerMessage: pairedRatio(runsOf('per-batch'), runsOf('per-message')),
-      },
-    );
-  }
+    return results;
+  };
 
-  // Second pass at concurrency 1 with a modelled durable-commit latency. A local disk flushes WAL in a fraction
-  // of a millisecond; RDS commits wait for storage replication (and, Multi-AZ, the standby): a few ms. The
-  // server's commit_delay with commit_siblings = 0 makes every WAL flush wait that long, so per-batch mode's
-  // one commit per batch shows what it saves where commits cost what they cost in AWS.
-  const slowCommit: ConfigResult[] = [];
-  let slowCommitNote = '';
-  if (commitLatencyMs > 0) {
-    try {
-      await admin.unsafe(`alter system set commit_delay = ${Math.round(commitLatencyMs * 1000)}`);
-      await admin.unsafe('alter system set commit_siblings = 0');
-      await admin`select pg_reload_conf()`;
-      for (const mode of ['baseline', 'per-message', 'per-batch'] as BenchMode[]) {
-        const result = await benchConfig({
-          mode,
-          concurrency: 1,
-          messages: Math.min(messages, 1000),
-          warmupMessages,
-          runId: `${runId}-slow`,
-          admin,
-          directUrl: url,
-          proxiedUrl: proxiedUrl.href,
-          proxy,
-          threads,
-        });
-        slowCommit.push(result);
-        log(
-          `[${since(started)}] ${mode} × 1, ${commitLatencyMs} ms commits: ${result.messagesPerSecond.toFixed(0)} msgs/s`,
-        );
+  // RDS-like network, concurrency 1: every chunk waits --network-delay-ms per direction in the proxy (the
+  // network between a Lambda function and RDS Proxy), and every durable commit waits --commit-latency-ms: a
+  // local disk flushes WAL in a fraction of a millisecond; RDS commits wait for storage replication (and,
+  // Multi-AZ, the standby). The server's commit_delay with commit_siblings = 0 makes every WAL flush wait that
+  // long (needs a superuser; without one the pass runs with the network delay alone and says so).
+  let network: ConfigResult[] = [];
+  let commitNote =
+    commitLatencyMs > 0
+      ? `${commitLatencyMs} ms durable commits (commit_delay, commit_siblings 0)`
+      : 'no commit latency';
+  let networkRoundTripMs = Number.NaN;
+  if (networkProxy) {
+    if (commitLatencyMs > 0) {
+      try {
+        await admin.unsafe(`alter system set commit_delay = ${Math.round(commitLatencyMs * 1000)}`);
+        await admin.unsafe('alter system set commit_siblings = 0');
+        await admin`select pg_reload_conf()`;
+      } catch (error) {
+        commitNote = `no commit latency: ${error instanceof Error ? error.message : String(error)} (needs a superuser)`;
       }
-    } catch (error) {
-      slowCommitNote = `skipped: ${error instanceof Error ? error.message : String(error)} (needs a superuser)`;
+    }
+    try {
+      networkRoundTripMs = await roundTripTime(viaProxy(networkProxy.port));
+      network = await measure({
+        label: 'RDS-like network',
+        modes: NETWORK_MODES,
+        concurrencies: [1],
+        rounds: networkRounds,
+        messages: networkMessages,
+        network: { url: viaProxy(networkProxy.port), proxy: networkProxy },
+      });
     } finally {
       await admin.unsafe('alter system reset commit_delay').catch(() => {});
       await admin.unsafe('alter system reset commit_siblings').catch(() => {});
       await admin`select pg_reload_conf()`.catch(() => {});
     }
   }
+
+  const results = await measure({
+    label: 'loopback',
+    modes: LOOPBACK_MODES,
+    concurrencies,
+    rounds,
+    messages,
+  });
 
   log(`[${since(started)}] retention purge of ${purgeRows} rows while the worker runs`);
   const purge = await benchRetentionPurge({ rows: purgeRows, runId, admin, url, threads, log });
@@ -223,24 +309,32 @@ try {
   const bundle = await bundleWorker();
   const cold = await coldLoad(bundle);
 
-  const report = { results, bundle, coldLoad: cold, slowCommit, commitLatencyMs };
+  const report: BenchReport = { results, network, bundle, coldLoad: cold };
   console.log(
     [
-      `sqs-inbox-worker bench — ${availableParallelism()} cores, Node ${process.version}, PostgreSQL ${server?.version} ` +
+      `sqs-inbox-worker bench — ${availableParallelism()} cores, load average ${loadavg()
+        .map((load) => load.toFixed(1))
+        .join(' / ')} (1 / 5 / 15 min, at the end), Node ${process.version}, PostgreSQL ${server?.version} ` +
         `(fsync ${server?.fsync}, synchronous_commit ${server?.sync}${local ? ', embedded' : ', DATABASE_URL'})`,
-      `${messages} measured messages per row after ${warmupMessages} warm-up (median of ${rounds} interleaved rounds), batches of 10, CaseDeadlineCalculationRequested; ` +
-        'concurrency N = N environments, each its own client (pool 1) pulling batches from a shared list.',
-      'Timed runs connect straight to PostgreSQL; RT/msg and stmts/msg come from 100 more messages per configuration ' +
-        'through a counting TCP proxy: RT = client write bursts that follow a server response, stmts = Parse/Query ' +
-        'messages on the wire, BEGIN/COMMIT/SAVEPOINT included.',
+      'Batches of 10 CaseDeadlineCalculationRequested; concurrency N = N environments, each its own client (pool 1) ' +
+        'pulling batches from a shared list. RT = client write bursts that follow a server response, stmts = ' +
+        'Parse/Query messages on the wire (BEGIN/COMMIT/SAVEPOINT included), both counted by a TCP proxy. × ref = ' +
+        "msgs/s ÷ the reference's, the median of the ratios within a round. minimal / minimal-batch = the smallest " +
+        'correct hand-written inbox transaction (claim inserted COMPLETED, domain statement, COMMIT); baseline = ' +
+        "the worker's own SQL by hand; -prepared = named prepared statements (DB_PREPARE=true).",
       '',
+      networkProxy
+        ? `RDS-like network (headline): every chunk delayed ${networkDelayMs} ms per direction by the proxy ` +
+          `(a round trip measured ${formatMs(networkRoundTripMs)}), ${commitNote}; ${networkMessages} measured ` +
+          `messages per row after ${warmupMessages} warm-up, median of ${networkRounds} interleaved rounds:\n${renderThroughput(network)}`
+        : 'RDS-like network pass skipped (--network-delay-ms 0).',
+      '',
+      `Loopback (straight to PostgreSQL, no commit latency; counted through the proxy without delay): ${messages} ` +
+        `measured messages per row after ${warmupMessages} warm-up, median of ${rounds} interleaved rounds:`,
       renderThroughput(results),
       '',
-      commitLatencyMs > 0
-        ? `With ${commitLatencyMs} ms durable commits (commit_delay, commit_siblings 0: a model of RDS storage/Multi-AZ commit latency), concurrency 1:\n${
-            slowCommitNote || renderThroughput(slowCommit)
-          }`
-        : 'Commit-latency pass skipped (--commit-latency-ms 0).',
+      'Statement audit (RDS Proxy pinning conditions, every statement the modes sent):',
+      renderPinningAudit([...network, ...results]),
       '',
       renderBundle(bundle, cold),
       '',
@@ -255,5 +349,23 @@ try {
   await admin.end({ timeout: 5 });
   await threads.close();
   await proxy.close();
+  await networkProxy?.close();
   await local?.stop();
+}
+
+/** Median time of a parameterless statement through the proxy at `proxiedUrl` (one round trip), in ms. */
+async function roundTripTime(proxiedUrl: string): Promise<number> {
+  const client = postgres(proxiedUrl, { max: 1, prepare: false, onnotice: () => {} });
+  try {
+    await client`select 1`;
+    const times: number[] = [];
+    for (let run = 0; run < 30; run += 1) {
+      const t = performance.now();
+      await client`select 1`;
+      times.push(performance.now() - t);
+    }
+    return median(times);
+  } finally {
+    await client.end({ timeout: 5 });
+  }
 }
