@@ -84,6 +84,23 @@ export {
 } from './outbox/errors.ts';
 // Statically re-exported: the bundle test keeps the S3 code out of the worker's entry (tree-shaken when unused).
 export { offloadPayload, type PayloadOffloadTarget } from './outbox/offload-payload.ts';
+// The DynamoDB store: handlers that return their writes, committed with the inbox item in one TransactWriteItems.
+export {
+  type ConditionFailedRule,
+  type DynamoHandlerContext,
+  type DynamoHandlerResult,
+  type DynamoMessageHandler,
+  type DynamoTransactItem,
+  type DynamoWrite,
+  defineDynamoHandler,
+  MAX_DOMAIN_WRITES,
+} from './stores/dynamodb/dynamo-handler.ts';
+export {
+  createDynamoStore,
+  type DynamoStore,
+  type DynamoStoreOptions,
+} from './stores/dynamodb/dynamo-store.ts';
+export { DynamoTransactionTooLargeError } from './stores/dynamodb/errors.ts';
 export type { CommitMode, MetricName, TerminalPolicy } from './types.ts';
 export type { BackoffSettings } from './worker/backoff.ts';
 // The worker: a Lambda SQS handler built from domain handlers.
