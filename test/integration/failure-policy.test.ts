@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Logger } from '@aws-lambda-powertools/logger';
-import type { SQSBatchResponse } from 'aws-lambda';
 import type postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -8,9 +6,9 @@ import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { BatchFailedError, TerminalError } from '../../lambda/errors.ts';
 import { claimInbox } from '../../lambda/worker/inbox.ts';
 import { defineHandler } from '../../lambda/worker/message-handler.ts';
+import type { RecordOutcome } from '../../lambda/worker/outcome.ts';
 import { requestHash } from '../../lambda/worker/request-hash.ts';
 import { holdCaseLock } from '../../tools/local/hold-case-lock.ts';
-import { captureOutput } from '../support/capture-output.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
 import { proxiedClient } from '../support/tcp-proxy.ts';
@@ -329,16 +327,18 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
       });
     });
     // Lock waits far longer than the test: a claim that waited for the copy in flight would time the test out.
+    const seen: RecordOutcome[] = [];
     const logged = exampleWorker(db.client({ connection: { lock_timeout: 30_000 } }), {
       commitMode,
       handlers,
-      logger: new Logger({ serviceName: 'held', logLevel: 'INFO' }),
+      onOutcome: (outcome) => seen.push(outcome),
     });
 
     // Act
     const started = Date.now();
-    const { result, lines } = await captureOutput(() =>
-      logged(sqsEvent([withReceiveCount(record, 2), sqsRecordFactory(payment())]), lambdaContext()),
+    const response = await logged(
+      sqsEvent([withReceiveCount(record, 2), sqsRecordFactory(payment())]),
+      lambdaContext(),
     );
     const tookMs = Date.now() - started;
     const rowWhileHeld = await db.sql`
@@ -348,8 +348,8 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     await holding;
 
     // Assess: reported retryable as IN_PROGRESS_ELSEWHERE at once; no bookkeeping touched the row.
-    expect((result as SQSBatchResponse).batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
-    expect(lines.find((line) => line.messageId === record.messageId)).toMatchObject({
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
+    expect(seen.find((outcome) => outcome.messageId === record.messageId)).toMatchObject({
       result: 'RETRYABLE_FAILURE',
       failureCode: 'IN_PROGRESS_ELSEWHERE',
     });
@@ -369,22 +369,24 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     const { release, holding } = await holdInFlight(db.client({ max: 1 }), async (tx) => {
       await tx`select 1 from worker_inbox where idempotency_key = ${envelope.idempotencyKey} for update`;
     });
+    const seen: RecordOutcome[] = [];
     const logged = exampleWorker(db.client({ connection: { lock_timeout: 200 } }), {
       commitMode,
       handlers,
-      logger: new Logger({ serviceName: 'locked', logLevel: 'INFO' }),
+      onOutcome: (outcome) => seen.push(outcome),
     });
 
     // Act
-    const { result, lines } = await captureOutput(() =>
-      logged(sqsEvent([withReceiveCount(record, 2), sqsRecordFactory(payment())]), lambdaContext()),
+    const response = await logged(
+      sqsEvent([withReceiveCount(record, 2), sqsRecordFactory(payment())]),
+      lambdaContext(),
     );
     release();
     await holding;
 
     // Assess
-    expect((result as SQSBatchResponse).batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
-    expect(lines.find((line) => line.messageId === record.messageId)).toMatchObject({
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
+    expect(seen.find((outcome) => outcome.messageId === record.messageId)).toMatchObject({
       result: 'RETRYABLE_FAILURE',
       failureCode: 'IN_PROGRESS_ELSEWHERE',
     });
@@ -574,18 +576,18 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
       fifoRecord(a3 as Record<string, unknown>, 'A'),
     ];
 
+    const seen: RecordOutcome[] = [];
     const logged = exampleWorker(db.sql, {
       commitMode,
       handlers,
-      logger: new Logger({ serviceName: 'fifo', logLevel: 'INFO' }),
+      onOutcome: (outcome) => seen.push(outcome),
     });
 
     // Act
-    const { result, lines } = await captureOutput(() => logged(sqsEvent(records), lambdaContext()));
-    const response = result as SQSBatchResponse;
+    const response = await logged(sqsEvent(records), lambdaContext());
 
     // Assess
-    const lineOf = (index: number) => lines.find((line) => line.messageId === records[index]?.messageId);
+    const lineOf = (index: number) => seen.find((outcome) => outcome.messageId === records[index]?.messageId);
     expect(lineOf(2)).toMatchObject({ result: 'RETRYABLE_FAILURE', failureCode: 'DOWNSTREAM_UNAVAILABLE' });
     // a3 did not run; it keeps group A blocked exactly as long as a2 (same visibility), so A comes back in order.
     expect(lineOf(4)).toMatchObject({ result: 'RETRYABLE_FAILURE', failureCode: 'FIFO_GROUP_BLOCKED' });
