@@ -2,6 +2,8 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConfigError } from '../../errors.ts';
 import type { QueueRetentions } from '../../retention/retention-guard.ts';
+import type { CommitStrategy, EngineSettings } from '../../worker/commit-strategy.ts';
+import { createDynamoDbCommit } from './commit-dynamodb.ts';
 import { inboxTtlSeconds } from './inbox-ttl.ts';
 
 /** Options of {@link createDynamoStore}. */
@@ -36,6 +38,8 @@ export interface DynamoStore {
   /** Seconds an inbox item lives after its last write (TTL). */
   readonly inboxTtlSeconds: number;
   readonly leaseMarginMs: number;
+  /** The engine's commit strategy on this store (see `commit-dynamodb.ts`). */
+  commitStrategy(settings: EngineSettings): CommitStrategy;
 }
 
 const MAX_RETENTION_SECONDS = 14 * 86_400;
@@ -82,5 +86,8 @@ export function createDynamoStore(options: DynamoStoreOptions): DynamoStore {
     tableName: options.tableName,
     inboxTtlSeconds: inboxTtlSeconds(retention),
     leaseMarginMs: leaseMarginSeconds * 1000,
+    commitStrategy(settings) {
+      return createDynamoDbCommit(this, settings);
+    },
   };
 }

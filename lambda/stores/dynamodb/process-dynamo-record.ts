@@ -1,15 +1,14 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { SQSRecord } from 'aws-lambda';
 import { DatabaseTimeoutError, HandlerTimeoutError, RetryableError } from '../../errors.ts';
-import type { TerminalPolicy } from '../../types.ts';
-import { type AttemptDefaults, applyAttemptPolicy, msUntilDue } from '../../worker/attempt-policy.ts';
-import { type BackoffSettings, backoffSeconds, MAX_VISIBILITY_SECONDS } from '../../worker/backoff.ts';
+import { applyAttemptPolicy, msUntilDue } from '../../worker/attempt-policy.ts';
+import { backoffSeconds, MAX_VISIBILITY_SECONDS } from '../../worker/backoff.ts';
 import { type Failure, truncate } from '../../worker/classify-error.ts';
-import type { DecodedRecord, UndecodableRecord } from '../../worker/decode-record.ts';
-import type { RecordOutcome } from '../../worker/outcome.ts';
+import type { BatchRecord, BatchState, EngineSettings } from '../../worker/commit-strategy.ts';
+import type { DecodedRecord } from '../../worker/decode-record.ts';
+import { type RecordOutcome, recordOutcome, type Verdict, verdicts } from '../../worker/outcome.ts';
 import { redactValues } from '../../worker/redact-values.ts';
-import { type PayloadReader, resolvePayload } from '../../worker/resolve-payload.ts';
+import { resolvePayload } from '../../worker/resolve-payload.ts';
 import { CLIENT_DEADLINE_MARGIN_MS, HANDLER_MARGIN_MS } from '../../worker/transaction-timeouts.ts';
 import { withinDeadline } from '../../worker/within-deadline.ts';
 import { claimDynamoInbox, type DynamoGate, dynamoCompletedAlready } from './claim-dynamo-inbox.ts';
@@ -21,56 +20,14 @@ import { completeInboxUpdate, failInboxUpdate } from './inbox-updates.ts';
 import { quarantineUpdate } from './quarantine-update.ts';
 
 /**
- * Collaborators and settings of {@link processDynamoRecord}.
+ * Collaborators and settings of {@link processDynamoRecord}: the engine's store-free settings and the store.
  *
  * @internal
  */
-export interface DynamoRecordDependencies {
-  readonly store: DynamoStore;
-  readonly consumer: string;
-  readonly terminalPolicy: TerminalPolicy;
-  readonly attemptDefaults: AttemptDefaults;
-  readonly backoff: BackoffSettings;
-  readonly now: () => number;
-  readonly random: () => number;
-  readonly payloads: PayloadReader;
-}
-
-/**
- * One record as the engine hands it over: decoded once, its receive count parsed once.
- *
- * @internal
- */
-export interface DynamoBatchRecord {
-  readonly record: SQSRecord;
-  readonly receiveCount: number;
-  readonly decoded: DecodedRecord | UndecodableRecord;
-}
-
-/**
- * State shared by the records of one batch.
- *
- * @internal
- */
-export interface DynamoBatchState {
-  /** Set after a connection-class failure: the rest of the batch is reported without calling DynamoDB. */
-  databaseDown: boolean;
-  /** Milliseconds left for the records. */
-  remainingMs(): number;
-}
-
-type Decision = Omit<
-  RecordOutcome,
-  | 'messageId'
-  | 'receiveCount'
-  | 'processingMs'
-  | 'dbTransactionMs'
-  | 'messageAgeMs'
-  | 'messageType'
-  | 'idempotencyKey'
-  | 'aggregateId'
-  | 'correlationId'
->;
+export type DynamoRecordDependencies = Pick<
+  EngineSettings,
+  'consumer' | 'terminalPolicy' | 'attemptDefaults' | 'backoff' | 'now' | 'random' | 'payloads'
+> & { readonly store: DynamoStore };
 
 /**
  * Processes one record on the DynamoDB store and decides its outcome (docs/dynamodb.md):
@@ -84,9 +41,9 @@ type Decision = Omit<
  * @internal
  */
 export async function processDynamoRecord(
-  item: DynamoBatchRecord,
+  item: BatchRecord,
   deps: DynamoRecordDependencies,
-  state: DynamoBatchState,
+  state: BatchState,
 ): Promise<RecordOutcome> {
   const { record, receiveCount, decoded } = item;
   const { store } = deps;
@@ -117,37 +74,26 @@ export async function processDynamoRecord(
     aggregateId: decoded.envelope?.aggregateId,
     correlationId: decoded.envelope?.correlationId ?? undefined,
   };
-  const finish = (decision: Decision): RecordOutcome => ({
-    messageId: record.messageId,
-    receiveCount,
-    processingMs: deps.now() - startedAt,
-    dbTransactionMs,
-    messageAgeMs: Number.isFinite(sentAt) && sentAt > 0 ? Math.max(0, startedAt - sentAt) : 0,
-    ...ids,
-    ...decision,
-  });
-  const retry = (failure: Pick<Failure, 'code' | 'message'>, attempts?: number): Decision => ({
-    result: 'RETRYABLE_FAILURE',
-    acknowledged: false,
-    visibilitySeconds: backoffSeconds(receiveCount, deps.backoff, deps.random),
-    failureCode: failure.code,
-    failureMessage: failure.message,
-    attempts,
-  });
-  const terminalDecision = (
+  const finish = (verdict: Verdict): RecordOutcome =>
+    recordOutcome(
+      {
+        messageId: record.messageId,
+        receiveCount,
+        processingMs: deps.now() - startedAt,
+        dbTransactionMs,
+        messageAgeMs: Number.isFinite(sentAt) && sentAt > 0 ? Math.max(0, startedAt - sentAt) : 0,
+        ...ids,
+      },
+      verdict,
+    );
+  const retry = (failure: Pick<Failure, 'code' | 'message'>, attempts?: number): Verdict =>
+    verdicts.retryable(failure, backoffSeconds(receiveCount, deps.backoff, deps.random), attempts);
+  const terminalVerdict = (
     failure: Pick<Failure, 'code' | 'message'>,
     quarantined: boolean,
     attempts: number | undefined,
     hashMismatch = false,
-  ): Decision => ({
-    result: 'TERMINAL_FAILURE',
-    acknowledged: quarantined,
-    quarantined,
-    failureCode: failure.code,
-    failureMessage: failure.message,
-    attempts,
-    ...(hashMismatch ? { hashMismatch: true } : {}),
-  });
+  ): Verdict => verdicts.terminal(failure, { quarantined, attempts, hashMismatch });
   const quarantineReason = (failure: Pick<Failure, 'code' | 'message'>) => ({
     ...failure,
     idempotencyKey: ids.idempotencyKey,
@@ -175,13 +121,13 @@ export async function processDynamoRecord(
   const dueInMs = msUntilDue(decoded.envelope.attemptPolicy, deps.now());
   if (dueInMs > 0) {
     const waitSeconds = Math.ceil(dueInMs / 1000);
-    return finish({
-      result: 'NOT_YET_DUE',
-      acknowledged: false,
-      visibilitySeconds: Math.min(waitSeconds, MAX_VISIBILITY_SECONDS),
-      failureCode: 'NOT_YET_DUE',
-      failureMessage: `notBefore ${decoded.envelope.attemptPolicy?.notBefore} is ${waitSeconds} s away`,
-    });
+    return finish(
+      verdicts.notYetDue(
+        decoded.envelope.attemptPolicy?.notBefore ?? undefined,
+        waitSeconds,
+        Math.min(waitSeconds, MAX_VISIBILITY_SECONDS),
+      ),
+    );
   }
 
   // A payload in S3 is read and verified before the gate, unless the key is already COMPLETED with this request.
@@ -191,7 +137,7 @@ export async function processDynamoRecord(
       const duplicate = await timed(() =>
         dynamoCompletedAlready(store, deps.consumer, decoded.envelope.idempotencyKey, decoded.requestHash),
       );
-      if (duplicate) return finish({ result: 'DUPLICATE', acknowledged: true });
+      if (duplicate) return finish(verdicts.duplicate(undefined));
     } catch (error) {
       return finish(await settleUnclaimed(classifyDynamoError(error)));
     }
@@ -223,7 +169,7 @@ export async function processDynamoRecord(
 
   switch (gate.kind) {
     case 'duplicate':
-      return finish({ result: 'DUPLICATE', acknowledged: true, attempts: gate.attempts });
+      return finish(verdicts.duplicate(gate.attempts));
     case 'inProgress':
       return finish(
         retry({
@@ -303,11 +249,7 @@ export async function processDynamoRecord(
     return finish(await settleClaimed(classifyDynamoError(error)));
   }
   if (commit.kind === 'committed') {
-    return finish({
-      result: result?.stale ? 'STALE_VERSION_SKIPPED' : 'COMPLETED',
-      acknowledged: true,
-      attempts,
-    });
+    return finish(verdicts.completed(attempts, result?.stale === true));
   }
   const cause = commit.cause;
   if (cause.kind === 'leaseLost') return finish(leaseLost());
@@ -315,13 +257,13 @@ export async function processDynamoRecord(
 
   // A domain item's condition failed: the handler's rule for that write decides.
   const rule = writes[cause.index]?.onConditionFailed;
-  const verdict = rule
+  const ruling = rule
     ? rule(cause.current)
     : new RetryableError(
         'DOMAIN_CONDITION_FAILED',
         `the condition of domain write ${cause.index} failed and the handler gives no rule for it (onConditionFailed)`,
       );
-  if (verdict instanceof Error) return finish(await settleClaimed(classifyDynamoError(verdict)));
+  if (ruling instanceof Error) return finish(await settleClaimed(classifyDynamoError(ruling)));
   // Stale or already applied: the inbox item is completed alone, under the lease.
   try {
     await timed((signal) => store.doc.send(new UpdateCommand(completion), { abortSignal: signal }));
@@ -329,14 +271,10 @@ export async function processDynamoRecord(
     if (error instanceof ConditionalCheckFailedException) return finish(leaseLost());
     return finish(await settleClaimed(classifyDynamoError(error)));
   }
-  return finish({
-    result: verdict === 'stale' ? 'STALE_VERSION_SKIPPED' : 'COMPLETED',
-    acknowledged: true,
-    attempts,
-  });
+  return finish(verdicts.completed(attempts, ruling === 'stale'));
 
   /** The lease was taken over (this worker was too slow): the new holder decides; nothing is written. */
-  function leaseLost(): Decision {
+  function leaseLost(): Verdict {
     return retry(
       {
         code: 'LEASE_LOST',
@@ -352,7 +290,7 @@ export async function processDynamoRecord(
    * FAILED_RETRYABLE, or FAILED_TERMINAL with the quarantine item in one transaction. A terminal message is never
    * acknowledged without its quarantine item.
    */
-  async function settleClaimed(failure: Failure): Promise<Decision> {
+  async function settleClaimed(failure: Failure): Promise<Verdict> {
     if (failure.connection) {
       state.databaseDown = true;
       return retry(failure, attempts);
@@ -407,7 +345,7 @@ export async function processDynamoRecord(
         attempts,
       );
     }
-    return decided.retryable ? retry(decided, attempts) : terminalDecision(decided, quarantined, attempts);
+    return decided.retryable ? retry(decided, attempts) : terminalVerdict(decided, quarantined, attempts);
   }
 
   /**
@@ -415,7 +353,7 @@ export async function processDynamoRecord(
    * another request, a key already terminal): the attempt policy over SQS's receive count; a terminal message gets
    * its quarantine item (policy `quarantine`). The inbox item, if any, is not this delivery's to change.
    */
-  async function settleUnclaimed(failure: Failure, hashMismatch = false): Promise<Decision> {
+  async function settleUnclaimed(failure: Failure, hashMismatch = false): Promise<Verdict> {
     if (failure.connection) {
       state.databaseDown = true;
       return retry(failure);
@@ -452,6 +390,6 @@ export async function processDynamoRecord(
         });
       }
     }
-    return terminalDecision(decided, quarantined, undefined, hashMismatch);
+    return terminalVerdict(decided, quarantined, undefined, hashMismatch);
   }
 }
