@@ -3,6 +3,8 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../lambda/config.ts';
+import { createWorkerFromConfig } from '../../lambda/create-worker-from-config.ts';
 import {
   balanceItemKey,
   caseItemKey,
@@ -319,5 +321,30 @@ describe('Function: createWorker() with a DynamoDB store', () => {
     expect(() =>
       createWorker({ consumer: 'case-worker', handlers: exampleDynamoHandlers, sql: db.sql }),
     ).toThrow(/CaseStageChanged, CaseDeadlineCalculationRequested, PaymentCaptured are DynamoDB handlers/);
+  });
+});
+
+describe('Function: createWorkerFromConfig() with WORKER_STORE=dynamodb', () => {
+  it('runs the DynamoDB handlers on the table of DYNAMODB_TABLE at DYNAMODB_ENDPOINT, without a database', async () => {
+    // Prepare
+    const config = loadConfig({
+      WORKER_STORE: 'dynamodb',
+      DYNAMODB_TABLE: table,
+      DYNAMODB_ENDPOINT: dynamo.endpoint,
+      AWS_REGION: 'us-east-1',
+    });
+    const worker = createWorkerFromConfig({ config, handlers: exampleDynamoHandlers });
+    const caseId = `CASE-${randomUUID()}`;
+
+    // Act
+    const response = await worker(
+      sqsEvent([sqsRecordFactory(stageChanged(caseId, 2, 'REVIEW'))]),
+      lambdaContext(),
+    );
+
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(await dynamoStore.caseState(caseId)).toMatchObject({ stage: 'REVIEW', version: 2 });
+    expect(await dynamoStore.inboxStatus(`case:${caseId}:stage:v2`)).toBe('COMPLETED');
   });
 });

@@ -1,4 +1,5 @@
-import { NumberValue } from '@aws-sdk/lib-dynamodb';
+// From util-dynamodb (the marshaller), not lib-dynamodb: the worker's entry does not load the DynamoDB client for it.
+import { NumberValueImpl as NumberValue } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod/mini';
 import { defineDynamoHandler } from '../../index.ts';
 
