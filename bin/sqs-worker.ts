@@ -7,6 +7,7 @@
 import { userInfo } from 'node:os';
 import { Command, CommanderError } from 'commander';
 import packageJson from '../package.json' with { type: 'json' };
+import { capacityStore } from '../tools/ops/capacity-store.ts';
 import type * as Ops from '../tools/ops/index.ts';
 import { parseDuration } from '../tools/ops/parse-duration.ts';
 import { parseCount, parsePositive, parseRate } from '../tools/ops/parse-options.ts';
@@ -53,10 +54,6 @@ const program = new Command('sqs-worker')
   .option('--region <region>', 'AWS region (env AWS_REGION)')
   .option('--consumer <name>', 'inbox consumer name (env WORKER_CONSUMER, default case-worker)')
   .option('--mapping-uuid <uuid>', 'UUID of the worker event source mapping (env WORKER_MAPPING_UUID)')
-  .option(
-    '--store <store>',
-    "the worker's store for the inbox commands: postgres or dynamodb (env WORKER_STORE, default postgres)",
-  )
   .option('--dynamodb-table <name>', "the DynamoDB store's table (env DYNAMODB_TABLE)")
   .option(
     '--dynamodb-endpoint <url>',
@@ -100,6 +97,10 @@ program
 const inbox = program.command('inbox').description('the idempotency inbox (worker_inbox)');
 inbox
   .command('show')
+  .option(
+    '--store <store>',
+    'postgres or dynamodb: the store of the inbox (env WORKER_STORE, default postgres)',
+  )
   .argument('<idempotencyKey>', 'the envelope idempotencyKey (not the SQS message id)')
   .description('one inbox row: status, attempts, failure, quarantine entries, operator actions')
   .action(
@@ -117,6 +118,10 @@ inbox
   );
 inbox
   .command('stats')
+  .option(
+    '--store <store>',
+    'postgres or dynamodb: the store of the inbox (env WORKER_STORE, default postgres)',
+  )
   .description('counts by status and failure code, oldest FAILED_RETRYABLE, completions in the last hour')
   .action(
     act('inbox stats', (s) =>
@@ -357,8 +362,11 @@ breaker
 
 program
   .command('capacity')
-  .description("safe worker concurrency by the pattern document's formula, naming the binding constraint")
-  .requiredOption('--db-max-connections <n>', 'max_connections of the database or proxy budget')
+  .description(
+    "safe worker concurrency by the pattern document's formula, naming the binding constraint (connections for PostgreSQL, the write budget for DynamoDB)",
+  )
+  .option('--store <store>', 'postgres (connections) or dynamodb (write units)', 'postgres')
+  .option('--db-max-connections <n>', 'max_connections of the database or proxy budget (postgres, required)')
   .option(
     '--db-reserved-connections <n>',
     'connections kept for admin, migrations and other clients (as the construct)',
@@ -367,12 +375,55 @@ program
   .option('--connections-per-worker <n>', 'connections one concurrent worker holds (its pool size)', '1')
   .option('--db-write-iops-budget <n>', 'write IOPS the worker may spend')
   .option('--write-iops-per-message <n>', 'write IOPS one message costs')
+  .option(
+    '--max-write-units-per-second <n>',
+    'dynamodb: write units per second the worker may spend (default 4000, a new on-demand table)',
+  )
+  .option(
+    '--transact-items-per-message <n>',
+    'dynamodb: items of the TransactWriteItems, domain items + the inbox completion (default 2)',
+  )
+  .option('--item-size-kb <n>', 'dynamodb: size of the largest item written, KB (default 1)')
+  .option('--record-latency-ms <n>', 'dynamodb: expected time of one record, gate to commit (default 15)')
+  .option('--record-concurrency <n>', 'dynamodb: records one invocation processes at once (default 1)')
   .option('--downstream-rate-limit <n>', 'calls per second a downstream provider allows')
   .option('--calls-per-message <n>', 'downstream calls per message')
   .option('--lock-contention-safe-parallelism <n>', 'parallelism above which lock contention hurts')
   .action(
-    act('capacity', async (s, opts) =>
-      ops.capacity(
+    act('capacity', async (s, opts) => {
+      const shared = {
+        downstreamRateLimit: optionalNumber(opts.downstreamRateLimit, '--downstream-rate-limit'),
+        callsPerMessage: optionalNumber(opts.callsPerMessage, '--calls-per-message'),
+        lockContentionSafeParallelism: optionalNumber(
+          opts.lockContentionSafeParallelism,
+          '--lock-contention-safe-parallelism',
+        ),
+      };
+      // The flags given (those of one store's formula have no default, so set means typed).
+      const given = Object.keys(opts)
+        .filter((name) => opts[name] !== undefined)
+        .map((name) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+      const store = capacityStore(str(opts.store), given);
+      if (store === 'dynamodb') {
+        return ops.dynamoDbCapacity(
+          { out: s.out },
+          {
+            maxWriteUnitsPerSecond: optionalNumber(
+              opts.maxWriteUnitsPerSecond,
+              '--max-write-units-per-second',
+            ),
+            transactItemsPerMessage: optionalNumber(
+              opts.transactItemsPerMessage,
+              '--transact-items-per-message',
+            ),
+            itemSizeKb: optionalNumber(opts.itemSizeKb, '--item-size-kb'),
+            recordLatencyMs: optionalNumber(opts.recordLatencyMs, '--record-latency-ms'),
+            recordConcurrency: optionalNumber(opts.recordConcurrency, '--record-concurrency'),
+            ...shared,
+          },
+        );
+      }
+      return ops.capacity(
         { out: s.out },
         {
           dbMaxConnections: parseCount(str(opts.dbMaxConnections) ?? '', '--db-max-connections'),
@@ -384,15 +435,10 @@ program
           connectionsPerWorker: optionalNumber(opts.connectionsPerWorker, '--connections-per-worker'),
           dbWriteIopsBudget: optionalNumber(opts.dbWriteIopsBudget, '--db-write-iops-budget'),
           writeIopsPerMessage: optionalNumber(opts.writeIopsPerMessage, '--write-iops-per-message'),
-          downstreamRateLimit: optionalNumber(opts.downstreamRateLimit, '--downstream-rate-limit'),
-          callsPerMessage: optionalNumber(opts.callsPerMessage, '--calls-per-message'),
-          lockContentionSafeParallelism: optionalNumber(
-            opts.lockContentionSafeParallelism,
-            '--lock-contention-safe-parallelism',
-          ),
+          ...shared,
         },
-      ),
-    ),
+      );
+    }),
   );
 
 try {

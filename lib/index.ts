@@ -30,6 +30,12 @@ export {
   safeWorkerConcurrency,
 } from './capacity.ts';
 export {
+  DYNAMODB_CAPACITY_DEFAULTS,
+  type DynamoDbCapacityInputs,
+  type DynamoDbCapacityResult,
+  safeDynamoDbConcurrency,
+} from './dynamodb-capacity.ts';
+export {
   INVOKES_PER_POLLER,
   type ProvisionedPollers,
   type ResolvedWorkerSettings,
@@ -44,3 +50,5 @@ export { stageSettings } from './stage-settings.ts';
 export { WorkerDatabase, type WorkerDatabaseProps } from './worker-database.ts';
 export { WORKER_METRICS, type WorkerOutcomeMetric } from './worker-metrics.ts';
 export { WorkerNetwork, type WorkerNetworkProps } from './worker-network.ts';
+export type { WorkerStore } from './worker-store.ts';
+export { WORKER_TABLE_ACTIONS, WorkerTable, type WorkerTableProps } from './worker-table.ts';

@@ -31,6 +31,12 @@ const NUMBER_KEYS = [
   'maxPayloadBytes',
   'breakerFailureThreshold',
   'breakerHalfOpenConcurrency',
+  // The DynamoDB store's capacity and alarm inputs (with "store": "dynamodb").
+  'maxWriteUnitsPerSecond',
+  'transactItemsPerMessage',
+  'itemSizeKb',
+  'recordLatencyMs',
+  'transactionConflictRatePercent',
 ] as const;
 const BOOLEAN_KEYS = [
   'production',
@@ -63,6 +69,8 @@ const STRING_KEYS = [
   // Your worker entry file, relative to the folder of cdk.json (checked to exist at synth).
   'workerEntry',
   'scalingMode',
+  // "postgres" (default) or "dynamodb": the stack then builds no VPC and no database.
+  'store',
 ] as const;
 const SECONDS_KEYS = {
   visibilityTimeoutSeconds: 'visibilityTimeout',

@@ -79,10 +79,7 @@ describe('Soak: 2,000 messages, 30 % duplicates, 5 % crashes after commit, 2 pol
         version: i + 2,
       }),
     );
-    const duplicates = Array.from(
-      { length: DUPLICATES },
-      (_, i) => effectful[(i * 7) % effectful.length] as string,
-    );
+    const duplicates = Array.from({ length: DUPLICATES }, (_, i) => effectful[(i * 7) % effectful.length]);
     // Interleave so that duplicates often arrive while their first copy is in flight.
     const bodies = [...effectful, ...poison, ...terminal, ...stuck];
     for (const [i, body] of duplicates.entries()) bodies.splice(Math.min(bodies.length, i * 3 + 5), 0, body);

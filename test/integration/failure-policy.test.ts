@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { BatchFailedError, TerminalError } from '../../lambda/errors.ts';
+import type { Envelope } from '../../lambda/worker/envelope.ts';
 import { claimInbox } from '../../lambda/worker/inbox.ts';
 import { defineHandler } from '../../lambda/worker/message-handler.ts';
 import type { RecordOutcome } from '../../lambda/worker/outcome.ts';
@@ -26,8 +27,7 @@ const payment = () => {
     payload: { paymentId, accountId: 'ACC-1', amount: '5.00', currency: 'EUR' },
   });
 };
-const paymentId = (envelope: Record<string, unknown>) =>
-  (envelope.payload as { paymentId: string }).paymentId;
+const paymentId = (envelope: Envelope) => (envelope.payload as { paymentId: string }).paymentId;
 const ledgerCount = async (ids: string[]) =>
   Number(
     (await db.sql`select count(*) from ledger_entries where source_event_id in ${db.sql(ids)}`)[0]?.count,
@@ -555,25 +555,25 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
   it('FIFO: reports a group from its first failure on and processes the other groups', async () => {
     // Prepare: group A (a1, a2 fails, a3) and group B (b1, b2) on a .fifo queue.
     const fifoArn = 'arn:aws:sqs:us-east-1:000000000000:case-worker.fifo';
-    const fifoRecord = (envelope: Record<string, unknown>, group: string) => {
+    const fifoRecord = (envelope: Envelope, group: string) => {
       const record = sqsRecordFactory(envelope, { eventSourceARN: fifoArn });
       return {
         ...record,
         attributes: { ...record.attributes, MessageGroupId: group, MessageDeduplicationId: randomUUID() },
       };
     };
-    const [a1, a3, b1, b2] = [payment(), payment(), payment(), payment()] as Record<string, unknown>[];
+    const [a1, a3, b1, b2] = [payment(), payment(), payment(), payment()];
     const a2 = envelopeFactory({
       messageType: 'AlwaysRetryable',
       idempotencyKey: `a2:${randomUUID()}`,
       payload: {},
     });
     const records = [
-      fifoRecord(a1 as Record<string, unknown>, 'A'),
-      fifoRecord(b1 as Record<string, unknown>, 'B'),
+      fifoRecord(a1, 'A'),
+      fifoRecord(b1, 'B'),
       fifoRecord(a2, 'A'),
-      fifoRecord(b2 as Record<string, unknown>, 'B'),
-      fifoRecord(a3 as Record<string, unknown>, 'A'),
+      fifoRecord(b2, 'B'),
+      fifoRecord(a3, 'A'),
     ];
 
     const seen: RecordOutcome[] = [];
@@ -595,8 +595,8 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     expect(response.batchItemFailures.map((failure) => failure.itemIdentifier).sort()).toEqual(
       [records[2]?.messageId, records[4]?.messageId].sort(),
     );
-    expect(await ledgerCount([a1, b1, b2].map((e) => paymentId(e as Record<string, unknown>)))).toBe(3);
-    expect(await ledgerCount([paymentId(a3 as Record<string, unknown>)])).toBe(0);
+    expect(await ledgerCount([a1, b1, b2].map((e) => paymentId(e)))).toBe(3);
+    expect(await ledgerCount([paymentId(a3)])).toBe(0);
   });
 });
 
