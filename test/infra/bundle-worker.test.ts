@@ -131,6 +131,11 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     expect(s3Chunks.length).toBeGreaterThan(0);
     expect(entry).not.toContain('x-amz-checksum-mode');
     expect(entry).not.toContain('bowser');
+    // The DynamoDB store (WORKER_STORE=dynamodb) is a chunk of its own: a PostgreSQL worker never loads its SDK.
+    expect(entry).not.toContain('DynamoDB_20120810');
+    expect(
+      chunks.some((f) => readFileSync(join(dir, 'chunks', f), 'utf8').includes('DynamoDB_20120810')),
+    ).toBe(true);
     expect(totalBytes).toBeLessThan(10 * 1024 * 1024);
   });
 
