@@ -84,6 +84,18 @@ export {
 } from './outbox/errors.ts';
 // Statically re-exported: the bundle test keeps the S3 code out of the worker's entry (tree-shaken when unused).
 export { offloadPayload, type PayloadOffloadTarget } from './outbox/offload-payload.ts';
+// The long-running poller (ECS/Fargate) over the same engine: your own entry with your handlers (docs/poller.md).
+export {
+  loadPollerConfig,
+  type Poller,
+  type PollerConfig,
+  type PollerFromConfigOptions,
+  type PollerProcess,
+  type PollerProcessConfig,
+  type PollerStopResult,
+  startPollerFromConfig,
+  stopOnSignals,
+} from './poller/index.ts';
 // The DynamoDB store: handlers that return their writes, committed with the inbox item in one TransactWriteItems.
 export {
   type ConditionFailedRule,
@@ -121,7 +133,11 @@ export {
   type MessageHandler,
   type ReferencedDocument,
 } from './worker/message-handler.ts';
+// Loads Powertools Tracer only when called: importing it costs nothing (docs/tracing.md).
+export { newRecordTracer } from './worker/new-record-tracer.ts';
 export type { OutcomeResult, RecordOutcome } from './worker/outcome.ts';
+export type { RecordTracer } from './worker/record-tracer.ts';
+export type { RecordTracerSource } from './worker/record-tracer-source.ts';
 export type { S3ClientSource } from './worker/s3-client-source.ts';
 export type { SqsClientSource } from './worker/sqs-client-source.ts';
 export type { WorkerOptions } from './worker/worker-options.ts';

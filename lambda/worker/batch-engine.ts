@@ -20,6 +20,7 @@ import { createHandlerRegistry } from './handler-registry.ts';
 import type { MessageHandler } from './message-handler.ts';
 import { type RecordOutcome, receiveCountOf, recordOutcome, unstartedFacts, verdicts } from './outcome.ts';
 import { recordTelemetry } from './record-telemetry.ts';
+import { recordTracerResolver } from './record-tracer-source.ts';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from './resolve-payload.ts';
 import { s3ClientResolver } from './s3-client-source.ts';
 import { scheduleRecords } from './schedule-records.ts';
@@ -173,6 +174,7 @@ export function createBatchEngine(options: WorkerOptions): BatchEngine {
     now: options.now ?? Date.now,
     random: options.random ?? Math.random,
     payloads: { s3: s3ClientResolver(options.s3, logger), maxBytes: maxPayloadBytes },
+    ...(options.tracer ? { tracer: recordTracerResolver(options.tracer, logger) } : {}),
     logger,
     metrics,
   };
@@ -183,6 +185,17 @@ export function createBatchEngine(options: WorkerOptions): BatchEngine {
       ? createPerBatchCommit(sql as postgres.Sql, settings)
       : createPerMessageCommit(sql as postgres.Sql, settings);
   const guard = new DeadlineGuard(options.deadlineGuardMs);
+  // Per message, an outcome is final when it is set; per batch only with the batch's commit.
+  const onSettled =
+    options.onRecordSettled && options.commitMode !== 'per-batch'
+      ? (outcome: RecordOutcome) => {
+          try {
+            options.onRecordSettled?.(outcome);
+          } catch (error) {
+            logger.warn('worker_on_outcome_failed', { messageId: outcome.messageId, error: String(error) });
+          }
+        }
+      : undefined;
 
   return {
     async processBatch(records, budget) {
@@ -211,6 +224,7 @@ export function createBatchEngine(options: WorkerOptions): BatchEngine {
             concurrency: strategy.concurrent ? recordConcurrency : 1,
             guard,
             state,
+            onSettled,
           }),
       };
       const decided = await strategy.commit(batch);
@@ -239,7 +253,11 @@ export function createBatchEngine(options: WorkerOptions): BatchEngine {
           try {
             options.onOutcome(outcome);
           } catch (error) {
-            logger.warn('worker_on_outcome_failed', { messageId: outcome.messageId, error: String(error) });
+            logger.warn('worker_on_outcome_failed', {
+              messageId: outcome.messageId,
+              traceId: outcome.traceId,
+              error: String(error),
+            });
           }
         }
       }

@@ -7,6 +7,7 @@ import type { CommitMode, TerminalPolicy } from '../types.ts';
 import type { BackoffSettings } from './backoff.ts';
 import type { MessageHandler } from './message-handler.ts';
 import type { RecordOutcome } from './outcome.ts';
+import type { RecordTracerSource } from './record-tracer-source.ts';
 import type { S3ClientSource } from './s3-client-source.ts';
 import type { SqsClientSource } from './sqs-client-source.ts';
 
@@ -47,6 +48,13 @@ export interface WorkerOptions {
    * below the function's memory. @default 67108864 (64 MiB)
    */
   readonly maxPayloadBytes?: number;
+  /**
+   * Opens an X-Ray subsegment per record, linked to the producer's trace (`record-tracer.ts`), or a function that
+   * makes the tracer on first use (`newRecordTracer`: Powertools Tracer and the X-Ray SDK load only then).
+   * `createWorkerFromConfig` passes one when `POWERTOOLS_TRACE_ENABLED=true`. The producer's trace id is on every
+   * record's log line either way. @default none: no subsegments, and the tracer code is never loaded
+   */
+  readonly tracer?: RecordTracerSource;
   /** Powertools Logger. @default a Logger of service POWERTOOLS_SERVICE_NAME */
   readonly logger?: Logger;
   /** Powertools Metrics. @default a Metrics of namespace POWERTOOLS_METRICS_NAMESPACE (or `SqsInboxWorker`) */
@@ -75,4 +83,11 @@ export interface WorkerOptions {
    * throw (a throw is logged as `worker_on_outcome_failed` and changes nothing) and should return quickly.
    */
   readonly onOutcome?: (outcome: RecordOutcome) => void;
+  /**
+   * Called the moment a record's outcome is final, while the rest of its batch may still run: in `per-message` mode
+   * after its transaction (and bookkeeping) ended, or when it was not started; never in `per-batch` mode, whose
+   * outcomes are final only with the batch's commit. For a runtime that holds messages (the poller stops the
+   * record's heartbeat and settles it early). It must not throw (a throw is logged as `worker_on_outcome_failed`).
+   */
+  readonly onRecordSettled?: (outcome: RecordOutcome) => void;
 }

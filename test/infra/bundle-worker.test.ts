@@ -136,6 +136,11 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     expect(
       chunks.some((f) => readFileSync(join(dir, 'chunks', f), 'utf8').includes('DynamoDB_20120810')),
     ).toBe(true);
+    // Powertools Tracer and the X-Ray SDK are chunks of their own, loaded only with tracing on (docs/tracing.md).
+    expect(entry).not.toContain('AWS_XRAY_DAEMON_ADDRESS');
+    expect(
+      chunks.some((f) => readFileSync(join(dir, 'chunks', f), 'utf8').includes('AWS_XRAY_DAEMON_ADDRESS')),
+    ).toBe(true);
     expect(totalBytes).toBeLessThan(10 * 1024 * 1024);
   });
 

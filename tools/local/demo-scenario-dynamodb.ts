@@ -337,6 +337,7 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
   ];
   return {
     runId,
+    runtime: 'event-source-mapping',
     sent: total,
     scenario: byKind,
     outcomes,
