@@ -74,6 +74,28 @@ describe('Function: processDynamoRecord()', () => {
     expect(Math.abs(Number(inbox?.ttl) - expectedTtl)).toBeLessThan(60);
   });
 
+  it("carries the producer's trace id (AWSTraceHeader) to the outcome and the inbox item", async () => {
+    // Prepare
+    const process = dynamoProcessor(dynamo, table, exampleDynamoHandlers);
+    const envelope = payment();
+    const record = sqsRecordFactory(envelope);
+    const traceId = '1-5759e988-bd862e3fe1be46a994272793';
+    const traced = {
+      ...record,
+      attributes: {
+        ...record.attributes,
+        AWSTraceHeader: `Root=${traceId};Parent=53995c3f42cd8ad8;Sampled=1`,
+      },
+    };
+
+    // Act
+    const outcome = await process(traced);
+
+    // Assess
+    expect(outcome).toMatchObject({ result: 'COMPLETED', traceId });
+    expect(await inboxItem(envelope.idempotencyKey)).toMatchObject({ traceId });
+  });
+
   it('acknowledges a duplicate after COMPLETED without a second effect', async () => {
     // Prepare
     const process = dynamoProcessor(dynamo, table, exampleDynamoHandlers);

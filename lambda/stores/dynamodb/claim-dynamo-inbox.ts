@@ -19,6 +19,8 @@ export interface DynamoInboxEntry {
   readonly requestHash: string;
   /** SQS messageId of this delivery. */
   readonly sqsMessageId: string;
+  /** The producer's trace id, when the message carries one (kept on the item, as `worker_inbox.trace_id`). */
+  readonly traceId?: string;
 }
 
 /**
@@ -98,6 +100,7 @@ export async function claimDynamoInbox(
       firstSeenAt: now,
       lastMessageId: entry.sqsMessageId,
       ...(e.correlationId ? { correlationId: e.correlationId } : {}),
+      ...(entry.traceId ? { traceId: entry.traceId } : {}),
     };
     await store.doc.send(
       new PutCommand({

@@ -36,6 +36,8 @@ export interface DynamoInboxItem {
   readonly firstSeenAt?: string;
   readonly lastMessageId?: string;
   readonly correlationId?: string;
+  /** The producer's trace id of the delivery that created the item. */
+  readonly traceId?: string;
   readonly completedAt?: string;
   readonly resultRef?: string;
   readonly failedAt?: string;

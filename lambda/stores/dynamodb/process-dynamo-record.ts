@@ -7,6 +7,7 @@ import { type Failure, truncate } from '../../worker/classify-error.ts';
 import type { BatchRecord, BatchState, EngineSettings } from '../../worker/commit-strategy.ts';
 import type { DecodedRecord } from '../../worker/decode-record.ts';
 import { type RecordOutcome, recordOutcome, type Verdict, verdicts } from '../../worker/outcome.ts';
+import { recordTrace } from '../../worker/record-trace.ts';
 import { redactValues } from '../../worker/redact-values.ts';
 import { resolvePayload } from '../../worker/resolve-payload.ts';
 import { CLIENT_DEADLINE_MARGIN_MS, HANDLER_MARGIN_MS } from '../../worker/transaction-timeouts.ts';
@@ -26,7 +27,7 @@ import { quarantineUpdate } from './quarantine-update.ts';
  */
 export type DynamoRecordDependencies = Pick<
   EngineSettings,
-  'consumer' | 'terminalPolicy' | 'attemptDefaults' | 'backoff' | 'now' | 'random' | 'payloads'
+  'consumer' | 'terminalPolicy' | 'attemptDefaults' | 'backoff' | 'now' | 'random' | 'payloads' | 'tracer'
 > & { readonly store: DynamoStore };
 
 /**
@@ -68,14 +69,18 @@ export async function processDynamoRecord(
       dbTransactionMs += deps.now() - t;
     }
   };
+  // The producer's trace: on the record's log line (its outcome), its inbox item and its subsegment.
+  const trace = recordTrace(record);
+  const span = deps.tracer ? (await deps.tracer())?.open(record, trace) : undefined;
   const ids = {
+    traceId: trace?.traceId,
     messageType: decoded.ok ? decoded.envelope.messageType : decoded.messageType,
     idempotencyKey: decoded.ok ? decoded.envelope.idempotencyKey : decoded.idempotencyKey,
     aggregateId: decoded.envelope?.aggregateId,
     correlationId: decoded.envelope?.correlationId ?? undefined,
   };
-  const finish = (verdict: Verdict): RecordOutcome =>
-    recordOutcome(
+  const finish = (verdict: Verdict): RecordOutcome => {
+    const outcome = recordOutcome(
       {
         messageId: record.messageId,
         receiveCount,
@@ -86,6 +91,9 @@ export async function processDynamoRecord(
       },
       verdict,
     );
+    span?.close(outcome);
+    return outcome;
+  };
   const retry = (failure: Pick<Failure, 'code' | 'message'>, attempts?: number): Verdict =>
     verdicts.retryable(failure, backoffSeconds(receiveCount, deps.backoff, deps.random), attempts);
   const terminalVerdict = (
@@ -156,6 +164,7 @@ export async function processDynamoRecord(
           envelope: decoded.envelope,
           requestHash: decoded.requestHash,
           sqsMessageId: record.messageId,
+          traceId: trace?.traceId,
         },
         { nowMs: deps.now(), leaseMs: state.remainingMs() + store.leaseMarginMs },
       ),
