@@ -4,8 +4,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { runDemoScenario } from '../tools/local/demo-scenario.ts';
+import { runDynamoDbDemoScenario } from '../tools/local/demo-scenario-dynamodb.ts';
 import { HandlersModuleError, LocalStackError } from '../tools/local/errors.ts';
 import { resolveHandlersPath } from '../tools/local/load-handlers.ts';
+import { LocalDynamoDbError } from '../tools/local/local-dynamodb.ts';
 import { startLocalStack } from '../tools/local/local-stack.ts';
 import { renderDemoSummary } from '../tools/local/render-demo-summary.ts';
 import { serveHandlers } from '../tools/local/serve-handlers.ts';
@@ -48,6 +50,11 @@ const options = new Command('npm start')
   )
   .option('-k, --keep', 'stay up after the summary and print the endpoints (Ctrl-C to stop)', false)
   .option(
+    '--store <store>',
+    'postgres, or dynamodb: the same scenario on DynamoDB Local (needs java) with the DynamoDB example handlers',
+    'postgres',
+  )
+  .option(
     '--handlers <file>',
     'run your own handlers instead of the scenario: a module that exports `handlers`; stays up, consuming what you send to the queue (Ctrl-C to stop)',
   )
@@ -58,6 +65,7 @@ const options = new Command('npm start')
     runtime: 'event-source-mapping' | 'poller';
     keep: boolean;
     handlers?: string;
+    store: string;
   }>();
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -66,6 +74,23 @@ const untilStopped = () =>
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
+if (options.store !== 'postgres' && options.store !== 'dynamodb') {
+  log(`npm start: --store must be postgres or dynamodb (given "${options.store}")`);
+  process.exit(2);
+}
+const dynamo = options.store === 'dynamodb';
+if (dynamo && options.runtime === 'poller') {
+  log(
+    'npm start: --store dynamodb runs the scenario through the local event source mapping; the poller on DynamoDB is covered by its soak test (leave --runtime out)',
+  );
+  process.exit(2);
+}
+if (dynamo && options.handlers) {
+  log(
+    'npm start: --handlers runs PostgreSQL handlers; --store dynamodb runs the scenario only (leave one out)',
+  );
+  process.exit(2);
+}
 // A --handlers path that does not exist fails before anything starts.
 if (options.handlers) {
   try {
@@ -76,7 +101,7 @@ if (options.handlers) {
     process.exit(2);
   }
 }
-log('Starting PostgreSQL, SQS and the queues…');
+log(dynamo ? 'Starting DynamoDB Local, SQS and the queues…' : 'Starting PostgreSQL, SQS and the queues…');
 // A DATABASE_URL or SQS_ENDPOINT that cannot be used is a configuration error: one line naming it, exit 2.
 // The project's SQS_ENDPOINT first, then the AWS SDK's own endpoint variables (LocalStack, the AWS CLI).
 const sqsEndpointSetting = (['SQS_ENDPOINT', 'AWS_ENDPOINT_URL_SQS', 'AWS_ENDPOINT_URL'] as const).find(
@@ -90,7 +115,12 @@ const stack = await startLocalStack({
   maxReceiveCount: 5,
   // Your handlers get the construct's default (6 × the 30 s timeout); the scenario a short one, to run quickly.
   visibilityTimeoutSeconds: options.handlers ? 180 : 3,
+  store: dynamo ? 'dynamodb' : 'postgres',
 }).catch((error: unknown) => {
+  if (error instanceof LocalDynamoDbError) {
+    log(`npm start: ${error.message}`);
+    process.exit(2);
+  }
   if (!(error instanceof LocalStackError)) throw error;
   log(`npm start: ${error.message}`);
   process.exit(2);
@@ -98,7 +128,9 @@ const stack = await startLocalStack({
 let exitCode = 1;
 try {
   log(
-    `PostgreSQL ${stack.embedded.postgres ? '(embedded)' : '(DATABASE_URL)'} migrated (${stack.migrationsApplied} applied); SQS ${stack.embedded.sqs ? '(fauxqs)' : stack.sqsEndpoint}`,
+    stack.dynamodb
+      ? `DynamoDB Local at ${stack.dynamodb.endpoint}, table ${stack.dynamodb.tableName}; SQS ${stack.embedded.sqs ? '(fauxqs)' : stack.sqsEndpoint}`
+      : `PostgreSQL ${stack.embedded.postgres ? '(embedded)' : '(DATABASE_URL)'} migrated (${stack.migrationsApplied} applied); SQS ${stack.embedded.sqs ? '(fauxqs)' : stack.sqsEndpoint}`,
   );
   if (options.handlers) exitCode = await runOwnHandlers(options.handlers);
   else exitCode = await runScenario();
@@ -144,22 +176,32 @@ async function runScenario(): Promise<number> {
     hideCursor: true,
   });
   let barStarted = false;
-  const summary = await runDemoScenario({
-    databaseUrl: stack.databaseUrl,
-    sqs: stack.sqs,
-    s3: stack.s3,
-    queues: stack.queues,
-    messages: options.messages,
-    concurrency: options.concurrency,
-    runtime: options.runtime,
-    onProgress: (settled, total) => {
-      if (!barStarted) {
-        bar.start(total, 0);
-        barStarted = true;
-      }
-      bar.update(settled);
-    },
-  });
+  const onProgress = (settled: number, total: number) => {
+    if (!barStarted) {
+      bar.start(total, 0);
+      barStarted = true;
+    }
+    bar.update(settled);
+  };
+  const summary = stack.dynamodb
+    ? await runDynamoDbDemoScenario({
+        dynamodb: stack.dynamodb,
+        sqs: stack.sqs,
+        queues: stack.queues,
+        messages: options.messages,
+        concurrency: options.concurrency,
+        onProgress,
+      })
+    : await runDemoScenario({
+        databaseUrl: stack.databaseUrl,
+        sqs: stack.sqs,
+        s3: stack.s3,
+        queues: stack.queues,
+        messages: options.messages,
+        concurrency: options.concurrency,
+        runtime: options.runtime,
+        onProgress,
+      });
   if (barStarted) bar.stop();
   process.stdout.write(renderDemoSummary(summary));
   if (options.keep) {
@@ -167,7 +209,9 @@ async function runScenario(): Promise<number> {
       [
         '',
         'Still running (Ctrl-C to stop):',
-        `  DATABASE_URL=${stack.databaseUrl}`,
+        stack.dynamodb
+          ? `  DYNAMODB_ENDPOINT=${stack.dynamodb.endpoint}  DYNAMODB_TABLE=${stack.dynamodb.tableName}`
+          : `  DATABASE_URL=${stack.databaseUrl}`,
         `  SQS_ENDPOINT=${stack.sqsEndpoint}  (region ${stack.region})`,
         `  queue ${stack.queues.queueUrl}`,
         `  DLQ   ${stack.queues.dlqUrl}`,

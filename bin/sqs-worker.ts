@@ -54,6 +54,11 @@ const program = new Command('sqs-worker')
   .option('--region <region>', 'AWS region (env AWS_REGION)')
   .option('--consumer <name>', 'inbox consumer name (env WORKER_CONSUMER, default case-worker)')
   .option('--mapping-uuid <uuid>', 'UUID of the worker event source mapping (env WORKER_MAPPING_UUID)')
+  .option('--dynamodb-table <name>', "the DynamoDB store's table (env DYNAMODB_TABLE)")
+  .option(
+    '--dynamodb-endpoint <url>',
+    'DynamoDB endpoint of DynamoDB Local (env DYNAMODB_ENDPOINT); unset = AWS',
+  )
   .option('--json', 'print one JSON document on stdout, for scripts')
   .version(packageJson.version, '-V, --version', 'print the version of sqs-inbox-worker')
   // Every command's help lists these global flags too (commands created below inherit the setting).
@@ -92,22 +97,40 @@ program
 const inbox = program.command('inbox').description('the idempotency inbox (worker_inbox)');
 inbox
   .command('show')
+  .option(
+    '--store <store>',
+    'postgres or dynamodb: the store of the inbox (env WORKER_STORE, default postgres)',
+  )
   .argument('<idempotencyKey>', 'the envelope idempotencyKey (not the SQS message id)')
   .description('one inbox row: status, attempts, failure, quarantine entries, operator actions')
   .action(
     act('inbox show', (s, _opts, [key]) =>
-      ops.inboxShow(
-        { sql: s.sql(), out: s.out },
-        { consumer: s.settings.consumer, idempotencyKey: key as string },
-      ),
+      s.settings.store === 'dynamodb'
+        ? ops.dynamoInboxShow(
+            { dynamo: s.dynamo(), out: s.out },
+            { consumer: s.settings.consumer, idempotencyKey: key as string },
+          )
+        : ops.inboxShow(
+            { sql: s.sql(), out: s.out },
+            { consumer: s.settings.consumer, idempotencyKey: key as string },
+          ),
     ),
   );
 inbox
   .command('stats')
+  .option(
+    '--store <store>',
+    'postgres or dynamodb: the store of the inbox (env WORKER_STORE, default postgres)',
+  )
   .description('counts by status and failure code, oldest FAILED_RETRYABLE, completions in the last hour')
   .action(
     act('inbox stats', (s) =>
-      ops.inboxStats({ sql: s.sql(), out: s.out, clock: s.clock }, { consumer: s.settings.consumer }),
+      s.settings.store === 'dynamodb'
+        ? ops.dynamoInboxStats(
+            { dynamo: s.dynamo(), out: s.out, clock: s.clock },
+            { consumer: s.settings.consumer },
+          )
+        : ops.inboxStats({ sql: s.sql(), out: s.out, clock: s.clock }, { consumer: s.settings.consumer }),
     ),
   );
 inbox

@@ -3,9 +3,10 @@ import { parseDatabaseUrl } from './database-url.ts';
 import { ConfigError } from './errors.ts';
 import type { CommitMode, TerminalPolicy } from './types.ts';
 
-/** How the worker reaches PostgreSQL. */
+/** How the worker reaches PostgreSQL (`none`: a DynamoDB worker given no database settings). */
 export type DatabaseConfig = (
   | { readonly kind: 'url'; readonly url: string; readonly poolSize: number }
+  | { readonly kind: 'none'; readonly poolSize: number }
   | {
       readonly kind: 'host';
       readonly host: string;
@@ -32,8 +33,28 @@ export type DatabaseConfig = (
   readonly prepare?: boolean;
 };
 
+/** Where the worker keeps its inbox and domain state: `WORKER_STORE` and, for DynamoDB, `DYNAMODB_*`. */
+export type StoreConfig =
+  | { readonly kind: 'postgres' }
+  | {
+      readonly kind: 'dynamodb';
+      /** `DYNAMODB_TABLE`: the table of inbox, quarantine and domain items. */
+      readonly tableName: string;
+      /** `DYNAMODB_ENDPOINT`: DynamoDB Local; unset in AWS. */
+      readonly endpoint: string | undefined;
+      /** `DYNAMODB_LEASE_MARGIN_SECONDS`: how long a lease outlives its record's time. @default 30 */
+      readonly leaseMarginSeconds: number;
+      /** `RETENTION_SOURCE_SECONDS` + `RETENTION_DLQ_SECONDS` when both are set: the inbox items' TTL window. */
+      readonly retention:
+        | { readonly sourceRetentionSeconds: number; readonly dlqRetentionSeconds: number }
+        | undefined;
+    };
+
 /** Everything the deployed worker reads from its environment, parsed once at cold start. */
 export interface WorkerConfig {
+  /** `WORKER_STORE`: PostgreSQL (default) or DynamoDB (docs/dynamodb.md). */
+  readonly store: StoreConfig;
+  /** The PostgreSQL database; `kind: 'none'` for a DynamoDB worker without database settings. */
   readonly database: DatabaseConfig;
   /** `WORKER_CONSUMER`: the inbox namespace of this worker. */
   readonly consumer: string;
@@ -237,6 +258,21 @@ const variables = {
   ),
   SQS_ENDPOINT: text,
   S3_ENDPOINT: text,
+  WORKER_STORE: oneOf('WORKER_STORE', ['postgres', 'dynamodb'] as const, 'postgres'),
+  DYNAMODB_TABLE: text,
+  DYNAMODB_ENDPOINT: (value, invalid) => {
+    if (
+      value === undefined ||
+      value === '' ||
+      (URL.canParse(value) && /^https?:$/.test(new URL(value).protocol))
+    ) {
+      return value;
+    }
+    return invalid(
+      `DYNAMODB_ENDPOINT must be an http(s) URL such as http://127.0.0.1:8000 (given "${value}"); unset it to use AWS`,
+    );
+  },
+  DYNAMODB_LEASE_MARGIN_SECONDS: positiveInt('DYNAMODB_LEASE_MARGIN_SECONDS', 30, 3600),
   PAYLOAD_MAX_BYTES: positiveInt('PAYLOAD_MAX_BYTES', 64 * 1024 * 1024, 1024 * 1024 * 1024),
   POWERTOOLS_TRACE_ENABLED: oneOf('POWERTOOLS_TRACE_ENABLED', ['true', 'false'] as const, 'false'),
   NOTIFICATION_URL: (value, invalid) => {
@@ -279,6 +315,9 @@ const variables = {
   BREAKER_RUN_GUARD_MS: positiveInt('BREAKER_RUN_GUARD_MS', 5000, 900_000),
 } satisfies Record<string, Reader<unknown>>;
 
+/** Records a DynamoDB worker runs at once at most: a Lambda SQS batch of a standard queue holds 10 by default. */
+const DYNAMODB_MAX_RECORD_CONCURRENCY = 10;
+
 /** Thrown by a reader's `invalid` and caught by {@link readVariables}; never escapes. */
 const INVALID = Symbol('invalid variable');
 
@@ -310,6 +349,7 @@ function readVariables(env: Record<string, string | undefined>, problems: string
  */
 function rdsProxyHost(database: DatabaseConfig): string | undefined {
   let host: string;
+  if (database.kind === 'none') return undefined;
   if (database.kind === 'host') host = database.host;
   else {
     try {
@@ -353,8 +393,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const problems: string[] = [];
   const e = readVariables(env, problems);
 
+  const dynamo = e.WORKER_STORE === 'dynamodb';
   let database: DatabaseConfig | undefined;
-  if (e.DATABASE_URL) {
+  if (dynamo && !env.DATABASE_URL && !env.DB_HOST) {
+    // A DynamoDB worker needs no database; one given anyway (an effect log, say) is read as usual.
+    database = { kind: 'none', poolSize: e.DB_POOL_SIZE };
+  } else if (e.DATABASE_URL) {
     database = {
       kind: 'url',
       url: e.DATABASE_URL,
@@ -394,14 +438,44 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     );
   }
 
+  // DynamoDB records hold no pooled connection: up to a batch (10) at once, all of it by default.
+  const concurrencyLimit = dynamo ? DYNAMODB_MAX_RECORD_CONCURRENCY : e.DB_POOL_SIZE;
   const recordConcurrency =
     e.WORKER_RECORD_CONCURRENCY === undefined || e.WORKER_RECORD_CONCURRENCY === ''
-      ? e.DB_POOL_SIZE
+      ? concurrencyLimit
       : Number(e.WORKER_RECORD_CONCURRENCY);
-  if (!Number.isInteger(recordConcurrency) || recordConcurrency < 1 || recordConcurrency > e.DB_POOL_SIZE) {
+  if (!Number.isInteger(recordConcurrency) || recordConcurrency < 1 || recordConcurrency > concurrencyLimit) {
     problems.push(
-      `WORKER_RECORD_CONCURRENCY must be a whole number from 1 to DB_POOL_SIZE (${e.DB_POOL_SIZE}) (given "${e.WORKER_RECORD_CONCURRENCY}"); raise DB_POOL_SIZE or lower the concurrency`,
+      dynamo
+        ? `WORKER_RECORD_CONCURRENCY must be a whole number from 1 to ${DYNAMODB_MAX_RECORD_CONCURRENCY} with WORKER_STORE=dynamodb (given "${e.WORKER_RECORD_CONCURRENCY}")`
+        : `WORKER_RECORD_CONCURRENCY must be a whole number from 1 to DB_POOL_SIZE (${e.DB_POOL_SIZE}) (given "${e.WORKER_RECORD_CONCURRENCY}"); raise DB_POOL_SIZE or lower the concurrency`,
     );
+  }
+  let store: StoreConfig = { kind: 'postgres' };
+  if (dynamo) {
+    if (!e.DYNAMODB_TABLE) {
+      problems.push(
+        'WORKER_STORE=dynamodb needs DYNAMODB_TABLE, the table of inbox and domain items; set it',
+      );
+    }
+    if (e.WORKER_COMMIT_MODE === 'per-batch') {
+      problems.push(
+        'WORKER_COMMIT_MODE=per-batch is a PostgreSQL mode (one transaction per batch); with WORKER_STORE=dynamodb every record is its own TransactWriteItems: unset WORKER_COMMIT_MODE',
+      );
+    }
+    store = {
+      kind: 'dynamodb',
+      tableName: e.DYNAMODB_TABLE ?? '',
+      endpoint: e.DYNAMODB_ENDPOINT || undefined,
+      leaseMarginSeconds: e.DYNAMODB_LEASE_MARGIN_SECONDS,
+      retention:
+        e.RETENTION_SOURCE_SECONDS !== undefined && e.RETENTION_DLQ_SECONDS !== undefined
+          ? {
+              sourceRetentionSeconds: e.RETENTION_SOURCE_SECONDS,
+              dlqRetentionSeconds: e.RETENTION_DLQ_SECONDS,
+            }
+          : undefined,
+    };
   }
   let deadlineGuardMs: number | undefined;
   if (e.WORKER_DEADLINE_GUARD_MS !== undefined && e.WORKER_DEADLINE_GUARD_MS !== '') {
@@ -440,6 +514,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid worker configuration:\n- ${problems.join('\n- ')}`);
 
   return {
+    store,
     database,
     consumer: e.WORKER_CONSUMER,
     recordConcurrency,

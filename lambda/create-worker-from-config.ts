@@ -3,7 +3,8 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { loadConfig, type WorkerConfig } from './config.ts';
 import { DEFAULT_METRICS_NAMESPACE } from './constants.ts';
 import { createSql } from './db.ts';
-import { createWorker, type WorkerHandler } from './worker/create-worker.ts';
+import type { DynamoMessageHandler } from './stores/dynamodb/dynamo-handler.ts';
+import { createWorker, type WorkerHandler, type WorkerOptions } from './worker/create-worker.ts';
 import type { MessageHandler } from './worker/message-handler.ts';
 import { newRecordTracer } from './worker/new-record-tracer.ts';
 import type { RecordTracer } from './worker/record-tracer.ts';
@@ -17,7 +18,9 @@ export interface WorkerFromConfigOptions {
   readonly handlers: // biome-ignore lint/suspicious/noExplicitAny: handlers of any payload schema
     | readonly MessageHandler<any>[]
     // biome-ignore lint/suspicious/noExplicitAny: handlers of any payload schema
-    | ((config: WorkerConfig) => readonly MessageHandler<any>[]);
+    | readonly DynamoMessageHandler<any>[]
+    // biome-ignore lint/suspicious/noExplicitAny: handlers of any payload schema
+    | ((config: WorkerConfig) => readonly MessageHandler<any>[] | readonly DynamoMessageHandler<any>[]);
   /** The configuration. @default loadConfig() — the environment, read and validated once */
   readonly config?: WorkerConfig;
 }
@@ -46,7 +49,6 @@ export interface WorkerFromConfigOptions {
 export function createWorkerFromConfig(options: WorkerFromConfigOptions): WorkerHandler {
   const config = options.config ?? loadConfig();
   const serviceName = process.env.POWERTOOLS_SERVICE_NAME ?? config.consumer;
-  const sql = createSql(config.database, { applicationName: config.consumer });
   // Made (once, by the engine) when a record first needs a backoff: the SDK's SQS code is a chunk of its own.
   const sqs = async () => {
     const { SQSClient } = await import('@aws-sdk/client-sqs');
@@ -59,11 +61,10 @@ export function createWorkerFromConfig(options: WorkerFromConfigOptions): Worker
     const { S3Client } = await import('@aws-sdk/client-s3');
     return new S3Client(config.s3Endpoint ? { endpoint: config.s3Endpoint, forcePathStyle: true } : {});
   };
-  return createWorker({
+  const workerOptions: Omit<WorkerOptions, 'sql' | 'store'> = {
     ...(config.tracing ? { tracer: preloadedTracer(serviceName) } : {}),
     consumer: config.consumer,
     handlers: typeof options.handlers === 'function' ? options.handlers(config) : options.handlers,
-    sql,
     sqs,
     s3,
     maxPayloadBytes: config.maxPayloadBytes,
@@ -79,6 +80,20 @@ export function createWorkerFromConfig(options: WorkerFromConfigOptions): Worker
     maxBusinessAttempts: config.maxBusinessAttempts,
     deadlineGuardMs: config.deadlineGuardMs,
     failInvocationOnFullBatchFailure: config.failInvocationOnFullBatchFailure,
+  };
+  if (config.store.kind === 'dynamodb') {
+    // Loaded for a DynamoDB worker only: a PostgreSQL worker's bundle never loads the DynamoDB SDK at cold start.
+    const storeConfig = config.store;
+    const ready = import('./stores/dynamodb/dynamo-store-from-config.ts').then(({ dynamoStoreFromConfig }) =>
+      createWorker({ ...workerOptions, store: dynamoStoreFromConfig(storeConfig) }),
+    );
+    // A ConfigError is thrown by the first invocation (and fails it), not left as an unhandled rejection.
+    ready.catch(() => {});
+    return async (event, context) => (await ready)(event, context);
+  }
+  return createWorker({
+    ...workerOptions,
+    sql: createSql(config.database, { applicationName: config.consumer }),
   });
 }
 

@@ -2,6 +2,7 @@ import type { Signer } from '@aws-sdk/rds-signer';
 import postgres from 'postgres';
 import type { DatabaseConfig } from './config.ts';
 import { connectOptions } from './connect-options.ts';
+import { ConfigError } from './errors.ts';
 import { verifiedTls } from './verified-tls.ts';
 
 /**
@@ -33,6 +34,11 @@ export function createSql(
   config: DatabaseConfig,
   options: { applicationName?: string; setting?: string } = {},
 ): postgres.Sql {
+  if (config.kind === 'none') {
+    throw new ConfigError(
+      'This function needs PostgreSQL, and the worker is configured for DynamoDB (WORKER_STORE=dynamodb) without DATABASE_URL or DB_HOST; set them for the functions that use the database',
+    );
+  }
   const common = {
     ...connectOptions({
       setting: options.setting ?? (config.kind === 'url' ? 'DATABASE_URL' : 'DB_HOST/DB_PORT'),

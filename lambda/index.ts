@@ -96,6 +96,23 @@ export {
   startPollerFromConfig,
   stopOnSignals,
 } from './poller/index.ts';
+// The DynamoDB store: handlers that return their writes, committed with the inbox item in one TransactWriteItems.
+export {
+  type ConditionFailedRule,
+  type DynamoHandlerContext,
+  type DynamoHandlerResult,
+  type DynamoMessageHandler,
+  type DynamoTransactItem,
+  type DynamoWrite,
+  defineDynamoHandler,
+  MAX_DOMAIN_WRITES,
+} from './stores/dynamodb/dynamo-handler.ts';
+export {
+  createDynamoStore,
+  type DynamoStore,
+  type DynamoStoreOptions,
+} from './stores/dynamodb/dynamo-store.ts';
+export { DynamoTransactionTooLargeError } from './stores/dynamodb/errors.ts';
 export type { CommitMode, MetricName, TerminalPolicy } from './types.ts';
 export type { BackoffSettings } from './worker/backoff.ts';
 // The worker's runtime-neutral core: a batch of SQS records and a time budget in, every record's outcome out

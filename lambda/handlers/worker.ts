@@ -1,3 +1,4 @@
+import { exampleDynamoHandlers } from '../domain/dynamodb/index.ts';
 import { caseEscalationRequested, exampleHandlers } from '../domain/index.ts';
 import { createSql, createWorkerFromConfig, httpNotificationProvider } from '../index.ts';
 
@@ -8,17 +9,20 @@ import { createSql, createWorkerFromConfig, httpNotificationProvider } from '../
  */
 export const handler = createWorkerFromConfig({
   // The escalation example calls an external service through the effect log, which needs its own connection.
+  // WORKER_STORE=dynamodb: the example domain's DynamoDB handlers (docs/dynamodb.md).
   handlers: (config) =>
-    config.notificationUrl
-      ? [
-          ...exampleHandlers,
-          caseEscalationRequested({
-            effectsSql: createSql(
-              { ...config.database, poolSize: 1 },
-              { applicationName: `${config.consumer}-effects` },
-            ),
-            provider: httpNotificationProvider({ url: config.notificationUrl }),
-          }),
-        ]
-      : exampleHandlers,
+    config.store.kind === 'dynamodb'
+      ? exampleDynamoHandlers
+      : config.notificationUrl
+        ? [
+            ...exampleHandlers,
+            caseEscalationRequested({
+              effectsSql: createSql(
+                { ...config.database, poolSize: 1 },
+                { applicationName: `${config.consumer}-effects` },
+              ),
+              provider: httpNotificationProvider({ url: config.notificationUrl }),
+            }),
+          ]
+        : exampleHandlers,
 });

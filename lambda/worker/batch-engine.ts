@@ -1,6 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
+import type postgres from 'postgres';
 import { DEFAULT_METRICS_NAMESPACE, METRIC_NAMES, WORKER_DEFAULTS } from '../constants.ts';
 import { ConfigError } from '../errors.ts';
 import type { BackoffSettings } from './backoff.ts';
@@ -16,6 +17,7 @@ import type {
 import { DeadlineGuard } from './deadline-guard.ts';
 import { decodeRecord } from './decode-record.ts';
 import { createHandlerRegistry } from './handler-registry.ts';
+import type { MessageHandler } from './message-handler.ts';
 import { type RecordOutcome, receiveCountOf, recordOutcome, unstartedFacts, verdicts } from './outcome.ts';
 import { recordTelemetry } from './record-telemetry.ts';
 import { recordTracerResolver } from './record-tracer-source.ts';
@@ -23,6 +25,41 @@ import { DEFAULT_MAX_PAYLOAD_BYTES } from './resolve-payload.ts';
 import { s3ClientResolver } from './s3-client-source.ts';
 import { scheduleRecords } from './schedule-records.ts';
 import type { WorkerOptions } from './worker-options.ts';
+
+/** Records a DynamoDB worker runs at once at most (a standard queue's default batch). */
+const DYNAMODB_MAX_RECORD_CONCURRENCY = 10;
+
+/**
+ * What is wrong with the options' store: neither or both of `sql` and `store`, handlers of the other store, a
+ * PostgreSQL commit mode on DynamoDB. A DynamoDB handler run by the PostgreSQL engine would return its writes to
+ * nobody and be acknowledged without an effect: refused here, at cold start.
+ */
+function storeProblems(options: WorkerOptions): string[] {
+  const problems: string[] = [];
+  if (!options.sql && !options.store) {
+    problems.push('give sql (a postgres.js client, PostgreSQL) or store (createDynamoStore, DynamoDB)');
+  }
+  if (options.sql && options.store) {
+    problems.push('give sql (PostgreSQL) or store (DynamoDB), not both: one worker has one inbox');
+  }
+  const dynamo = options.store !== undefined;
+  const mismatched = (options.handlers as readonly { messageType: string; store?: string }[])
+    .filter((handler) => (handler.store === 'dynamodb') !== dynamo)
+    .map((handler) => handler.messageType);
+  if (mismatched.length > 0) {
+    problems.push(
+      dynamo
+        ? `handlers ${mismatched.join(', ')} are PostgreSQL handlers (defineHandler) and the store is DynamoDB; use defineDynamoHandler`
+        : `handlers ${mismatched.join(', ')} are DynamoDB handlers (defineDynamoHandler); give them a DynamoDB store (store: createDynamoStore(…)) or use defineHandler`,
+    );
+  }
+  if (dynamo && options.commitMode === 'per-batch') {
+    problems.push(
+      'commitMode per-batch is a PostgreSQL mode (one transaction per batch); with a DynamoDB store every record is its own TransactWriteItems: leave commitMode unset',
+    );
+  }
+  return problems;
+}
 
 /** The time budget of one batch, given by the runtime. */
 export interface BatchBudget {
@@ -80,19 +117,23 @@ export function defaultWorkerLogger(consumer: string): Logger {
  * ```
  */
 export function createBatchEngine(options: WorkerOptions): BatchEngine {
-  const registry = createHandlerRegistry(options.handlers);
-  const poolSize = options.sql.options?.max ?? 1;
+  const registry = createHandlerRegistry(options.handlers as readonly MessageHandler[]);
+  const { sql, store } = options;
+  // DynamoDB records hold no pooled connection: up to a batch of 10 at once.
+  const poolSize = store ? DYNAMODB_MAX_RECORD_CONCURRENCY : (sql?.options?.max ?? 1);
   const recordConcurrency = options.recordConcurrency ?? WORKER_DEFAULTS.recordConcurrency;
-  const problems: string[] = [];
+  const problems: string[] = storeProblems(options);
   if (!options.consumer || options.consumer.length > 100) {
     problems.push(`consumer must be 1–100 characters (given "${options.consumer}")`);
   }
   if (!Number.isInteger(recordConcurrency) || recordConcurrency < 1 || recordConcurrency > poolSize) {
     problems.push(
-      `recordConcurrency must be a whole number from 1 to the pool size ${poolSize} (given ${recordConcurrency}); raise the pool size (postgres max) or lower recordConcurrency`,
+      store
+        ? `recordConcurrency must be a whole number from 1 to ${DYNAMODB_MAX_RECORD_CONCURRENCY} with a DynamoDB store (given ${recordConcurrency})`
+        : `recordConcurrency must be a whole number from 1 to the pool size ${poolSize} (given ${recordConcurrency}); raise the pool size (postgres max) or lower recordConcurrency`,
     );
   }
-  if (options.commitMode === 'per-batch' && options.sql.options?.fetch_types === false) {
+  if (options.commitMode === 'per-batch' && sql?.options?.fetch_types === false) {
     problems.push(
       'commitMode per-batch claims a batch with arrays, which a postgres.js client with fetch_types: false cannot send; leave fetch_types on (the default)',
     );
@@ -137,10 +178,12 @@ export function createBatchEngine(options: WorkerOptions): BatchEngine {
     logger,
     metrics,
   };
-  const strategy: CommitStrategy =
-    options.commitMode === 'per-batch'
-      ? createPerBatchCommit(options.sql, settings)
-      : createPerMessageCommit(options.sql, settings);
+  // The DynamoDB strategy comes with its store: a PostgreSQL worker's bundle never loads the DynamoDB code.
+  const strategy: CommitStrategy = store
+    ? store.commitStrategy(settings)
+    : options.commitMode === 'per-batch'
+      ? createPerBatchCommit(sql as postgres.Sql, settings)
+      : createPerMessageCommit(sql as postgres.Sql, settings);
   const guard = new DeadlineGuard(options.deadlineGuardMs);
   // Per message, an outcome is final when it is set; per batch only with the batch's commit.
   const onSettled =

@@ -1,6 +1,8 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type postgres from 'postgres';
+import type { DynamoMessageHandler } from '../stores/dynamodb/dynamo-handler.ts';
+import type { DynamoStore } from '../stores/dynamodb/dynamo-store.ts';
 import type { CommitMode, TerminalPolicy } from '../types.ts';
 import type { BackoffSettings } from './backoff.ts';
 import type { MessageHandler } from './message-handler.ts';
@@ -11,16 +13,22 @@ import type { SqsClientSource } from './sqs-client-source.ts';
 
 /**
  * Options of `createWorker` (the Lambda handler) and `createBatchEngine` (the runtime-neutral core). Only
- * `consumer`, `handlers` and `sql` are required.
+ * `consumer`, `handlers` and `sql` (PostgreSQL) or `store` (DynamoDB) are required.
  */
 export interface WorkerOptions {
   /** Inbox namespace of this worker (`worker_inbox.consumer`), 1–100 characters. */
   readonly consumer: string;
-  /** Domain handlers, one per messageType and schemaVersion. */
+  /** Domain handlers, one per messageType and schemaVersion (DynamoDB handlers with `store`). */
   // biome-ignore lint/suspicious/noExplicitAny: handlers of any payload schema
-  readonly handlers: readonly MessageHandler<any>[];
-  /** The postgres.js client (module scope, `prepare: false`). */
-  readonly sql: postgres.Sql;
+  readonly handlers: readonly MessageHandler<any>[] | readonly DynamoMessageHandler<any>[];
+  /** The postgres.js client (module scope, `prepare: false`). Required unless `store` is given. */
+  readonly sql?: postgres.Sql;
+  /**
+   * The DynamoDB store (`createDynamoStore`): inbox and domain state in DynamoDB, each record one TransactWriteItems
+   * (docs/dynamodb.md). With it, `sql` is not used, the handlers must be DynamoDB handlers (`defineDynamoHandler`),
+   * `commitMode` must stay `per-message`, and `recordConcurrency` may go up to 10.
+   */
+  readonly store?: DynamoStore;
   /**
    * SQS client for the backoff visibility changes, or a function that makes it on first use (the deployable
    * handler imports the SDK's SQS code only when a record first needs a backoff: see {@link SqsClientSource}).

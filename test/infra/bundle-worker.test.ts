@@ -131,6 +131,11 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     expect(s3Chunks.length).toBeGreaterThan(0);
     expect(entry).not.toContain('x-amz-checksum-mode');
     expect(entry).not.toContain('bowser');
+    // The DynamoDB store (WORKER_STORE=dynamodb) is a chunk of its own: a PostgreSQL worker never loads its SDK.
+    expect(entry).not.toContain('DynamoDB_20120810');
+    expect(
+      chunks.some((f) => readFileSync(join(dir, 'chunks', f), 'utf8').includes('DynamoDB_20120810')),
+    ).toBe(true);
     // Powertools Tracer and the X-Ray SDK are chunks of their own, loaded only with tracing on (docs/tracing.md).
     expect(entry).not.toContain('AWS_XRAY_DAEMON_ADDRESS');
     expect(

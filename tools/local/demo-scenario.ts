@@ -321,7 +321,12 @@ async function uploadDocuments(s3: S3Client, runId: string): Promise<DemoDocumen
   };
 }
 
-async function sendAll(sqs: SQSClient, queueUrl: string, bodies: readonly string[]): Promise<void> {
+/**
+ * Sends bodies to a queue, ten per SendMessageBatch.
+ *
+ * @internal
+ */
+export async function sendAll(sqs: SQSClient, queueUrl: string, bodies: readonly string[]): Promise<void> {
   for (let start = 0; start < bodies.length; start += 10) {
     const entries = bodies
       .slice(start, start + 10)
@@ -335,8 +340,12 @@ async function sendAll(sqs: SQSClient, queueUrl: string, bodies: readonly string
   }
 }
 
-/** Reads every DLQ message and makes it visible again (the DLQ is left as it was). */
-async function peekQueue(sqs: SQSClient, queueUrl: string): Promise<string[]> {
+/**
+ * Reads every DLQ message and makes it visible again (the DLQ is left as it was).
+ *
+ * @internal
+ */
+export async function peekQueue(sqs: SQSClient, queueUrl: string): Promise<string[]> {
   const bodies: string[] = [];
   const handles: string[] = [];
   for (;;) {
@@ -369,7 +378,15 @@ async function peekQueue(sqs: SQSClient, queueUrl: string): Promise<string[]> {
   return bodies;
 }
 
-async function waitFor(predicate: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
+/**
+ * Polls `predicate` every 50 ms until it holds (true) or `timeoutMs` passed (false).
+ *
+ * @internal
+ */
+export async function waitFor(
+  predicate: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await predicate()) return true;

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import postgres from 'postgres';
@@ -7,7 +8,9 @@ import { parseDatabaseUrl } from '../../lambda/database-url.ts';
 import { describeDatabaseError } from '../../lambda/describe-database-error.ts';
 import { DEFAULT_ROLE_TIMEOUTS, setRoleTimeouts } from '../../lambda/provision-roles.ts';
 import { runMigrations } from '../../lambda/run-migrations.ts';
+import { createDynamoDbTable } from './create-dynamodb-table.ts';
 import { LocalStackError } from './errors.ts';
+import { startLocalDynamoDb } from './local-dynamodb.ts';
 import { startLocalPostgres } from './local-postgres.ts';
 import { createLocalQueues, type LocalQueues } from './local-queues.ts';
 import { s3ClientFor } from './local-s3.ts';
@@ -31,11 +34,26 @@ export interface LocalStackOptions {
   readonly visibilityTimeoutSeconds?: number;
   /** Migrations folder. @default the project's `migrations/` */
   readonly migrationsDirectory?: string;
+  /**
+   * `dynamodb`: DynamoDB Local (with the machine's java) and the worker's table instead of PostgreSQL.
+   * @default 'postgres'
+   */
+  readonly store?: 'postgres' | 'dynamodb';
+}
+
+/** The DynamoDB side of a local stack started with `store: 'dynamodb'`. */
+export interface LocalStackDynamoDb {
+  readonly endpoint: string;
+  readonly tableName: string;
+  readonly client: DynamoDBClient;
 }
 
 /** A running local stack: PostgreSQL (migrated), SQS, and a queue with its DLQ. */
 export interface LocalStack {
+  /** The migrated database; empty with `store: 'dynamodb'`. */
   readonly databaseUrl: string;
+  /** DynamoDB Local and the worker's table, with `store: 'dynamodb'`. */
+  readonly dynamodb?: LocalStackDynamoDb;
   readonly sqsEndpoint: string;
   readonly region: string;
   /** True when PostgreSQL / SQS were started by this stack (not given). */
@@ -75,7 +93,21 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     for (const fn of stops.reverse()) await fn().catch(() => {});
   };
   try {
-    const pg = options.databaseUrl ? undefined : await startLocalPostgres();
+    let dynamodb: LocalStackDynamoDb | undefined;
+    if (options.store === 'dynamodb') {
+      const server = await startLocalDynamoDb();
+      stops.push(() => server.stop());
+      const client = new DynamoDBClient({
+        endpoint: server.endpoint,
+        region,
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      });
+      stops.push(async () => client.destroy());
+      const tableName = options.queueName ?? 'case-worker';
+      await createDynamoDbTable(client, tableName);
+      dynamodb = { endpoint: server.endpoint, tableName, client };
+    }
+    const pg = options.databaseUrl || dynamodb ? undefined : await startLocalPostgres();
     if (pg) {
       stops.push(() =>
         // Never leave an orphaned server behind: kill by PID only when a clean stop failed (after one, the PID
@@ -89,35 +121,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         }),
       );
     }
-    const databaseUrl = options.databaseUrl ?? (pg as { url: string }).url;
-    const checked = parseDatabaseUrl(databaseUrl, 'DATABASE_URL');
-    if (options.databaseUrl && 'problem' in checked)
-      throw new LocalStackError('DATABASE_URL', checked.problem);
-    const admin = postgres(databaseUrl, {
-      ...connectOptions({ setting: 'DATABASE_URL', connectTimeoutSeconds: 10 }),
-      max: 1,
-      onnotice: () => {},
-    });
-    const { applied } = await runMigrations(admin, {
-      directory: options.migrationsDirectory ?? MIGRATIONS,
-    })
-      .catch((error: unknown) => {
-        if (!options.databaseUrl || 'problem' in checked) throw error;
-        const { message } = describeDatabaseError(error, {
-          setting: 'DATABASE_URL',
-          address: checked.address,
-        });
-        throw new LocalStackError('DATABASE_URL', message, { cause: error });
-      })
-      .then(async (result) => {
-        // As the migration function does for the deployed worker role: the engine sets no timeout itself.
-        const [{ role, database } = { role: '', database: '' }] = await admin<
-          { role: string; database: string }[]
-        >`select current_user as role, current_database() as database`;
-        await setRoleTimeouts(admin, role, database, DEFAULT_ROLE_TIMEOUTS);
-        return result;
-      })
-      .finally(() => admin.end({ timeout: 5 }));
+    const databaseUrl = dynamodb ? '' : (options.databaseUrl ?? (pg as { url: string }).url);
+    const { applied } = dynamodb ? { applied: [] } : await migrate(databaseUrl);
 
     const local = options.sqsEndpoint ? undefined : await startLocalSqs({ region });
     if (local) stops.push(() => local.stop());
@@ -142,6 +147,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     return {
       databaseUrl,
+      ...(dynamodb ? { dynamodb } : {}),
       sqsEndpoint: local?.endpoint ?? (options.sqsEndpoint as string),
       region,
       embedded: { postgres: !!pg, sqs: !!local },
@@ -154,5 +160,37 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   } catch (error) {
     await stop();
     throw error;
+  }
+
+  /** Migrates the database (a given one that cannot be used is a LocalStackError naming DATABASE_URL). */
+  async function migrate(databaseUrl: string): Promise<{ applied: readonly unknown[] }> {
+    const checked = parseDatabaseUrl(databaseUrl, 'DATABASE_URL');
+    if (options.databaseUrl && 'problem' in checked)
+      throw new LocalStackError('DATABASE_URL', checked.problem);
+    const admin = postgres(databaseUrl, {
+      ...connectOptions({ setting: 'DATABASE_URL', connectTimeoutSeconds: 10 }),
+      max: 1,
+      onnotice: () => {},
+    });
+    return runMigrations(admin, {
+      directory: options.migrationsDirectory ?? MIGRATIONS,
+    })
+      .catch((error: unknown) => {
+        if (!options.databaseUrl || 'problem' in checked) throw error;
+        const { message } = describeDatabaseError(error, {
+          setting: 'DATABASE_URL',
+          address: checked.address,
+        });
+        throw new LocalStackError('DATABASE_URL', message, { cause: error });
+      })
+      .then(async (result) => {
+        // As the migration function does for the deployed worker role: the engine sets no timeout itself.
+        const [{ role, database } = { role: '', database: '' }] = await admin<
+          { role: string; database: string }[]
+        >`select current_user as role, current_database() as database`;
+        await setRoleTimeouts(admin, role, database, DEFAULT_ROLE_TIMEOUTS);
+        return { applied: result.applied };
+      })
+      .finally(() => admin.end({ timeout: 5 }));
   }
 }

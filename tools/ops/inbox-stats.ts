@@ -89,24 +89,32 @@ export async function inboxStats(
     completedLastHour: completed?.count ?? 0,
     openQuarantine: quarantined?.count ?? 0,
   };
-  emit(out, result, () =>
-    [
-      `Inbox of consumer ${consumer} at ${result.at}`,
-      table(['status', 'rows'], Object.entries(byStatus)),
-      result.failures.length > 0
-        ? table(
-            ['status', 'failure code', 'rows'],
-            result.failures.map((f) => [f.status, f.failureCode, f.count]),
-          )
-        : 'No unfinished or failed rows.',
-      result.oldestRetryable
-        ? `Oldest FAILED_RETRYABLE: ${result.oldestRetryable.idempotencyKey} (${result.oldestRetryable.messageType}, ` +
-          `${result.oldestRetryable.failureCode ?? 'no code'}, ${result.oldestRetryable.attempts} attempts, ` +
-          `first seen ${formatSeconds(result.oldestRetryable.ageSeconds)} ago)`
-        : 'Oldest FAILED_RETRYABLE: none',
-      `Completed in the last hour: ${result.completedLastHour}`,
-      `Open quarantine entries: ${result.openQuarantine}`,
-    ].join('\n'),
-  );
+  emit(out, result, () => renderInboxStats(result));
   return result;
+}
+
+/**
+ * The text of `inbox stats` (shared by the PostgreSQL and the DynamoDB store).
+ *
+ * @internal
+ */
+export function renderInboxStats(result: InboxStatsResult): string {
+  const { consumer, byStatus } = result;
+  return [
+    `Inbox of consumer ${consumer} at ${result.at}`,
+    table(['status', 'rows'], Object.entries(byStatus)),
+    result.failures.length > 0
+      ? table(
+          ['status', 'failure code', 'rows'],
+          result.failures.map((f) => [f.status, f.failureCode, f.count]),
+        )
+      : 'No unfinished or failed rows.',
+    result.oldestRetryable
+      ? `Oldest FAILED_RETRYABLE: ${result.oldestRetryable.idempotencyKey} (${result.oldestRetryable.messageType}, ` +
+        `${result.oldestRetryable.failureCode ?? 'no code'}, ${result.oldestRetryable.attempts} attempts, ` +
+        `first seen ${formatSeconds(result.oldestRetryable.ageSeconds)} ago)`
+      : 'Oldest FAILED_RETRYABLE: none',
+    `Completed in the last hour: ${result.completedLastHour}`,
+    `Open quarantine entries: ${result.openQuarantine}`,
+  ].join('\n');
 }

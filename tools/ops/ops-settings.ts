@@ -9,6 +9,9 @@ export interface OpsFlags {
   readonly region?: string;
   readonly consumer?: string;
   readonly mappingUuid?: string;
+  readonly store?: string;
+  readonly dynamodbTable?: string;
+  readonly dynamodbEndpoint?: string;
   readonly json?: boolean;
 }
 
@@ -28,6 +31,12 @@ export interface OpsSettings {
   readonly consumer: string;
   /** UUID of the worker's event source mapping (`breaker` commands). */
   readonly mappingUuid: string | undefined;
+  /** The worker's store: `postgres` (default) or `dynamodb` (the `inbox show` / `inbox stats` commands read it). */
+  readonly store: 'postgres' | 'dynamodb';
+  /** The DynamoDB store's table. */
+  readonly dynamodbTable: string | undefined;
+  /** A local DynamoDB endpoint (DynamoDB Local); undefined = AWS. */
+  readonly dynamodbEndpoint: string | undefined;
   readonly json: boolean;
 }
 
@@ -39,6 +48,11 @@ export const SETTINGS = {
   sqsEndpoint: { flag: '--sqs-endpoint', env: 'SQS_ENDPOINT', what: 'a local SQS endpoint' },
   region: { flag: '--region', env: 'AWS_REGION', what: 'the AWS region' },
   consumer: { flag: '--consumer', env: 'WORKER_CONSUMER', what: 'the inbox consumer name' },
+  dynamodbTable: {
+    flag: '--dynamodb-table',
+    env: 'DYNAMODB_TABLE',
+    what: 'the DynamoDB table of the worker',
+  },
   mappingUuid: {
     flag: '--mapping-uuid',
     env: 'WORKER_MAPPING_UUID',
@@ -84,7 +98,7 @@ export function resolveSqsEndpoint(
 }
 
 /** Name of a required setting. */
-export type RequiredSetting = 'databaseUrl' | 'queueUrl' | 'dlqUrl' | 'mappingUuid';
+export type RequiredSetting = 'databaseUrl' | 'queueUrl' | 'dlqUrl' | 'mappingUuid' | 'dynamodbTable';
 
 const blank = (value: string | undefined) => (value === undefined || value.trim() === '' ? undefined : value);
 
@@ -99,6 +113,20 @@ export function resolveOpsSettings(
   env: Record<string, string | undefined> = process.env,
 ): OpsSettings {
   const sqs = resolveSqsEndpoint(flags.sqsEndpoint, env);
+  const store = blank(flags.store) ?? blank(env.WORKER_STORE) ?? 'postgres';
+  if (store !== 'postgres' && store !== 'dynamodb') {
+    throw new UsageError(`--store / WORKER_STORE must be postgres or dynamodb (given "${store}")`);
+  }
+  const dynamodbEndpoint =
+    blank(flags.dynamodbEndpoint) ?? blank(env.DYNAMODB_ENDPOINT) ?? blank(env.AWS_ENDPOINT_URL_DYNAMODB);
+  if (
+    dynamodbEndpoint !== undefined &&
+    (!URL.canParse(dynamodbEndpoint) || !/^https?:$/.test(new URL(dynamodbEndpoint).protocol))
+  ) {
+    throw new UsageError(
+      `--dynamodb-endpoint / DYNAMODB_ENDPOINT must be an http(s) URL such as http://127.0.0.1:8000 (given "${dynamodbEndpoint}"); fix it or unset it to use AWS`,
+    );
+  }
   return {
     databaseUrl: blank(flags.databaseUrl) ?? blank(env.DATABASE_URL),
     databaseUrlSetting: blank(flags.databaseUrl) ? '--database-url' : 'DATABASE_URL',
@@ -109,6 +137,9 @@ export function resolveOpsSettings(
     region: blank(flags.region) ?? blank(env.AWS_REGION),
     consumer: blank(flags.consumer) ?? blank(env.WORKER_CONSUMER) ?? 'case-worker',
     mappingUuid: blank(flags.mappingUuid) ?? blank(env.WORKER_MAPPING_UUID),
+    store,
+    dynamodbTable: blank(flags.dynamodbTable) ?? blank(env.DYNAMODB_TABLE),
+    dynamodbEndpoint,
     json: flags.json === true,
   };
 }

@@ -1,12 +1,15 @@
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type postgres from 'postgres';
 import { parseDatabaseUrl } from '../../lambda/database-url.ts';
 import { type DatabaseTarget, describeDatabaseError } from '../../lambda/describe-database-error.ts';
 import type { Clock } from './clock.ts';
 import { systemClock } from './clock.ts';
 import { createOpsSql, createOpsSqs } from './collaborators.ts';
+import type { DynamoOpsTarget } from './dynamo-inbox-stats.ts';
 import { OpsError, UsageError } from './errors.ts';
 import type { OpsFlags, OpsSettings, RequiredSetting } from './ops-settings.ts';
 import { requireSetting, resolveOpsSettings } from './ops-settings.ts';
@@ -30,6 +33,8 @@ export interface OpsSession {
   cloudWatch(): CloudWatchClient | undefined;
   /** A Lambda client against AWS (the event source mapping's control plane), opened on first use. */
   lambda(): LambdaClient;
+  /** The DynamoDB store's table and client (opened on first use); requires --dynamodb-table / DYNAMODB_TABLE. */
+  dynamo(): DynamoOpsTarget;
 }
 
 /** PostgreSQL's SQLSTATE for "permission denied". */
@@ -91,6 +96,7 @@ export async function runOpsCommand(
   let sqs: SQSClient | undefined;
   let cloudWatch: CloudWatchClient | undefined;
   let lambda: LambdaClient | undefined;
+  let dynamo: DynamoDBClient | undefined;
   const session: OpsSession = {
     settings,
     out,
@@ -121,6 +127,14 @@ export async function runOpsCommand(
       lambda ??= new LambdaClient(settings.region ? { region: settings.region } : {});
       return lambda;
     },
+    dynamo() {
+      const tableName = requireSetting(settings, 'dynamodbTable', name);
+      dynamo ??= new DynamoDBClient({
+        ...(settings.region ? { region: settings.region } : {}),
+        ...(settings.dynamodbEndpoint ? { endpoint: settings.dynamodbEndpoint } : {}),
+      });
+      return { doc: DynamoDBDocumentClient.from(dynamo), tableName };
+    },
   };
   try {
     await action(session);
@@ -143,6 +157,7 @@ export async function runOpsCommand(
     sqs?.destroy();
     cloudWatch?.destroy();
     lambda?.destroy();
+    dynamo?.destroy();
     await sql?.end({ timeout: 5 }).catch(() => {});
   }
 }

@@ -1,0 +1,193 @@
+import { randomUUID } from 'node:crypto';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { Envelope } from '../../worker/envelope.ts';
+import type { DynamoStore } from './dynamo-store.ts';
+import type { DynamoInboxItem } from './inbox-item.ts';
+import { inboxExpiry } from './inbox-ttl.ts';
+import { inboxKey } from './item-keys.ts';
+
+/**
+ * What identifies a delivery at the gate.
+ *
+ * @internal
+ */
+export interface DynamoInboxEntry {
+  readonly consumer: string;
+  readonly envelope: Envelope;
+  readonly requestHash: string;
+  /** SQS messageId of this delivery. */
+  readonly sqsMessageId: string;
+  /** The producer's trace id, when the message carries one (kept on the item, as `worker_inbox.trace_id`). */
+  readonly traceId?: string;
+}
+
+/**
+ * What the gate decided for a delivery.
+ *
+ * @internal
+ */
+export type DynamoGate =
+  /** This delivery holds the lease: run the handler, commit with `leaseToken`. `takenOver`: from a dead worker. */
+  | {
+      readonly kind: 'claimed';
+      readonly leaseToken: string;
+      readonly attempts: number;
+      readonly takenOver?: 'FAILED_RETRYABLE' | 'PROCESSING';
+    }
+  /** COMPLETED with the same request: acknowledge. */
+  | { readonly kind: 'duplicate'; readonly attempts: number }
+  /** The key belongs to another request: terminal `IDEMPOTENCY_HASH_MISMATCH`; the item is left as it is. */
+  | { readonly kind: 'hashMismatch'; readonly status: string }
+  /** Another delivery holds a live lease (or won the takeover): retryable `IN_PROGRESS_ELSEWHERE`. */
+  | { readonly kind: 'inProgress' }
+  /** FAILED_TERMINAL: stays terminal. */
+  | { readonly kind: 'terminal'; readonly failureCode: string | undefined; readonly attempts: number };
+
+/*
+ * The lease, on a timeline (one key, two deliveries A and B):
+ *
+ *   A: put (attribute_not_exists) ─► PROCESSING, token a, leaseExpiresAt = now + A's time left + margin
+ *   B: put fails; ALL_OLD says PROCESSING and the lease is live ─► IN_PROGRESS_ELSEWHERE (retried with backoff)
+ *   A dies (killed after the gate). Its lease runs out.
+ *   B: put fails; ALL_OLD says PROCESSING and the lease expired ─► update `leaseToken = a` ─► token b, attempts + 1
+ *   A (if it was only slow): its transaction's inbox condition `leaseToken = a` fails ─► cancelled whole: no effect
+ *
+ * Exactly one taker wins a takeover: the update is conditioned on the old token, which the winner replaces.
+ */
+
+/** `attribute_not_exists(PK)`: the key was never seen (or its item expired). */
+const KEY_DOES_NOT_EXIST = 'attribute_not_exists(PK)';
+/** The lease being taken over is still the one that was read. */
+const LEASE_UNCHANGED = '#status = :oldStatus AND leaseToken = :oldToken AND requestHash = :hash';
+
+/**
+ * The gate of the DynamoDB store (pattern document §8): a conditional PutItem of a PROCESSING inbox item for a new
+ * key; for a known key, the existing item (returned by the failed condition, `ALL_OLD`, without a second read)
+ * decides: COMPLETED + same hash → duplicate; another hash → mismatch; FAILED_TERMINAL → terminal;
+ * FAILED_RETRYABLE → taken (attempt n + 1); PROCESSING → in progress elsewhere, unless its lease expired, then
+ * taken over with an update conditioned on the old lease token (exactly once).
+ *
+ * @param leaseMs how long this delivery may hold the item: its time left plus the store's margin.
+ *
+ * @internal
+ */
+export async function claimDynamoInbox(
+  store: DynamoStore,
+  entry: DynamoInboxEntry,
+  input: { nowMs: number; leaseMs: number },
+): Promise<DynamoGate> {
+  const e = entry.envelope;
+  const key = inboxKey(entry.consumer, e.idempotencyKey);
+  const now = new Date(input.nowMs).toISOString();
+  const leaseToken = randomUUID();
+  const ttl = inboxExpiry(input.nowMs, store.inboxTtlSeconds);
+  const leaseExpiresAt = input.nowMs + input.leaseMs;
+  let existing: DynamoInboxItem | undefined;
+  try {
+    const item: DynamoInboxItem = {
+      ...key,
+      status: 'PROCESSING',
+      requestHash: entry.requestHash,
+      messageType: e.messageType,
+      aggregateId: e.aggregateId,
+      startedAt: now,
+      leaseExpiresAt,
+      leaseToken,
+      attempts: 1,
+      ttl,
+      firstSeenAt: now,
+      lastMessageId: entry.sqsMessageId,
+      ...(e.correlationId ? { correlationId: e.correlationId } : {}),
+      ...(entry.traceId ? { traceId: entry.traceId } : {}),
+    };
+    await store.doc.send(
+      new PutCommand({
+        TableName: store.tableName,
+        Item: item,
+        ConditionExpression: KEY_DOES_NOT_EXIST,
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return { kind: 'claimed', leaseToken, attempts: 1 };
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    existing = error.Item ? (unmarshall(error.Item) as DynamoInboxItem) : await read(store, key);
+  }
+  if (!existing) return { kind: 'inProgress' }; // expired and deleted between the put and the read: rare, retried
+  if (existing.requestHash !== entry.requestHash) return { kind: 'hashMismatch', status: existing.status };
+  switch (existing.status) {
+    case 'COMPLETED':
+      return { kind: 'duplicate', attempts: existing.attempts };
+    case 'FAILED_TERMINAL':
+      return { kind: 'terminal', failureCode: existing.failureCode, attempts: existing.attempts };
+    case 'PROCESSING':
+      if (existing.leaseExpiresAt > input.nowMs) return { kind: 'inProgress' };
+      break;
+    default:
+      break;
+  }
+  // FAILED_RETRYABLE, or PROCESSING with an expired lease: take it, once.
+  try {
+    await store.doc.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: key,
+        UpdateExpression:
+          'SET #status = :processing, startedAt = :now, leaseExpiresAt = :expires, leaseToken = :token, ' +
+          'lastMessageId = :messageId, #ttl = :ttl ADD attempts :one',
+        ConditionExpression: LEASE_UNCHANGED,
+        ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
+        ExpressionAttributeValues: {
+          ':processing': 'PROCESSING',
+          ':now': now,
+          ':expires': leaseExpiresAt,
+          ':token': leaseToken,
+          ':messageId': entry.sqsMessageId,
+          ':ttl': ttl,
+          ':one': 1,
+          ':oldStatus': existing.status,
+          ':oldToken': existing.leaseToken,
+          ':hash': entry.requestHash,
+        },
+      }),
+    );
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return { kind: 'inProgress' }; // another taker won
+    throw error;
+  }
+  return {
+    kind: 'claimed',
+    leaseToken,
+    attempts: existing.attempts + 1,
+    takenOver: existing.status === 'PROCESSING' ? 'PROCESSING' : 'FAILED_RETRYABLE',
+  };
+}
+
+/** A strongly consistent read of an item (when a failed condition returned no item). */
+async function read(
+  store: DynamoStore,
+  key: { PK: string; SK: string },
+): Promise<DynamoInboxItem | undefined> {
+  const result = await store.doc.send(
+    new GetCommand({ TableName: store.tableName, Key: key, ConsistentRead: true }),
+  );
+  return result.Item as DynamoInboxItem | undefined;
+}
+
+/**
+ * True when the key is COMPLETED with this request hash: a duplicate of a referenced message is then acknowledged
+ * without reading S3 again. One strongly consistent GetItem.
+ *
+ * @internal
+ */
+export async function dynamoCompletedAlready(
+  store: DynamoStore,
+  consumer: string,
+  idempotencyKey: string,
+  requestHash: string,
+): Promise<boolean> {
+  const item = await read(store, inboxKey(consumer, idempotencyKey));
+  return item?.status === 'COMPLETED' && item.requestHash === requestHash;
+}

@@ -1,0 +1,24 @@
+import type { CommitStrategy, EngineSettings } from '../../worker/commit-strategy.ts';
+import type { RecordOutcome } from '../../worker/outcome.ts';
+import type { DynamoStore } from './dynamo-store.ts';
+import { processDynamoRecord } from './process-dynamo-record.ts';
+
+/**
+ * The DynamoDB store's commit strategy: every record its own gate and its own TransactWriteItems (domain items and
+ * inbox completion), records at once up to `recordConcurrency`. A record's outcome is final when its transaction
+ * commits; nothing is shared between records, so there is no batch commit to keep time for.
+ *
+ * @internal
+ */
+export function createDynamoDbCommit(store: DynamoStore, settings: EngineSettings): CommitStrategy {
+  const deps = { ...settings, store };
+  return {
+    concurrent: true,
+    commitReserveMs: 0,
+    async commit(batch) {
+      const outcomes = new Map<string, RecordOutcome>();
+      await batch.schedule((item) => processDynamoRecord(item, deps, batch.state), outcomes);
+      return outcomes;
+    },
+  };
+}

@@ -1,0 +1,19 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { StoreConfig } from '../../config.ts';
+import { createDynamoStore, type DynamoStore } from './dynamo-store.ts';
+
+/**
+ * The DynamoDB store of a worker configured by its environment (`DYNAMODB_TABLE`, `DYNAMODB_ENDPOINT`,
+ * `DYNAMODB_LEASE_MARGIN_SECONDS`, `RETENTION_SOURCE_SECONDS` + `RETENTION_DLQ_SECONDS`). Loaded by
+ * `createWorkerFromConfig` only when `WORKER_STORE=dynamodb`, so a PostgreSQL worker never loads the DynamoDB SDK.
+ *
+ * @internal
+ */
+export function dynamoStoreFromConfig(config: Extract<StoreConfig, { kind: 'dynamodb' }>): DynamoStore {
+  return createDynamoStore({
+    client: new DynamoDBClient(config.endpoint ? { endpoint: config.endpoint } : {}),
+    tableName: config.tableName,
+    leaseMarginSeconds: config.leaseMarginSeconds,
+    ...(config.retention ? { retention: config.retention } : {}),
+  });
+}

@@ -1,0 +1,46 @@
+/**
+ * The inbox item of the DynamoDB store as it is stored (a leaf module: types only). The key is
+ * `PK = IDEMP#<idempotencyKey>`, `SK = WORKER#<consumer>` (see `item-keys.ts`).
+ */
+
+/**
+ * Status of an inbox item (the pattern document's state machine, without RECEIVED: the gate writes PROCESSING).
+ *
+ * @internal
+ */
+export type DynamoInboxStatus = 'PROCESSING' | 'COMPLETED' | 'FAILED_RETRYABLE' | 'FAILED_TERMINAL';
+
+/**
+ * An inbox item.
+ *
+ * @internal
+ */
+export interface DynamoInboxItem {
+  readonly PK: string;
+  readonly SK: string;
+  readonly status: DynamoInboxStatus;
+  /** sha256 of the canonical request (the same as `worker_inbox.request_hash`). */
+  readonly requestHash: string;
+  readonly messageType: string;
+  readonly aggregateId: string;
+  /** ISO time the current lease started (the gate or a takeover). */
+  readonly startedAt: string;
+  /** Epoch milliseconds after which a PROCESSING item may be taken over (its worker is gone). */
+  readonly leaseExpiresAt: number;
+  /** Random token of the current lease: every write of the lease holder is conditioned on it. */
+  readonly leaseToken: string;
+  /** Business attempts so far (deliveries that got the lease). */
+  readonly attempts: number;
+  /** Epoch seconds when DynamoDB's TTL may delete the item. */
+  readonly ttl: number;
+  readonly firstSeenAt?: string;
+  readonly lastMessageId?: string;
+  readonly correlationId?: string;
+  /** The producer's trace id of the delivery that created the item. */
+  readonly traceId?: string;
+  readonly completedAt?: string;
+  readonly resultRef?: string;
+  readonly failedAt?: string;
+  readonly failureCode?: string;
+  readonly failureMessage?: string;
+}

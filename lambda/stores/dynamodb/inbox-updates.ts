@@ -1,0 +1,80 @@
+import type { DynamoStore } from './dynamo-store.ts';
+import { inboxExpiry } from './inbox-ttl.ts';
+import { inboxKey } from './item-keys.ts';
+
+/** The `Update` of a TransactWriteItems entry (or of an UpdateItem) in the document client's form. */
+export interface InboxUpdate {
+  readonly TableName: string;
+  readonly Key: { PK: string; SK: string };
+  readonly UpdateExpression: string;
+  readonly ConditionExpression: string;
+  readonly ExpressionAttributeNames: Record<string, string>;
+  readonly ExpressionAttributeValues: Record<string, unknown>;
+}
+
+/** Every write of the lease holder: the item is still PROCESSING under its lease token. */
+const LEASE_HELD = '#status = :processing AND leaseToken = :token';
+
+/**
+ * The inbox item's completion: COMPLETED with its result reference, failure cleared, TTL renewed. Conditioned on
+ * the lease (`status = PROCESSING` and this delivery's token): a worker whose lease was taken over commits nothing.
+ *
+ * @internal
+ */
+export function completeInboxUpdate(
+  store: DynamoStore,
+  input: { consumer: string; idempotencyKey: string; leaseToken: string; resultRef?: string; nowMs: number },
+): InboxUpdate {
+  return {
+    TableName: store.tableName,
+    Key: inboxKey(input.consumer, input.idempotencyKey),
+    UpdateExpression: `SET #status = :completed, completedAt = :now, #ttl = :ttl${input.resultRef ? ', resultRef = :ref' : ''} REMOVE failureCode, failureMessage`,
+    ConditionExpression: LEASE_HELD,
+    ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
+    ExpressionAttributeValues: {
+      ':completed': 'COMPLETED',
+      ':processing': 'PROCESSING',
+      ':token': input.leaseToken,
+      ':now': new Date(input.nowMs).toISOString(),
+      ':ttl': inboxExpiry(input.nowMs, store.inboxTtlSeconds),
+      ...(input.resultRef ? { ':ref': input.resultRef.slice(0, 300) } : {}),
+    },
+  };
+}
+
+/**
+ * A failed attempt of the lease holder: FAILED_RETRYABLE (the next delivery takes the item, attempt n + 1) or
+ * FAILED_TERMINAL (it stays terminal), with code and message. The attempt was counted when the lease was taken.
+ *
+ * @internal
+ */
+export function failInboxUpdate(
+  store: DynamoStore,
+  input: {
+    consumer: string;
+    idempotencyKey: string;
+    leaseToken: string;
+    status: 'FAILED_RETRYABLE' | 'FAILED_TERMINAL';
+    code: string;
+    message: string;
+    nowMs: number;
+  },
+): InboxUpdate {
+  return {
+    TableName: store.tableName,
+    Key: inboxKey(input.consumer, input.idempotencyKey),
+    UpdateExpression:
+      'SET #status = :failed, failedAt = :now, failureCode = :code, failureMessage = :message, #ttl = :ttl',
+    ConditionExpression: LEASE_HELD,
+    ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
+    ExpressionAttributeValues: {
+      ':failed': input.status,
+      ':processing': 'PROCESSING',
+      ':token': input.leaseToken,
+      ':now': new Date(input.nowMs).toISOString(),
+      ':code': input.code,
+      ':message': input.message,
+      ':ttl': inboxExpiry(input.nowMs, store.inboxTtlSeconds),
+    },
+  };
+}

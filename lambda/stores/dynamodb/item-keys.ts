@@ -1,0 +1,37 @@
+/**
+ * Keys and attribute names of the DynamoDB store's items (a leaf module: no logic beyond building keys). One table
+ * holds the inbox items, the quarantine items and, in the examples, the domain items (docs/dynamodb.md).
+ */
+
+/** Prefix of an inbox item's partition key: `IDEMP#<idempotencyKey>`. */
+export const INBOX_PK_PREFIX = 'IDEMP#';
+/** Prefix of an inbox or quarantine item's sort key: `WORKER#<consumer>`. */
+export const WORKER_SK_PREFIX = 'WORKER#';
+/** Prefix of a quarantine item's partition key: `QUARANTINE#<sha256 of the body>`. */
+export const QUARANTINE_PK_PREFIX = 'QUARANTINE#';
+/** The table's TTL attribute (epoch seconds), set on inbox items only: quarantine items never expire. */
+export const INBOX_TTL_ATTRIBUTE = 'ttl';
+
+/** The primary key of an item. */
+export interface ItemKey {
+  readonly PK: string;
+  readonly SK: string;
+}
+
+/**
+ * The key of the inbox item of an idempotency key for a consumer.
+ *
+ * @internal
+ */
+export function inboxKey(consumer: string, idempotencyKey: string): ItemKey {
+  return { PK: `${INBOX_PK_PREFIX}${idempotencyKey}`, SK: `${WORKER_SK_PREFIX}${consumer}` };
+}
+
+/**
+ * The key of the quarantine item of a body (by its SHA-256) for a consumer: the same body is stored once.
+ *
+ * @internal
+ */
+export function quarantineKey(consumer: string, bodyHash: string): ItemKey {
+  return { PK: `${QUARANTINE_PK_PREFIX}${bodyHash}`, SK: `${WORKER_SK_PREFIX}${consumer}` };
+}

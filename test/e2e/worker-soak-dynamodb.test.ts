@@ -1,0 +1,249 @@
+import { createHash } from 'node:crypto';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
+import type { SQSRecord } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { caseItemKey, exampleDynamoHandlers } from '../../lambda/domain/dynamodb/index.ts';
+import type { Poller } from '../../lambda/poller/start-poller.ts';
+import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
+import { createBatchEngine } from '../../lambda/worker/batch-engine.ts';
+import { createWorker } from '../../lambda/worker/create-worker.ts';
+import { startEventSourceMapping } from '../../tools/local/event-source-mapping.ts';
+import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
+import { startLocalPoller } from '../../tools/local/local-poller.ts';
+import { queueCounts } from '../../tools/local/local-queues.ts';
+import { OutcomeRecorder } from '../../tools/local/outcome-recorder.ts';
+import { useTestDynamoDb } from '../support/dynamodb.ts';
+import { localQueueFixture } from './local-queue-fixture.ts';
+
+process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+
+const fixture = await localQueueFixture();
+const dynamo = useTestDynamoDb();
+let table: string;
+
+const TOTAL = 2000;
+const DUPLICATES = 600; // 30 %
+const UNIQUE = TOTAL - DUPLICATES;
+const POISON = 8;
+const TERMINAL = 10;
+const EFFECTFUL = UNIQUE - POISON - TERMINAL;
+const PAYMENTS = Math.floor(EFFECTFUL / 2);
+const DEADLINES = EFFECTFUL - PAYMENTS;
+const ACCOUNTS = 13;
+
+const hashOf = (text: string) => createHash('sha256').update(text).digest();
+
+// The PostgreSQL soak (worker-soak.test.ts) on the DynamoDB store, with both runtimes: the local event source mapping
+// (Lambda's batch rules, two of its pollers) and two long-running pollers (lambda/poller/) over engines of their own,
+// competing for one queue. It has no "stuck" messages: they hold a PostgreSQL row lock, which DynamoDB has not.
+describe.each(['event-source-mapping', 'poller'] as const)(
+  'Soak on DynamoDB (%s): 2,000 messages, 600 duplicates, crashes after commit on 5 in 100 first deliveries, 2 pollers',
+  (runtime) => {
+    it('applies every idempotency key exactly once and accounts for every key', async () => {
+      // Prepare: the cases of the deadline requests. Each request adds 1 to the case's deadlineVersion, an effect
+      // that is NOT idempotent by itself; each payment adds to its account's balance (ADD), not idempotent either.
+      table = await dynamo.createTable(`soak-${runtime}`);
+      const cases = Array.from({ length: DEADLINES }, (_, i) => ({
+        ...caseItemKey(`soak-case-${i + 1}`),
+        stage: 'INVESTIGATION',
+        version: 1,
+      }));
+      for (let i = 0; i < cases.length; i += 25) {
+        await dynamo.doc.send(
+          new BatchWriteCommand({
+            RequestItems: { [table]: cases.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) },
+          }),
+        );
+      }
+      const envelope = (
+        messageType: string,
+        key: string,
+        aggregateId: string,
+        payload: Record<string, unknown>,
+      ) =>
+        JSON.stringify(
+          exampleEnvelope({ messageType, idempotencyKey: key, aggregateType: 'Soak', aggregateId, payload }),
+        );
+      const effectful = [
+        ...Array.from({ length: PAYMENTS }, (_, i) =>
+          envelope('PaymentCaptured', `soak-pay-${i}`, `p-${i}`, {
+            paymentId: `soak-pay-${i}`,
+            accountId: `acct-${i % ACCOUNTS}`,
+            amount: i + 1,
+            currency: 'EUR',
+          }),
+        ),
+        ...Array.from({ length: DEADLINES }, (_, i) =>
+          envelope('CaseDeadlineCalculationRequested', `soak-deadline-${i + 1}`, `soak-case-${i + 1}`, {
+            caseId: `soak-case-${i + 1}`,
+            stage: 'REVIEW',
+            effectiveAt: '2026-07-06T10:15:30Z',
+          }),
+        ),
+      ];
+      const poison = Array.from({ length: POISON }, (_, i) => `soak poison ${i} {`);
+      const terminal = Array.from({ length: TERMINAL }, (_, i) => {
+        const body = JSON.parse(
+          envelope('CaseDeadlineCalculationRequested', `soak-missing-${i}`, `missing-${i}`, {
+            caseId: `soak-missing-case-${i}`,
+            stage: 'REVIEW',
+            effectiveAt: '2026-07-06T10:15:30Z',
+          }),
+        );
+        return JSON.stringify({ ...body, attemptPolicy: { terminalAfterCodes: ['CASE_NOT_FOUND'] } });
+      });
+      const duplicates = Array.from(
+        { length: DUPLICATES },
+        (_, i) => effectful[(i * 7) % effectful.length] as string,
+      );
+      // Interleaved, so that duplicates often arrive while their first copy is in flight.
+      const bodies = [...effectful, ...poison, ...terminal];
+      for (const [i, body] of duplicates.entries())
+        bodies.splice(Math.min(bodies.length, i * 3 + 5), 0, body);
+      expect(bodies).toHaveLength(TOTAL);
+
+      const { queueUrl, dlqUrl } = await fixture.queues({ visibilityTimeoutSeconds: 2, maxReceiveCount: 5 });
+      const recorder = new OutcomeRecorder();
+      const workerOptions = () => ({
+        consumer: 'case-worker',
+        handlers: exampleDynamoHandlers,
+        store: createDynamoStore({ client: dynamo.newClient(), tableName: table }),
+        logger: new Logger({ serviceName: 'case-worker', logLevel: 'SILENT' }),
+        metrics: new Metrics({ namespace: 'SqsInboxWorkerTest', serviceName: 'case-worker' }),
+        recordConcurrency: 4,
+        backoff: { baseSeconds: 1, maxSeconds: 2 },
+        onOutcome: recorder.onOutcome,
+      });
+      const effectfulBodies = new Set(effectful);
+      const crashes = (messageId: string) => (hashOf(messageId)[0] as number) < 256 * 0.05;
+      // 5 % of first deliveries of effectful messages crash between the commit and the delete.
+      const hooks = {
+        dropDeleteAfterSuccess: (record: SQSRecord) =>
+          record.attributes.ApproximateReceiveCount === '1' &&
+          effectfulBodies.has(record.body) &&
+          crashes(record.messageId),
+      };
+      /** A poller over an engine and a DynamoDB client of its own; its pause probe reads the table's description. */
+      const startDynamoPoller = async () => {
+        let poller: Poller | undefined;
+        const engine = createBatchEngine({
+          ...workerOptions(),
+          onRecordSettled: (outcome) => poller?.recordSettled(outcome),
+        });
+        return startLocalPoller({
+          bindOutcomes: (started) => {
+            poller = started;
+          },
+          sqs: fixture.sqs,
+          queueUrl,
+          processBatch: engine.processBatch,
+          concurrency: 4,
+          batchSize: 10,
+          waitSeconds: 1,
+          visibilitySeconds: 2,
+          probe: () => dynamo.client.send(new DescribeTableCommand({ TableName: table })),
+          logger: new Logger({ serviceName: 'case-worker', logLevel: 'SILENT' }),
+          metrics: new Metrics({ namespace: 'SqsInboxWorkerTest', serviceName: 'case-worker' }),
+          hooks,
+        });
+      };
+
+      // Act
+      const started = Date.now();
+      await fixture.send(queueUrl, bodies);
+      let stats: { deletesDropped: number; messagesReceived: number; maxConcurrency: number };
+      if (runtime === 'event-source-mapping') {
+        const esm = await startEventSourceMapping({
+          sqs: fixture.sqs,
+          queueUrl,
+          handler: createWorker({ ...workerOptions(), sqs: fixture.sqs }),
+          batchSize: 10,
+          maxBatchingWindowMs: 20,
+          maxConcurrency: 4,
+          pollers: 2,
+          waitTimeSeconds: 1,
+          functionTimeoutMs: 10_000,
+          hooks,
+        });
+        try {
+          await esm.drain({ timeoutMs: 120_000 });
+        } finally {
+          const final = await esm.stop();
+          stats = { ...final, maxConcurrency: final.maxObservedConcurrency };
+        }
+      } else {
+        const pollers = [await startDynamoPoller(), await startDynamoPoller()];
+        try {
+          for (const poller of pollers) await poller.drain({ timeoutMs: 120_000 });
+        } finally {
+          const finals = await Promise.all(pollers.map((poller) => poller.stop()));
+          stats = {
+            deletesDropped: finals.reduce((sum, f) => sum + f.deletesDropped, 0),
+            messagesReceived: finals.reduce((sum, f) => sum + f.messagesReceived, 0),
+            // Records in flight at once in one poller; both pollers must have taken batches (asserted below).
+            maxConcurrency: Math.max(...finals.map((f) => f.maxInFlight)),
+          };
+          expect(finals.every((f) => f.batches > 0)).toBe(true);
+        }
+      }
+      const seconds = (Date.now() - started) / 1000;
+
+      // Assess: read the whole table back.
+      const items: Record<string, unknown>[] = [];
+      for await (const page of paginateScan(
+        { client: dynamo.doc },
+        { TableName: table, ConsistentRead: true },
+      )) {
+        items.push(...(page.Items ?? []));
+      }
+      const of = (prefix: string) => items.filter((item) => String(item.PK).startsWith(prefix));
+      // Exactly one effect per key: one ledger item per payment, every payment added to its balance once…
+      const balances = of('ACCOUNT#');
+      const expectedBalance = (account: number) =>
+        Array.from({ length: PAYMENTS }, (_, i) => i)
+          .filter((i) => i % ACCOUNTS === account)
+          .reduce((sum, i) => sum + i + 1, 0);
+      expect(of('LEDGER#')).toHaveLength(PAYMENTS);
+      expect(balances.reduce((sum, item) => sum + Number(item.entries), 0)).toBe(PAYMENTS);
+      for (const item of balances) {
+        const account = Number(String(item.PK).replace('ACCOUNT#acct-', ''));
+        expect(Number(item.balance)).toBe(expectedBalance(account));
+      }
+      // …every case's deadline applied once (deadlineVersion 1, never 2)…
+      const soakCases = of('CASE#soak-case-').filter((item) => item.SK === 'META');
+      expect(soakCases).toHaveLength(DEADLINES);
+      expect(soakCases.filter((item) => item.deadlineVersion === 1)).toHaveLength(DEADLINES);
+      // …and effects + quarantine + DLQ account for every key.
+      const inbox = of('IDEMP#');
+      const completed = inbox.filter((item) => item.status === 'COMPLETED').length;
+      const quarantine = of('QUARANTINE#');
+      const reasons = Object.fromEntries(
+        ['CASE_NOT_FOUND', 'INVALID_JSON'].map((code) => [
+          code,
+          quarantine.filter((item) => item.reasonCode === code).length,
+        ]),
+      );
+      const dead = await fixture.receiveAll(dlqUrl);
+      const outcomes = recorder.counts();
+      console.log(
+        [
+          `soak (DynamoDB, ${runtime}): ${TOTAL} messages (${UNIQUE} keys + ${DUPLICATES} duplicates) in ${seconds.toFixed(1)} s`,
+          `  effects: ${completed} completed keys; quarantine: ${quarantine.length} (${JSON.stringify(reasons)}); DLQ: ${dead.length}`,
+          `  outcomes: ${JSON.stringify(outcomes)}`,
+          `  crashes after commit: ${stats.deletesDropped}; received ${stats.messagesReceived}; max concurrency ${stats.maxConcurrency}`,
+        ].join('\n'),
+      );
+      expect(completed).toBe(EFFECTFUL);
+      expect(reasons).toEqual({ CASE_NOT_FOUND: TERMINAL, INVALID_JSON: POISON });
+      expect(dead).toEqual([]);
+      expect(completed + quarantine.length + dead.length).toBe(UNIQUE);
+      expect(stats.deletesDropped).toBeGreaterThan(TOTAL * 0.03);
+      expect(outcomes.DUPLICATE).toBeGreaterThanOrEqual(DUPLICATES + stats.deletesDropped);
+      expect(stats.maxConcurrency).toBeGreaterThan(1);
+      expect(await queueCounts(fixture.sqs, queueUrl)).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
+    });
+  },
+);

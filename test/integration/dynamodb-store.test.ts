@@ -1,0 +1,545 @@
+import { randomUUID } from 'node:crypto';
+import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import * as z from 'zod/mini';
+import {
+  balanceItemKey,
+  caseItemKey,
+  exampleDynamoHandlers,
+  ledgerItemKey,
+} from '../../lambda/domain/dynamodb/index.ts';
+import { RetryableError, TerminalError } from '../../lambda/errors.ts';
+import { claimDynamoInbox } from '../../lambda/stores/dynamodb/claim-dynamo-inbox.ts';
+import {
+  type ConditionFailedRule,
+  defineDynamoHandler,
+} from '../../lambda/stores/dynamodb/dynamo-handler.ts';
+import { inboxKey } from '../../lambda/stores/dynamodb/item-keys.ts';
+import { requestHash } from '../../lambda/worker/request-hash.ts';
+import { dynamoProcessor } from '../support/dynamo-processor.ts';
+import { useTestDynamoDb } from '../support/dynamodb.ts';
+import { caseStageEnvelope, envelopeFactory, sqsRecordFactory } from '../support/sqs-event.ts';
+
+const dynamo = useTestDynamoDb();
+let table: string;
+
+beforeAll(async () => {
+  table = await dynamo.createTable('store');
+});
+
+const getItem = async (key: { PK: string; SK: string }) =>
+  (await dynamo.doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
+const inboxItem = (idempotencyKey: string) => getItem(inboxKey('case-worker', idempotencyKey));
+const quarantineItems = async () =>
+  ((await dynamo.doc.send(new ScanCommand({ TableName: table, ConsistentRead: true }))).Items ?? []).filter(
+    (item) => String(item.PK).startsWith('QUARANTINE#'),
+  );
+const payment = (overrides: Record<string, unknown> = {}) => {
+  const accountId = `ACC-${randomUUID()}`;
+  return envelopeFactory({
+    payload: { paymentId: `PAY-${randomUUID()}`, accountId, amount: '10.50', currency: 'EUR' },
+    ...overrides,
+  });
+};
+const hashOf = (envelope: ReturnType<typeof envelopeFactory>) =>
+  requestHash({
+    messageType: envelope.messageType,
+    schemaVersion: envelope.schemaVersion,
+    payload: envelope.payload,
+  });
+
+describe('Function: processDynamoRecord()', () => {
+  it('applies a new message: the domain items and the COMPLETED inbox item in one transaction', async () => {
+    // Prepare
+    const process = dynamoProcessor(dynamo, table, exampleDynamoHandlers);
+    const envelope = payment();
+    const p = envelope.payload as { paymentId: string; accountId: string };
+
+    // Act
+    const outcome = await process(sqsRecordFactory(envelope));
+
+    // Assess
+    expect(outcome).toMatchObject({ result: 'COMPLETED', acknowledged: true, attempts: 1 });
+    expect(await getItem(ledgerItemKey(p.paymentId))).toMatchObject({ amount: 10.5, currency: 'EUR' });
+    expect(await getItem(balanceItemKey(p.accountId, 'EUR'))).toMatchObject({ balance: 10.5, entries: 1 });
+    const inbox = await inboxItem(envelope.idempotencyKey);
+    expect(inbox).toMatchObject({
+      status: 'COMPLETED',
+      attempts: 1,
+      requestHash: hashOf(envelope),
+      resultRef: `ledger/${p.paymentId}`,
+    });
+    // TTL: source + DLQ retention (14 d each by default) + a day, from now.
+    const expectedTtl = Math.floor(Date.now() / 1000) + 29 * 86_400;
+    expect(Math.abs(Number(inbox?.ttl) - expectedTtl)).toBeLessThan(60);
+  });
+
+  it("carries the producer's trace id (AWSTraceHeader) to the outcome and the inbox item", async () => {
+    // Prepare
+    const process = dynamoProcessor(dynamo, table, exampleDynamoHandlers);
+    const envelope = payment();
+    const record = sqsRecordFactory(envelope);
+    const traceId = '1-5759e988-bd862e3fe1be46a994272793';
+    const traced = {
+      ...record,
+      attributes: {
+        ...record.attributes,
+        AWSTraceHeader: `Root=${traceId};Parent=53995c3f42cd8ad8;Sampled=1`,
+      },
+    };
+
+    // Act
+    const outcome = await process(traced);
+
+    // Assess
+    expect(outcome).toMatchObject({ result: 'COMPLETED', traceId });
+    expect(await inboxItem(envelope.idempotencyKey)).toMatchObject({ traceId });
+  });
+
+  it('acknowledges a duplicate after COMPLETED without a second effect', async () => {
+    // Prepare
+    const process = dynamoProcessor(dynamo, table, exampleDynamoHandlers);
+    const envelope = payment();
+    const p = envelope.payload as { accountId: string };
+    await process(sqsRecordFactory(envelope));
+
+    // Act
+    const again = await process(sqsRecordFactory(envelope, { receiveCount: 2 }));
+
+    // Assess
+    expect(again).toMatchObject({ result: 'DUPLICATE', acknowledged: true, attempts: 1 });
+    expect(await getItem(balanceItemKey(p.accountId, 'EUR'))).toMatchObject({ balance: 10.5, entries: 1 });
+  });
+
+  it('acknowledges a payment replayed under a new key as COMPLETED without adding it twice (create-only ledger item)', async () => {
+    // Prepare
+    const process = dynamoProcessor(dynamo, table, exampleDynamoHandlers);
+    const first = payment();
+    const replay = envelopeFactory({ payload: first.payload });
+    const p = first.payload as { accountId: string };
+    await process(sqsRecordFactory(first));
+
+    // Act
+    const outcome = await process(sqsRecordFactory(replay));
+
+    // Assess
+    expect(outcome).toMatchObject({ result: 'COMPLETED', acknowledged: true });
+    expect(await getItem(balanceItemKey(p.accountId, 'EUR'))).toMatchObject({ balance: 10.5, entries: 1 });
+    expect(await inboxItem(replay.idempotencyKey)).toMatchObject({ status: 'COMPLETED' });
+  });
+
+  it('quarantines a reused key with another payload (IDEMPOTENCY_HASH_MISMATCH) and leaves the first item as it is', async () => {
+    // Prepare
+    const process = dynamoProcessor(dynamo, table, exampleDynamoHandlers);
+    const first = payment();
+    await process(sqsRecordFactory(first));
+    const other = payment({ idempotencyKey: first.idempotencyKey });
+
+    // Act
+    const outcome = await process(sqsRecordFactory(other));
+
+    // Assess
+    expect(outcome).toMatchObject({
+      result: 'TERMINAL_FAILURE',
+      acknowledged: true,
+      quarantined: true,
+      hashMismatch: true,
+      failureCode: 'IDEMPOTENCY_HASH_MISMATCH',
+    });
+    expect(await inboxItem(first.idempotencyKey)).toMatchObject({
+      status: 'COMPLETED',
+      requestHash: hashOf(first),
+    });
+    const quarantined = (await quarantineItems()).filter(
+      (item) => item.idempotencyKey === first.idempotencyKey,
+    );
+    expect(quarantined).toHaveLength(1);
+    expect(quarantined[0]).toMatchObject({
+      reasonCode: 'IDEMPOTENCY_HASH_MISMATCH',
+      occurrences: 1,
+      consumer: 'case-worker',
+    });
+    expect(JSON.parse(String(quarantined[0]?.body)).payload).toEqual(other.payload);
+  });
+
+  it('never rolls a case back: an older version is STALE_VERSION_SKIPPED (version guard)', async () => {
+    // Prepare
+    const process = dynamoProcessor(dynamo, table, exampleDynamoHandlers);
+    const caseId = `CASE-${randomUUID()}`;
+    await process(sqsRecordFactory(caseStageEnvelope(caseId, 5, { stage: 'REVIEW' })));
+
+    // Act
+    const older = await process(sqsRecordFactory(caseStageEnvelope(caseId, 4, { stage: 'INVESTIGATION' })));
+
+    // Assess
+    expect(older).toMatchObject({ result: 'STALE_VERSION_SKIPPED', acknowledged: true });
+    expect(await getItem(caseItemKey(caseId))).toMatchObject({ stage: 'REVIEW', version: 5 });
+    expect(await inboxItem(`case:${caseId}:stage:v4`)).toMatchObject({ status: 'COMPLETED' });
+  });
+
+  it('skips an older deadline request as stale, deciding from the case item the failed condition returned', async () => {
+    // Prepare
+    const process = dynamoProcessor(dynamo, table, exampleDynamoHandlers);
+    const caseId = `CASE-${randomUUID()}`;
+    const deadline = (effectiveAt: string, n: number) =>
+      envelopeFactory({
+        messageType: 'CaseDeadlineCalculationRequested',
+        idempotencyKey: `case:${caseId}:deadline:${n}`,
+        aggregateId: caseId,
+        payload: { caseId, stage: 'REVIEW', effectiveAt },
+      });
+    await process(sqsRecordFactory(caseStageEnvelope(caseId, 1)));
+    const newer = await process(sqsRecordFactory(deadline('2026-07-10T00:00:00Z', 2)));
+
+    // Act
+    const older = await process(sqsRecordFactory(deadline('2026-07-01T00:00:00Z', 1)));
+
+    // Assess
+    expect(newer).toMatchObject({ result: 'COMPLETED' });
+    expect(older).toMatchObject({ result: 'STALE_VERSION_SKIPPED', acknowledged: true });
+    expect(await getItem(caseItemKey(caseId))).toMatchObject({
+      deadlineEffectiveAt: '2026-07-10T00:00:00.000Z',
+      deadlineAt: '2026-07-24T00:00:00.000Z',
+      deadlineVersion: 1,
+    });
+  });
+
+  it('counts retryable failures on the inbox item and turns terminal at maxBusinessAttempts, with its quarantine item', async () => {
+    // Prepare: a deadline for a case that never arrives; the envelope allows 3 attempts.
+    const process = dynamoProcessor(dynamo, table, exampleDynamoHandlers);
+    const caseId = `CASE-${randomUUID()}`;
+    const envelope = envelopeFactory({
+      messageType: 'CaseDeadlineCalculationRequested',
+      idempotencyKey: `case:${caseId}:deadline:1`,
+      aggregateType: 'case',
+      aggregateId: caseId,
+      attemptPolicy: { maxBusinessAttempts: 3 },
+      payload: { caseId, stage: 'REVIEW', effectiveAt: '2026-07-06T10:00:00Z' },
+    });
+
+    // Act
+    const outcomes = [];
+    for (let delivery = 1; delivery <= 3; delivery += 1) {
+      outcomes.push(await process(sqsRecordFactory(envelope, { receiveCount: delivery })));
+    }
+
+    // Assess
+    expect(outcomes.map((o) => [o.result, o.failureCode, o.attempts])).toEqual([
+      ['RETRYABLE_FAILURE', 'CASE_NOT_FOUND', 1],
+      ['RETRYABLE_FAILURE', 'CASE_NOT_FOUND', 2],
+      ['TERMINAL_FAILURE', 'CASE_NOT_FOUND', 3],
+    ]);
+    expect(outcomes[2]).toMatchObject({ acknowledged: true, quarantined: true });
+    expect(await inboxItem(envelope.idempotencyKey)).toMatchObject({
+      status: 'FAILED_TERMINAL',
+      attempts: 3,
+      failureCode: 'CASE_NOT_FOUND',
+    });
+    expect(
+      (await quarantineItems()).filter((item) => item.idempotencyKey === envelope.idempotencyKey),
+    ).toHaveLength(1);
+    expect(await getItem({ PK: `CASE#${caseId}`, SK: 'DEADLINE#REVIEW_SLA' })).toBeUndefined();
+  });
+
+  it('keeps a terminal key terminal on redelivery, and reports it instead under policy dlq', async () => {
+    // Prepare
+    const process = dynamoProcessor(dynamo, table, exampleDynamoHandlers);
+    const dlq = dynamoProcessor(dynamo, table, exampleDynamoHandlers, { terminalPolicy: 'dlq' });
+    const caseId = `CASE-${randomUUID()}`;
+    const envelope = envelopeFactory({
+      messageType: 'CaseDeadlineCalculationRequested',
+      idempotencyKey: `case:${caseId}:deadline:bad`,
+      aggregateId: caseId,
+      payload: { caseId, stage: 'NO_SUCH_STAGE', effectiveAt: '2026-07-06T10:00:00Z' },
+    });
+    const first = await process(sqsRecordFactory(envelope));
+
+    // Act
+    const again = await dlq(sqsRecordFactory(envelope, { receiveCount: 2 }));
+
+    // Assess
+    expect(first).toMatchObject({
+      result: 'TERMINAL_FAILURE',
+      failureCode: 'INVALID_STAGE',
+      acknowledged: true,
+    });
+    expect(again).toMatchObject({
+      result: 'TERMINAL_FAILURE',
+      failureCode: 'INVALID_STAGE',
+      acknowledged: false,
+      quarantined: false,
+    });
+    expect(await inboxItem(envelope.idempotencyKey)).toMatchObject({
+      status: 'FAILED_TERMINAL',
+      attempts: 1,
+    });
+  });
+
+  it('quarantines a poison message (not JSON) once per body, counting occurrences', async () => {
+    // Prepare
+    const process = dynamoProcessor(dynamo, table, exampleDynamoHandlers);
+    const body = `not json ${randomUUID()}`;
+
+    // Act
+    const outcomes = [await process(sqsRecordFactory(body)), await process(sqsRecordFactory(body))];
+
+    // Assess
+    expect(outcomes.map((o) => [o.result, o.failureCode, o.acknowledged])).toEqual([
+      ['TERMINAL_FAILURE', 'INVALID_JSON', true],
+      ['TERMINAL_FAILURE', 'INVALID_JSON', true],
+    ]);
+    const items = (await quarantineItems()).filter((item) => item.body === body);
+    expect(items).toHaveLength(1);
+    expect(items[0]).toMatchObject({ occurrences: 2, reasonCode: 'INVALID_JSON' });
+    expect(items[0]?.ttl).toBeUndefined();
+  });
+
+  it('refuses more than 99 domain writes with a terminal error naming the limit', async () => {
+    // Prepare
+    const tooMany = defineDynamoHandler({
+      messageType: 'TooManyWrites',
+      schemaVersion: 1,
+      payload: z.object({ n: z.int() }),
+      async handle({ table: t, payload }) {
+        return {
+          writes: Array.from({ length: payload.n }, (_, i) => ({
+            Put: { TableName: t, Item: { PK: `MANY#${i}`, SK: 'X' } },
+          })),
+        };
+      },
+    });
+    const process = dynamoProcessor(dynamo, table, [tooMany]);
+    const envelope = envelopeFactory({ messageType: 'TooManyWrites', payload: { n: 100 } });
+
+    // Act
+    const outcome = await process(sqsRecordFactory(envelope));
+
+    // Assess
+    expect(outcome).toMatchObject({
+      result: 'TERMINAL_FAILURE',
+      failureCode: 'DYNAMODB_TOO_MANY_WRITES',
+      quarantined: true,
+    });
+    expect(outcome.failureMessage).toMatch(/returned 100 domain writes.*at most 99/);
+    expect(await getItem({ PK: 'MANY#0', SK: 'X' })).toBeUndefined();
+  });
+});
+
+describe('Stale PROCESSING: a worker killed after the gate', () => {
+  it('is in progress elsewhere until its lease expires, then taken over exactly once', async () => {
+    // Prepare: a delivery passed the gate and its worker died (lease of 1 s).
+    const envelope = payment();
+    const p = envelope.payload as { accountId: string };
+    const process = dynamoProcessor(dynamo, table, exampleDynamoHandlers);
+    const gate = await claimDynamoInbox(
+      process.store,
+      { consumer: 'case-worker', envelope, requestHash: hashOf(envelope), sqsMessageId: 'dead' },
+      { nowMs: Date.now(), leaseMs: 1_000 },
+    );
+    const early = await process(sqsRecordFactory(envelope, { receiveCount: 2 }));
+    // Two workers whose clocks are past the lease.
+    const later = () => Date.now() + 60_000;
+    const a = dynamoProcessor(dynamo, table, exampleDynamoHandlers, { now: later });
+    const b = dynamoProcessor(dynamo, table, exampleDynamoHandlers, { now: later });
+
+    // Act
+    const [first, second] = await Promise.all([
+      a(sqsRecordFactory(envelope, { receiveCount: 3 })),
+      b(sqsRecordFactory(envelope, { receiveCount: 3 })),
+    ]);
+
+    // Assess
+    expect(gate.kind).toBe('claimed');
+    expect(early).toMatchObject({ result: 'RETRYABLE_FAILURE', failureCode: 'IN_PROGRESS_ELSEWHERE' });
+    const results = [first.result, second.result].sort();
+    expect(results.filter((r) => r === 'COMPLETED')).toHaveLength(1);
+    expect(
+      results.filter((r) => r === 'COMPLETED' || r === 'DUPLICATE' || r === 'RETRYABLE_FAILURE'),
+    ).toHaveLength(2);
+    expect(await getItem(balanceItemKey(p.accountId, 'EUR'))).toMatchObject({ balance: 10.5, entries: 1 });
+    expect(await inboxItem(envelope.idempotencyKey)).toMatchObject({ status: 'COMPLETED', attempts: 2 });
+  });
+
+  it('cancels the slow worker whose lease was taken over: LEASE_LOST, nothing of it applied', async () => {
+    // Prepare: A's handler waits until B has taken the key over and completed it.
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let entered: () => void = () => {};
+    const inHandler = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    const counter = (waitFirst: boolean) =>
+      defineDynamoHandler({
+        messageType: 'CountOnce',
+        schemaVersion: 1,
+        payload: z.object({ id: z.string() }),
+        async handle({ table: t, payload }) {
+          if (waitFirst) {
+            entered();
+            await released;
+          }
+          return {
+            writes: [
+              {
+                Update: {
+                  TableName: t,
+                  Key: { PK: `COUNT#${payload.id}`, SK: 'X' },
+                  UpdateExpression: 'ADD hits :one',
+                  ExpressionAttributeValues: { ':one': 1 },
+                },
+              },
+            ],
+          };
+        },
+      });
+    const envelope = envelopeFactory({ messageType: 'CountOnce', payload: { id: randomUUID() } });
+    const id = (envelope.payload as { id: string }).id;
+    const slow = dynamoProcessor(dynamo, table, [counter(true)], { leaseMarginSeconds: 0 });
+    const fast = dynamoProcessor(dynamo, table, [counter(false)], { now: () => Date.now() + 60_000 });
+
+    // Act
+    const slowOutcome = slow(sqsRecordFactory(envelope), { remainingMs: 30_000 });
+    await inHandler;
+    const fastOutcome = await fast(sqsRecordFactory(envelope, { receiveCount: 2 }));
+    release();
+
+    // Assess
+    expect(fastOutcome).toMatchObject({ result: 'COMPLETED', attempts: 2 });
+    expect(await slowOutcome).toMatchObject({
+      result: 'RETRYABLE_FAILURE',
+      failureCode: 'LEASE_LOST',
+      acknowledged: false,
+    });
+    expect(await getItem({ PK: `COUNT#${id}`, SK: 'X' })).toMatchObject({ hits: 1 });
+    expect(await inboxItem(envelope.idempotencyKey)).toMatchObject({ status: 'COMPLETED', attempts: 2 });
+  });
+});
+
+describe('A cancelled transaction, classified by its reasons', () => {
+  /** A handler whose one domain write fails its condition, with the given rule. */
+  const conditional = (rule?: ConditionFailedRule) =>
+    defineDynamoHandler({
+      messageType: 'Conditional',
+      schemaVersion: 1,
+      payload: z.object({ id: z.string() }),
+      async handle({ table: t, payload }) {
+        return {
+          writes: [
+            {
+              Put: { TableName: t, Item: { PK: `SIDE#${payload.id}`, SK: 'X' } },
+            },
+            {
+              Update: {
+                TableName: t,
+                Key: { PK: `GUARDED#${payload.id}`, SK: 'X' },
+                UpdateExpression: 'SET touched = :yes',
+                ConditionExpression: 'attribute_exists(PK)',
+                ExpressionAttributeValues: { ':yes': true },
+              },
+              ...(rule ? { onConditionFailed: rule } : {}),
+            },
+          ],
+        };
+      },
+    });
+  const run = async (rule: ConditionFailedRule | undefined) => {
+    const process = dynamoProcessor(dynamo, table, [conditional(rule)]);
+    const envelope = envelopeFactory({
+      messageType: 'Conditional',
+      payload: { id: randomUUID() },
+      attemptPolicy: { maxBusinessAttempts: 5 },
+    });
+    const outcome = await process(sqsRecordFactory(envelope));
+    const id = (envelope.payload as { id: string }).id;
+    return { outcome, envelope, side: await getItem({ PK: `SIDE#${id}`, SK: 'X' }) };
+  };
+
+  it("ConditionalCheckFailed on a domain item with rule 'stale': STALE_VERSION_SKIPPED, inbox COMPLETED, no other write", async () => {
+    const { outcome, envelope, side } = await run(() => 'stale');
+    expect(outcome).toMatchObject({ result: 'STALE_VERSION_SKIPPED', acknowledged: true });
+    expect(side).toBeUndefined();
+    expect(await inboxItem(envelope.idempotencyKey)).toMatchObject({ status: 'COMPLETED' });
+  });
+
+  it("ConditionalCheckFailed on a domain item with rule 'applied': COMPLETED, no other write", async () => {
+    const { outcome, envelope, side } = await run(() => 'applied');
+    expect(outcome).toMatchObject({ result: 'COMPLETED', acknowledged: true });
+    expect(side).toBeUndefined();
+    expect(await inboxItem(envelope.idempotencyKey)).toMatchObject({ status: 'COMPLETED' });
+  });
+
+  it('ConditionalCheckFailed on a domain item with a TerminalError rule: terminal, quarantined', async () => {
+    const { outcome, envelope } = await run(
+      () => new TerminalError('GUARD_MISSING', 'the guarded item does not exist'),
+    );
+    expect(outcome).toMatchObject({
+      result: 'TERMINAL_FAILURE',
+      failureCode: 'GUARD_MISSING',
+      quarantined: true,
+    });
+    expect(await inboxItem(envelope.idempotencyKey)).toMatchObject({
+      status: 'FAILED_TERMINAL',
+      failureCode: 'GUARD_MISSING',
+    });
+  });
+
+  it('ConditionalCheckFailed on a domain item with a RetryableError rule: retryable, counted', async () => {
+    const { outcome, envelope } = await run((current) =>
+      current === undefined
+        ? new RetryableError('GUARD_NOT_YET', 'the guarded item is not there yet')
+        : 'stale',
+    );
+    expect(outcome).toMatchObject({ result: 'RETRYABLE_FAILURE', failureCode: 'GUARD_NOT_YET', attempts: 1 });
+    expect(await inboxItem(envelope.idempotencyKey)).toMatchObject({
+      status: 'FAILED_RETRYABLE',
+      attempts: 1,
+    });
+  });
+
+  it('ConditionalCheckFailed on a domain item without a rule: retryable DOMAIN_CONDITION_FAILED', async () => {
+    const { outcome } = await run(undefined);
+    expect(outcome).toMatchObject({ result: 'RETRYABLE_FAILURE', failureCode: 'DOMAIN_CONDITION_FAILED' });
+    expect(outcome.failureMessage).toMatch(/domain write 1 failed/);
+  });
+
+  it('ValidationError on a domain item: terminal DYNAMODB_VALIDATION_ERROR', async () => {
+    // Prepare: an update that adds to an attribute of the wrong type (a string), which DynamoDB refuses.
+    const id = randomUUID();
+    const bad = defineDynamoHandler({
+      messageType: 'BadWrite',
+      schemaVersion: 1,
+      payload: z.object({ id: z.string() }),
+      async handle({ table: t }) {
+        return {
+          writes: [
+            { Put: { TableName: t, Item: { PK: `TEXT#${id}`, SK: 'X', n: 'text' } } },
+            {
+              Update: {
+                TableName: t,
+                Key: { PK: `OTHER#${id}`, SK: 'X' },
+                UpdateExpression: 'SET total = missing + :one',
+                ExpressionAttributeValues: { ':one': 1 },
+              },
+            },
+          ],
+        };
+      },
+    });
+    const process = dynamoProcessor(dynamo, table, [bad]);
+    const envelope = envelopeFactory({ messageType: 'BadWrite', payload: { id } });
+
+    // Act
+    const outcome = await process(sqsRecordFactory(envelope));
+
+    // Assess
+    expect(outcome).toMatchObject({
+      result: 'TERMINAL_FAILURE',
+      failureCode: 'DYNAMODB_VALIDATION_ERROR',
+      quarantined: true,
+    });
+    expect(await getItem({ PK: `TEXT#${id}`, SK: 'X' })).toBeUndefined();
+    expect(await inboxItem(envelope.idempotencyKey)).toMatchObject({ status: 'FAILED_TERMINAL' });
+  });
+});

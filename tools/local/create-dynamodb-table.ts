@@ -1,0 +1,47 @@
+import {
+  CreateTableCommand,
+  type DynamoDBClient,
+  ResourceInUseException,
+  UpdateTimeToLiveCommand,
+  waitUntilTableExists,
+} from '@aws-sdk/client-dynamodb';
+import { INBOX_TTL_ATTRIBUTE } from '../../lambda/stores/dynamodb/item-keys.ts';
+
+/**
+ * Creates the worker's DynamoDB table as the deployed one is laid out (`PK` and `SK` strings, on-demand, TTL on
+ * `ttl`) for DynamoDB Local, tests and `npm start -- --store dynamodb`. An existing table is left as it is.
+ * Deployed tables come from the CDK stack, not from here.
+ *
+ * @example
+ * ```ts
+ * await createDynamoDbTable(new DynamoDBClient({ endpoint }), 'sqs-worker');
+ * ```
+ */
+export async function createDynamoDbTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  try {
+    await client.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: 'PK', AttributeType: 'S' },
+          { AttributeName: 'SK', AttributeType: 'S' },
+        ],
+        KeySchema: [
+          { AttributeName: 'PK', KeyType: 'HASH' },
+          { AttributeName: 'SK', KeyType: 'RANGE' },
+        ],
+      }),
+    );
+  } catch (error) {
+    if (error instanceof ResourceInUseException) return;
+    throw error;
+  }
+  await waitUntilTableExists({ client, maxWaitTime: 30, minDelay: 1 }, { TableName: tableName });
+  await client.send(
+    new UpdateTimeToLiveCommand({
+      TableName: tableName,
+      TimeToLiveSpecification: { AttributeName: INBOX_TTL_ATTRIBUTE, Enabled: true },
+    }),
+  );
+}
