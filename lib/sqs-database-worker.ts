@@ -277,7 +277,13 @@ export class SqsDatabaseWorker extends Construct {
       environment: {
         ...proxyDbEnvironment,
         ...(database && { DB_USER: dbUsers.worker, DB_POOL_SIZE: String(settings.dbPoolSize) }),
-        ...(this.table && { WORKER_STORE: 'dynamodb', DYNAMODB_TABLE: this.table.table.tableName }),
+        ...(this.table && {
+          WORKER_STORE: 'dynamodb',
+          DYNAMODB_TABLE: this.table.table.tableName,
+          // The inbox items' TTL: a completed item outlives every copy of its message in the queue and the DLQ.
+          RETENTION_SOURCE_SECONDS: String(settings.retentionPeriod.toSeconds()),
+          RETENTION_DLQ_SECONDS: String(settings.dlqRetentionPeriod.toSeconds()),
+        }),
         WORKER_CONSUMER: props.consumer ?? WORKER_DEFAULTS.consumer,
         WORKER_RECORD_CONCURRENCY: String(settings.recordConcurrency),
         WORKER_TERMINAL_POLICY: props.terminalPolicy ?? WORKER_DEFAULTS.terminalPolicy,

@@ -165,7 +165,7 @@ describe('Class: SqsInboxWorkerStack (store dynamodb, production)', () => {
     );
   });
 
-  it('gives the worker WORKER_STORE=dynamodb and the table name, and no database variables', () => {
+  it("gives the worker WORKER_STORE=dynamodb, the table name and the queues' retentions (the inbox TTL), and no database variables", () => {
     // Act
     const variables = template.findResources('AWS::Lambda::Function')[workerId]?.Properties.Environment
       .Variables as Record<string, unknown>;
@@ -178,6 +178,15 @@ describe('Class: SqsInboxWorkerStack (store dynamodb, production)', () => {
       WORKER_RECORD_CONCURRENCY: '1',
       POWERTOOLS_SERVICE_NAME: 'sqs-inbox-worker',
     });
+    // The inbox items' TTL window: the queue's and the DLQ's retention, as the queues are declared.
+    const queues = Object.values(template.findResources('AWS::SQS::Queue')).map((queue) =>
+      String(queue.Properties.MessageRetentionPeriod),
+    );
+    expect(queues).toContain(variables.RETENTION_SOURCE_SECONDS);
+    expect(queues).toContain(variables.RETENTION_DLQ_SECONDS);
+    expect(Number(variables.RETENTION_DLQ_SECONDS)).toBeGreaterThan(
+      Number(variables.RETENTION_SOURCE_SECONDS),
+    );
     for (const name of ['DB_HOST', 'DB_PORT', 'DB_USER', 'DB_AUTH', 'DB_POOL_SIZE', 'DATABASE_URL']) {
       expect(variables, name).not.toHaveProperty(name);
     }
