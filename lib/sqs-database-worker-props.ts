@@ -3,6 +3,7 @@ import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as rds from 'aws-cdk-lib/aws-rds';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { CommitMode, TerminalPolicy } from '../lambda/types.ts';
+import type { FargateRuntimeProps } from './fargate-runtime-props.ts';
 
 /**
  * What makes CloudFormation replace the source queue and the DLQ: their type and their logical ids (the
@@ -22,7 +23,7 @@ export interface QueueIdentity {
  * production worker. Ranges are checked at synth time (see `resolveWorkerSettings`): an unsafe combination
  * fails `cdk synth` with one message per problem.
  */
-export interface SqsDatabaseWorkerProps {
+export interface SqsDatabaseWorkerProps extends FargateRuntimeProps {
   // ── network ──────────────────────────────────────────────────────────────────────────────────────────────
   /** VPC of the database, the proxy and the functions. It must have an SQS and a Secrets Manager endpoint. */
   readonly vpc: ec2.IVpc;
@@ -56,8 +57,8 @@ export interface SqsDatabaseWorkerProps {
   readonly acknowledgeQueueReplacement?: boolean;
   /**
    * Visibility timeout of the source queue. At least 6 × `timeout` + `maxBatchingWindow` (AWS's advice for
-   * Lambda event sources), at most 12 hours.
-   * @default 6 × timeout + maxBatchingWindow (180 s with the defaults)
+   * Lambda event sources), at most 12 hours. With `runtime: 'fargate'`, at least `pollerVisibility`.
+   * @default 6 × timeout + maxBatchingWindow (180 s with the defaults); with `runtime: 'fargate'`, pollerVisibility
    */
   readonly visibilityTimeout?: Duration;
   /**
@@ -140,12 +141,14 @@ export interface SqsDatabaseWorkerProps {
    */
   readonly metricsNamespace?: string;
   /**
-   * Database connections of one worker environment (`DB_POOL_SIZE`), 1 to 100.
-   * @default 1
+   * Database connections of one worker environment (`DB_POOL_SIZE`), 1 to 100: one function environment, or one
+   * Fargate task.
+   * @default 1; with `runtime: 'fargate'`, 10 (a whole receive batch in flight at once)
    */
   readonly dbPoolSize?: number;
   /**
-   * Records one invocation processes at once (`WORKER_RECORD_CONCURRENCY`), 1 to `dbPoolSize`.
+   * Records one invocation processes at once (`WORKER_RECORD_CONCURRENCY`), 1 to `dbPoolSize`; with
+   * `runtime: 'fargate'`, the records one task has in flight (`POLLER_CONCURRENCY` as well).
    * @default dbPoolSize
    */
   readonly recordConcurrency?: number;
@@ -169,6 +172,7 @@ export interface SqsDatabaseWorkerProps {
   // ── event source mapping ─────────────────────────────────────────────────────────────────────────────────
   /**
    * Records per invocation: 1 to 10 for FIFO, 1 to 10000 otherwise (above 10 needs `maxBatchingWindow` ≥ 1 s).
+   * With `runtime: 'fargate'`, messages per receive (`POLLER_BATCH_SIZE`), 1 to 10.
    * @default 10
    */
   readonly batchSize?: number;

@@ -19,6 +19,8 @@ import { Construct } from 'constructs';
 import { WORKER_DEFAULTS } from '../lambda/constants.ts';
 import { bundledFunction, PROJECT_ROOT } from './bundled-function.ts';
 import { checkQueueIdentity } from './check-queue-identity.ts';
+import { PollerService } from './poller-service.ts';
+import type { PollerSettings } from './resolve-poller-settings.ts';
 import {
   auxiliaryProxyConnections,
   type ResolvedWorkerSettings,
@@ -81,10 +83,12 @@ export class SqsDatabaseWorker extends Construct {
   readonly queue: sqs.Queue;
   /** Dead-letter queue of the source queue. */
   readonly deadLetterQueue: sqs.Queue;
-  /** The worker function. */
-  readonly workerFunction: lambda.Function;
-  /** The SQS event source of the worker. */
-  readonly eventSource: SqsEventSource;
+  /** The worker function (runtime `lambda`). */
+  readonly workerFunction: lambda.Function | undefined;
+  /** The SQS event source of the worker (runtime `lambda`). */
+  readonly eventSource: SqsEventSource | undefined;
+  /** The poller's ECS Fargate service, its task role and scaling (runtime `fargate`). */
+  readonly pollerService: PollerService | undefined;
   /** Database, master secret and proxy. */
   readonly database: WorkerDatabase;
   /** The function that applies migrations on deploy, and its trigger. */
@@ -123,9 +127,12 @@ export class SqsDatabaseWorker extends Construct {
       ? settings.capacity.explanation
       : 'capacity not computed (a capacity input is a deploy-time token)';
     const pollers = settings.provisionedPollers;
-    const scalingNote = pollers
-      ? `provisioned pollers ${pollers.minimumPollers}–${pollers.maximumPollers}${props.maximumPollers === undefined ? ' (derived)' : ''} (${pollers.minimumPollers} always on)`
-      : `maxConcurrency ${settings.maxConcurrency}${props.maxConcurrency === undefined ? ' (derived)' : ''}`;
+    const tasks = settings.poller;
+    const scalingNote = tasks
+      ? `Fargate tasks ${tasks.minTasks}–${tasks.maxTasks}${props.maxTasks === undefined ? ' (derived)' : ''} of ${settings.dbPoolSize} connections each (${tasks.minTasks} always on)`
+      : pollers
+        ? `provisioned pollers ${pollers.minimumPollers}–${pollers.maximumPollers}${props.maximumPollers === undefined ? ' (derived)' : ''} (${pollers.minimumPollers} always on)`
+        : `maxConcurrency ${settings.maxConcurrency}${props.maxConcurrency === undefined ? ' (derived)' : ''}`;
     Annotations.of(this).addInfo(
       `${capacityNote}; ${scalingNote}, reservedConcurrency ${settings.reservedConcurrency ?? 'none (reserveConcurrency false)'}, proxy maxConnectionsPercent ${settings.proxyMaxConnectionsPercent} of dbMaxConnections ${settings.dbMaxConnections}`,
     );
@@ -238,55 +245,64 @@ export class SqsDatabaseWorker extends Construct {
     this.payloadBucket = (props.payloadBucket ?? true) ? this.createPayloadBucket(production) : undefined;
 
     // ── worker ──────────────────────────────────────────────────────────────────────────────────────────────
-    this.workerFunction = bundledFunction(this, 'WorkerFunction', {
-      entry: resolve(props.workerEntry ?? join(PROJECT_ROOT, 'lambda/handlers/worker.ts')),
-      description: 'SQS → PostgreSQL inbox worker',
-      vpc: props.vpc,
-      vpcSubnets,
-      timeout: settings.timeout,
-      memorySize: settings.memorySize,
-      reservedConcurrentExecutions: settings.reservedConcurrency,
-      environment: {
-        ...proxyDbEnvironment,
-        DB_USER: dbUsers.worker,
-        DB_POOL_SIZE: String(settings.dbPoolSize),
-        WORKER_CONSUMER: props.consumer ?? WORKER_DEFAULTS.consumer,
-        WORKER_RECORD_CONCURRENCY: String(settings.recordConcurrency),
-        WORKER_TERMINAL_POLICY: props.terminalPolicy ?? WORKER_DEFAULTS.terminalPolicy,
-        WORKER_COMMIT_MODE: props.commitMode ?? WORKER_DEFAULTS.commitMode,
-        // Declared empty (= unset for lambda/config.ts) so `sam local invoke --env-vars` can point the worker at
-        // a local PostgreSQL and SQS: SAM only overrides variables the template declares.
-        DATABASE_URL: '',
-        SQS_ENDPOINT: '',
-        S3_ENDPOINT: '',
-        PAYLOAD_MAX_BYTES: String(settings.maxPayloadBytes),
-        ...props.workerEnvironment,
-      },
-    });
-    this.database.grantWorkerConnect(this.workerFunction);
-    if (this.payloadBucket) {
-      // Read object versions, nothing else: no listing, no writes, no other bucket.
-      this.workerFunction.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: ['s3:GetObject', 's3:GetObjectVersion'],
-          resources: [this.payloadBucket.arnForObjects('*')],
-        }),
-      );
-      this.acknowledgeObjectWildcard(this.workerFunction.role, 'the worker reads any payload object');
+    if (settings.poller) {
+      this.pollerService = this.createPollerService(props, settings.poller, proxyDbEnvironment, vpcSubnets);
+      this.workerFunction = undefined;
+      this.eventSource = undefined;
+    } else {
+      this.pollerService = undefined;
+      const workerFunction = bundledFunction(this, 'WorkerFunction', {
+        entry: resolve(props.workerEntry ?? join(PROJECT_ROOT, 'lambda/handlers/worker.ts')),
+        description: 'SQS → PostgreSQL inbox worker',
+        vpc: props.vpc,
+        vpcSubnets,
+        timeout: settings.timeout,
+        memorySize: settings.memorySize,
+        reservedConcurrentExecutions: settings.reservedConcurrency,
+        environment: {
+          ...proxyDbEnvironment,
+          DB_USER: dbUsers.worker,
+          DB_POOL_SIZE: String(settings.dbPoolSize),
+          WORKER_CONSUMER: props.consumer ?? WORKER_DEFAULTS.consumer,
+          WORKER_RECORD_CONCURRENCY: String(settings.recordConcurrency),
+          WORKER_TERMINAL_POLICY: props.terminalPolicy ?? WORKER_DEFAULTS.terminalPolicy,
+          WORKER_COMMIT_MODE: props.commitMode ?? WORKER_DEFAULTS.commitMode,
+          // Declared empty (= unset for lambda/config.ts) so `sam local invoke --env-vars` can point the worker at
+          // a local PostgreSQL and SQS: SAM only overrides variables the template declares.
+          DATABASE_URL: '',
+          SQS_ENDPOINT: '',
+          S3_ENDPOINT: '',
+          PAYLOAD_MAX_BYTES: String(settings.maxPayloadBytes),
+          ...props.workerEnvironment,
+        },
+      });
+      this.database.grantWorkerConnect(workerFunction);
+      if (this.payloadBucket) {
+        // Read object versions, nothing else: no listing, no writes, no other bucket.
+        workerFunction.addToRolePolicy(
+          new iam.PolicyStatement({
+            actions: ['s3:GetObject', 's3:GetObjectVersion'],
+            resources: [this.payloadBucket.arnForObjects('*')],
+          }),
+        );
+        this.acknowledgeObjectWildcard(workerFunction.role, 'the worker reads any payload object');
+      }
+      const eventSource = new SqsEventSource(this.queue, {
+        batchSize: settings.batchSize,
+        maxBatchingWindow: settings.fifo ? undefined : settings.maxBatchingWindow,
+        reportBatchItemFailures: true,
+        // MaximumConcurrency and ProvisionedPollerConfig are mutually exclusive; a provisioned worker is capped by
+        // its reserved concurrency (resolveWorkerSettings keeps it within the capacity formula).
+        ...(settings.provisionedPollers
+          ? { provisionedPollerConfig: { ...settings.provisionedPollers } }
+          : { maxConcurrency: settings.maxConcurrency }),
+        // EventCount metrics (polled, invoked, failed, deleted, …) in both modes, on the dashboard.
+        metricsConfig: { metrics: [lambda.MetricType.EVENT_COUNT] },
+      });
+      workerFunction.addEventSource(eventSource);
+      this.workerFunction = workerFunction;
+      this.eventSource = eventSource;
     }
-    this.eventSource = new SqsEventSource(this.queue, {
-      batchSize: settings.batchSize,
-      maxBatchingWindow: settings.fifo ? undefined : settings.maxBatchingWindow,
-      reportBatchItemFailures: true,
-      // MaximumConcurrency and ProvisionedPollerConfig are mutually exclusive; a provisioned worker is capped by
-      // its reserved concurrency (resolveWorkerSettings keeps it within the capacity formula).
-      ...(settings.provisionedPollers
-        ? { provisionedPollerConfig: { ...settings.provisionedPollers } }
-        : { maxConcurrency: settings.maxConcurrency }),
-      // EventCount metrics (polled, invoked, failed, deleted, …) in both modes, on the dashboard.
-      metricsConfig: { metrics: [lambda.MetricType.EVENT_COUNT] },
-    });
-    this.workerFunction.addEventSource(this.eventSource);
 
     this.migrationTrigger = new triggers.Trigger(this, 'MigrationTrigger', {
       handler: this.migrationFunction,
@@ -294,7 +310,7 @@ export class SqsDatabaseWorker extends Construct {
       executeOnHandlerChange: true,
       executeAfter: [this.database.instance],
       // The worker and the relay start only after the schema exists.
-      executeBefore: [this.workerFunction],
+      executeBefore: [this.workerFunction ?? (this.pollerService as PollerService).service],
     });
 
     // ── outbox relay ────────────────────────────────────────────────────────────────────────────────────────
@@ -402,8 +418,9 @@ export class SqsDatabaseWorker extends Construct {
     }
 
     // ── circuit breaker of the event source mapping ──────────────────────────────────────────────────────────
-    if (settings.breaker) {
+    if (settings.breaker && this.eventSource) {
       const breaker = settings.breaker;
+      const eventSource = this.eventSource;
       const pollers = settings.provisionedPollers;
       const breakerFn = bundledFunction(this, 'BreakerFunction', {
         entry: join(PROJECT_ROOT, 'lambda/handlers/breaker.ts'),
@@ -419,7 +436,7 @@ export class SqsDatabaseWorker extends Construct {
           // The probe goes the worker's way: through the proxy, as the worker's database user (`select 1`).
           DB_USER: dbUsers.worker,
           DB_POOL_SIZE: '1',
-          BREAKER_MAPPING_UUID: this.eventSource.eventSourceMappingId,
+          BREAKER_MAPPING_UUID: eventSource.eventSourceMappingId,
           BREAKER_SCALING_MODE: settings.scalingMode,
           ...(pollers
             ? {
@@ -442,7 +459,7 @@ export class SqsDatabaseWorker extends Construct {
         new iam.PolicyStatement({
           sid: 'ControlTheWorkerEventSourceMapping',
           actions: ['lambda:GetEventSourceMapping', 'lambda:UpdateEventSourceMapping', 'lambda:ListTags'],
-          resources: [this.eventSource.eventSourceMappingArn],
+          resources: [eventSource.eventSourceMappingArn],
         }),
       );
       new events.Rule(this, 'BreakerSchedule', {
@@ -470,6 +487,7 @@ export class SqsDatabaseWorker extends Construct {
       queue: this.queue,
       deadLetterQueue: this.deadLetterQueue,
       workerFunction: this.workerFunction,
+      pollerService: this.pollerService?.service,
       functionTimeout: settings.timeout,
       instance: this.database.instance,
       proxy: this.database.proxy,
@@ -488,7 +506,10 @@ export class SqsDatabaseWorker extends Construct {
             function: this.healthFunction,
             schedule: healthSchedule,
             quarantineAge: props.quarantineAgeAlarm ?? Duration.minutes(15),
-            visibilityTimeout: settings.visibilityTimeout,
+            // Redelivered after the visibility timeout; a poller's heartbeat holds a record up to its last extension.
+            visibilityTimeout: settings.poller
+              ? settings.poller.visibility.plus(settings.poller.maxExtension)
+              : settings.visibilityTimeout,
           }
         : undefined,
       retention:
@@ -522,7 +543,8 @@ export class SqsDatabaseWorker extends Construct {
       queue: this.queue,
       deadLetterQueue: this.deadLetterQueue,
       workerFunction: this.workerFunction,
-      eventSourceMappingId: this.eventSource.eventSourceMappingId,
+      eventSourceMappingId: this.eventSource?.eventSourceMappingId,
+      pollerService: this.pollerService?.service,
       instance: this.database.instance,
       proxy: this.database.proxy,
       metricsNamespace,
@@ -531,6 +553,62 @@ export class SqsDatabaseWorker extends Construct {
       retentionFunction: this.retentionFunction,
       alarms: Object.values(this.alarms),
     });
+  }
+
+  /**
+   * The poller on Fargate (runtime `fargate`): the worker's environment plus the poller's (`WORKER_QUEUE_URL`,
+   * `POLLER_*`), connected through the proxy as the worker's database user from the worker's subnets, reading
+   * payload objects like the worker function. Its image is the project's `Dockerfile` (built at deploy).
+   */
+  private createPollerService(
+    props: SqsDatabaseWorkerProps,
+    poller: PollerSettings,
+    proxyDbEnvironment: Readonly<Record<string, string>>,
+    vpcSubnets: ec2.SubnetSelection,
+  ): PollerService {
+    const { settings } = this;
+    const service = new PollerService(this, 'Poller', {
+      vpc: props.vpc,
+      vpcSubnets,
+      queue: this.queue,
+      settings: poller,
+      imageDirectory: PROJECT_ROOT,
+      environment: {
+        ...proxyDbEnvironment,
+        // The IAM token is signed for the proxy's region (the Lambda runtime sets this variable by itself).
+        AWS_REGION: Stack.of(this).region,
+        DB_USER: settings.dbUsers.worker,
+        DB_POOL_SIZE: String(settings.dbPoolSize),
+        WORKER_CONSUMER: props.consumer ?? WORKER_DEFAULTS.consumer,
+        WORKER_RECORD_CONCURRENCY: String(settings.recordConcurrency),
+        WORKER_TERMINAL_POLICY: props.terminalPolicy ?? WORKER_DEFAULTS.terminalPolicy,
+        WORKER_COMMIT_MODE: props.commitMode ?? WORKER_DEFAULTS.commitMode,
+        PAYLOAD_MAX_BYTES: String(settings.maxPayloadBytes),
+        WORKER_QUEUE_URL: this.queue.queueUrl,
+        POLLER_CONCURRENCY: String(settings.recordConcurrency),
+        POLLER_BATCH_SIZE: String(settings.batchSize),
+        POLLER_WAIT_SECONDS: String(poller.waitTime.toSeconds()),
+        POLLER_VISIBILITY_SECONDS: String(poller.visibility.toSeconds()),
+        POLLER_STOP_TIMEOUT_SECONDS: String(poller.stopTimeout.toSeconds()),
+        POLLER_MAX_EXTENSION_SECONDS: String(poller.maxExtension.toSeconds()),
+        ...props.workerEnvironment,
+      },
+    });
+    this.database.grantWorkerConnect({
+      grantPrincipal: service.taskRole,
+      connections: service.service.connections,
+    });
+    if (this.payloadBucket) {
+      service.taskRole.addToPolicy(
+        new iam.PolicyStatement({
+          sid: 'ReadPayloadObjects',
+          actions: ['s3:GetObject', 's3:GetObjectVersion'],
+          resources: [this.payloadBucket.arnForObjects('*')],
+        }),
+      );
+      this.acknowledgeObjectWildcard(service.taskRole, 'the poller reads any payload object');
+    }
+    return service;
   }
 
   /**

@@ -31,6 +31,11 @@ const NUMBER_KEYS = [
   'maxPayloadBytes',
   'breakerFailureThreshold',
   'breakerHalfOpenConcurrency',
+  // runtime "fargate"
+  'minTasks',
+  'maxTasks',
+  'taskCpu',
+  'taskMemoryMiB',
 ] as const;
 const BOOLEAN_KEYS = [
   'production',
@@ -63,6 +68,8 @@ const STRING_KEYS = [
   // Your worker entry file, relative to the folder of cdk.json (checked to exist at synth).
   'workerEntry',
   'scalingMode',
+  // "lambda" (default) or "fargate": the poller as an ECS Fargate service.
+  'runtime',
 ] as const;
 const SECONDS_KEYS = {
   visibilityTimeoutSeconds: 'visibilityTimeout',
@@ -88,6 +95,10 @@ const SECONDS_KEYS = {
   breakerCheckIntervalSeconds: 'breakerCheckInterval',
   breakerMinOpenSeconds: 'breakerMinOpen',
   breakerHalfOpenSeconds: 'breakerHalfOpen',
+  pollerWaitTimeSeconds: 'pollerWaitTime',
+  pollerVisibilitySeconds: 'pollerVisibility',
+  pollerStopTimeoutSeconds: 'pollerStopTimeout',
+  pollerMaxExtensionSeconds: 'pollerMaxExtension',
 } as const;
 
 /**

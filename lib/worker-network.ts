@@ -9,6 +9,13 @@ export interface WorkerNetworkProps {
   readonly maxAzs?: number;
   /** Retention of the VPC flow logs. @default logs.RetentionDays.THREE_MONTHS */
   readonly flowLogRetention?: logs.RetentionDays;
+  /**
+   * Add what Fargate tasks need from isolated subnets (the worker's `runtime: 'fargate'`): ECR API and Docker
+   * interface endpoints and an S3 gateway endpoint (image layers), and a CloudWatch Logs interface endpoint (the
+   * tasks' `awslogs` driver). Three more interface endpoints cost ~$0.01 per AZ per hour each (docs/deploy.md).
+   * @default false
+   */
+  readonly containerEndpoints?: boolean;
 }
 
 /**
@@ -40,10 +47,23 @@ export class WorkerNetwork extends Construct {
         },
       },
     });
+    const containerEndpoints = [
+      ['EcrApiEndpoint', ec2.InterfaceVpcEndpointAwsService.ECR],
+      ['EcrDockerEndpoint', ec2.InterfaceVpcEndpointAwsService.ECR_DOCKER],
+      ['LogsEndpoint', ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS],
+    ] as const;
+    if (props.containerEndpoints) {
+      // ECR serves image layers from S3: a gateway endpoint (no hourly charge) on the subnets' route tables.
+      this.vpc.addGatewayEndpoint('S3Endpoint', {
+        service: ec2.GatewayVpcEndpointAwsService.S3,
+        subnets: [this.subnets],
+      });
+    }
     for (const [name, service] of [
       ['SqsEndpoint', ec2.InterfaceVpcEndpointAwsService.SQS],
       ['SecretsManagerEndpoint', ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER],
       ['LambdaEndpoint', ec2.InterfaceVpcEndpointAwsService.LAMBDA],
+      ...(props.containerEndpoints ? containerEndpoints : []),
     ] as const) {
       const endpoint = this.vpc.addInterfaceEndpoint(name, {
         service,
