@@ -29,6 +29,9 @@ export {
   type CapacityTerm,
   safeWorkerConcurrency,
 } from './capacity.ts';
+export type { FargateRuntimeProps, WorkerRuntime } from './fargate-runtime-props.ts';
+export { PollerService, type PollerServiceProps } from './poller-service.ts';
+export type { PollerSettings } from './resolve-poller-settings.ts';
 export {
   INVOKES_PER_POLLER,
   type ProvisionedPollers,
