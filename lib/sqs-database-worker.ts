@@ -133,10 +133,19 @@ export class SqsDatabaseWorker extends Construct {
       : pollers
         ? `provisioned pollers ${pollers.minimumPollers}–${pollers.maximumPollers}${props.maximumPollers === undefined ? ' (derived)' : ''} (${pollers.minimumPollers} always on)`
         : `maxConcurrency ${settings.maxConcurrency}${props.maxConcurrency === undefined ? ' (derived)' : ''}`;
+    const reservedNote = tasks
+      ? ''
+      : `, reservedConcurrency ${settings.reservedConcurrency ?? 'none (reserveConcurrency false)'}`;
     Annotations.of(this).addInfo(
-      `${capacityNote}; ${scalingNote}, reservedConcurrency ${settings.reservedConcurrency ?? 'none (reserveConcurrency false)'}, proxy maxConnectionsPercent ${settings.proxyMaxConnectionsPercent} of dbMaxConnections ${settings.dbMaxConnections}`,
+      `${capacityNote}; ${scalingNote}${reservedNote}, proxy maxConnectionsPercent ${settings.proxyMaxConnectionsPercent} of dbMaxConnections ${settings.dbMaxConnections}`,
     );
-    if (!settings.reserveConcurrency) {
+    if (!settings.reserveConcurrency && tasks) {
+      const jobs = [props.outboxRelay ?? true, props.healthCheck ?? true, settings.retention].filter(Boolean);
+      Annotations.of(this).addWarningV2(
+        'sqs-inbox-worker:no-reserved-concurrency',
+        `reserveConcurrency is false: the outbox relay and the scheduled jobs reserve no concurrency, so other functions of the account can throttle them; set reserveConcurrency true once the account's concurrency quota leaves 100 unreserved executions after ${jobs.length}`,
+      );
+    } else if (!settings.reserveConcurrency) {
       Annotations.of(this).addWarningV2(
         'sqs-inbox-worker:no-reserved-concurrency',
         `reserveConcurrency is false: the worker and the outbox relay reserve no concurrency, so other functions of the account can take what the worker needs (maxConcurrency ${settings.maxConcurrency} still bounds it); set reserveConcurrency true once the account's concurrency quota leaves 100 unreserved executions after ${settings.maxConcurrency + 1}`,
