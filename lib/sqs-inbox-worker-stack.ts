@@ -54,6 +54,7 @@ export class SqsInboxWorkerStack extends Stack {
       });
     }
     if (pollerService) {
+      pollerService.service.node.addDependency(this.network.containerEndpoints);
       new CfnOutput(this, 'PollerClusterName', { value: pollerService.cluster.clusterName });
       new CfnOutput(this, 'PollerServiceName', {
         value: pollerService.service.serviceName,

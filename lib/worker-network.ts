@@ -1,7 +1,7 @@
 import { RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import { Construct } from 'constructs';
+import { Construct, DependencyGroup } from 'constructs';
 
 /** Properties of {@link WorkerNetwork}. */
 export interface WorkerNetworkProps {
@@ -29,6 +29,11 @@ export class WorkerNetwork extends Construct {
   readonly vpc: ec2.Vpc;
   /** Subnets of the database, the proxy and the functions. */
   readonly subnets: ec2.SubnetSelection = { subnetType: ec2.SubnetType.PRIVATE_ISOLATED };
+  /**
+   * The endpoints of `containerEndpoints` (empty without): a service whose tasks start in these subnets depends
+   * on them, or its first tasks may fail to pull their image and roll the deploy back.
+   */
+  readonly containerEndpoints = new DependencyGroup();
 
   constructor(scope: Construct, id: string, props: WorkerNetworkProps = {}) {
     super(scope, id);
@@ -54,10 +59,12 @@ export class WorkerNetwork extends Construct {
     ] as const;
     if (props.containerEndpoints) {
       // ECR serves image layers from S3: a gateway endpoint (no hourly charge) on the subnets' route tables.
-      this.vpc.addGatewayEndpoint('S3Endpoint', {
-        service: ec2.GatewayVpcEndpointAwsService.S3,
-        subnets: [this.subnets],
-      });
+      this.containerEndpoints.add(
+        this.vpc.addGatewayEndpoint('S3Endpoint', {
+          service: ec2.GatewayVpcEndpointAwsService.S3,
+          subnets: [this.subnets],
+        }),
+      );
     }
     for (const [name, service] of [
       ['SqsEndpoint', ec2.InterfaceVpcEndpointAwsService.SQS],
@@ -70,6 +77,7 @@ export class WorkerNetwork extends Construct {
         subnets: this.subnets,
         privateDnsEnabled: true,
       });
+      if (containerEndpoints.some(([id]) => id === name)) this.containerEndpoints.add(endpoint);
       Validations.of(endpoint).acknowledge({
         id: 'AwsSolutions-EC23',
         reason:

@@ -67,6 +67,15 @@ describe('Runtime fargate: the poller as an ECS Fargate service (production defa
       expect.arrayContaining(['Applies', 'Publishes', 'Purges']),
     );
     template.resourceCountIs('AWS::ECS::Service', 1);
+    // The schema exists and the image can be pulled before the first task starts.
+    const [service] = Object.values(template.findResources('AWS::ECS::Service')) as { DependsOn: string[] }[];
+    const endpoints = logicalIds(template, 'AWS::EC2::VPCEndpoint').filter((id) =>
+      /EcrApi|EcrDocker|Logs|S3/.test(id),
+    );
+    expect(endpoints).toHaveLength(4);
+    expect(service?.DependsOn).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^WorkerMigrationTrigger/), ...endpoints]),
+    );
     expect(Object.keys(template.toJSON().Outputs)).toEqual(
       expect.arrayContaining(['PollerClusterName', 'PollerServiceName', 'PollerLogGroupName']),
     );
