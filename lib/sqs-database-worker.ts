@@ -60,6 +60,13 @@ const LAMBDA_RUNTIME_CA_BUNDLE = '/var/runtime/ca-cert.pem';
  * are removed or replaced, and refuses at synth a change that would replace its queues unless acknowledged
  * (`queueIdentity`, `acknowledgeQueueReplacement`).
  *
+ * `runtime: 'fargate'` runs the worker as the long-running poller on ECS Fargate ({@link PollerService})
+ * instead of the function and its event source mapping (and the mapping's breaker). It is a choice on this
+ * construct rather than a construct of its own because everything else — queues, database, proxy, migrations,
+ * relay, scheduled jobs, capacity formula, alarms, dashboard — is the same worker whichever runtime consumes
+ * the queue: a second construct would have to repeat all of it, and a stage switches runtime with one setting.
+ * The capacity formula bounds the tasks as it bounds the concurrency (a task holds `dbPoolSize` connections).
+ *
  * @example
  * ```ts
  * const worker = new SqsDatabaseWorker(stack, 'Worker', {
