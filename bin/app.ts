@@ -10,10 +10,12 @@ const app = new App();
 const stage = String(app.node.tryGetContext('stage') ?? 'dev');
 const stages = (app.node.tryGetContext('stages') ?? {}) as Record<string, unknown>;
 
+const worker = stageSettings(stage, stages[stage]);
+
 new SqsInboxWorkerStack(app, `SqsInboxWorker-${stage}`, {
-  description: `sqs-inbox-worker (${stage}): SQS → Lambda → PostgreSQL with exactly-once effects`,
+  description: `sqs-inbox-worker (${stage}): SQS → Lambda → ${worker.store === 'dynamodb' ? 'DynamoDB' : 'PostgreSQL'} with exactly-once effects`,
   env: stackEnvironment(app.node.tryGetContext('account'), app.node.tryGetContext('region')),
-  worker: stageSettings(stage, stages[stage]),
+  worker,
   tags: { project: 'sqs-inbox-worker', stage },
 });
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

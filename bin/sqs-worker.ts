@@ -7,6 +7,7 @@
 import { userInfo } from 'node:os';
 import { Command, CommanderError } from 'commander';
 import packageJson from '../package.json' with { type: 'json' };
+import { capacityStore } from '../tools/ops/capacity-store.ts';
 import type * as Ops from '../tools/ops/index.ts';
 import { parseDuration } from '../tools/ops/parse-duration.ts';
 import { parseCount, parsePositive, parseRate } from '../tools/ops/parse-options.ts';
@@ -338,8 +339,11 @@ breaker
 
 program
   .command('capacity')
-  .description("safe worker concurrency by the pattern document's formula, naming the binding constraint")
-  .requiredOption('--db-max-connections <n>', 'max_connections of the database or proxy budget')
+  .description(
+    "safe worker concurrency by the pattern document's formula, naming the binding constraint (connections for PostgreSQL, the write budget for DynamoDB)",
+  )
+  .option('--store <store>', 'postgres (connections) or dynamodb (write units)', 'postgres')
+  .option('--db-max-connections <n>', 'max_connections of the database or proxy budget (postgres, required)')
   .option(
     '--db-reserved-connections <n>',
     'connections kept for admin, migrations and other clients (as the construct)',
@@ -348,12 +352,55 @@ program
   .option('--connections-per-worker <n>', 'connections one concurrent worker holds (its pool size)', '1')
   .option('--db-write-iops-budget <n>', 'write IOPS the worker may spend')
   .option('--write-iops-per-message <n>', 'write IOPS one message costs')
+  .option(
+    '--max-write-units-per-second <n>',
+    'dynamodb: write units per second the worker may spend (default 4000, a new on-demand table)',
+  )
+  .option(
+    '--transact-items-per-message <n>',
+    'dynamodb: items of the TransactWriteItems, domain items + the inbox completion (default 2)',
+  )
+  .option('--item-size-kb <n>', 'dynamodb: size of the largest item written, KB (default 1)')
+  .option('--record-latency-ms <n>', 'dynamodb: expected time of one record, gate to commit (default 15)')
+  .option('--record-concurrency <n>', 'dynamodb: records one invocation processes at once (default 1)')
   .option('--downstream-rate-limit <n>', 'calls per second a downstream provider allows')
   .option('--calls-per-message <n>', 'downstream calls per message')
   .option('--lock-contention-safe-parallelism <n>', 'parallelism above which lock contention hurts')
   .action(
-    act('capacity', async (s, opts) =>
-      ops.capacity(
+    act('capacity', async (s, opts) => {
+      const shared = {
+        downstreamRateLimit: optionalNumber(opts.downstreamRateLimit, '--downstream-rate-limit'),
+        callsPerMessage: optionalNumber(opts.callsPerMessage, '--calls-per-message'),
+        lockContentionSafeParallelism: optionalNumber(
+          opts.lockContentionSafeParallelism,
+          '--lock-contention-safe-parallelism',
+        ),
+      };
+      // The flags given (those of one store's formula have no default, so set means typed).
+      const given = Object.keys(opts)
+        .filter((name) => opts[name] !== undefined)
+        .map((name) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+      const store = capacityStore(str(opts.store), given);
+      if (store === 'dynamodb') {
+        return ops.dynamoDbCapacity(
+          { out: s.out },
+          {
+            maxWriteUnitsPerSecond: optionalNumber(
+              opts.maxWriteUnitsPerSecond,
+              '--max-write-units-per-second',
+            ),
+            transactItemsPerMessage: optionalNumber(
+              opts.transactItemsPerMessage,
+              '--transact-items-per-message',
+            ),
+            itemSizeKb: optionalNumber(opts.itemSizeKb, '--item-size-kb'),
+            recordLatencyMs: optionalNumber(opts.recordLatencyMs, '--record-latency-ms'),
+            recordConcurrency: optionalNumber(opts.recordConcurrency, '--record-concurrency'),
+            ...shared,
+          },
+        );
+      }
+      return ops.capacity(
         { out: s.out },
         {
           dbMaxConnections: parseCount(str(opts.dbMaxConnections) ?? '', '--db-max-connections'),
@@ -365,15 +412,10 @@ program
           connectionsPerWorker: optionalNumber(opts.connectionsPerWorker, '--connections-per-worker'),
           dbWriteIopsBudget: optionalNumber(opts.dbWriteIopsBudget, '--db-write-iops-budget'),
           writeIopsPerMessage: optionalNumber(opts.writeIopsPerMessage, '--write-iops-per-message'),
-          downstreamRateLimit: optionalNumber(opts.downstreamRateLimit, '--downstream-rate-limit'),
-          callsPerMessage: optionalNumber(opts.callsPerMessage, '--calls-per-message'),
-          lockContentionSafeParallelism: optionalNumber(
-            opts.lockContentionSafeParallelism,
-            '--lock-contention-safe-parallelism',
-          ),
+          ...shared,
         },
-      ),
-    ),
+      );
+    }),
   );
 
 try {

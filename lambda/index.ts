@@ -86,8 +86,16 @@ export {
 export { offloadPayload, type PayloadOffloadTarget } from './outbox/offload-payload.ts';
 export type { CommitMode, MetricName, TerminalPolicy } from './types.ts';
 export type { BackoffSettings } from './worker/backoff.ts';
+// The worker's runtime-neutral core: a batch of SQS records and a time budget in, every record's outcome out
+// (the Lambda handler, the poller and custom runtimes run on it).
+export {
+  type BatchBudget,
+  type BatchEngine,
+  type BatchResult,
+  createBatchEngine,
+} from './worker/batch-engine.ts';
 // The worker: a Lambda SQS handler built from domain handlers.
-export { createWorker, type WorkerHandler, type WorkerOptions } from './worker/create-worker.ts';
+export { createWorker, type WorkerHandler } from './worker/create-worker.ts';
 export type { AttemptPolicy, Envelope, PayloadRef } from './worker/envelope.ts';
 export {
   defineHandler,
@@ -96,5 +104,7 @@ export {
   type MessageHandler,
   type ReferencedDocument,
 } from './worker/message-handler.ts';
+export type { OutcomeResult, RecordOutcome } from './worker/outcome.ts';
 export type { S3ClientSource } from './worker/s3-client-source.ts';
 export type { SqsClientSource } from './worker/sqs-client-source.ts';
+export type { WorkerOptions } from './worker/worker-options.ts';

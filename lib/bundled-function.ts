@@ -91,8 +91,9 @@ export interface BundledFunctionOptions {
   /** Absolute path of the entry file (exports `handler`). */
   readonly entry: string;
   readonly description: string;
-  readonly vpc: ec2.IVpc;
-  readonly vpcSubnets: ec2.SubnetSelection;
+  /** The VPC of the function; none for a function outside a VPC (the DynamoDB store's worker). */
+  readonly vpc?: ec2.IVpc;
+  readonly vpcSubnets?: ec2.SubnetSelection;
   readonly timeout: Duration;
   readonly memorySize?: number;
   readonly environment?: Record<string, string>;
@@ -103,7 +104,7 @@ export interface BundledFunctionOptions {
 
 /**
  * A Lambda function bundled by the local esbuild (no Docker) with {@link bundleOptions}: arm64,
- * {@link NODE_RUNTIME}, in the VPC, with its own log group (one month) so retention is explicit and the group is
+ * {@link NODE_RUNTIME}, in the VPC when one is given, with its own log group (one month) so retention is explicit and the group is
  * removed with the stack. (`NodejsFunction` always writes one `--outfile`, which rules out code splitting.)
  *
  * @internal

@@ -30,7 +30,13 @@ export interface CapacityInputs {
 }
 
 /** Name of a term of the formula. */
-export type CapacityTerm = 'db_connections' | 'write_iops' | 'downstream_rate' | 'lock_contention';
+export type CapacityTerm =
+  | 'db_connections'
+  | 'write_iops'
+  | 'downstream_rate'
+  | 'lock_contention'
+  /** The DynamoDB store's write budget (`safeDynamoDbConcurrency`). */
+  | 'write_units';
 
 /** Result of {@link safeWorkerConcurrency}. */
 export interface CapacityResult {

@@ -29,6 +29,12 @@ export {
   type CapacityTerm,
   safeWorkerConcurrency,
 } from './capacity.ts';
+export {
+  DYNAMODB_CAPACITY_DEFAULTS,
+  type DynamoDbCapacityInputs,
+  type DynamoDbCapacityResult,
+  safeDynamoDbConcurrency,
+} from './dynamodb-capacity.ts';
 export type { FargateRuntimeProps, WorkerRuntime } from './fargate-runtime-props.ts';
 export { PollerService, type PollerServiceProps } from './poller-service.ts';
 export type { PollerSettings } from './resolve-poller-settings.ts';
@@ -47,3 +53,5 @@ export { stageSettings } from './stage-settings.ts';
 export { WorkerDatabase, type WorkerDatabaseProps } from './worker-database.ts';
 export { WORKER_METRICS, type WorkerOutcomeMetric } from './worker-metrics.ts';
 export { WorkerNetwork, type WorkerNetworkProps } from './worker-network.ts';
+export type { WorkerStore } from './worker-store.ts';
+export { WORKER_TABLE_ACTIONS, WorkerTable, type WorkerTableProps } from './worker-table.ts';

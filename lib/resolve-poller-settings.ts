@@ -95,6 +95,11 @@ export function checkRuntime(props: Props, problems: string[]): WorkerRuntime {
     problems.push(`runtime ("${String(runtime)}") must be "lambda" or "fargate"; set one of them`);
     return 'lambda';
   }
+  if (runtime === 'fargate' && props.store === 'dynamodb') {
+    problems.push(
+      'runtime "fargate" needs store "postgres" (given store "dynamodb"): the poller service runs in the VPC of the database proxy, and a DynamoDB worker has no VPC; use runtime "lambda" with store "dynamodb", or store "postgres"',
+    );
+  }
   const foreign = runtime === 'fargate' ? LAMBDA_ONLY_PROPS : FARGATE_ONLY_PROPS;
   const other = runtime === 'fargate' ? 'lambda' : 'fargate';
   for (const name of foreign) {

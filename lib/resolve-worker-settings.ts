@@ -10,9 +10,12 @@ import {
   resolvePollerSettings,
 } from './resolve-poller-settings.ts';
 import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
+import { checkStoreSettings, dynamoDbCapacity, type WorkerStore, withStoreDefaults } from './worker-store.ts';
 
 /** Props of {@link SqsDatabaseWorker} with every default applied, the capacity result and the derived values. */
 export interface ResolvedWorkerSettings {
+  /** Where the inbox and the domain state live. */
+  readonly store: WorkerStore;
   /** Where the worker runs: a function behind an event source mapping, or the poller on Fargate. */
   readonly runtime: WorkerRuntime;
   /** The Fargate runtime's settings (`runtime: 'fargate'` only). */
@@ -175,8 +178,14 @@ const fmtSeconds = (value: number): string => `${value} s`;
  *
  * @internal
  */
-export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>): ResolvedWorkerSettings {
+export function resolveWorkerSettings(
+  given: Omit<SqsDatabaseWorkerProps, 'vpc'> & { readonly vpc?: unknown },
+  options: { readonly checkVpc?: boolean } = {},
+): ResolvedWorkerSettings {
   const problems: string[] = [];
+  // The store first: its defaults (no relay, jobs or breaker with DynamoDB) apply to every rule below.
+  const store = checkStoreSettings(given, problems, { checkVpc: options.checkVpc ?? false });
+  const props = withStoreDefaults(given);
   for (const [name, entry, exports] of [
     ['workerEntry', props.workerEntry, 'handler = createWorkerFromConfig({ handlers })'],
     ['outboxRelayEntry', props.outboxRelayEntry, 'handler'],
@@ -410,6 +419,7 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
   for (const [name, value] of [
     ['retryRatePercent', props.retryRatePercent],
     ['duplicateRatePercent', props.duplicateRatePercent],
+    ['transactionConflictRatePercent', props.transactionConflictRatePercent],
   ] as const) {
     if (value !== undefined && !isToken(value) && !(value > 0 && value <= 100)) {
       problems.push(
@@ -432,7 +442,12 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
     );
   }
 
-  if (!isToken(recordConcurrency) && !isToken(dbPoolSize) && recordConcurrency > dbPoolSize) {
+  if (
+    store === 'postgres' &&
+    !isToken(recordConcurrency) &&
+    !isToken(dbPoolSize) &&
+    recordConcurrency > dbPoolSize
+  ) {
     problems.push(
       `recordConcurrency (${recordConcurrency}) must not exceed dbPoolSize (${dbPoolSize}): each record in flight holds one connection; raise dbPoolSize or lower recordConcurrency`,
     );
@@ -450,10 +465,18 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
     callsPerMessage: props.callsPerMessage,
     lockContentionSafeParallelism: props.lockContentionSafeParallelism,
   };
-  const capacityTokens = [dbMaxConnections, dbReservedConnections, ...Object.values(capacityInputs)].some(
-    (v) => isToken(v),
-  );
-  if (
+  // The DynamoDB store holds no connection: its formula is the table's write budget (lib/dynamodb-capacity.ts).
+  const dynamo = store === 'dynamodb' ? dynamoDbCapacity(props, recordConcurrency, problems) : undefined;
+  const capacityTokens = dynamo
+    ? dynamo.tokens
+    : [dbMaxConnections, dbReservedConnections, ...Object.values(capacityInputs)].some((v) => isToken(v));
+  const capacityFix =
+    store === 'dynamodb'
+      ? 'raise maxWriteUnitsPerSecond (the table serves more once scaled or with a raised quota), or lower transactItemsPerMessage or recordConcurrency'
+      : 'raise the binding capacity input or lower dbPoolSize';
+  if (dynamo) {
+    capacity = dynamo.capacity;
+  } else if (
     !isToken(dbReservedConnections) &&
     !isToken(dbMaxConnections) &&
     dbReservedConnections >= dbMaxConnections
@@ -511,7 +534,7 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
         maxConcurrency = Math.min(capacity.safeConcurrency, ESM_MAX_CONCURRENCY);
         if (maxConcurrency < ESM_MIN_CONCURRENCY) {
           problems.push(
-            `the safe worker concurrency is ${capacity.safeConcurrency} (${capacity.explanation}), below the event source minimum of ${ESM_MIN_CONCURRENCY}; raise the binding capacity input or lower dbPoolSize`,
+            `the safe worker concurrency is ${capacity.safeConcurrency} (${capacity.explanation}), below the event source minimum of ${ESM_MIN_CONCURRENCY}; ${capacityFix}`,
           );
         }
       } else {
@@ -677,6 +700,7 @@ export function resolveWorkerSettings(props: Omit<SqsDatabaseWorkerProps, 'vpc'>
     poller,
     dbStatementTimeoutMs: dbStatementTimeout.toMilliseconds(),
     dbLockTimeoutMs: dbLockTimeout.toMilliseconds(),
+    store,
     breaker,
     dbUsers,
     retention,

@@ -4,6 +4,7 @@ import type * as rds from 'aws-cdk-lib/aws-rds';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { CommitMode, TerminalPolicy } from '../lambda/types.ts';
 import type { FargateRuntimeProps } from './fargate-runtime-props.ts';
+import type { WorkerStore } from './worker-store.ts';
 
 /**
  * What makes CloudFormation replace the source queue and the DLQ: their type and their logical ids (the
@@ -19,14 +20,55 @@ export interface QueueIdentity {
 }
 
 /**
- * Properties of {@link SqsDatabaseWorker}. Every property except `vpc` is optional; the defaults give a safe
- * production worker. Ranges are checked at synth time (see `resolveWorkerSettings`): an unsafe combination
- * fails `cdk synth` with one message per problem.
+ * Properties of {@link SqsDatabaseWorker}. Every property is optional except `vpc` with the PostgreSQL store;
+ * the defaults give a safe production worker. Ranges are checked at synth time (see `resolveWorkerSettings`):
+ * an unsafe combination fails `cdk synth` with one message per problem.
  */
 export interface SqsDatabaseWorkerProps extends FargateRuntimeProps {
+  // ── store ────────────────────────────────────────────────────────────────────────────────────────────────
+  /**
+   * Where the inbox and the domain state live (`WORKER_STORE`). `postgres`: RDS PostgreSQL behind RDS Proxy in
+   * `vpc`, migrations on deploy, the outbox relay, the health and retention jobs and the breaker. `dynamodb`: one
+   * on-demand DynamoDB table (`DYNAMODB_TABLE`; TTL on `ttl`, point-in-time recovery, retained in production),
+   * the worker outside any VPC, and none of the PostgreSQL resources or functions; props of the PostgreSQL store
+   * are refused with it. Capacity comes from the write budget (`maxWriteUnitsPerSecond`) instead of connections.
+   * @default 'postgres'
+   */
+  readonly store?: WorkerStore;
+  /**
+   * Write units per second the worker may spend on the DynamoDB table (`store: 'dynamodb'` only): the budget the
+   * safe concurrency is derived from (see `safeDynamoDbConcurrency`). A new on-demand table serves 4,000 before
+   * it has scaled; an account's tables 40,000 each by default (a service quota).
+   * @default 4000
+   */
+  readonly maxWriteUnitsPerSecond?: number;
+  /**
+   * Items one message's TransactWriteItems holds: its domain items plus the inbox completion, 1 to 100
+   * (`store: 'dynamodb'` only). Each costs 2 write units per KB; the gate put 1 more.
+   * @default 2
+   */
+  readonly transactItemsPerMessage?: number;
+  /** Size of the largest item the worker writes, in KB, up to 400 (`store: 'dynamodb'` only). @default 1 */
+  readonly itemSizeKb?: number;
+  /**
+   * Expected time of one record, gate to commit, in milliseconds (`store: 'dynamodb'` only); lower is the safe
+   * side. Compare with the dashboard's DynamoDB latency graph.
+   * @default 15
+   */
+  readonly recordLatencyMs?: number;
+  /**
+   * DynamoDB transaction conflicts in percent of received records (5 minutes) above which the alarm fires,
+   * above 0 to 100 (`store: 'dynamodb'` only).
+   * @default 5
+   */
+  readonly transactionConflictRatePercent?: number;
+
   // ── network ──────────────────────────────────────────────────────────────────────────────────────────────
-  /** VPC of the database, the proxy and the functions. It must have an SQS and a Secrets Manager endpoint. */
-  readonly vpc: ec2.IVpc;
+  /**
+   * VPC of the database, the proxy and the functions. It must have an SQS and a Secrets Manager endpoint.
+   * Required with `store: 'postgres'`; refused with `store: 'dynamodb'` (that worker runs outside a VPC).
+   */
+  readonly vpc?: ec2.IVpc;
   /**
    * Subnets of the database, the proxy and the functions.
    * @default { subnetType: ec2.SubnetType.PRIVATE_ISOLATED }
@@ -147,9 +189,10 @@ export interface SqsDatabaseWorkerProps extends FargateRuntimeProps {
    */
   readonly dbPoolSize?: number;
   /**
-   * Records one invocation processes at once (`WORKER_RECORD_CONCURRENCY`), 1 to `dbPoolSize`; with
-   * `runtime: 'fargate'`, the records one task has in flight (`POLLER_CONCURRENCY` as well).
-   * @default dbPoolSize
+   * Records one invocation processes at once (`WORKER_RECORD_CONCURRENCY`), 1 to `dbPoolSize` (1 to 100 with
+   * `store: 'dynamodb'`, where it multiplies the writes per second of one worker); with `runtime: 'fargate'`, the
+   * records one task has in flight (`POLLER_CONCURRENCY` as well).
+   * @default dbPoolSize (1 with `store: 'dynamodb'`)
    */
   readonly recordConcurrency?: number;
   /**
@@ -271,7 +314,8 @@ export interface SqsDatabaseWorkerProps extends FargateRuntimeProps {
   /**
    * Production defaults: multi-AZ, deletion protection, 14 days of backups, a final snapshot of the database
    * when it is removed or replaced, and the source queue and DLQ retained (with their messages) when they are
-   * removed or replaced. Otherwise the database and the queues are deleted with the stack.
+   * removed or replaced. Otherwise the database and the queues are deleted with the stack. With
+   * `store: 'dynamodb'`: the table retained (with its items) and deletion-protected.
    * @default true
    */
   readonly production?: boolean;
@@ -281,9 +325,12 @@ export interface SqsDatabaseWorkerProps extends FargateRuntimeProps {
   readonly postgresVersion?: rds.PostgresEngineVersion;
   /** Standby in a second AZ. @default production */
   readonly multiAz?: boolean;
-  /** Deletion protection of the instance. @default production */
+  /** Deletion protection of the instance (of the table with `store: 'dynamodb'`). @default production */
   readonly deletionProtection?: boolean;
-  /** Automated backup retention, 1 to 35 days. @default 14 days in production, 1 day otherwise */
+  /**
+   * Automated backup retention, 1 to 35 days; with `store: 'dynamodb'` the table's point-in-time recovery window
+   * (whole days). @default 14 days in production, 1 day otherwise
+   */
   readonly backupRetention?: Duration;
   /** Allocated storage, 20 to 65536 GiB (storage autoscaling up to 4×). @default 20 */
   readonly allocatedStorageGiB?: number;

@@ -19,6 +19,7 @@ import { Construct } from 'constructs';
 import { WORKER_DEFAULTS } from '../lambda/constants.ts';
 import { bundledFunction, PROJECT_ROOT } from './bundled-function.ts';
 import { checkQueueIdentity } from './check-queue-identity.ts';
+import { DYNAMODB_CAPACITY_DEFAULTS } from './dynamodb-capacity.ts';
 import { PollerService } from './poller-service.ts';
 import type { PollerSettings } from './resolve-poller-settings.ts';
 import {
@@ -31,6 +32,8 @@ import { createWorkerAlarms, workerMetric } from './worker-alarms.ts';
 import { createWorkerDashboard } from './worker-dashboard.ts';
 import { WorkerDatabase } from './worker-database.ts';
 import { WORKER_METRICS } from './worker-metrics.ts';
+import { withStoreDefaults } from './worker-store.ts';
+import { WorkerTable } from './worker-table.ts';
 
 export type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
 
@@ -51,7 +54,9 @@ const LAMBDA_RUNTIME_CA_BUNDLE = '/var/runtime/ca-cert.pem';
 /**
  * A production SQS → Lambda → PostgreSQL worker: source queue and DLQ, RDS PostgreSQL with a rotated master
  * secret behind an IAM-authenticated RDS Proxy, the worker function and its SQS event source, migrations
- * applied on deploy, the scheduled outbox relay, alarms to an SNS topic and a dashboard.
+ * applied on deploy, the scheduled outbox relay, alarms to an SNS topic and a dashboard. With
+ * `store: 'dynamodb'`: one on-demand DynamoDB table ({@link WorkerTable}) instead of the database, the worker
+ * outside any VPC, capacity from the table's write budget, and no PostgreSQL resources or scheduled functions.
  *
  * Every prop is checked before anything is created (`resolveWorkerSettings`); an unsafe combination throws one
  * error listing every problem. The event source `maxConcurrency`, the reserved concurrency and the proxy's
@@ -96,11 +101,13 @@ export class SqsDatabaseWorker extends Construct {
   readonly eventSource: SqsEventSource | undefined;
   /** The poller's ECS Fargate service, its task role and scaling (runtime `fargate`). */
   readonly pollerService: PollerService | undefined;
-  /** Database, master secret and proxy. */
-  readonly database: WorkerDatabase;
-  /** The function that applies migrations on deploy, and its trigger. */
-  readonly migrationFunction: lambda.Function;
-  readonly migrationTrigger: triggers.Trigger;
+  /** Database, master secret and proxy (`store: 'postgres'`). */
+  readonly database: WorkerDatabase | undefined;
+  /** The DynamoDB table of the inbox and the domain state (`store: 'dynamodb'`). */
+  readonly table: WorkerTable | undefined;
+  /** The function that applies migrations on deploy, and its trigger (`store: 'postgres'`). */
+  readonly migrationFunction: lambda.Function | undefined;
+  readonly migrationTrigger: triggers.Trigger | undefined;
   /** The scheduled outbox relay (when `outboxRelay` is not false). */
   readonly outboxRelayFunction: lambda.Function | undefined;
   /** The scheduled health job (when `healthCheck` is not false). */
@@ -118,11 +125,13 @@ export class SqsDatabaseWorker extends Construct {
   /** The CloudWatch dashboard. */
   readonly dashboard: cloudwatch.Dashboard;
 
-  constructor(scope: Construct, id: string, props: SqsDatabaseWorkerProps) {
+  constructor(scope: Construct, id: string, givenProps: SqsDatabaseWorkerProps) {
     // Validate everything before creating anything.
-    const settings = resolveWorkerSettings(props);
+    const settings = resolveWorkerSettings(givenProps, { checkVpc: true });
     super(scope, id);
     this.settings = settings;
+    // With DynamoDB: no relay, health job, retention job or breaker (they need PostgreSQL).
+    const props = withStoreDefaults(givenProps);
 
     const production = props.production ?? true;
     const vpcSubnets = props.vpcSubnets ?? { subnetType: ec2.SubnetType.PRIVATE_ISOLATED };
@@ -143,9 +152,11 @@ export class SqsDatabaseWorker extends Construct {
     const reservedNote = tasks
       ? ''
       : `, reservedConcurrency ${settings.reservedConcurrency ?? 'none (reserveConcurrency false)'}`;
-    Annotations.of(this).addInfo(
-      `${capacityNote}; ${scalingNote}${reservedNote}, proxy maxConnectionsPercent ${settings.proxyMaxConnectionsPercent} of dbMaxConnections ${settings.dbMaxConnections}`,
-    );
+    const storeNote =
+      settings.store === 'dynamodb'
+        ? 'store dynamodb (on-demand table, no VPC)'
+        : `proxy maxConnectionsPercent ${settings.proxyMaxConnectionsPercent} of dbMaxConnections ${settings.dbMaxConnections}`;
+    Annotations.of(this).addInfo(`${capacityNote}; ${scalingNote}${reservedNote}, ${storeNote}`);
     if (!settings.reserveConcurrency && tasks) {
       const jobs = [props.outboxRelay ?? true, props.healthCheck ?? true, settings.retention].filter(Boolean);
       Annotations.of(this).addWarningV2(
@@ -155,7 +166,7 @@ export class SqsDatabaseWorker extends Construct {
     } else if (!settings.reserveConcurrency) {
       Annotations.of(this).addWarningV2(
         'sqs-inbox-worker:no-reserved-concurrency',
-        `reserveConcurrency is false: the worker and the outbox relay reserve no concurrency, so other functions of the account can take what the worker needs (maxConcurrency ${settings.maxConcurrency} still bounds it); set reserveConcurrency true once the account's concurrency quota leaves 100 unreserved executions after ${settings.maxConcurrency + 1}`,
+        `reserveConcurrency is false: the worker${(props.outboxRelay ?? true) ? ' and the outbox relay' : ''} reserve no concurrency, so other functions of the account can take what the worker needs (maxConcurrency ${settings.maxConcurrency} still bounds it); set reserveConcurrency true once the account's concurrency quota leaves 100 unreserved executions after ${settings.maxConcurrency + 1}`,
       );
     }
 
@@ -186,113 +197,134 @@ export class SqsDatabaseWorker extends Construct {
     });
     if (production) this.guardQueueIdentity(props);
 
-    // ── database ────────────────────────────────────────────────────────────────────────────────────────────
-    this.database = new WorkerDatabase(this, 'Database', {
-      vpc: props.vpc,
-      vpcSubnets,
-      production,
-      instanceType:
-        props.instanceType ??
-        (production
-          ? ec2.InstanceType.of(ec2.InstanceClass.R6G, ec2.InstanceSize.LARGE)
-          : ec2.InstanceType.of(ec2.InstanceClass.T4G, ec2.InstanceSize.MICRO)),
-      postgresVersion: props.postgresVersion ?? rds.PostgresEngineVersion.VER_17,
-      multiAz: props.multiAz ?? production,
-      deletionProtection: props.deletionProtection ?? production,
-      backupRetention: props.backupRetention ?? Duration.days(production ? 14 : 1),
-      allocatedStorageGiB: props.allocatedStorageGiB ?? 20,
-      databaseName,
-      dbUsers,
-      secretRotationInterval: props.secretRotationInterval ?? Duration.days(30),
-      proxyMaxConnectionsPercent: settings.proxyMaxConnectionsPercent,
-    });
+    // ── store: PostgreSQL (database, proxy, migrations) or one DynamoDB table ───────────────────────────────────
+    const database =
+      settings.store === 'postgres' && props.vpc
+        ? new WorkerDatabase(this, 'Database', {
+            vpc: props.vpc,
+            vpcSubnets,
+            production,
+            instanceType:
+              props.instanceType ??
+              (production
+                ? ec2.InstanceType.of(ec2.InstanceClass.R6G, ec2.InstanceSize.LARGE)
+                : ec2.InstanceType.of(ec2.InstanceClass.T4G, ec2.InstanceSize.MICRO)),
+            postgresVersion: props.postgresVersion ?? rds.PostgresEngineVersion.VER_17,
+            multiAz: props.multiAz ?? production,
+            deletionProtection: props.deletionProtection ?? production,
+            backupRetention: props.backupRetention ?? Duration.days(production ? 14 : 1),
+            allocatedStorageGiB: props.allocatedStorageGiB ?? 20,
+            databaseName,
+            dbUsers,
+            secretRotationInterval: props.secretRotationInterval ?? Duration.days(30),
+            proxyMaxConnectionsPercent: settings.proxyMaxConnectionsPercent,
+          })
+        : undefined;
+    this.database = database;
+    this.table =
+      settings.store === 'dynamodb'
+        ? new WorkerTable(this, 'Table', {
+            production,
+            deletionProtection: props.deletionProtection ?? production,
+            recoveryPeriod: props.backupRetention ?? Duration.days(production ? 14 : 1),
+          })
+        : undefined;
     const proxyDbEnvironment = {
-      DB_HOST: this.database.proxy.endpoint,
-      DB_PORT: String(POSTGRES_PORT),
-      DB_NAME: databaseName,
-      DB_AUTH: 'iam',
-      DB_SSL: 'true',
+      ...(database && {
+        DB_HOST: database.proxy.endpoint,
+        DB_PORT: String(POSTGRES_PORT),
+        DB_NAME: databaseName,
+        DB_AUTH: 'iam',
+        DB_SSL: 'true',
+      }),
       POWERTOOLS_SERVICE_NAME: serviceName,
       POWERTOOLS_METRICS_NAMESPACE: metricsNamespace,
     };
 
     // ── migrations on deploy ────────────────────────────────────────────────────────────────────────────────
-    const migrationsDirectory = props.migrationsDirectory ?? join(PROJECT_ROOT, 'migrations');
-    this.migrationFunction = bundledFunction(this, 'MigrationFunction', {
-      entry: join(PROJECT_ROOT, 'lambda/handlers/migrate.ts'),
-      description:
-        'Applies pending migrations and provisions the database roles of the worker, the relay and the ops commands (runs on every deploy)',
-      vpc: props.vpc,
-      vpcSubnets,
-      timeout: Duration.minutes(5),
-      environment: {
-        DB_HOST: this.database.instance.dbInstanceEndpointAddress,
-        DB_PORT: this.database.instance.dbInstanceEndpointPort,
-        DB_NAME: databaseName,
-        DB_SECRET_ARN: this.database.masterSecret.secretArn,
-        DB_SSL: 'true',
-        // The instance's certificate is issued by the RDS CA, which Node does not trust by default; the Lambda
-        // Node.js runtime ships Amazon's CAs (RDS included) in this file. The worker and the relay connect
-        // through the proxy, whose ACM certificate Node's default CAs already verify (and skip this cold-start
-        // cost). A container image would copy the RDS bundle in and point this variable at it instead.
-        NODE_EXTRA_CA_CERTS: LAMBDA_RUNTIME_CA_BUNDLE,
-        // One database user per function, each with its own privileges (lambda/provision-roles.ts).
-        WORKER_DB_USER: dbUsers.worker,
-        ...((props.outboxRelay ?? true) ? { RELAY_DB_USER: dbUsers.relay } : {}),
-        OPS_DB_USER: dbUsers.ops,
-        // The worker's and the relay's statement and lock timeouts, set as their roles' defaults: nothing on the
-        // message path sets them (SET and set_config pin connections to RDS Proxy).
-        DB_STATEMENT_TIMEOUT_MS: String(settings.dbStatementTimeoutMs),
-        DB_LOCK_TIMEOUT_MS: String(settings.dbLockTimeoutMs),
-        ...((props.healthCheck ?? true) ? { HEALTH_DB_USER: dbUsers.health } : {}),
-        ...(settings.retention ? { RETENTION_DB_USER: dbUsers.retention } : {}),
-        MIGRATIONS_DIR: 'migrations',
-      },
-      // The migration files travel with the code: <bundle>/migrations/NNNNN_name.sql.
-      files: [{ from: migrationsDirectory, into: 'migrations', suffix: '.sql' }],
-    });
-    this.database.masterSecret.grantRead(this.migrationFunction);
-    this.database.instance.connections.allowDefaultPortFrom(
-      this.migrationFunction,
-      'migrations to PostgreSQL',
-    );
+    if (database) {
+      const migrationsDirectory = props.migrationsDirectory ?? join(PROJECT_ROOT, 'migrations');
+      const migrationFunction = bundledFunction(this, 'MigrationFunction', {
+        entry: join(PROJECT_ROOT, 'lambda/handlers/migrate.ts'),
+        description:
+          'Applies pending migrations and provisions the database roles of the worker, the relay and the ops commands (runs on every deploy)',
+        vpc: props.vpc,
+        vpcSubnets,
+        timeout: Duration.minutes(5),
+        environment: {
+          DB_HOST: database.instance.dbInstanceEndpointAddress,
+          DB_PORT: database.instance.dbInstanceEndpointPort,
+          DB_NAME: databaseName,
+          DB_SECRET_ARN: database.masterSecret.secretArn,
+          DB_SSL: 'true',
+          // The instance's certificate is issued by the RDS CA, which Node does not trust by default; the Lambda
+          // Node.js runtime ships Amazon's CAs (RDS included) in this file. The worker and the relay connect
+          // through the proxy, whose ACM certificate Node's default CAs already verify (and skip this cold-start
+          // cost). A container image would copy the RDS bundle in and point this variable at it instead.
+          NODE_EXTRA_CA_CERTS: LAMBDA_RUNTIME_CA_BUNDLE,
+          // One database user per function, each with its own privileges (lambda/provision-roles.ts).
+          WORKER_DB_USER: dbUsers.worker,
+          ...((props.outboxRelay ?? true) ? { RELAY_DB_USER: dbUsers.relay } : {}),
+          OPS_DB_USER: dbUsers.ops,
+          // The worker's and the relay's statement and lock timeouts, set as their roles' defaults: nothing on the
+          // message path sets them (SET and set_config pin connections to RDS Proxy).
+          DB_STATEMENT_TIMEOUT_MS: String(settings.dbStatementTimeoutMs),
+          DB_LOCK_TIMEOUT_MS: String(settings.dbLockTimeoutMs),
+          ...((props.healthCheck ?? true) ? { HEALTH_DB_USER: dbUsers.health } : {}),
+          ...(settings.retention ? { RETENTION_DB_USER: dbUsers.retention } : {}),
+          MIGRATIONS_DIR: 'migrations',
+        },
+        // The migration files travel with the code: <bundle>/migrations/NNNNN_name.sql.
+        files: [{ from: migrationsDirectory, into: 'migrations', suffix: '.sql' }],
+      });
+      database.masterSecret.grantRead(migrationFunction);
+      database.instance.connections.allowDefaultPortFrom(migrationFunction, 'migrations to PostgreSQL');
+      this.migrationFunction = migrationFunction;
+    }
 
     // ── payload bucket (payloadRef) ─────────────────────────────────────────────────────────────────────────
     this.payloadBucket = (props.payloadBucket ?? true) ? this.createPayloadBucket(production) : undefined;
 
     // ── worker ──────────────────────────────────────────────────────────────────────────────────────────────
-    if (settings.poller) {
-      this.pollerService = this.createPollerService(props, settings.poller, proxyDbEnvironment, vpcSubnets);
+    if (settings.poller && database && props.vpc) {
+      // (resolveWorkerSettings refuses runtime "fargate" without store "postgres", which needs the vpc.)
+      this.pollerService = this.createPollerService(props, settings.poller, database, proxyDbEnvironment, {
+        vpc: props.vpc,
+        subnets: vpcSubnets,
+      });
       this.workerFunction = undefined;
       this.eventSource = undefined;
     } else {
       this.pollerService = undefined;
       const workerFunction = bundledFunction(this, 'WorkerFunction', {
         entry: resolve(props.workerEntry ?? join(PROJECT_ROOT, 'lambda/handlers/worker.ts')),
-        description: 'SQS → PostgreSQL inbox worker',
-        vpc: props.vpc,
-        vpcSubnets,
+        description: database
+          ? 'SQS → PostgreSQL inbox worker'
+          : 'SQS → DynamoDB inbox worker (outside a VPC)',
+        vpc: database ? props.vpc : undefined,
+        vpcSubnets: database ? vpcSubnets : undefined,
         timeout: settings.timeout,
         memorySize: settings.memorySize,
         reservedConcurrentExecutions: settings.reservedConcurrency,
         environment: {
           ...proxyDbEnvironment,
-          DB_USER: dbUsers.worker,
-          DB_POOL_SIZE: String(settings.dbPoolSize),
+          ...(database && { DB_USER: dbUsers.worker, DB_POOL_SIZE: String(settings.dbPoolSize) }),
+          ...(this.table && { WORKER_STORE: 'dynamodb', DYNAMODB_TABLE: this.table.table.tableName }),
           WORKER_CONSUMER: props.consumer ?? WORKER_DEFAULTS.consumer,
           WORKER_RECORD_CONCURRENCY: String(settings.recordConcurrency),
           WORKER_TERMINAL_POLICY: props.terminalPolicy ?? WORKER_DEFAULTS.terminalPolicy,
           WORKER_COMMIT_MODE: props.commitMode ?? WORKER_DEFAULTS.commitMode,
           // Declared empty (= unset for lambda/config.ts) so `sam local invoke --env-vars` can point the worker at
           // a local PostgreSQL and SQS: SAM only overrides variables the template declares.
-          DATABASE_URL: '',
+          ...(database && { DATABASE_URL: '' }),
           SQS_ENDPOINT: '',
           S3_ENDPOINT: '',
           PAYLOAD_MAX_BYTES: String(settings.maxPayloadBytes),
           ...props.workerEnvironment,
         },
       });
-      this.database.grantWorkerConnect(workerFunction);
+      database?.grantWorkerConnect(workerFunction);
+      this.table?.grantWorker(workerFunction);
       if (this.payloadBucket) {
         // Read object versions, nothing else: no listing, no writes, no other bucket.
         workerFunction.addToRolePolicy(
@@ -320,17 +352,20 @@ export class SqsDatabaseWorker extends Construct {
       this.eventSource = eventSource;
     }
 
-    this.migrationTrigger = new triggers.Trigger(this, 'MigrationTrigger', {
-      handler: this.migrationFunction,
-      timeout: Duration.minutes(5),
-      executeOnHandlerChange: true,
-      executeAfter: [this.database.instance],
-      // The worker and the relay start only after the schema exists.
-      executeBefore: [this.workerFunction ?? (this.pollerService as PollerService).service],
-    });
+    this.migrationTrigger =
+      database && this.migrationFunction
+        ? new triggers.Trigger(this, 'MigrationTrigger', {
+            handler: this.migrationFunction,
+            timeout: Duration.minutes(5),
+            executeOnHandlerChange: true,
+            executeAfter: [database.instance],
+            // The worker (function or poller service) and the relay start only after the schema exists.
+            executeBefore: [this.workerFunction ?? (this.pollerService as PollerService).service],
+          })
+        : undefined;
 
     // ── outbox relay ────────────────────────────────────────────────────────────────────────────────────────
-    if (props.outboxRelay ?? true) {
+    if (database && (props.outboxRelay ?? true)) {
       const schedule = props.outboxRelaySchedule ?? Duration.minutes(1);
       const maxRun = props.outboxRelayMaxRun ?? Duration.seconds(50);
       const relay = bundledFunction(this, 'OutboxRelayFunction', {
@@ -352,20 +387,20 @@ export class SqsDatabaseWorker extends Construct {
       });
       // A run that could not start in time is dropped; the next schedule picks the rows up.
       relay.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: schedule });
-      this.database.grantRelayConnect(relay);
+      database.grantRelayConnect(relay);
       this.queue.grantSendMessages(relay);
       new events.Rule(this, 'OutboxRelaySchedule', {
         description: 'Runs the outbox relay',
         schedule: events.Schedule.rate(schedule),
         targets: [new targets.LambdaFunction(relay, { retryAttempts: 0 })],
       });
-      this.migrationTrigger.executeBefore(relay);
+      this.migrationTrigger?.executeBefore(relay);
       this.outboxRelayFunction = relay;
     }
 
     // ── health job ──────────────────────────────────────────────────────────────────────────────────────────
     const healthSchedule = props.healthCheckSchedule ?? Duration.minutes(1);
-    if (props.healthCheck ?? true) {
+    if (database && (props.healthCheck ?? true)) {
       const health = bundledFunction(this, 'HealthFunction', {
         entry: props.healthCheckEntry ?? join(PROJECT_ROOT, 'lambda/handlers/health.ts'),
         description:
@@ -385,18 +420,18 @@ export class SqsDatabaseWorker extends Construct {
       });
       // A check that could not start in time is dropped; the next schedule runs a fresh one.
       health.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: healthSchedule });
-      this.database.grantHealthConnect(health);
+      database.grantHealthConnect(health);
       new events.Rule(this, 'HealthSchedule', {
         description: 'Runs the health job',
         schedule: events.Schedule.rate(healthSchedule),
         targets: [new targets.LambdaFunction(health, { retryAttempts: 0 })],
       });
-      this.migrationTrigger.executeBefore(health);
+      this.migrationTrigger?.executeBefore(health);
       this.healthFunction = health;
     }
 
     // ── retention job ───────────────────────────────────────────────────────────────────────────────────────
-    if (settings.retention) {
+    if (database && settings.retention) {
       const windows = settings.retention;
       const retention = bundledFunction(this, 'RetentionFunction', {
         entry: join(PROJECT_ROOT, 'lambda/handlers/retention.ts'),
@@ -423,18 +458,18 @@ export class SqsDatabaseWorker extends Construct {
         },
       });
       retention.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(5) });
-      this.database.grantRetentionConnect(retention);
+      database.grantRetentionConnect(retention);
       new events.Rule(this, 'RetentionSchedule', {
         description: 'Runs the retention job',
         schedule: events.Schedule.rate(windows.schedule),
         targets: [new targets.LambdaFunction(retention, { retryAttempts: 0 })],
       });
-      this.migrationTrigger.executeBefore(retention);
+      this.migrationTrigger?.executeBefore(retention);
       this.retentionFunction = retention;
     }
 
     // ── circuit breaker of the event source mapping ──────────────────────────────────────────────────────────
-    if (settings.breaker && this.eventSource) {
+    if (database && settings.breaker && this.eventSource) {
       const breaker = settings.breaker;
       const eventSource = this.eventSource;
       const pollers = settings.provisionedPollers;
@@ -469,7 +504,7 @@ export class SqsDatabaseWorker extends Construct {
         },
       });
       breakerFn.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
-      this.database.grantWorkerConnect(breakerFn);
+      database.grantWorkerConnect(breakerFn);
       // Least privilege: read, update and read the tags of this one mapping, nothing else of Lambda.
       breakerFn.addToRolePolicy(
         new iam.PolicyStatement({
@@ -505,8 +540,10 @@ export class SqsDatabaseWorker extends Construct {
       workerFunction: this.workerFunction,
       pollerService: this.pollerService?.service,
       functionTimeout: settings.timeout,
-      instance: this.database.instance,
-      proxy: this.database.proxy,
+      instance: database?.instance,
+      proxy: database?.proxy,
+      table: this.table?.table,
+      transactionConflictRatePercent: props.transactionConflictRatePercent ?? 5,
       metricsNamespace,
       serviceName,
       oldestMessageAgeSlo: props.oldestMessageAgeSlo ?? Duration.minutes(5),
@@ -561,8 +598,12 @@ export class SqsDatabaseWorker extends Construct {
       workerFunction: this.workerFunction,
       eventSourceMappingId: this.eventSource?.eventSourceMappingId,
       pollerService: this.pollerService?.service,
-      instance: this.database.instance,
-      proxy: this.database.proxy,
+      instance: database?.instance,
+      proxy: database?.proxy,
+      table: this.table?.table,
+      maxWriteUnitsPerSecond: this.table
+        ? (props.maxWriteUnitsPerSecond ?? DYNAMODB_CAPACITY_DEFAULTS.maxWriteUnitsPerSecond)
+        : undefined,
       metricsNamespace,
       serviceName,
       healthFunction: this.healthFunction,
@@ -579,13 +620,14 @@ export class SqsDatabaseWorker extends Construct {
   private createPollerService(
     props: SqsDatabaseWorkerProps,
     poller: PollerSettings,
+    database: WorkerDatabase,
     proxyDbEnvironment: Readonly<Record<string, string>>,
-    vpcSubnets: ec2.SubnetSelection,
+    network: { readonly vpc: ec2.IVpc; readonly subnets: ec2.SubnetSelection },
   ): PollerService {
     const { settings } = this;
     const service = new PollerService(this, 'Poller', {
-      vpc: props.vpc,
-      vpcSubnets,
+      vpc: network.vpc,
+      vpcSubnets: network.subnets,
       queue: this.queue,
       settings: poller,
       imageDirectory: PROJECT_ROOT,
@@ -610,7 +652,7 @@ export class SqsDatabaseWorker extends Construct {
         ...props.workerEnvironment,
       },
     });
-    this.database.grantWorkerConnect({
+    database.grantWorkerConnect({
       grantPrincipal: service.taskRole,
       connections: service.service.connections,
     });

@@ -16,28 +16,29 @@ export interface SqsInboxWorkerStackProps extends StackProps {
 
 /**
  * The deployable stack: an isolated VPC ({@link WorkerNetwork}) and one {@link SqsDatabaseWorker}, with the
- * names operators need as outputs (queue URLs for the ops CLI, the proxy endpoint, the dashboard).
+ * names operators need as outputs (queue URLs for the ops CLI, the proxy endpoint, the dashboard). With
+ * `store: 'dynamodb'` there is no VPC (the worker runs outside one) and the table name replaces the proxy endpoint.
  */
 export class SqsInboxWorkerStack extends Stack {
-  /** The network. */
-  readonly network: WorkerNetwork;
+  /** The network (`store: 'postgres'`; none with DynamoDB). */
+  readonly network: WorkerNetwork | undefined;
   /** The worker. */
   readonly worker: SqsDatabaseWorker;
 
   constructor(scope: Construct, id: string, props: SqsInboxWorkerStackProps = {}) {
     super(scope, id, props);
-    // The poller's tasks pull their image and write their logs from the isolated subnets: endpoints for that.
-    this.network = new WorkerNetwork(this, 'Network', {
-      containerEndpoints: props.worker?.runtime === 'fargate',
-    });
     const { alarmTopicArn, ...worker } = props.worker ?? {};
+    // The poller's tasks pull their image and write their logs from the isolated subnets: endpoints for that.
+    this.network =
+      worker.store === 'dynamodb'
+        ? undefined
+        : new WorkerNetwork(this, 'Network', { containerEndpoints: worker.runtime === 'fargate' });
     this.worker = new SqsDatabaseWorker(this, 'Worker', {
       ...worker,
       alarmTopic: alarmTopicArn
         ? sns.Topic.fromTopicArn(this, 'AlarmTopic', alarmTopicArn)
         : worker.alarmTopic,
-      vpc: this.network.vpc,
-      vpcSubnets: this.network.subnets,
+      ...(this.network && { vpc: this.network.vpc, vpcSubnets: this.network.subnets }),
     });
     new CfnOutput(this, 'QueueUrl', { value: this.worker.queue.queueUrl, description: 'Source queue' });
     new CfnOutput(this, 'DeadLetterQueueUrl', {
@@ -54,7 +55,7 @@ export class SqsInboxWorkerStack extends Stack {
       });
     }
     if (pollerService) {
-      pollerService.service.node.addDependency(this.network.containerEndpoints);
+      if (this.network) pollerService.service.node.addDependency(this.network.containerEndpoints);
       new CfnOutput(this, 'PollerClusterName', { value: pollerService.cluster.clusterName });
       new CfnOutput(this, 'PollerServiceName', {
         value: pollerService.service.serviceName,
@@ -63,7 +64,15 @@ export class SqsInboxWorkerStack extends Stack {
       });
       new CfnOutput(this, 'PollerLogGroupName', { value: pollerService.logGroup.logGroupName });
     }
-    new CfnOutput(this, 'ProxyEndpoint', { value: this.worker.database.proxy.endpoint });
+    if (this.worker.database) {
+      new CfnOutput(this, 'ProxyEndpoint', { value: this.worker.database.proxy.endpoint });
+    }
+    if (this.worker.table) {
+      new CfnOutput(this, 'TableName', {
+        value: this.worker.table.table.tableName,
+        description: 'DynamoDB table of the inbox, the domain items and the quarantine (DYNAMODB_TABLE)',
+      });
+    }
     new CfnOutput(this, 'AlarmTopicArn', { value: this.worker.alarmTopic.topicArn });
     if (this.worker.payloadBucket) {
       new CfnOutput(this, 'PayloadBucketName', {

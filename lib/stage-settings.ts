@@ -31,6 +31,12 @@ const NUMBER_KEYS = [
   'maxPayloadBytes',
   'breakerFailureThreshold',
   'breakerHalfOpenConcurrency',
+  // The DynamoDB store's capacity and alarm inputs (with "store": "dynamodb").
+  'maxWriteUnitsPerSecond',
+  'transactItemsPerMessage',
+  'itemSizeKb',
+  'recordLatencyMs',
+  'transactionConflictRatePercent',
   // runtime "fargate"
   'minTasks',
   'maxTasks',
@@ -68,6 +74,8 @@ const STRING_KEYS = [
   // Your worker entry file, relative to the folder of cdk.json (checked to exist at synth).
   'workerEntry',
   'scalingMode',
+  // "postgres" (default) or "dynamodb": the stack then builds no VPC and no database.
+  'store',
   // "lambda" (default) or "fargate": the poller as an ECS Fargate service.
   'runtime',
 ] as const;

@@ -1,12 +1,14 @@
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as ecs from 'aws-cdk-lib/aws-ecs';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as rds from 'aws-cdk-lib/aws-rds';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { dynamoDbAlarmSpecs } from './dynamodb-alarms.ts';
 import { WORKER_METRICS } from './worker-metrics.ts';
 
 /**
@@ -23,8 +25,13 @@ export interface WorkerAlarmsProps {
   readonly functionTimeout: Duration;
   /** The poller service (runtime `fargate`): running tasks below desired, CPU and memory high. */
   readonly pollerService?: ecs.FargateService;
-  readonly instance: rds.IDatabaseInstance;
-  readonly proxy: rds.IDatabaseProxy;
+  /** The PostgreSQL store's instance and proxy: the connection alarms (`store: 'postgres'`). */
+  readonly instance?: rds.IDatabaseInstance;
+  readonly proxy?: rds.IDatabaseProxy;
+  /** The DynamoDB store's table: throttle, system error and transaction conflict alarms (`store: 'dynamodb'`). */
+  readonly table?: dynamodb.ITable;
+  /** Transaction conflicts in percent of received records that fire the conflict alarm (with `table`). */
+  readonly transactionConflictRatePercent?: number;
   readonly metricsNamespace: string;
   readonly serviceName: string;
   readonly oldestMessageAgeSlo: Duration;
@@ -83,7 +90,8 @@ export function workerMetric(
  * DLQ not empty; oldest message older than the SLO; function errors; throttles; duration p99 above 80 % of the
  * timeout (runtime `lambda`); running tasks below desired, task CPU and memory above 80 % (runtime `fargate`);
  * HashMismatch > 0; PayloadAccessDenied > 0; TerminalFailure rate; proxy client connections, proxy database connections and
- * instance connections near their limits; outbox oldest pending age (when the relay is deployed); retry rate;
+ * instance connections near their limits (PostgreSQL store); DynamoDB throttled requests, system errors and
+ * transaction conflict rate (DynamoDB store); outbox oldest pending age (when the relay is deployed); retry rate;
  * duplicate spike; and, with the health job: open quarantine entry age, lock waits, deadlocks, in-flight age
  * above the visibility timeout, health job errors and the health job not running (missing data breaches).
  *
@@ -97,11 +105,11 @@ export function createWorkerAlarms(
 ): Record<string, cloudwatch.Alarm> {
   const emf = (name: string, options?: cloudwatch.MetricOptions) =>
     workerMetric(props.metricsNamespace, props.serviceName, name, options);
-  const proxyMetric = (metricName: string) =>
+  const proxyMetric = (proxy: rds.IDatabaseProxy, metricName: string) =>
     new cloudwatch.Metric({
       namespace: 'AWS/RDS',
       metricName,
-      dimensionsMap: { ProxyName: props.proxy.dbProxyName },
+      dimensionsMap: { ProxyName: proxy.dbProxyName },
       statistic: cloudwatch.Stats.MAXIMUM,
       period: Duration.minutes(1),
     });
@@ -161,25 +169,28 @@ export function createWorkerAlarms(
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     },
-    ProxyClientConnections: {
+  };
+  const { instance, proxy } = props;
+  if (instance && proxy) {
+    specs.ProxyClientConnections = {
       alarmDescription: `Proxy client connections above ${props.connectionsAlarmPercent} % of what the worker, relay and migration can open (${props.expectedClientConnections}): something else connects, or connections leak.`,
-      metric: proxyMetric('ClientConnections'),
+      metric: proxyMetric(proxy, 'ClientConnections'),
       threshold: near(props.expectedClientConnections),
       evaluationPeriods: 5,
       datapointsToAlarm: 3,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    },
-    ProxyDatabaseConnections: {
+    };
+    specs.ProxyDatabaseConnections = {
       alarmDescription: `Proxy database connections above ${props.connectionsAlarmPercent} % of its pool (${props.proxyPoolConnections}).`,
-      metric: proxyMetric('DatabaseConnections'),
+      metric: proxyMetric(proxy, 'DatabaseConnections'),
       threshold: near(props.proxyPoolConnections),
       evaluationPeriods: 5,
       datapointsToAlarm: 3,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    },
-    DatabaseConnections: {
+    };
+    specs.DatabaseConnections = {
       alarmDescription: `Database connections above ${props.connectionsAlarmPercent} % of max_connections (${props.dbMaxConnections}).`,
-      metric: props.instance.metricDatabaseConnections({
+      metric: instance.metricDatabaseConnections({
         statistic: cloudwatch.Stats.MAXIMUM,
         period: Duration.minutes(1),
       }),
@@ -187,8 +198,18 @@ export function createWorkerAlarms(
       evaluationPeriods: 5,
       datapointsToAlarm: 3,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    },
-  };
+    };
+  }
+  if (props.table) {
+    Object.assign(
+      specs,
+      dynamoDbAlarmSpecs({
+        table: props.table,
+        receivedRecords: emf(WORKER_METRICS.batchSize, { period: Duration.minutes(5) }),
+        transactionConflictRatePercent: props.transactionConflictRatePercent ?? 5,
+      }),
+    );
+  }
   const fn = props.workerFunction;
   if (fn) {
     Object.assign(specs, {

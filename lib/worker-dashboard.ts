@@ -1,11 +1,13 @@
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as ecs from 'aws-cdk-lib/aws-ecs';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as rds from 'aws-cdk-lib/aws-rds';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { METRIC_NAMES } from '../lambda/constants.ts';
+import { dynamoDbDashboardWidgets } from './dynamodb-alarms.ts';
 import { workerMetric } from './worker-alarms.ts';
 import { WORKER_METRICS } from './worker-metrics.ts';
 
@@ -24,8 +26,13 @@ export interface WorkerDashboardProps {
   readonly eventSourceMappingId?: string;
   /** The poller service (runtime `fargate`): its task counts, CPU and memory get widgets instead. */
   readonly pollerService?: ecs.FargateService;
-  readonly instance: rds.IDatabaseInstance;
-  readonly proxy: rds.IDatabaseProxy;
+  /** The PostgreSQL store's instance and proxy: the RDS, proxy and outbox widgets (`store: 'postgres'`). */
+  readonly instance?: rds.IDatabaseInstance;
+  readonly proxy?: rds.IDatabaseProxy;
+  /** The DynamoDB store's table: its row of widgets (`store: 'dynamodb'`). */
+  readonly table?: dynamodb.ITable;
+  /** The write budget, drawn on the consumed write units graph (with `table`). */
+  readonly maxWriteUnitsPerSecond?: number;
   readonly metricsNamespace: string;
   readonly serviceName: string;
   /** The health job; its figures get widgets of their own when it is deployed. */
@@ -39,7 +46,9 @@ export interface WorkerDashboardProps {
  * The worker's CloudWatch dashboard: queue depth, in-flight, oldest age, DLQ depth, event source event counts,
  * function invocations/errors/throttles/duration/concurrency (runtime `lambda`) or the poller's running and
  * desired tasks, CPU and memory (runtime `fargate`), the worker's EMF outcomes and timings, database
- * transaction time, RDS CPU and connections, proxy connections, the alarm states and the breaker's transitions.
+ * transaction time, RDS CPU and connections and proxy connections (PostgreSQL store) or the table's consumed
+ * write units, throttles, errors, conflicts and latency (DynamoDB store), the alarm states and the breaker's
+ * transitions.
  *
  * @internal
  */
@@ -63,6 +72,7 @@ export function createWorkerDashboard(scope: Construct, props: WorkerDashboardPr
       statistic: cloudwatch.Stats.MAXIMUM,
       period: minute,
     });
+  const { instance, proxy } = props;
   const graph = (title: string, left: cloudwatch.IMetric[], right: cloudwatch.IMetric[] = []) =>
     new cloudwatch.GraphWidget({ title, left, right, width: 8, height: 6 });
 
@@ -154,27 +164,41 @@ export function createWorkerDashboard(scope: Construct, props: WorkerDashboardPr
       emf(METRIC_NAMES.dbTransactionMs, 'p50'),
       emf(METRIC_NAMES.dbTransactionMs, 'p99'),
     ]),
-    graph(
-      'RDS: CPU and connections',
-      [props.instance.metricCPUUtilization({ period: minute })],
-      [props.instance.metricDatabaseConnections({ period: minute, statistic: cloudwatch.Stats.MAXIMUM })],
-    ),
+    ...(instance
+      ? [
+          graph(
+            'RDS: CPU and connections',
+            [instance.metricCPUUtilization({ period: minute })],
+            [instance.metricDatabaseConnections({ period: minute, statistic: cloudwatch.Stats.MAXIMUM })],
+          ),
+        ]
+      : []),
   );
-  dashboard.addWidgets(
-    graph('RDS Proxy connections', [
-      rdsMetric('ClientConnections', { ProxyName: props.proxy.dbProxyName }),
-      rdsMetric('DatabaseConnections', { ProxyName: props.proxy.dbProxyName }),
-      rdsMetric('DatabaseConnectionsBorrowLatency', { ProxyName: props.proxy.dbProxyName }),
-    ]),
-    graph(
-      'Outbox relay: oldest pending age (ms), published and failed',
-      [emf(WORKER_METRICS.outboxOldestPendingAgeMs, cloudwatch.Stats.MAXIMUM)],
-      [emf(WORKER_METRICS.outboxPublished), emf(WORKER_METRICS.outboxFailed)],
-    ),
-    graph('Outbox backlog (pending rows, health job)', [
-      emf(WORKER_METRICS.health.outboxPending, cloudwatch.Stats.MAXIMUM),
-    ]),
-  );
+  if (proxy) {
+    dashboard.addWidgets(
+      graph('RDS Proxy connections', [
+        rdsMetric('ClientConnections', { ProxyName: proxy.dbProxyName }),
+        rdsMetric('DatabaseConnections', { ProxyName: proxy.dbProxyName }),
+        rdsMetric('DatabaseConnectionsBorrowLatency', { ProxyName: proxy.dbProxyName }),
+      ]),
+      graph(
+        'Outbox relay: oldest pending age (ms), published and failed',
+        [emf(WORKER_METRICS.outboxOldestPendingAgeMs, cloudwatch.Stats.MAXIMUM)],
+        [emf(WORKER_METRICS.outboxPublished), emf(WORKER_METRICS.outboxFailed)],
+      ),
+      graph('Outbox backlog (pending rows, health job)', [
+        emf(WORKER_METRICS.health.outboxPending, cloudwatch.Stats.MAXIMUM),
+      ]),
+    );
+  }
+  if (props.table) {
+    dashboard.addWidgets(
+      ...dynamoDbDashboardWidgets({
+        table: props.table,
+        maxWriteUnitsPerSecond: props.maxWriteUnitsPerSecond,
+      }),
+    );
+  }
   // One graph holds both expressions: their ids must differ (the shared `received` is the same metric).
   const rate = (metric: string, label: string) =>
     new cloudwatch.MathExpression({

@@ -28,8 +28,6 @@ const sql = createSql(
   { applicationName: `${config.consumer}-retention` },
 );
 
-/** EMF name of the rows removed by one run (lib/worker-metrics.ts `retentionRowsRemoved`). */
-
 /**
  * The retention job, invoked on a schedule (EventBridge): {@link purgeRetention} in batches until nothing is due
  * or less than `RETENTION_RUN_GUARD_MS` is left, then `RetentionRowsRemoved` (Count) and one log line with the rows

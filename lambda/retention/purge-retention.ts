@@ -118,7 +118,7 @@ export async function purgeRetention(
     }
   };
 
-  // A materialized CTE runs the LIMIT once; `in (select … limit n)` may be re-planned as a join.
+  // Each table's batch is a materialized CTE: it runs the LIMIT once; `in (select … limit n)` may be re-planned as a join.
   if (options.inboxSeconds !== undefined) {
     const before = cutoff(options.inboxSeconds);
     await drain('inbox', (tx) => deleteCompletedInboxBatch(tx, options.consumer, before, batchSize));

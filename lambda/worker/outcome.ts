@@ -1,8 +1,6 @@
-/**
- * How one record ended. Each result has one EMF metric of the same name (see `record-telemetry.ts`).
- *
- * @internal
- */
+import type { SQSRecord } from 'aws-lambda';
+
+/** How one record ended. Each result has one EMF metric of the same name (see `record-telemetry.ts`). */
 export type OutcomeResult =
   | 'COMPLETED'
   | 'DUPLICATE'
@@ -13,9 +11,9 @@ export type OutcomeResult =
   | 'DEADLINE_DEFERRED';
 
 /**
- * The outcome of one SQS record, decided by `processRecord`.
- *
- * @internal
+ * The outcome of one SQS record, decided by the engine (`batch-engine.ts`) and its commit strategy. Built only by
+ * the factories of this file ({@link recordOutcome} with a {@link verdicts} entry), so every path sets the same
+ * fields the same way.
  */
 export interface RecordOutcome {
   readonly messageId: string;
@@ -42,4 +40,139 @@ export interface RecordOutcome {
   readonly dbTransactionMs: number;
   /** Age of the message when it was picked up (now − SentTimestamp). */
   readonly messageAgeMs: number;
+}
+
+/**
+ * What is known of a record whatever its result: identity, delivery count, timings, envelope identifiers.
+ *
+ * @internal
+ */
+export type RecordFacts = Pick<
+  RecordOutcome,
+  | 'messageId'
+  | 'receiveCount'
+  | 'processingMs'
+  | 'dbTransactionMs'
+  | 'messageAgeMs'
+  | 'messageType'
+  | 'idempotencyKey'
+  | 'aggregateId'
+  | 'correlationId'
+>;
+
+/**
+ * What was decided about a record: its result and what follows from it (acknowledgement, visibility, failure).
+ * Made by {@link verdicts}.
+ *
+ * @internal
+ */
+export type Verdict = Omit<RecordOutcome, keyof RecordFacts>;
+
+/** A failure as outcomes carry it: a stable code and a message safe to log. */
+interface FailureText {
+  readonly code: string;
+  readonly message: string;
+}
+
+/**
+ * The verdicts a record can get, one factory per kind. Store-free: a commit strategy of any store decides its
+ * records with these.
+ *
+ * @internal
+ */
+export const verdicts = {
+  /** The effect committed (`stale`: the handler found a newer version and changed nothing). */
+  completed(attempts: number | undefined, stale = false): Verdict {
+    return { result: stale ? 'STALE_VERSION_SKIPPED' : 'COMPLETED', acknowledged: true, attempts };
+  },
+  /** The key was already COMPLETED with this request: acknowledged, nothing applied. */
+  duplicate(attempts: number | undefined): Verdict {
+    return { result: 'DUPLICATE', acknowledged: true, attempts };
+  },
+  /** Reported, visible again after `visibilitySeconds` (the backoff). */
+  retryable(failure: FailureText, visibilitySeconds: number | undefined, attempts?: number): Verdict {
+    return {
+      result: 'RETRYABLE_FAILURE',
+      acknowledged: false,
+      visibilitySeconds,
+      failureCode: failure.code,
+      failureMessage: failure.message,
+      attempts,
+    };
+  },
+  /** Terminal: acknowledged when quarantined (its quarantine row committed), else reported until the DLQ. */
+  terminal(
+    failure: FailureText,
+    details: { quarantined: boolean; attempts: number | undefined; hashMismatch?: boolean },
+  ): Verdict {
+    return {
+      result: 'TERMINAL_FAILURE',
+      acknowledged: details.quarantined,
+      quarantined: details.quarantined,
+      failureCode: failure.code,
+      failureMessage: failure.message,
+      attempts: details.attempts,
+      ...(details.hashMismatch ? { hashMismatch: true } : {}),
+    };
+  },
+  /** Its `notBefore` is `waitSeconds` away: reported, visible again then (capped by the caller). */
+  notYetDue(notBefore: string | undefined, waitSeconds: number, visibilitySeconds: number): Verdict {
+    return {
+      result: 'NOT_YET_DUE',
+      acknowledged: false,
+      visibilitySeconds,
+      failureCode: 'NOT_YET_DUE',
+      failureMessage: `notBefore ${notBefore} is ${waitSeconds} s away`,
+    };
+  },
+  /** Not started because the batch's time is nearly up: reported, visible again at once. */
+  deadlineDeferred(leftMs: number, guardMs: number): Verdict {
+    return {
+      result: 'DEADLINE_DEFERRED',
+      acknowledged: false,
+      visibilitySeconds: 0,
+      failureCode: 'DEADLINE_DEFERRED',
+      failureMessage: `not started: ${leftMs} ms left for a handler, guard ${guardMs} ms`,
+    };
+  },
+  /**
+   * FIFO: not run because an earlier message of its group failed; it takes the blocker's visibility, so the
+   * group comes back together, in order.
+   */
+  fifoBlocked(blocker: RecordOutcome | undefined): Verdict {
+    return {
+      result: 'RETRYABLE_FAILURE',
+      acknowledged: false,
+      visibilitySeconds: blocker?.visibilitySeconds,
+      failureCode: 'FIFO_GROUP_BLOCKED',
+      failureMessage: `not run: an earlier message of its group failed (${blocker?.failureCode ?? 'unknown'})`,
+    };
+  },
+} as const;
+
+/**
+ * SQS ApproximateReceiveCount of a record (1 when missing): parsed once per record, by the engine.
+ *
+ * @internal
+ */
+export function receiveCountOf(record: SQSRecord): number {
+  return Number(record.attributes?.ApproximateReceiveCount) || 1;
+}
+
+/**
+ * The facts of a record that never ran (deferred, blocked): no timings.
+ *
+ * @internal
+ */
+export function unstartedFacts(record: SQSRecord, receiveCount: number): RecordFacts {
+  return { messageId: record.messageId, receiveCount, processingMs: 0, dbTransactionMs: 0, messageAgeMs: 0 };
+}
+
+/**
+ * The one place a {@link RecordOutcome} is assembled: a record's facts and its verdict.
+ *
+ * @internal
+ */
+export function recordOutcome(facts: RecordFacts, verdict: Verdict): RecordOutcome {
+  return { ...facts, ...verdict };
 }

@@ -1,4 +1,3 @@
-import type { SQSRecord } from 'aws-lambda';
 import type postgres from 'postgres';
 import { HandlerTimeoutError, RetryableError } from '../errors.ts';
 import type { TerminalPolicy } from '../types.ts';
@@ -6,7 +5,8 @@ import { type AttemptDefaults, applyAttemptPolicy, msUntilDue } from './attempt-
 import { type BackoffSettings, backoffSeconds, MAX_VISIBILITY_SECONDS } from './backoff.ts';
 import type { BatchClaims } from './batch-claims.ts';
 import { classifyError, type Failure, truncate } from './classify-error.ts';
-import { type DecodedRecord, decodeRecord, type UndecodableRecord } from './decode-record.ts';
+import type { BatchRecord, BatchState, EngineSettings } from './commit-strategy.ts';
+import type { DecodedRecord, UndecodableRecord } from './decode-record.ts';
 import { fenceTransaction } from './fence-transaction.ts';
 import type { HandlerRegistry } from './handler-registry.ts';
 import {
@@ -17,7 +17,7 @@ import {
   markInboxTerminal,
   recordInboxFailure,
 } from './inbox.ts';
-import type { OutcomeResult, RecordOutcome } from './outcome.ts';
+import { type RecordFacts, type RecordOutcome, recordOutcome, type Verdict, verdicts } from './outcome.ts';
 import { quarantineMessage } from './quarantine.ts';
 import { redactValues } from './redact-values.ts';
 import { type PayloadReader, type ResolvedPayload, resolvePayload } from './resolve-payload.ts';
@@ -26,14 +26,15 @@ import { withinDeadline } from './within-deadline.ts';
 
 /**
  * Runs `fn` in a transaction: `sql.begin` per message; per batch, a savepoint of the batch transaction, or the
- * batch transaction itself while no record has needed a rollback (see `createWorker`).
+ * batch transaction itself while no record has needed a rollback (see `commit-per-batch.ts`).
  *
  * @internal
  */
 export type TransactionRunner = <T>(fn: (tx: postgres.TransactionSql) => Promise<T>) => Promise<T>;
 
 /**
- * Collaborators and settings of {@link processRecord}; built once by `createWorker`.
+ * Collaborators and settings of {@link processRecord} (the PostgreSQL record path of both commit strategies); made
+ * by {@link createRecordDependencies}.
  *
  * @internal
  */
@@ -51,8 +52,6 @@ export interface RecordDependencies {
   readonly random: () => number;
   /** Per-batch mode: the claims made for the whole batch in one statement (see `batch-claims.ts`). */
   readonly batchClaims?: BatchClaims;
-  /** Per-batch mode: records already decoded for the batch claim, by SQS messageId (decoded once). */
-  readonly decoded?: ReadonlyMap<string, DecodedRecord | UndecodableRecord>;
   /** Reads `payloadRef` payloads (see `resolve-payload.ts`). */
   readonly payloads: PayloadReader;
   /**
@@ -68,21 +67,35 @@ export interface RecordDependencies {
 }
 
 /**
- * State shared by the records of one invocation.
+ * The record dependencies of a worker on `sql`: every record in its own `sql.begin` transaction, which a commit
+ * strategy may replace (`transaction`, `bookkeeping`).
  *
  * @internal
  */
-export interface BatchState {
-  /** Set after a connection-class failure: the rest of the batch is reported without touching the database. */
-  databaseDown: boolean;
-  /** Milliseconds left before the Lambda timeout. */
-  remainingMs(): number;
+export function createRecordDependencies(sql: postgres.Sql, settings: EngineSettings): RecordDependencies {
+  const perMessage: TransactionRunner = (fn) => sql.begin(fn) as never;
+  return {
+    consumer: settings.consumer,
+    registry: settings.registry,
+    transaction: perMessage,
+    bookkeeping: perMessage,
+    terminalPolicy: settings.terminalPolicy,
+    attemptDefaults: settings.attemptDefaults,
+    backoff: settings.backoff,
+    now: settings.now,
+    random: settings.random,
+    payloads: settings.payloads,
+    completedAlready: async (idempotencyKey, requestHash) => {
+      const [row] = await sql<{ completed: boolean }[]>`
+        select request_hash = ${requestHash} and status = 'COMPLETED' as completed
+        from worker_inbox where consumer = ${settings.consumer} and idempotency_key = ${idempotencyKey}
+      `;
+      return row?.completed === true;
+    },
+  };
 }
 
-type Decision = Omit<
-  RecordOutcome,
-  'messageId' | 'receiveCount' | 'processingMs' | 'dbTransactionMs' | 'messageAgeMs'
->;
+type Decision = Verdict;
 
 /**
  * Processes one SQS record end to end and decides its outcome (DESIGN.md "Path of one message"):
@@ -94,17 +107,17 @@ type Decision = Omit<
  * @internal
  */
 export async function processRecord(
-  record: SQSRecord,
+  item: BatchRecord,
   deps: RecordDependencies,
   batch: BatchState,
 ): Promise<RecordOutcome> {
+  const { record, receiveCount } = item;
   const startedAt = deps.now();
-  const receiveCount = Number(record.attributes?.ApproximateReceiveCount) || 1;
   const sentAt = Number(record.attributes?.SentTimestamp);
   let dbTransactionMs = 0;
   /** True when the record's inbox row was claimed with its batch (per-batch mode), not by the record. */
   let claimedInBatch = false;
-  let ids: Pick<RecordOutcome, 'messageType' | 'idempotencyKey' | 'aggregateId' | 'correlationId'> = {};
+  let ids: Pick<RecordFacts, 'messageType' | 'idempotencyKey' | 'aggregateId' | 'correlationId'> = {};
 
   // Every database call is timed and bounded by the Lambda time left (see withinDeadline).
   const timed = async <T>(fn: () => Promise<T>): Promise<T> => {
@@ -115,23 +128,20 @@ export async function processRecord(
       dbTransactionMs += deps.now() - t;
     }
   };
-  const finish = (partial: Decision): RecordOutcome => ({
-    messageId: record.messageId,
-    receiveCount,
-    processingMs: deps.now() - startedAt,
-    dbTransactionMs,
-    messageAgeMs: Number.isFinite(sentAt) && sentAt > 0 ? Math.max(0, startedAt - sentAt) : 0,
-    ...ids,
-    ...partial,
-  });
-  const retry = (failure: Pick<Failure, 'code' | 'message'>, attempts?: number): Decision => ({
-    result: 'RETRYABLE_FAILURE',
-    acknowledged: false,
-    visibilitySeconds: backoffSeconds(receiveCount, deps.backoff, deps.random),
-    failureCode: failure.code,
-    failureMessage: failure.message,
-    attempts,
-  });
+  const finish = (verdict: Decision): RecordOutcome =>
+    recordOutcome(
+      {
+        messageId: record.messageId,
+        receiveCount,
+        processingMs: deps.now() - startedAt,
+        dbTransactionMs,
+        messageAgeMs: Number.isFinite(sentAt) && sentAt > 0 ? Math.max(0, startedAt - sentAt) : 0,
+        ...ids,
+      },
+      verdict,
+    );
+  const retry = (failure: Pick<Failure, 'code' | 'message'>, attempts?: number): Decision =>
+    verdicts.retryable(failure, backoffSeconds(receiveCount, deps.backoff, deps.random), attempts);
 
   if (batch.databaseDown) {
     return finish(
@@ -142,7 +152,7 @@ export async function processRecord(
     );
   }
 
-  const decoded = deps.decoded?.get(record.messageId) ?? decodeRecord(record, deps.registry);
+  const { decoded } = item;
   ids = {
     messageType: decoded.ok ? decoded.envelope.messageType : decoded.messageType,
     idempotencyKey: decoded.ok ? decoded.envelope.idempotencyKey : decoded.idempotencyKey,
@@ -162,13 +172,13 @@ export async function processRecord(
   const dueInMs = msUntilDue(decoded.envelope.attemptPolicy, deps.now());
   if (dueInMs > 0) {
     const waitSeconds = Math.ceil(dueInMs / 1000);
-    return finish({
-      result: 'NOT_YET_DUE',
-      acknowledged: false,
-      visibilitySeconds: Math.min(waitSeconds, MAX_VISIBILITY_SECONDS),
-      failureCode: 'NOT_YET_DUE',
-      failureMessage: `notBefore ${decoded.envelope.attemptPolicy?.notBefore} is ${waitSeconds} s away`,
-    });
+    return finish(
+      verdicts.notYetDue(
+        decoded.envelope.attemptPolicy?.notBefore ?? undefined,
+        waitSeconds,
+        Math.min(waitSeconds, MAX_VISIBILITY_SECONDS),
+      ),
+    );
   }
 
   // A payload in S3 is read and verified now, before any transaction: no database connection waits on S3.
@@ -238,10 +248,10 @@ export async function processRecord(
         message: `idempotency key already used by a different request (inbox status ${claim.status}); the new message was not applied`,
       };
       await markInboxTerminal(tx, { consumer: deps.consumer, idempotencyKey: key, ...failure });
-      return { ...(await terminal(tx, failure, claim.receiveCount)), hashMismatch: true };
+      return terminal(tx, failure, claim.receiveCount, true);
     }
     if (claim.status === 'COMPLETED') {
-      return { result: 'DUPLICATE', acknowledged: true, attempts: claim.receiveCount };
+      return verdicts.duplicate(claim.receiveCount);
     }
     if (message.pendingRef) {
       // Skipped as a duplicate, but the row is no longer COMPLETED (purged since): read it on the next delivery.
@@ -287,8 +297,7 @@ export async function processRecord(
     const resultRef = result?.resultRef?.slice(0, 300) ?? null;
     if (preclaimed) deps.batchClaims?.complete(key, resultRef);
     else await completeInbox(tx, { consumer: deps.consumer, idempotencyKey: key, resultRef });
-    const kind: OutcomeResult = result?.stale ? 'STALE_VERSION_SKIPPED' : 'COMPLETED';
-    return { result: kind, acknowledged: true, attempts: claim.receiveCount };
+    return verdicts.completed(claim.receiveCount, result?.stale === true);
   }
 
   /** A terminal outcome decided inside a transaction that commits (quarantine row included). */
@@ -296,6 +305,7 @@ export async function processRecord(
     sql: postgres.TransactionSql,
     failure: { code: string; message: string },
     attemptCount: number | undefined,
+    hashMismatch = false,
   ): Promise<Decision> {
     const quarantined = deps.terminalPolicy === 'quarantine';
     if (quarantined) {
@@ -305,14 +315,7 @@ export async function processRecord(
         reason: { ...failure, idempotencyKey: ids.idempotencyKey, messageType: ids.messageType },
       });
     }
-    return {
-      result: 'TERMINAL_FAILURE',
-      acknowledged: quarantined,
-      quarantined,
-      failureCode: failure.code,
-      failureMessage: failure.message,
-      attempts: attemptCount,
-    };
+    return verdicts.terminal(failure, { quarantined, attempts: attemptCount, hashMismatch });
   }
 
   /**

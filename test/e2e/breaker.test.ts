@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSEvent } from 'aws-lambda';
 import postgres from 'postgres';
@@ -10,7 +11,6 @@ import { createWorker } from '../../lambda/worker/create-worker.ts';
 import { startEventSourceMapping } from '../../tools/local/event-source-mapping.ts';
 import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
 import { queueCounts } from '../../tools/local/local-queues.ts';
-import { OutcomeLogger } from '../../tools/local/outcome-logger.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { recordedLambdaClient } from '../support/recorded-lambda-client.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
@@ -88,7 +88,7 @@ describe('Circuit breaker over the local event source mapping (database cut by a
       handlers: exampleHandlers,
       sql: connect(2),
       sqs: fixture.sqs,
-      logger: new OutcomeLogger(),
+      logger: new Logger({ serviceName: 'case-worker', logLevel: 'SILENT' }),
       metrics: new Metrics({ namespace: 'SqsInboxWorkerTest', serviceName: 'case-worker' }),
       recordConcurrency: 1,
       // Every failed record comes back after exactly 2 s (the top of the jitter range): five receives take ~8 s.

@@ -469,7 +469,7 @@ describe('Function: startEventSourceMapping()', () => {
     await fixture.send(
       queueUrl,
       Array.from({ length: 40 }, (_, index) => {
-        const group = groups[index % groups.length] as string;
+        const group = groups[index % groups.length];
         return {
           body: `${group}:${Math.floor(index / groups.length)}`,
           groupId: group,

@@ -42,8 +42,8 @@ describe('npm start -- --handlers <file> (your own handlers, locally)', () => {
       const [, endpoint, region, queueUrl, body] = command as unknown as string[];
 
       // Act: the printed envelope, with a payload the handler accepts.
-      const envelope = { ...JSON.parse(body as string), payload: { n: 7 } };
-      const sqs = sqsClientFor(endpoint as string, region as string);
+      const envelope = { ...JSON.parse(body), payload: { n: 7 } };
+      const sqs = sqsClientFor(endpoint, region);
       await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(envelope) }));
       sqs.destroy();
       let rows: { consumer: string; status: string; result_ref: string }[] = [];

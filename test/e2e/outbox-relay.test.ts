@@ -57,7 +57,7 @@ function recordingSender(
       const output = await real.send(command);
       calls.push({ keys, bytes, ok: true });
       const okIds = new Set((output.Successful ?? []).map((s) => s.Id));
-      for (const [i, entry] of entries.entries()) if (okIds.has(entry.Id)) sentKeys.push(keys[i] as string);
+      for (const [i, entry] of entries.entries()) if (okIds.has(entry.Id)) sentKeys.push(keys[i]);
       return output;
     },
   };

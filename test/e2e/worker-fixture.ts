@@ -1,14 +1,15 @@
+import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { createWorker, type WorkerOptions } from '../../lambda/worker/create-worker.ts';
-import { OutcomeLogger } from '../../tools/local/outcome-logger.ts';
+import { OutcomeRecorder } from '../../tools/local/outcome-recorder.ts';
 import type { TestDatabase } from '../support/database.ts';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true'; // no EMF lines in the test output
 
-/** The real worker (example domain) with a capturing logger, plus the body of every delivery it received. */
+/** The real worker (example domain) with its outcomes recorded (`onOutcome`), plus the body of every delivery it received. */
 export function exampleWorker(
   db: TestDatabase,
   sqs: SQSClient,
@@ -17,16 +18,17 @@ export function exampleWorker(
   const { pool = 2, ...overrides } = options;
   // The worker role's lock_timeout (5 s, as deployed) lowered to 200 ms, so a held case row fails fast.
   const sql = db.client({ max: pool, prepare: false, connection: { lock_timeout: 200 } });
-  const logger = new OutcomeLogger();
+  const outcomes = new OutcomeRecorder();
   const worker = createWorker({
     consumer: 'case-worker',
     handlers: exampleHandlers,
     sql,
     sqs,
-    logger,
+    logger: new Logger({ serviceName: 'case-worker', logLevel: 'SILENT' }),
     metrics: new Metrics({ namespace: 'SqsInboxWorkerTest', serviceName: 'case-worker' }),
     recordConcurrency: 1,
     backoff: { baseSeconds: 1, maxSeconds: 2 },
+    onOutcome: outcomes.onOutcome,
     ...overrides,
   });
   const deliveries: { body: string; at: number; receiveCount: number }[] = [];
@@ -41,5 +43,5 @@ export function exampleWorker(
     }
     return worker(event, context);
   };
-  return { handler, logger, deliveries, sql };
+  return { handler, outcomes, deliveries, sql };
 }

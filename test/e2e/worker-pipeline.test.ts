@@ -42,7 +42,7 @@ describe('Local pipeline: event source mapping → worker → PostgreSQL', () =>
   it('turns the redelivery after a crash between commit and delete into a duplicate no-op: one effect', async () => {
     // Prepare
     const { queueUrl } = await fixture.queues({ visibilityTimeoutSeconds: 1 });
-    const { handler, logger, deliveries } = exampleWorker(db, fixture.sqs);
+    const { handler, outcomes, deliveries } = exampleWorker(db, fixture.sqs);
     await fixture.send(queueUrl, [payment('crash-1')]);
 
     // Act
@@ -57,7 +57,7 @@ describe('Local pipeline: event source mapping → worker → PostgreSQL', () =>
 
     // Assess
     expect(deliveries.map((delivery) => delivery.receiveCount)).toEqual([1, 2]);
-    expect(logger.outcomes.map((outcome) => outcome.result)).toEqual(['COMPLETED', 'DUPLICATE']);
+    expect(outcomes.outcomes.map((outcome) => outcome.result)).toEqual(['COMPLETED', 'DUPLICATE']);
     expect(esm.stats.deletesDropped).toBe(1);
     const ledger = await db.sql`select entry_id from ledger_entries where source_event_id = 'crash-1'`;
     expect(ledger).toHaveLength(1);
@@ -76,7 +76,7 @@ describe('Local pipeline: event source mapping → worker → PostgreSQL', () =>
     const releaseStuck = await holdCaseLock(lockSql, 'case-stuck');
     // The queue's own visibility timeout is 30 s: only the worker's backoff can bring a failure back sooner.
     const { queueUrl, dlqUrl } = await fixture.queues({ visibilityTimeoutSeconds: 30, maxReceiveCount: 3 });
-    const { handler, logger, deliveries } = exampleWorker(db, fixture.sqs, { random: () => 0.99 });
+    const { handler, outcomes, deliveries } = exampleWorker(db, fixture.sqs, { random: () => 0.99 });
     const recovers = stageChanged('case-recovers', 2);
     const stuck = stageChanged('case-stuck', 2);
     await fixture.send(queueUrl, [recovers, stuck]);
@@ -90,13 +90,13 @@ describe('Local pipeline: event source mapping → worker → PostgreSQL', () =>
       maxConcurrency: 2,
     });
     running.push(esm);
-    while (!logger.outcomes.some((o) => o.idempotencyKey === 'case-recovers:stage:v2')) await sleep(20);
+    while (!outcomes.outcomes.some((o) => o.idempotencyKey === 'case-recovers:stage:v2')) await sleep(20);
     await releaseRecovers();
     await esm.drain({ timeoutMs: 40_000 });
     await releaseStuck();
 
     // Assess: the retry came after the backoff the worker set (1 s), long before the queue's 30 s
-    const firstFailure = logger.outcomes.find((o) => o.idempotencyKey === 'case-recovers:stage:v2');
+    const firstFailure = outcomes.outcomes.find((o) => o.idempotencyKey === 'case-recovers:stage:v2');
     expect(firstFailure).toMatchObject({
       result: 'RETRYABLE_FAILURE',
       failureCode: 'LOCK_TIMEOUT',
@@ -129,7 +129,7 @@ describe('Local pipeline: event source mapping → worker → PostgreSQL', () =>
   it('quarantines poison messages and deletes them from the queue', async () => {
     // Prepare
     const { queueUrl, dlqUrl } = await fixture.queues({ visibilityTimeoutSeconds: 1 });
-    const { handler, logger, deliveries } = exampleWorker(db, fixture.sqs);
+    const { handler, outcomes, deliveries } = exampleWorker(db, fixture.sqs);
     const notJson = 'poison: {not json';
     const badPayload = JSON.stringify(
       exampleEnvelope({
@@ -154,7 +154,7 @@ describe('Local pipeline: event source mapping → worker → PostgreSQL', () =>
 
     // Assess
     expect(deliveries).toHaveLength(2);
-    expect(logger.outcomes.map((o) => o.result)).toEqual(['TERMINAL_FAILURE', 'TERMINAL_FAILURE']);
+    expect(outcomes.outcomes.map((o) => o.result)).toEqual(['TERMINAL_FAILURE', 'TERMINAL_FAILURE']);
     expect(esm.stats.deleted).toBe(2);
     const rows = await db.sql`
       select body, reason_code from worker_quarantine where body in (${notJson}, ${badPayload}) order by reason_code
@@ -172,7 +172,7 @@ describe('Local pipeline: event source mapping → worker → PostgreSQL', () =>
     const cases = ['fifo-a', 'fifo-b', 'fifo-c'];
     const versions = [1, 2, 3, 4, 5, 6];
     const { queueUrl } = await fixture.queues({ fifo: true, visibilityTimeoutSeconds: 5 });
-    const { handler, logger, deliveries } = exampleWorker(db, fixture.sqs, { pool: 3 });
+    const { handler, outcomes, deliveries } = exampleWorker(db, fixture.sqs, { pool: 3 });
     await fixture.send(
       queueUrl,
       versions.flatMap((version) =>
@@ -204,7 +204,7 @@ describe('Local pipeline: event source mapping → worker → PostgreSQL', () =>
         .map((payload) => payload.version);
       expect(order).toEqual(versions);
     }
-    expect(logger.counts()).toEqual({ COMPLETED: cases.length * versions.length });
+    expect(outcomes.counts()).toEqual({ COMPLETED: cases.length * versions.length });
     const rows =
       await db.sql`select case_id, version from cases where case_id like 'fifo-%' order by case_id`;
     expect(rows).toEqual(cases.map((caseId) => ({ case_id: caseId, version: 6 })));

@@ -79,17 +79,14 @@ describe('Soak: 2,000 messages, 30 % duplicates, 5 % crashes after commit, 2 pol
         version: i + 2,
       }),
     );
-    const duplicates = Array.from(
-      { length: DUPLICATES },
-      (_, i) => effectful[(i * 7) % effectful.length] as string,
-    );
+    const duplicates = Array.from({ length: DUPLICATES }, (_, i) => effectful[(i * 7) % effectful.length]);
     // Interleave so that duplicates often arrive while their first copy is in flight.
     const bodies = [...effectful, ...poison, ...terminal, ...stuck];
     for (const [i, body] of duplicates.entries()) bodies.splice(Math.min(bodies.length, i * 3 + 5), 0, body);
     expect(bodies).toHaveLength(TOTAL);
 
     const { queueUrl, dlqUrl } = await fixture.queues({ visibilityTimeoutSeconds: 2, maxReceiveCount: 3 });
-    const { handler, logger } = exampleWorker(db, fixture.sqs, { pool: 4 });
+    const { handler, outcomes: recorder } = exampleWorker(db, fixture.sqs, { pool: 4 });
     // 5 % of first deliveries of effectful messages crash between the commit and the delete (by message id).
     const effectfulBodies = new Set(effectful);
     const crashes = (messageId: string) => (hashOf(messageId)[0] as number) < 256 * 0.05;
@@ -163,7 +160,7 @@ describe('Soak: 2,000 messages, 30 % duplicates, 5 % crashes after commit, 2 pol
     `;
     const quarantinedTotal = quarantined.reduce((sum, row) => sum + row.count, 0);
     const dead = await fixture.receiveAll(dlqUrl);
-    const outcomes = logger.counts();
+    const outcomes = recorder.counts();
     console.log(
       [
         `soak: ${TOTAL} messages (${UNIQUE} keys + ${DUPLICATES} duplicates) in ${seconds.toFixed(1)} s`,

@@ -356,7 +356,9 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
   });
 
   it('copies the migrations next to the migration function code', () => {
-    const dir = assetOf(worker.migrationFunction);
+    const migrationFunction = worker.migrationFunction;
+    if (!migrationFunction) throw new Error('the PostgreSQL worker has a migration function');
+    const dir = assetOf(migrationFunction);
     const migrations = readdirSync(join(dir, 'migrations')).sort();
     const source = readdirSync(join(import.meta.dirname, '../../migrations'))
       .filter((file) => file.endsWith('.sql'))

@@ -467,6 +467,11 @@ describe('Runtime fargate: synth-time errors', () => {
       'taskMemoryMiB (4096) is not a memory Fargate allows with taskCpu 256: 512 to 2048 MiB in steps of 512; set one of those or another taskCpu',
     ],
     [
+      'the DynamoDB store, whose worker has no VPC for the tasks',
+      { store: 'dynamodb' },
+      'runtime "fargate" needs store "postgres" (given store "dynamodb"): the poller service runs in the VPC of the database proxy, and a DynamoDB worker has no VPC; use runtime "lambda" with store "dynamodb", or store "postgres"',
+    ],
+    [
       'a Lambda-only prop',
       { maxConcurrency: 10 },
       'maxConcurrency (10) applies only to runtime "lambda" (given runtime "fargate"); remove maxConcurrency',

@@ -7,7 +7,7 @@ import { stageSettings } from '../../lib/stage-settings.ts';
 
 // The stages as cdk.json defines them, synthesized the way bin/app.ts does (bundling skipped).
 const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as {
-  context: { stages: Record<string, { production?: boolean }> };
+  context: { stages: Record<string, { production?: boolean; store?: string }> };
 };
 const stages = Object.entries(cdkJson.context.stages);
 
@@ -47,10 +47,16 @@ describe('Stages of cdk.json', () => {
         UpdateReplacePolicy: dataPolicy,
       });
     }
-    template.hasResource('AWS::RDS::DBInstance', {
-      DeletionPolicy: databasePolicy,
-      UpdateReplacePolicy: databasePolicy,
-    });
+    if (raw.store === 'dynamodb') {
+      // The table holds the data (checked above with the queues); there is no database to snapshot.
+      template.resourceCountIs('AWS::DynamoDB::Table', 1);
+      template.resourceCountIs('AWS::RDS::DBInstance', 0);
+    } else {
+      template.hasResource('AWS::RDS::DBInstance', {
+        DeletionPolicy: databasePolicy,
+        UpdateReplacePolicy: databasePolicy,
+      });
+    }
   });
 
   it('refuses a change of the prod stage that would replace its queues, naming the cdk.json settings', () => {

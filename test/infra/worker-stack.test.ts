@@ -31,7 +31,7 @@ const DEPLOYED_QUEUES = {
 const logicalIdOf = (template: Template, type: string, props: Record<string, unknown>): string => {
   const found = Object.keys(template.findResources(type, { Properties: Match.objectLike(props) }));
   expect(found, `${type} matching ${JSON.stringify(props)}`).toHaveLength(1);
-  return found[0] as string;
+  return found[0];
 };
 
 describe('Class: SqsInboxWorkerStack (default, production)', () => {
@@ -281,7 +281,7 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
       // Direct to the instance: its certificate is verified against the runtime's Amazon CAs (RDS included).
       NODE_EXTRA_CA_CERTS: '/var/runtime/ca-cert.pem',
     });
-    const triggerId = Object.keys(template.findResources('Custom::Trigger'))[0] as string;
+    const triggerId = Object.keys(template.findResources('Custom::Trigger'))[0];
     template.hasResource('AWS::Lambda::Function', {
       Properties: Match.objectLike({ Description: 'SQS → PostgreSQL inbox worker' }),
       DependsOn: Match.arrayWith([triggerId]),
@@ -557,7 +557,7 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ HEALTH_DB_USER: 'sqs_worker_health' }) },
     });
-    const triggerId = Object.keys(template.findResources('Custom::Trigger'))[0] as string;
+    const triggerId = Object.keys(template.findResources('Custom::Trigger'))[0];
     expect(template.toJSON().Resources[fnRef.asString()].DependsOn).toEqual(
       expect.arrayContaining([triggerId]),
     );

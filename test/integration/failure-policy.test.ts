@@ -1,16 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { Logger } from '@aws-lambda-powertools/logger';
-import type { SQSBatchResponse } from 'aws-lambda';
 import type postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { BatchFailedError, TerminalError } from '../../lambda/errors.ts';
+import type { Envelope } from '../../lambda/worker/envelope.ts';
 import { claimInbox } from '../../lambda/worker/inbox.ts';
 import { defineHandler } from '../../lambda/worker/message-handler.ts';
+import type { RecordOutcome } from '../../lambda/worker/outcome.ts';
 import { requestHash } from '../../lambda/worker/request-hash.ts';
 import { holdCaseLock } from '../../tools/local/hold-case-lock.ts';
-import { captureOutput } from '../support/capture-output.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
 import { proxiedClient } from '../support/tcp-proxy.ts';
@@ -28,8 +27,7 @@ const payment = () => {
     payload: { paymentId, accountId: 'ACC-1', amount: '5.00', currency: 'EUR' },
   });
 };
-const paymentId = (envelope: Record<string, unknown>) =>
-  (envelope.payload as { paymentId: string }).paymentId;
+const paymentId = (envelope: Envelope) => (envelope.payload as { paymentId: string }).paymentId;
 const ledgerCount = async (ids: string[]) =>
   Number(
     (await db.sql`select count(*) from ledger_entries where source_event_id in ${db.sql(ids)}`)[0]?.count,
@@ -329,16 +327,18 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
       });
     });
     // Lock waits far longer than the test: a claim that waited for the copy in flight would time the test out.
+    const seen: RecordOutcome[] = [];
     const logged = exampleWorker(db.client({ connection: { lock_timeout: 30_000 } }), {
       commitMode,
       handlers,
-      logger: new Logger({ serviceName: 'held', logLevel: 'INFO' }),
+      onOutcome: (outcome) => seen.push(outcome),
     });
 
     // Act
     const started = Date.now();
-    const { result, lines } = await captureOutput(() =>
-      logged(sqsEvent([withReceiveCount(record, 2), sqsRecordFactory(payment())]), lambdaContext()),
+    const response = await logged(
+      sqsEvent([withReceiveCount(record, 2), sqsRecordFactory(payment())]),
+      lambdaContext(),
     );
     const tookMs = Date.now() - started;
     const rowWhileHeld = await db.sql`
@@ -348,8 +348,8 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     await holding;
 
     // Assess: reported retryable as IN_PROGRESS_ELSEWHERE at once; no bookkeeping touched the row.
-    expect((result as SQSBatchResponse).batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
-    expect(lines.find((line) => line.messageId === record.messageId)).toMatchObject({
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
+    expect(seen.find((outcome) => outcome.messageId === record.messageId)).toMatchObject({
       result: 'RETRYABLE_FAILURE',
       failureCode: 'IN_PROGRESS_ELSEWHERE',
     });
@@ -369,22 +369,24 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     const { release, holding } = await holdInFlight(db.client({ max: 1 }), async (tx) => {
       await tx`select 1 from worker_inbox where idempotency_key = ${envelope.idempotencyKey} for update`;
     });
+    const seen: RecordOutcome[] = [];
     const logged = exampleWorker(db.client({ connection: { lock_timeout: 200 } }), {
       commitMode,
       handlers,
-      logger: new Logger({ serviceName: 'locked', logLevel: 'INFO' }),
+      onOutcome: (outcome) => seen.push(outcome),
     });
 
     // Act
-    const { result, lines } = await captureOutput(() =>
-      logged(sqsEvent([withReceiveCount(record, 2), sqsRecordFactory(payment())]), lambdaContext()),
+    const response = await logged(
+      sqsEvent([withReceiveCount(record, 2), sqsRecordFactory(payment())]),
+      lambdaContext(),
     );
     release();
     await holding;
 
     // Assess
-    expect((result as SQSBatchResponse).batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
-    expect(lines.find((line) => line.messageId === record.messageId)).toMatchObject({
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
+    expect(seen.find((outcome) => outcome.messageId === record.messageId)).toMatchObject({
       result: 'RETRYABLE_FAILURE',
       failureCode: 'IN_PROGRESS_ELSEWHERE',
     });
@@ -553,39 +555,39 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
   it('FIFO: reports a group from its first failure on and processes the other groups', async () => {
     // Prepare: group A (a1, a2 fails, a3) and group B (b1, b2) on a .fifo queue.
     const fifoArn = 'arn:aws:sqs:us-east-1:000000000000:case-worker.fifo';
-    const fifoRecord = (envelope: Record<string, unknown>, group: string) => {
+    const fifoRecord = (envelope: Envelope, group: string) => {
       const record = sqsRecordFactory(envelope, { eventSourceARN: fifoArn });
       return {
         ...record,
         attributes: { ...record.attributes, MessageGroupId: group, MessageDeduplicationId: randomUUID() },
       };
     };
-    const [a1, a3, b1, b2] = [payment(), payment(), payment(), payment()] as Record<string, unknown>[];
+    const [a1, a3, b1, b2] = [payment(), payment(), payment(), payment()];
     const a2 = envelopeFactory({
       messageType: 'AlwaysRetryable',
       idempotencyKey: `a2:${randomUUID()}`,
       payload: {},
     });
     const records = [
-      fifoRecord(a1 as Record<string, unknown>, 'A'),
-      fifoRecord(b1 as Record<string, unknown>, 'B'),
+      fifoRecord(a1, 'A'),
+      fifoRecord(b1, 'B'),
       fifoRecord(a2, 'A'),
-      fifoRecord(b2 as Record<string, unknown>, 'B'),
-      fifoRecord(a3 as Record<string, unknown>, 'A'),
+      fifoRecord(b2, 'B'),
+      fifoRecord(a3, 'A'),
     ];
 
+    const seen: RecordOutcome[] = [];
     const logged = exampleWorker(db.sql, {
       commitMode,
       handlers,
-      logger: new Logger({ serviceName: 'fifo', logLevel: 'INFO' }),
+      onOutcome: (outcome) => seen.push(outcome),
     });
 
     // Act
-    const { result, lines } = await captureOutput(() => logged(sqsEvent(records), lambdaContext()));
-    const response = result as SQSBatchResponse;
+    const response = await logged(sqsEvent(records), lambdaContext());
 
     // Assess
-    const lineOf = (index: number) => lines.find((line) => line.messageId === records[index]?.messageId);
+    const lineOf = (index: number) => seen.find((outcome) => outcome.messageId === records[index]?.messageId);
     expect(lineOf(2)).toMatchObject({ result: 'RETRYABLE_FAILURE', failureCode: 'DOWNSTREAM_UNAVAILABLE' });
     // a3 did not run; it keeps group A blocked exactly as long as a2 (same visibility), so A comes back in order.
     expect(lineOf(4)).toMatchObject({ result: 'RETRYABLE_FAILURE', failureCode: 'FIFO_GROUP_BLOCKED' });
@@ -593,8 +595,8 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     expect(response.batchItemFailures.map((failure) => failure.itemIdentifier).sort()).toEqual(
       [records[2]?.messageId, records[4]?.messageId].sort(),
     );
-    expect(await ledgerCount([a1, b1, b2].map((e) => paymentId(e as Record<string, unknown>)))).toBe(3);
-    expect(await ledgerCount([paymentId(a3 as Record<string, unknown>)])).toBe(0);
+    expect(await ledgerCount([a1, b1, b2].map((e) => paymentId(e)))).toBe(3);
+    expect(await ledgerCount([paymentId(a3)])).toBe(0);
   });
 });
 

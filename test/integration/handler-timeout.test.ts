@@ -97,7 +97,7 @@ describe.each(['per-message', 'per-batch'] as const)('Handler timeout, commitMod
     await sleep(4_000);
 
     // Assess: the slow record is reported and nothing of it committed, now or when its handler woke up
-    expect(reported.has(records[1]?.messageId as string)).toBe(true);
+    expect(reported.has(records[1]?.messageId)).toBe(true);
     expect(await counter(slow)).toEqual({ applied: 0, late_writes: 0 });
     expect(afterWait.get(slow)).toBe('TransactionClosedError');
     expect(await inboxRow(slow)).toMatchObject({
@@ -106,7 +106,7 @@ describe.each(['per-message', 'per-batch'] as const)('Handler timeout, commitMod
     });
     // Every other record: committed exactly when acknowledged
     for (const [index, key] of [fast1, fast2].entries()) {
-      const acknowledged = !reported.has(records[index * 2]?.messageId as string);
+      const acknowledged = !reported.has(records[index * 2]?.messageId);
       expect((await counter(key)).applied).toBe(acknowledged ? 1 : 0);
     }
 
@@ -149,10 +149,10 @@ describe('Handler timeout, per-batch in an environment whose batches run without
               (f) => f.itemIdentifier,
             ),
           );
-    expect(reported.has(records[1]?.messageId as string)).toBe(true);
+    expect(reported.has(records[1]?.messageId)).toBe(true);
     expect(afterWait.get(slow)).toBe('TransactionClosedError');
     for (const [index, key] of [fast1, slow, fast2].entries()) {
-      const acknowledged = !reported.has(records[index]?.messageId as string);
+      const acknowledged = !reported.has(records[index]?.messageId);
       expect(await counter(key)).toEqual({ applied: acknowledged ? 1 : 0, late_writes: 0 });
     }
   });

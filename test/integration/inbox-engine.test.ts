@@ -72,7 +72,7 @@ describe.each(['per-message', 'per-batch'] as const)(
         { batchItemFailures: [] },
       ]);
       expect(await ledgerCount((envelope.payload as { paymentId: string }).paymentId)).toBe(1);
-      const row = await inboxRow(envelope.idempotencyKey as string);
+      const row = await inboxRow(envelope.idempotencyKey);
       expect(row).toMatchObject({
         status: 'COMPLETED',
         receive_count: 3,
@@ -111,7 +111,7 @@ describe.each(['per-message', 'per-batch'] as const)(
       expect(counts.every((row) => row.n === 1)).toBe(true);
       const statuses = await db.sql`
       select status, count(*)::int as n from worker_inbox
-      where idempotency_key in ${db.sql(envelopes.map((e) => e.idempotencyKey as string))} group by 1
+      where idempotency_key in ${db.sql(envelopes.map((e) => e.idempotencyKey))} group by 1
     `;
       expect(statuses).toEqual([{ status: 'COMPLETED', n: 50 }]);
       // A loser that met the winner in flight is reported retryable, never failed terminally.
@@ -144,7 +144,7 @@ describe.each(['per-message', 'per-batch'] as const)(
       // Prepare
       const original = payment();
       await worker(sqsEvent([sqsRecordFactory(original)]), lambdaContext());
-      const hashBefore = (await inboxRow(original.idempotencyKey as string))?.request_hash;
+      const hashBefore = (await inboxRow(original.idempotencyKey))?.request_hash;
       const otherPaymentId = `PAY-${randomUUID()}`;
       const conflicting = {
         ...original,
@@ -162,10 +162,10 @@ describe.each(['per-message', 'per-batch'] as const)(
       expect(originalAgain).toEqual({ batchItemFailures: [] });
       expect(await ledgerCount(otherPaymentId)).toBe(0);
       expect(await ledgerCount((original.payload as { paymentId: string }).paymentId)).toBe(1);
-      const row = await inboxRow(original.idempotencyKey as string);
+      const row = await inboxRow(original.idempotencyKey);
       expect(row).toMatchObject({ status: 'COMPLETED', request_hash: hashBefore, receive_count: 3 });
       const quarantine = await db.sql`
-      select reason_code, idempotency_key from worker_quarantine where idempotency_key = ${original.idempotencyKey as string}
+      select reason_code, idempotency_key from worker_quarantine where idempotency_key = ${original.idempotencyKey}
     `;
       expect(quarantine).toEqual([
         { reason_code: 'IDEMPOTENCY_HASH_MISMATCH', idempotency_key: original.idempotencyKey },
@@ -195,11 +195,11 @@ describe.each(['per-message', 'per-batch'] as const)(
       // Assess
       expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: records[2]?.messageId }] });
       for (const index of [0, 1, 3, 4]) {
-        const envelope = envelopes[index] as Record<string, unknown>;
+        const envelope = envelopes[index];
         expect(await ledgerCount((envelope.payload as { paymentId: string }).paymentId)).toBe(1);
-        expect((await inboxRow(envelope.idempotencyKey as string))?.status).toBe('COMPLETED');
+        expect((await inboxRow(envelope.idempotencyKey))?.status).toBe('COMPLETED');
       }
-      const failed = await inboxRow(envelopes[2]?.idempotencyKey as string);
+      const failed = await inboxRow(envelopes[2]?.idempotencyKey);
       expect(failed).toMatchObject({
         status: 'FAILED_TERMINAL',
         failure_code: 'CASE_NOT_FOUND',

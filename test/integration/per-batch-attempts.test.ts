@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import type { Envelope } from '../../lambda/worker/envelope.ts';
 import { claimInbox } from '../../lambda/worker/inbox.ts';
 import { requestHash } from '../../lambda/worker/request-hash.ts';
 import { holdCaseLock } from '../../tools/local/hold-case-lock.ts';
@@ -24,9 +25,8 @@ const missingCaseDeadline = () =>
     // A missing case is retryable by default; this producer makes it terminal at once.
     attemptPolicy: { terminalAfterCodes: ['CASE_NOT_FOUND'] },
   });
-const paymentId = (envelope: Record<string, unknown>) =>
-  (envelope.payload as { paymentId: string }).paymentId;
-const ledgerCount = async (envelope: Record<string, unknown>) =>
+const paymentId = (envelope: Envelope) => (envelope.payload as { paymentId: string }).paymentId;
+const ledgerCount = async (envelope: Envelope) =>
   Number(
     (await db.sql`select count(*) from ledger_entries where source_event_id = ${paymentId(envelope)}`)[0]
       ?.count,
@@ -41,7 +41,7 @@ describe('Function: createWorker() handler, commitMode per-batch: savepoints onl
     debug: (_connection, query) => statements.push(query.replace(/\s+/g, ' ').trim()),
   });
   const worker = exampleWorker(sql, { commitMode: 'per-batch', terminalPolicy: 'dlq' });
-  const invoke = async (envelopes: Record<string, unknown>[]) => {
+  const invoke = async (envelopes: Envelope[]) => {
     statements = [];
     const records = envelopes.map((envelope) => sqsRecordFactory(envelope));
     const response = await worker(sqsEvent(records), lambdaContext());

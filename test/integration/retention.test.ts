@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { purgeRetention } from '../../lambda/retention/purge-retention.ts';
 import { RetentionWindowError } from '../../lambda/retention/retention-guard.ts';
+import { seedInboxRows } from '../../tools/bench/seed-inbox-rows.ts';
 import { captureOutput, emfSum } from '../support/capture-output.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
@@ -12,26 +13,6 @@ const DAY = 86_400;
 /** Source 4 days + DLQ 14 days: a late copy of a message can arrive up to 18 days after it was sent. */
 const RETENTIONS = { sourceRetentionSeconds: 4 * DAY, dlqRetentionSeconds: 14 * DAY };
 const HASH = 'a'.repeat(64);
-
-/** Inserts `count` inbox rows of `consumer` in one statement, their timestamps `ageDays` ago unless overridden. */
-async function seedInboxRows(
-  consumer: string,
-  prefix: string,
-  count: number,
-  row: { status?: string; ageDays: number; lastSeenDays?: number },
-) {
-  const at = `${row.ageDays} days`;
-  const seen = `${row.lastSeenDays ?? row.ageDays} days`;
-  const status = row.status ?? 'COMPLETED';
-  await db.sql`
-    insert into worker_inbox (consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id,
-      status, request_hash, first_seen_at, last_seen_at, completed_at, receive_count)
-    select ${consumer}, ${prefix} || i, 'PaymentCaptured', 1, 'payment', 'PAY-' || i, ${status}, ${HASH},
-           now() - ${at}::interval, now() - ${seen}::interval,
-           case when ${status} = 'COMPLETED' then now() - ${at}::interval end, 1
-      from generate_series(1, ${count}) as i
-  `;
-}
 
 const countOf = async (consumer: string, prefix: string) => {
   const [row] = await db.sql<{ n: number }[]>`
@@ -45,10 +26,10 @@ describe('Function: purgeRetention()', () => {
     // Prepare: 100,000 rows past the window; rows the guard protects: completed 10 days ago, completed 30 days
     // ago but seen again yesterday (a late duplicate), and terminal failures (never purged).
     const consumer = 'case-worker';
-    await seedInboxRows(consumer, 'old:', 100_000, { ageDays: 30 });
-    await seedInboxRows(consumer, 'recent:', 300, { ageDays: 10 });
-    await seedInboxRows(consumer, 'seen-again:', 200, { ageDays: 30, lastSeenDays: 1 });
-    await seedInboxRows(consumer, 'terminal:', 100, { ageDays: 30, status: 'FAILED_TERMINAL' });
+    await seedInboxRows(db.sql, consumer, 'old:', 100_000, { ageDays: 30 });
+    await seedInboxRows(db.sql, consumer, 'recent:', 300, { ageDays: 10 });
+    await seedInboxRows(db.sql, consumer, 'seen-again:', 200, { ageDays: 30, lastSeenDays: 1 });
+    await seedInboxRows(db.sql, consumer, 'terminal:', 100, { ageDays: 30, status: 'FAILED_TERMINAL' });
     await db.sql`analyze worker_inbox`;
     const worker = exampleWorker(db.client({ max: 1 }));
     const purgeSql = db.client({ max: 1 });
@@ -117,7 +98,7 @@ describe('Function: purgeRetention()', () => {
 
   it('refuses an inbox window shorter than source + DLQ retention, before deleting anything', async () => {
     // Prepare
-    await seedInboxRows('guarded', 'g:', 10, { ageDays: 30 });
+    await seedInboxRows(db.sql, 'guarded', 'g:', 10, { ageDays: 30 });
 
     // Act
     const error = await purgeRetention(db.sql, {
@@ -196,7 +177,7 @@ describe('Function: purgeRetention()', () => {
 
   it('starts no batch once the time budget is spent, and says the run is incomplete', async () => {
     // Prepare
-    await seedInboxRows('budget', 'b:', 50, { ageDays: 30 });
+    await seedInboxRows(db.sql, 'budget', 'b:', 50, { ageDays: 30 });
     let clock = Date.now();
 
     // Act: every reading of the clock "takes" 1 s of a 2.5 s budget.
@@ -235,7 +216,7 @@ async function loadRetentionHandler(env: Record<string, string>) {
 describe('Lambda entry: retention', () => {
   it('publishes the rows removed as RetentionRowsRemoved and logs counts per table', async () => {
     // Prepare
-    await seedInboxRows('emf-worker', 'emf:', 25, { ageDays: 30 });
+    await seedInboxRows(db.sql, 'emf-worker', 'emf:', 25, { ageDays: 30 });
     const handler = await loadRetentionHandler({
       RETENTION_SOURCE_SECONDS: String(4 * DAY),
       RETENTION_DLQ_SECONDS: String(14 * DAY),
@@ -256,7 +237,7 @@ describe('Lambda entry: retention', () => {
 
   it('fails the run and deletes nothing when the inbox window is shorter than the queues keep a message', async () => {
     // Prepare
-    await seedInboxRows('emf-worker', 'short:', 5, { ageDays: 30 });
+    await seedInboxRows(db.sql, 'emf-worker', 'short:', 5, { ageDays: 30 });
     const handler = await loadRetentionHandler({
       RETENTION_SOURCE_SECONDS: String(4 * DAY),
       RETENTION_DLQ_SECONDS: String(14 * DAY),

@@ -43,7 +43,7 @@ describe('CLI: bin/sqs-worker.js', () => {
     // Prepare
     const { queueUrl, dlqUrl } = await createQueues(sqs);
     const envelopes = Array.from({ length: 10 }, (_, i) => paymentEnvelope(i));
-    await seedInbox(db.sql, envelopes[0] as Record<string, unknown>, {
+    await seedInbox(db.sql, envelopes[0], {
       status: 'FAILED_TERMINAL',
       failureCode: 'ACCOUNT_CLOSED',
     });
@@ -276,10 +276,10 @@ describe('CLI: bin/sqs-worker.js', () => {
     const [row] = await db.sql<{ id: string }[]>`
       insert into worker_quarantine (consumer, body_hash, body, idempotency_key, message_type, reason_code, reason_message)
       values ('case-worker', ${createHash('sha256').update(body).digest('hex')}, ${body},
-        ${deadline.idempotencyKey as string}, 'CaseDeadlineRequested', 'CASE_NOT_FOUND', 'seeded')
+        ${deadline.idempotencyKey}, 'CaseDeadlineRequested', 'CASE_NOT_FOUND', 'seeded')
       returning quarantine_id::text as id
     `;
-    const id = row?.id as string;
+    const id = row.id;
     const env = {
       DATABASE_URL: db.url,
       WORKER_QUEUE_URL: queueUrl,

@@ -47,7 +47,7 @@ describe('Command: dlq redrive with the worker', () => {
     );
     expect(firstRun.result).toEqual({ batchItemFailures: [] });
     const [completed] = await db.sql`
-      select status, completed_at, receive_count from worker_inbox where idempotency_key = ${envelope.idempotencyKey as string}
+      select status, completed_at, receive_count from worker_inbox where idempotency_key = ${envelope.idempotencyKey}
     `;
     expect(completed?.status).toBe('COMPLETED');
     await sqs.send(
@@ -89,7 +89,7 @@ describe('Command: dlq redrive with the worker', () => {
     expect(redriven.Body).toBe(JSON.stringify(envelope));
     expect(secondRun.result).toEqual({ batchItemFailures: [] });
     const [after] = await db.sql`
-      select status, completed_at, receive_count from worker_inbox where idempotency_key = ${envelope.idempotencyKey as string}
+      select status, completed_at, receive_count from worker_inbox where idempotency_key = ${envelope.idempotencyKey}
     `;
     expect(after?.status).toBe('COMPLETED');
     expect(after?.completed_at).toEqual(completed?.completed_at); // not applied again

@@ -99,7 +99,7 @@ describe('Function: dlqRedrive()', () => {
     expect(await depth(sqs, queueUrl)).toEqual({ visible: 3, inFlight: 0 });
     // The moved keys are re-armed: the fixed worker processes them instead of repeating the terminal outcome.
     const rows = await db.sql`
-      select status, receive_count from worker_inbox where idempotency_key in ${db.sql(failing.map((e) => e.idempotencyKey as string))}
+      select status, receive_count from worker_inbox where idempotency_key in ${db.sql(failing.map((e) => e.idempotencyKey))}
     `;
     expect(rows.map((row) => [row.status, row.receive_count])).toEqual([
       ['FAILED_RETRYABLE', 0],
@@ -146,7 +146,7 @@ describe('Function: dlqRedrive()', () => {
     await sendAll(sqs, dlqUrl, [envelope]);
     const inboxRow = () => db.sql`
       select status, receive_count, failure_code from worker_inbox
-      where consumer = 'case-worker' and idempotency_key = ${envelope.idempotencyKey as string}
+      where consumer = 'case-worker' and idempotency_key = ${envelope.idempotencyKey}
     `;
     const before = await inboxRow();
     const failingSend = {

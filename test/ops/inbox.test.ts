@@ -15,7 +15,7 @@ describe('Function: inboxShow()', () => {
   it('shows the inbox row, its quarantine entry and operator actions of a key', async () => {
     // Prepare
     const envelope = paymentEnvelope(1);
-    const key = envelope.idempotencyKey as string;
+    const key = envelope.idempotencyKey;
     await seedInbox(db.sql, envelope, {
       status: 'FAILED_TERMINAL',
       failureCode: 'ACCOUNT_CLOSED',

@@ -2,6 +2,7 @@ import type { MessageAttributeValue, SQSClient } from '@aws-sdk/client-sqs';
 import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type postgres from 'postgres';
 import { afterAll } from 'vitest';
+import type { Envelope } from '../../lambda/worker/envelope.ts';
 import { requestHash } from '../../lambda/worker/request-hash.ts';
 import { startLocalSqs } from '../../tools/local/local-sqs.ts';
 import type { Clock } from '../../tools/ops/clock.ts';
@@ -24,11 +25,17 @@ export async function startOpsSqs(): Promise<{ sqs: SQSClient; endpoint: string 
   return { sqs: local.client(), endpoint: local.endpoint };
 }
 
+/** `value`, or an error naming the field an SQS response came without. */
+function returned<T>(value: T | undefined, field: string): T {
+  if (value === undefined) throw new Error(`SQS returned no ${field}; is fauxqs running?`);
+  return value;
+}
+
 async function arn(sqs: SQSClient, queueUrl: string): Promise<string> {
   const { Attributes } = await sqs.send(
     new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
   );
-  return Attributes?.QueueArn as string;
+  return returned(Attributes?.QueueArn, 'QueueArn');
 }
 
 /**
@@ -49,7 +56,7 @@ export async function createQueues(
       Attributes: { ...fifo, MessageRetentionPeriod: String(options.dlqRetention ?? 14 * 86_400) },
     }),
   );
-  const dlqUrl = dlq.QueueUrl as string;
+  const dlqUrl = returned(dlq.QueueUrl, 'QueueUrl');
   const dlqArn = await arn(sqs, dlqUrl);
   const source = await sqs.send(
     new CreateQueueCommand({
@@ -65,15 +72,12 @@ export async function createQueues(
       },
     }),
   );
-  const queueUrl = source.QueueUrl as string;
+  const queueUrl = returned(source.QueueUrl, 'QueueUrl');
   return { queueUrl, queueArn: await arn(sqs, queueUrl), dlqUrl, dlqArn };
 }
 
 /** A PaymentCaptured envelope (the example domain) with a readable key. */
-export function paymentEnvelope(
-  index: number,
-  overrides: Record<string, unknown> = {},
-): Record<string, unknown> {
+export function paymentEnvelope(index: number, overrides: Record<string, unknown> = {}): Envelope {
   const tag = `${process.pid}-${counter}-${index}`;
   return envelopeFactory({
     idempotencyKey: `payment:PAY-${tag}`,
@@ -103,7 +107,7 @@ export async function sendAll(
           : {}),
       }),
     );
-    ids.push(response.MessageId as string);
+    ids.push(returned(response.MessageId, 'MessageId'));
   }
   return ids;
 }
@@ -128,7 +132,7 @@ export async function depth(
 /** Inserts an inbox row for an envelope, as the worker would have left it. */
 export async function seedInbox(
   sql: postgres.Sql,
-  envelope: Record<string, unknown>,
+  envelope: Envelope,
   row: {
     status: string;
     failureCode?: string | null;
@@ -139,8 +143,8 @@ export async function seedInbox(
   },
 ): Promise<void> {
   const hash = requestHash({
-    messageType: envelope.messageType as string,
-    schemaVersion: envelope.schemaVersion as number,
+    messageType: envelope.messageType,
+    schemaVersion: envelope.schemaVersion,
     payload: envelope.payload,
   });
   const seen = row.firstSeenAt ?? new Date();
@@ -149,8 +153,8 @@ export async function seedInbox(
       consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id, status,
       request_hash, first_seen_at, last_seen_at, completed_at, failed_at, failure_code, failure_message, receive_count
     ) values (
-      ${row.consumer ?? 'case-worker'}, ${envelope.idempotencyKey as string}, ${envelope.messageType as string},
-      ${envelope.schemaVersion as number}, ${envelope.aggregateType as string}, ${envelope.aggregateId as string},
+      ${row.consumer ?? 'case-worker'}, ${envelope.idempotencyKey}, ${envelope.messageType},
+      ${envelope.schemaVersion}, ${envelope.aggregateType}, ${envelope.aggregateId},
       ${row.status}, ${hash}, ${seen}, ${seen},
       ${row.completedAt ?? (row.status === 'COMPLETED' ? seen : null)},
       ${row.failureCode ? seen : null}, ${row.failureCode ?? null}, ${row.failureCode ? 'seeded failure' : null},

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
+import type { Envelope } from '../../lambda/worker/envelope.ts';
 import { OperationError, OutOfOrderReleaseError } from '../../tools/ops/errors.ts';
 import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
 import { quarantineList } from '../../tools/ops/quarantine-list.ts';
@@ -13,25 +14,21 @@ const db = await createTestDatabase();
 const { sqs } = await startOpsSqs();
 
 /** Quarantines an envelope as the worker does (Lambda-shaped message attributes). */
-async function quarantine(
-  envelope: Record<string, unknown> | string,
-  reasonCode: string,
-  consumer = 'case-worker',
-) {
+async function quarantine(envelope: Envelope | string, reasonCode: string, consumer = 'case-worker') {
   const body = typeof envelope === 'string' ? envelope : JSON.stringify(envelope);
-  const key = typeof envelope === 'string' ? null : (envelope.idempotencyKey as string);
+  const key = typeof envelope === 'string' ? null : envelope.idempotencyKey;
   const [row] = await db.sql<{ id: string }[]>`
     insert into worker_quarantine (
       consumer, body_hash, body, sqs_message_id, idempotency_key, message_type, reason_code, reason_message,
       sqs_attributes, message_attributes
     ) values (
       ${consumer}, ${createHash('sha256').update(body).digest('hex')}, ${body}, 'm-1', ${key},
-      ${typeof envelope === 'string' ? null : (envelope.messageType as string)}, ${reasonCode}, 'seeded',
+      ${typeof envelope === 'string' ? null : envelope.messageType}, ${reasonCode}, 'seeded',
       ${db.sql.json({ ApproximateReceiveCount: '1' })},
       ${db.sql.json({ tenant: { stringValue: 'acme', stringListValues: [], binaryListValues: [], dataType: 'String' } })}
     ) returning quarantine_id::text as id
   `;
-  return row?.id as string;
+  return row.id;
 }
 
 let cases = 0;
@@ -43,7 +40,7 @@ function newCaseId(): string {
 }
 
 /** An event of a case aggregate (the payload is the example's, with the marker value ACC-1). */
-function caseEvent(caseId: string, messageType: string, key: string): Record<string, unknown> {
+function caseEvent(caseId: string, messageType: string, key: string): Envelope {
   return paymentEnvelope(0, { messageType, aggregateType: 'case', aggregateId: caseId, idempotencyKey: key });
 }
 
@@ -203,7 +200,7 @@ describe('Function: quarantineRelease()', () => {
     expect(entry?.released_at).toBeInstanceOf(Date);
     expect(entry?.released_message_id).toBe(message?.MessageId);
     const [inbox] =
-      await db.sql`select status, receive_count from worker_inbox where idempotency_key = ${envelope.idempotencyKey as string}`;
+      await db.sql`select status, receive_count from worker_inbox where idempotency_key = ${envelope.idempotencyKey}`;
     expect(inbox).toEqual({ status: 'FAILED_RETRYABLE', receive_count: 0 });
     const [audit] =
       await db.sql`select action, outcome, new_message_id, actor from ops_audit where audit_id = ${result.auditId}`;
@@ -256,7 +253,7 @@ describe('Function: quarantineRelease()', () => {
     // Assess
     expect(error).toBeInstanceOf(OperationError);
     expect((error as Error).message).toContain('Nothing was changed');
-    await expectNothingChanged(id, envelope.idempotencyKey as string);
+    await expectNothingChanged(id, envelope.idempotencyKey);
   });
 
   it('refuses without --force when newer events of the aggregate completed: nothing sent, nothing changed', async () => {
@@ -311,7 +308,7 @@ describe('Function: quarantineRelease()', () => {
     );
     expect(out.stdout()).toBe('');
     expect(await depth(sqs, queueUrl)).toEqual({ visible: 0, inFlight: 0 });
-    await expectNothingChanged(id, envelope.idempotencyKey as string);
+    await expectNothingChanged(id, envelope.idempotencyKey);
   });
 
   it('refuses by the envelope aggregate when the message has no inbox row', async () => {
@@ -357,7 +354,7 @@ describe('Function: quarantineRelease()', () => {
       await db.sql`select released_message_id from worker_quarantine where quarantine_id = ${id}`;
     expect(entry?.released_message_id).toBe(result.releasedMessageId);
     const [inbox] =
-      await db.sql`select status from worker_inbox where idempotency_key = ${envelope.idempotencyKey as string}`;
+      await db.sql`select status from worker_inbox where idempotency_key = ${envelope.idempotencyKey}`;
     expect(inbox?.status).toBe('FAILED_RETRYABLE');
     const [audit] = await db.sql`select detail from ops_audit where audit_id = ${result.auditId}`;
     expect(audit?.detail).toMatchObject({ quarantineId: id, forced: true, newerCompletedEvents: 1 });

@@ -37,7 +37,7 @@ describe('Leaf module: METRIC_NAMES — the names the code emits are the names t
     .flatMap(({ file, code }) =>
       [...code.matchAll(/addMetric\(\s*([^,:]+),/g)].map((match) => ({
         file,
-        name: (match[1] as string).trim(),
+        name: match[1].trim(),
       })),
     );
 
@@ -104,7 +104,7 @@ describe('Leaf module: METRIC_NAMES — the names the code emits are the names t
     for (const match of body.matchAll(
       new RegExp(`${DEFAULT_METRICS_NAMESPACE}\\\\",\\\\"(\\w+)\\\\"`, 'g'),
     )) {
-      watched.add(match[1] as string);
+      watched.add(match[1]);
     }
 
     // Assess

@@ -2,7 +2,9 @@
  * `npm run bench [-- --messages 3000 --warmup 200 --concurrency 1,2,4]`: the raw baseline, the worker in
  * per-message mode and in per-batch mode at each concurrency (batch size 10), all against one database: timed on
  * direct connections, round trips and statements counted through a proxy; then the worker bundle's size and cold
- * load. Prints figures and its targets beside them; always exits 0 unless the bench itself fails.
+ * load; then the retention purge's effect on worker_inbox's size and on the worker's throughput
+ * (`retention-purge.ts`; `-- --only purge` runs that line alone). Prints figures and its targets beside them;
+ * always exits 0 unless the bench itself fails.
  *
  * Database: DATABASE_URL when set (migrated first; the bench adds rows under consumer `bench-worker`),
  * otherwise a throwaway embedded PostgreSQL.
@@ -24,6 +26,9 @@ import { bundleWorker } from './bundle-worker.ts';
 import { coldLoad } from './cold-load.ts';
 import { startLaneThreads } from './lane-threads.ts';
 import { renderBundle, renderTargets, renderThroughput } from './render-report.ts';
+import { renderRetentionPurge } from './render-retention-purge.ts';
+import { benchRetentionPurge } from './retention-purge.ts';
+import { runRetentionPurgeAlone } from './retention-purge-alone.ts';
 import { startRoundTripProxy } from './round-trip-proxy.ts';
 
 const USAGE = `usage: npm run bench [-- options]
@@ -32,6 +37,8 @@ const USAGE = `usage: npm run bench [-- options]
   --rounds N              interleaved rounds, mode order rotating, median shown (default 6, 1 to 9)
   --concurrency LIST      environments at once, comma-separated (default 1,2,4)
   --commit-latency-ms N   modelled commit latency of the second pass, 0 skips it (default 2)
+  --purge-rows N          old inbox rows the retention purge line deletes (default 100000, 1000 to 10000000)
+  --only purge            run the retention purge line alone
   --help                  this text`;
 
 /** Prints what was wrong with the options and the usage, and exits 2 (nothing has started yet). */
@@ -49,6 +56,8 @@ try {
       warmup: { type: 'string', default: '200' },
       concurrency: { type: 'string', default: '1,2,4' },
       'commit-latency-ms': { type: 'string', default: '2' },
+      'purge-rows': { type: 'string', default: '100000' },
+      only: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   }));
@@ -81,6 +90,16 @@ if (
 }
 if (!concurrencies.every((c) => Number.isInteger(c) && c >= 1 && c <= 64)) {
   usageError(`--concurrency must list whole numbers from 1 to 64, e.g. 1,2,4 (given ${values.concurrency})`);
+}
+const purgeRows = Number(values['purge-rows']);
+if (!(Number.isInteger(purgeRows) && purgeRows >= 1000 && purgeRows <= 10_000_000)) {
+  usageError(`--purge-rows must be a whole number from 1000 to 10000000 (given ${values['purge-rows']})`);
+}
+if (values.only !== undefined) {
+  if (values.only !== 'purge')
+    usageError(`--only takes purge, the one line that runs alone (given ${values.only})`);
+  await runRetentionPurgeAlone(purgeRows);
+  process.exit(0);
 }
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -197,6 +216,9 @@ try {
     }
   }
 
+  log(`[${since(started)}] retention purge of ${purgeRows} rows while the worker runs`);
+  const purge = await benchRetentionPurge({ rows: purgeRows, runId, admin, url, threads, log });
+
   log(`[${since(started)}] bundling the worker and timing its cold load`);
   const bundle = await bundleWorker();
   const cold = await coldLoad(bundle);
@@ -221,6 +243,8 @@ try {
         : 'Commit-latency pass skipped (--commit-latency-ms 0).',
       '',
       renderBundle(bundle, cold),
+      '',
+      renderRetentionPurge(purge),
       '',
       'Targets (figures only: a missed target does not fail the bench)',
       renderTargets(report),

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { CreateBucketCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import {
@@ -22,7 +23,7 @@ import { exampleEnvelope } from './example-envelope.ts';
 import { holdCaseLock } from './hold-case-lock.ts';
 import { type LocalQueues, queueCounts } from './local-queues.ts';
 import { runOutboxRelayLoop } from './outbox-relay-loop.ts';
-import { OutcomeLogger } from './outcome-logger.ts';
+import { OutcomeRecorder } from './outcome-recorder.ts';
 
 /** Options of {@link runDemoScenario}. */
 export interface DemoScenarioOptions {
@@ -414,22 +415,23 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
     max: 3,
     onnotice: () => {},
   });
-  const logger = new OutcomeLogger({ serviceName: consumer });
+  const recorder = new OutcomeRecorder();
   const handler = createWorker({
     consumer,
     handlers: exampleHandlers,
     sql,
     sqs,
     s3: options.s3,
-    logger,
+    logger: new Logger({ serviceName: consumer, logLevel: 'SILENT' }),
     metrics: new Metrics({ namespace: 'SqsInboxWorkerLocal', serviceName: consumer }),
+    onOutcome: recorder.onOutcome,
     recordConcurrency: 1,
     backoff: { baseSeconds: 1, maxSeconds: 4 },
   });
   const completed = (key: string) =>
-    logger.outcomes.some((outcome) => outcome.idempotencyKey === key && outcome.result === 'COMPLETED');
+    recorder.outcomes.some((outcome) => outcome.idempotencyKey === key && outcome.result === 'COMPLETED');
   const retries = (key: string) =>
-    logger.outcomes.filter(
+    recorder.outcomes.filter(
       (outcome) => outcome.idempotencyKey === key && outcome.result === 'RETRYABLE_FAILURE',
     ).length;
 
@@ -580,7 +582,7 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
     for (const item of items) counts[key(item)] = (counts[key(item)] ?? 0) + 1;
     return counts;
   };
-  const outcomes = logger.counts();
+  const outcomes = recorder.counts();
   const byKind = countBy(scenario.messages, (m) => m.kind) as Record<ScenarioCase, number>;
   const versions = new Map(caseRows.map((row) => [row.case_id, row.version]));
   const stuckBody = scenario.messages.find((m) => m.key === scenario.stuckKey)?.body;

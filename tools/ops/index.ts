@@ -13,6 +13,7 @@ export { decodeMessage } from './decode-message.ts';
 export { dlqMoveTask } from './dlq-move-task.ts';
 export { dlqPeek, groupByFingerprint } from './dlq-peek.ts';
 export { dlqRedrive, parseRedriveFilters } from './dlq-redrive.ts';
+export { dynamoDbCapacity } from './dynamodb-capacity.ts';
 export { EXIT_CODES, OperationError, OpsError, OutOfOrderReleaseError, UsageError } from './errors.ts';
 export { health } from './health.ts';
 export { inboxPurge } from './inbox-purge.ts';

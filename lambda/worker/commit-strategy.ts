@@ -1,0 +1,120 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import type { SQSRecord } from 'aws-lambda';
+import type { TerminalPolicy } from '../types.ts';
+import type { AttemptDefaults } from './attempt-policy.ts';
+import type { BackoffSettings } from './backoff.ts';
+import type { DecodedRecord, UndecodableRecord } from './decode-record.ts';
+import type { HandlerRegistry } from './handler-registry.ts';
+import type { RecordOutcome } from './outcome.ts';
+import type { PayloadReader } from './resolve-payload.ts';
+
+/**
+ * State shared by the records of one batch.
+ *
+ * @internal
+ */
+export interface BatchState {
+  /** Set after a connection-class failure: the rest of the batch is reported without touching the database. */
+  databaseDown: boolean;
+  /** Milliseconds left for the records (the batch's budget less what the commit strategy keeps back). */
+  remainingMs(): number;
+}
+
+/**
+ * One record of a batch as the engine prepared it: decoded once, its receive count parsed once.
+ *
+ * @internal
+ */
+export interface BatchRecord {
+  readonly record: SQSRecord;
+  /** SQS ApproximateReceiveCount (1 when missing). */
+  readonly receiveCount: number;
+  /** The record decoded and routed (`decode-record.ts`): pure, no I/O. */
+  readonly decoded: DecodedRecord | UndecodableRecord;
+}
+
+/**
+ * Decides the outcome of one record. Must not throw: every failure ends in an outcome.
+ *
+ * @internal
+ */
+export type RecordProcessor = (item: BatchRecord) => Promise<RecordOutcome>;
+
+/**
+ * What the engine hands a commit strategy for one batch.
+ *
+ * @internal
+ */
+export interface CommitBatch {
+  /** The records, in the batch's order. */
+  readonly records: readonly BatchRecord[];
+  /** A `.fifo` queue: the engine runs records one at a time, per group in order. */
+  readonly fifo: boolean;
+  readonly state: BatchState;
+  /** Milliseconds left for the whole batch, commit included (no reserve taken off). */
+  totalRemainingMs(): number;
+  /** The deadline guard now: a record is not started with less than this left. */
+  guardMs(): number;
+  /**
+   * The engine's scheduler: runs `process` over the records — at most `recordConcurrency` at once when the strategy
+   * is `concurrent`, one at a time otherwise; FIFO per group in order, a group stopped at its first record that is
+   * not acknowledged (its later records get `FIFO_GROUP_BLOCKED`); a record not started when the deadline guard
+   * says there is no time left (`DEADLINE_DEFERRED`) — and sets each record's outcome in `outcomes` (by SQS
+   * messageId) as it settles. Never throws.
+   */
+  schedule(process: RecordProcessor, outcomes: Map<string, RecordOutcome>): Promise<void>;
+}
+
+/**
+ * How a batch's records are committed to the store: the seam where a store plugs into the engine.
+ *
+ * The engine (`batch-engine.ts`) owns everything store-free — decoding, routing, the deadline guard, record
+ * concurrency, FIFO ordering, telemetry, the `onOutcome` hook — and hands each batch to the strategy, which opens
+ * and commits the store's transactions around `batch.schedule(process, outcomes)`. The PostgreSQL strategies are
+ * `commit-per-message.ts` (one transaction per record) and `commit-per-batch.ts` (one per batch, a savepoint per
+ * record when needed); a store of its own (a DynamoDB conditional-put gate with the domain items and the inbox
+ * completion in one TransactWriteItems) adds a strategy next to them, deciding its records with the store-free
+ * pieces: `classify-error.ts`, `attempt-policy.ts`, `backoff.ts`, the factories of `outcome.ts`.
+ *
+ * A strategy must guarantee:
+ * - an outcome for every record of the batch, keyed by SQS messageId, the final one (an attempt it rolled back and
+ *   redid leaves no outcome behind);
+ * - `acknowledged: true` only for a record whose effect — or, for a terminal one, its quarantine record — is
+ *   durably committed when `commit` resolves; when a shared commit fails, every record that touched the store is
+ *   reported (retryable);
+ * - it never throws for a record's failure, and never changes a message's visibility (the runtime does);
+ * - after a connection-class failure it sets `batch.state.databaseDown` and does not touch the store again for
+ *   the rest of the batch (records are reported retryable `DATABASE_UNAVAILABLE`);
+ * - every store call is bounded by the time left (`batch.state.remainingMs()`, `within-deadline.ts`).
+ *
+ * @internal
+ */
+export interface CommitStrategy {
+  /** Whether records may run at once (up to `recordConcurrency`); false runs them one after another. */
+  readonly concurrent: boolean;
+  /** Milliseconds of the batch's budget kept back for the strategy's own commit (records see that much less). */
+  readonly commitReserveMs: number;
+  /** Runs and commits one batch; resolves with every record's outcome by SQS messageId. */
+  commit(batch: CommitBatch): Promise<ReadonlyMap<string, RecordOutcome>>;
+}
+
+/**
+ * The store-free settings and collaborators every strategy gets, resolved once by the engine.
+ *
+ * @internal
+ */
+export interface EngineSettings {
+  /** Inbox namespace of this worker. */
+  readonly consumer: string;
+  readonly registry: HandlerRegistry;
+  readonly terminalPolicy: TerminalPolicy;
+  readonly attemptDefaults: AttemptDefaults;
+  readonly backoff: BackoffSettings;
+  readonly now: () => number;
+  readonly random: () => number;
+  /** Reads `payloadRef` payloads (see `resolve-payload.ts`). */
+  readonly payloads: PayloadReader;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+}

@@ -1,0 +1,70 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import type postgres from 'postgres';
+import type { CommitMode, TerminalPolicy } from '../types.ts';
+import type { BackoffSettings } from './backoff.ts';
+import type { MessageHandler } from './message-handler.ts';
+import type { RecordOutcome } from './outcome.ts';
+import type { S3ClientSource } from './s3-client-source.ts';
+import type { SqsClientSource } from './sqs-client-source.ts';
+
+/**
+ * Options of `createWorker` (the Lambda handler) and `createBatchEngine` (the runtime-neutral core). Only
+ * `consumer`, `handlers` and `sql` are required.
+ */
+export interface WorkerOptions {
+  /** Inbox namespace of this worker (`worker_inbox.consumer`), 1–100 characters. */
+  readonly consumer: string;
+  /** Domain handlers, one per messageType and schemaVersion. */
+  // biome-ignore lint/suspicious/noExplicitAny: handlers of any payload schema
+  readonly handlers: readonly MessageHandler<any>[];
+  /** The postgres.js client (module scope, `prepare: false`). */
+  readonly sql: postgres.Sql;
+  /**
+   * SQS client for the backoff visibility changes, or a function that makes it on first use (the deployable
+   * handler imports the SDK's SQS code only when a record first needs a backoff: see {@link SqsClientSource}).
+   * Without it, failures wait for the queue's visibility timeout. Used by `createWorker`; the engine
+   * (`createBatchEngine`) changes no visibility.
+   */
+  readonly sqs?: SqsClientSource;
+  /**
+   * S3 client that reads `payloadRef` payloads (GetObject), or a function that makes it on first use (the
+   * deployable handler imports the SDK's S3 code only when a record first carries a reference: see
+   * {@link S3ClientSource}). Without it, a record with a `payloadRef` fails retryable `PAYLOAD_READER_MISSING`.
+   */
+  readonly s3?: S3ClientSource;
+  /**
+   * Largest `payloadRef` object read, in bytes; a larger one is terminal `PAYLOAD_TOO_LARGE`. The object is held
+   * whole while its handler runs (in per-batch mode, every referenced payload of the batch at once): keep it well
+   * below the function's memory. @default 67108864 (64 MiB)
+   */
+  readonly maxPayloadBytes?: number;
+  /** Powertools Logger. @default a Logger of service POWERTOOLS_SERVICE_NAME */
+  readonly logger?: Logger;
+  /** Powertools Metrics. @default a Metrics of namespace POWERTOOLS_METRICS_NAMESPACE (or `SqsInboxWorker`) */
+  readonly metrics?: Metrics;
+  /** `quarantine`: store terminal messages and acknowledge them; `dlq`: report them until SQS moves them. @default 'quarantine' */
+  readonly terminalPolicy?: TerminalPolicy;
+  /** Records processed at once, 1 to the pool size (`sql.options.max`). @default 1 */
+  readonly recordConcurrency?: number;
+  /** `per-message`: one transaction per record; `per-batch`: one per batch, a savepoint per record. @default 'per-message' */
+  readonly commitMode?: CommitMode;
+  /** Backoff of retryable failures. @default { baseSeconds: 2, maxSeconds: 900 } */
+  readonly backoff?: Partial<BackoffSettings>;
+  /** Attempts after which a retryable failure is terminal, when the envelope gives none. @default 10 */
+  readonly maxBusinessAttempts?: number;
+  /** Do not start a record with less than this left; default: max(2 s, observed p99 of records). */
+  readonly deadlineGuardMs?: number;
+  /** `createWorker` only: throw when every record of a batch failed, so Lambda backs off. @default true */
+  readonly failInvocationOnFullBatchFailure?: boolean;
+  /** Clock in epoch milliseconds (tests). @default Date.now */
+  readonly now?: () => number;
+  /** Random source in [0, 1) for backoff jitter (tests). @default Math.random */
+  readonly random?: () => number;
+  /**
+   * Called once per record of every batch with its final outcome (after a per-batch redo, only the redo's), after
+   * its log line and metrics, in the records' order. For local runtimes, tests and custom telemetry: it must not
+   * throw (a throw is logged as `worker_on_outcome_failed` and changes nothing) and should return quickly.
+   */
+  readonly onOutcome?: (outcome: RecordOutcome) => void;
+}

@@ -1,0 +1,190 @@
+import { Duration, Token } from 'aws-cdk-lib';
+import { type DynamoDbCapacityResult, safeDynamoDbConcurrency } from './dynamodb-capacity.ts';
+import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
+
+/**
+ * Where the worker keeps its inbox and the domain state (`WORKER_STORE`): RDS PostgreSQL behind RDS Proxy, or
+ * one DynamoDB table.
+ */
+export type WorkerStore = 'postgres' | 'dynamodb';
+
+/**
+ * Props that configure the PostgreSQL store and the functions that need it (migrations, relay, health job,
+ * retention job, breaker). With `store: 'dynamodb'` there is no database, so each is refused rather than ignored.
+ */
+const POSTGRES_ONLY = [
+  'vpcSubnets',
+  'dbPoolSize',
+  'dbMaxConnections',
+  'dbReservedConnections',
+  'dbWriteIopsBudget',
+  'writeIopsPerMessage',
+  'dbStatementTimeout',
+  'dbLockTimeout',
+  'proxyMaxConnectionsPercent',
+  'instanceType',
+  'postgresVersion',
+  'multiAz',
+  'allocatedStorageGiB',
+  'databaseName',
+  'workerDbUser',
+  'relayDbUser',
+  'opsDbUser',
+  'healthDbUser',
+  'retentionDbUser',
+  'secretRotationInterval',
+  'migrationsDirectory',
+  'outboxRelayEntry',
+  'outboxRelaySchedule',
+  'outboxRelayMaxRun',
+  'outboxPendingAgeSlo',
+  'healthCheckEntry',
+  'healthCheckSchedule',
+  'quarantineAgeAlarm',
+  'retentionSchedule',
+  'retentionMaxRun',
+  'inboxRetention',
+  'outboxRetention',
+  'effectLogRetention',
+  'quarantineRetention',
+  'breakerCheckInterval',
+  'breakerFailureThreshold',
+  'breakerMinOpen',
+  'breakerHalfOpen',
+  'breakerHalfOpenConcurrency',
+  'connectionsAlarmPercent',
+] as const satisfies readonly (keyof SqsDatabaseWorkerProps)[];
+
+/** The PostgreSQL store's scheduled functions, and why the DynamoDB store has none of them. */
+const POSTGRES_FUNCTIONS = {
+  outboxRelay: 'the outbox relay reads the PostgreSQL outbox',
+  healthCheck: 'the health job reads PostgreSQL figures',
+  retention: "the DynamoDB table's TTL (attribute `ttl`) removes settled items instead of the retention job",
+  breaker: "the breaker's probe connects to PostgreSQL",
+} as const satisfies Partial<Record<keyof SqsDatabaseWorkerProps, string>>;
+
+/** Props of the DynamoDB store only. */
+const DYNAMODB_ONLY = [
+  'maxWriteUnitsPerSecond',
+  'transactItemsPerMessage',
+  'itemSizeKb',
+  'recordLatencyMs',
+  'transactionConflictRatePercent',
+] as const satisfies readonly (keyof SqsDatabaseWorkerProps)[];
+
+/** PITR keeps 1 to 35 days. */
+const MAX_RECOVERY_DAYS = 35;
+
+/**
+ * The props with the defaults of the chosen store: with `store: 'dynamodb'` the outbox relay, the health job,
+ * the retention job and the breaker are off unless set (setting one is refused by {@link checkStoreSettings}).
+ *
+ * @internal
+ */
+export function withStoreDefaults<P extends Omit<SqsDatabaseWorkerProps, 'vpc'>>(props: P): P {
+  if (props.store !== 'dynamodb') return props;
+  return { outboxRelay: false, healthCheck: false, retention: false, breaker: false, ...props };
+}
+
+/**
+ * Checks the store choice against the other props, adding one problem per prop that belongs to the other store
+ * (each naming its value and the fix). `vpc` is checked here too: the PostgreSQL store needs one, and the
+ * DynamoDB worker runs outside a VPC (no NAT, no endpoints, no network interfaces).
+ *
+ * @internal
+ */
+export function checkStoreSettings(
+  props: Omit<SqsDatabaseWorkerProps, 'vpc'> & { readonly vpc?: unknown },
+  problems: string[],
+  options: { readonly checkVpc: boolean },
+): WorkerStore {
+  const store = props.store ?? 'postgres';
+  if (store !== 'postgres' && store !== 'dynamodb') {
+    problems.push(`store ("${String(store)}") must be "postgres" or "dynamodb"; set one of them`);
+    return 'postgres';
+  }
+  if (store === 'postgres') {
+    if (options.checkVpc && props.vpc === undefined) {
+      problems.push(
+        'vpc is required with store "postgres" (the database, the proxy and the functions run in it); pass a vpc (WorkerNetwork builds one) or set store "dynamodb"',
+      );
+    }
+    for (const key of DYNAMODB_ONLY) {
+      if (props[key] !== undefined) {
+        problems.push(
+          `${key} (${show(props[key])}) applies only to store "dynamodb" (given store "postgres"); remove ${key} or set store "dynamodb"`,
+        );
+      }
+    }
+    return store;
+  }
+  if (options.checkVpc && props.vpc !== undefined) {
+    problems.push(
+      'vpc is given with store "dynamodb", whose worker runs outside a VPC (DynamoDB, SQS and S3 are reached over their public endpoints with IAM); remove vpc',
+    );
+  }
+  for (const key of POSTGRES_ONLY) {
+    if (props[key] !== undefined) {
+      problems.push(
+        `${key} (${show(props[key])}) applies only to store "postgres" (given store "dynamodb"); remove ${key}`,
+      );
+    }
+  }
+  for (const [key, reason] of Object.entries(POSTGRES_FUNCTIONS) as [
+    keyof typeof POSTGRES_FUNCTIONS,
+    string,
+  ][]) {
+    if (props[key] === true) {
+      problems.push(`${key} (true) needs store "postgres": ${reason}; remove ${key} or set it false`);
+    }
+  }
+  if (props.backupRetention !== undefined && !props.backupRetention.isUnresolved()) {
+    const days = props.backupRetention.toHours({ integral: false }) / 24;
+    if (!Number.isInteger(days) || days < 1 || days > MAX_RECOVERY_DAYS) {
+      problems.push(
+        `backupRetention (${props.backupRetention.toHumanString()}) is the table's point-in-time recovery window with store "dynamodb": whole days from 1 to ${MAX_RECOVERY_DAYS}; set a value in that range`,
+      );
+    }
+  }
+  return store;
+}
+
+/**
+ * The DynamoDB capacity result for the props, or `undefined` (and `tokens` true) when an input is a deploy-time
+ * token. A RangeError of the formula becomes a problem.
+ *
+ * @internal
+ */
+export function dynamoDbCapacity(
+  props: Omit<SqsDatabaseWorkerProps, 'vpc'>,
+  recordConcurrency: number,
+  problems: string[],
+): { readonly capacity: DynamoDbCapacityResult | undefined; readonly tokens: boolean } {
+  const inputs = {
+    maxWriteUnitsPerSecond: props.maxWriteUnitsPerSecond,
+    transactItemsPerMessage: props.transactItemsPerMessage,
+    itemSizeKb: props.itemSizeKb,
+    recordLatencyMs: props.recordLatencyMs,
+    recordConcurrency,
+    downstreamRateLimit: props.downstreamRateLimit,
+    callsPerMessage: props.callsPerMessage,
+    lockContentionSafeParallelism: props.lockContentionSafeParallelism,
+  };
+  if (Object.values(inputs).some((value) => value !== undefined && Token.isUnresolved(value))) {
+    return { capacity: undefined, tokens: true };
+  }
+  try {
+    return { capacity: safeDynamoDbConcurrency(inputs), tokens: false };
+  } catch (error) {
+    problems.push(`${(error as Error).message}; fix the capacity props`);
+    return { capacity: undefined, tokens: false };
+  }
+}
+
+/** A prop's value for a message: numbers and strings as given, durations in words. */
+function show(value: unknown): string {
+  if (value instanceof Duration) return value.isUnresolved() ? 'a token' : value.toHumanString();
+  if (typeof value === 'string') return `"${value}"`;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return 'given';
+}

@@ -1,0 +1,421 @@
+import { readFileSync } from 'node:fs';
+import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Annotations, Capture, Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { resolveWorkerSettings } from '../../lib/resolve-worker-settings.ts';
+import { SqsDatabaseWorker } from '../../lib/sqs-database-worker.ts';
+import { SqsInboxWorkerStack, type SqsInboxWorkerStackProps } from '../../lib/sqs-inbox-worker-stack.ts';
+import { stageSettings } from '../../lib/stage-settings.ts';
+import { WorkerNetwork } from '../../lib/worker-network.ts';
+import { WORKER_TABLE_ACTIONS } from '../../lib/worker-table.ts';
+
+// Bundling is skipped (`aws:cdk:bundling-stacks: []`): the settings still reach the template.
+const noBundling = { 'aws:cdk:bundling-stacks': [] };
+
+/** The identity of the queues of a worker with the id `Worker`, as first deployed (see worker-stack.test.ts). */
+const DEPLOYED_QUEUES = {
+  fifo: false,
+  queueLogicalId: 'WorkerQueue9380F652',
+  deadLetterQueueLogicalId: 'WorkerDeadLetterQueue2879C389',
+} as const;
+
+function synth(id: string, worker: SqsInboxWorkerStackProps['worker'] = {}) {
+  const app = new App({ context: noBundling });
+  const stack = new SqsInboxWorkerStack(app, id, {
+    worker: { store: 'dynamodb', alarms: 'none', ...worker },
+  });
+  return { app, stack, template: Template.fromStack(stack) };
+}
+
+/** cdk-nag AwsSolutions findings of the app, as "rule: paths" lines. */
+function nagFindings(app: App): string[] {
+  const report = new AwsSolutionsChecks(app).validateScope(app);
+  return report.violations.map(
+    (v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`,
+  );
+}
+
+const onlyId = (resources: Record<string, unknown>, what: string): string => {
+  const ids = Object.keys(resources);
+  expect(ids, what).toHaveLength(1);
+  return ids[0] as string;
+};
+
+describe('Class: SqsInboxWorkerStack (store dynamodb, production)', () => {
+  let app: App;
+  let stack: SqsInboxWorkerStack;
+  let template: Template;
+  let tableId: string;
+  let workerId: string;
+  beforeAll(() => {
+    ({ app, stack, template } = synth('Dynamo', { queueIdentity: DEPLOYED_QUEUES }));
+    tableId = onlyId(template.findResources('AWS::DynamoDB::Table'), 'one table');
+    workerId = onlyId(
+      template.findResources('AWS::Lambda::Function', {
+        Properties: { Description: Match.stringLikeRegexp('DynamoDB inbox worker') },
+      }),
+      'one worker function',
+    );
+  });
+
+  it('synthesizes with no error annotations and names the write budget as the binding constraint', () => {
+    Annotations.fromStack(stack).hasNoError('*', Match.anyValue());
+    Annotations.fromStack(stack).hasInfo(
+      '/Dynamo/Worker',
+      Match.stringLikeRegexp(
+        '^safe worker concurrency 12, bound by write_units \\(max_write_units_per_second 4000 / \\(write_units_per_message 5 × .*maxConcurrency 12 \\(derived\\).*store dynamodb',
+      ),
+    );
+  });
+
+  it('passes cdk-nag AwsSolutions with zero unacknowledged findings', () => {
+    expect(nagFindings(app)).toEqual([]);
+  });
+
+  it('creates an on-demand table keyed PK/SK with TTL on ttl, point-in-time recovery and encryption at rest', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      BillingMode: 'PAY_PER_REQUEST',
+      KeySchema: [
+        { AttributeName: 'PK', KeyType: 'HASH' },
+        { AttributeName: 'SK', KeyType: 'RANGE' },
+      ],
+      AttributeDefinitions: [
+        { AttributeName: 'PK', AttributeType: 'S' },
+        { AttributeName: 'SK', AttributeType: 'S' },
+      ],
+      TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true, RecoveryPeriodInDays: 14 },
+      // The AWS managed key (aws/dynamodb): SSE on, no key of our own.
+      SSESpecification: { SSEEnabled: true, KMSMasterKeyId: Match.absent() },
+      ProvisionedThroughput: Match.absent(),
+      GlobalSecondaryIndexes: Match.absent(),
+    });
+  });
+
+  it('keeps the table when removed or replaced and protects it from deletion, like the queues', () => {
+    template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: Match.objectLike({ DeletionProtectionEnabled: true }),
+    });
+    for (const queue of Object.values(template.findResources('AWS::SQS::Queue'))) {
+      expect(queue).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    }
+  });
+
+  it('grants the worker exactly the store actions on the table ARN, and nothing of DynamoDB to anyone else', () => {
+    // Prepare: every policy statement of the template that names a DynamoDB action
+    type Statement = { Action: string | string[]; Resource: unknown };
+    const roleRef = new Capture();
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('DynamoDB inbox worker'),
+      Role: { 'Fn::GetAtt': [roleRef, 'Arn'] },
+    });
+    const dynamoStatements: Array<{ roles: unknown; statement: Statement }> = [];
+    for (const policy of Object.values(template.findResources('AWS::IAM::Policy'))) {
+      for (const statement of policy.Properties.PolicyDocument.Statement as Statement[]) {
+        const actions = ([] as string[]).concat(statement.Action);
+        if (actions.some((action) => action.startsWith('dynamodb:'))) {
+          dynamoStatements.push({ roles: policy.Properties.Roles, statement });
+        }
+      }
+    }
+
+    // Assess: one statement, the worker's role, the listed actions, the table's ARN only
+    expect(dynamoStatements).toHaveLength(1);
+    expect(dynamoStatements[0]?.roles).toEqual([{ Ref: roleRef.asString() }]);
+    expect(dynamoStatements[0]?.statement.Action).toEqual([
+      'dynamodb:ConditionCheckItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:Query',
+      'dynamodb:UpdateItem',
+    ]);
+    expect([...WORKER_TABLE_ACTIONS].sort()).toEqual(dynamoStatements[0]?.statement.Action);
+    expect(dynamoStatements[0]?.statement.Resource).toEqual({ 'Fn::GetAtt': [tableId, 'Arn'] });
+    // No KMS grant is needed with the AWS managed key, and none is given.
+    const policies = JSON.stringify(template.findResources('AWS::IAM::Policy'));
+    expect(policies).not.toMatch(/"kms:/);
+  });
+
+  it('builds no VPC, NAT, endpoint, RDS, proxy, secret or migration resources; the worker runs outside a VPC', () => {
+    for (const type of [
+      'AWS::EC2::VPC',
+      'AWS::EC2::Subnet',
+      'AWS::EC2::NatGateway',
+      'AWS::EC2::VPCEndpoint',
+      'AWS::EC2::SecurityGroup',
+      'AWS::EC2::FlowLog',
+      'AWS::RDS::DBInstance',
+      'AWS::RDS::DBProxy',
+      'AWS::RDS::DBSubnetGroup',
+      'AWS::SecretsManager::Secret',
+      'AWS::SecretsManager::RotationSchedule',
+      'Custom::Trigger',
+    ]) {
+      template.resourceCountIs(type, 0);
+    }
+    const functions = template.findResources('AWS::Lambda::Function');
+    expect(Object.keys(functions)).toEqual([workerId]);
+    expect(functions[workerId]?.Properties.VpcConfig).toBeUndefined();
+    // The worker role carries the basic execution policy, not the VPC-access one.
+    expect(JSON.stringify(template.findResources('AWS::IAM::Role'))).not.toContain(
+      'AWSLambdaVPCAccessExecutionRole',
+    );
+  });
+
+  it('gives the worker WORKER_STORE=dynamodb and the table name, and no database variables', () => {
+    // Act
+    const variables = template.findResources('AWS::Lambda::Function')[workerId]?.Properties.Environment
+      .Variables as Record<string, unknown>;
+
+    // Assess
+    expect(variables).toMatchObject({
+      WORKER_STORE: 'dynamodb',
+      DYNAMODB_TABLE: { Ref: tableId },
+      WORKER_CONSUMER: 'case-worker',
+      WORKER_RECORD_CONCURRENCY: '1',
+      POWERTOOLS_SERVICE_NAME: 'sqs-inbox-worker',
+    });
+    for (const name of ['DB_HOST', 'DB_PORT', 'DB_USER', 'DB_AUTH', 'DB_POOL_SIZE', 'DATABASE_URL']) {
+      expect(variables, name).not.toHaveProperty(name);
+    }
+  });
+
+  it('caps the event source and the reserved concurrency at the concurrency the write budget carries', () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      ScalingConfig: { MaximumConcurrency: 12 },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('DynamoDB inbox worker'),
+      ReservedConcurrentExecutions: 12,
+    });
+  });
+
+  it('alarms on throttled requests, system errors and the transaction conflict rate of the table', () => {
+    // Prepare
+    const alarms = template.findResources('AWS::CloudWatch::Alarm');
+    const byName = (fragment: string) => {
+      const entry = Object.entries(alarms).find(([id]) => id.includes(fragment));
+      expect(entry, `an alarm whose logical id contains ${fragment}`).toBeDefined();
+      return JSON.stringify(entry?.[1]);
+    };
+
+    // Assess: each watches the table by name, for each operation the worker calls
+    const throttles = byName('DynamoDbThrottles');
+    for (const operation of ['GetItem', 'PutItem', 'UpdateItem', 'TransactWriteItems', 'Query']) {
+      expect(throttles).toContain(`"Name":"Operation","Value":"${operation}"`);
+    }
+    expect(throttles).toContain('"MetricName":"ThrottledRequests"');
+    expect(throttles).toContain(`{"Name":"TableName","Value":{"Ref":"${tableId}"}}`);
+    expect(byName('DynamoDbSystemErrors')).toContain('"MetricName":"SystemErrors"');
+    const conflicts = byName('DynamoDbTransactionConflicts');
+    expect(conflicts).toContain('"MetricName":"TransactionConflict"');
+    expect(conflicts).toContain('"Threshold":5');
+  });
+
+  it('has no database connection alarms, and no alarm on a health job or retention job it does not run', () => {
+    const alarms = JSON.stringify(template.findResources('AWS::CloudWatch::Alarm'));
+    expect(alarms).not.toContain('AWS/RDS');
+    const ids = Object.keys(template.findResources('AWS::CloudWatch::Alarm'));
+    for (const postgresOnly of [
+      'ProxyClientConnections',
+      'ProxyDatabaseConnections',
+      'DatabaseConnections',
+      'HealthJob',
+      'QuarantineAge',
+      'RetentionJob',
+      'OutboxOldestPendingAge',
+      'BreakerOpened',
+    ]) {
+      expect(
+        ids.filter((id) => id.includes(postgresOnly)),
+        postgresOnly,
+      ).toEqual([]);
+    }
+    // The queue and function alarms stay.
+    expect(ids.some((id) => id.includes('DlqNotEmpty'))).toBe(true);
+    expect(ids.some((id) => id.includes('FunctionThrottles'))).toBe(true);
+  });
+
+  it('draws the consumed write units against the write budget on the dashboard, and no RDS widgets', () => {
+    // Act
+    const body = JSON.stringify(template.findResources('AWS::CloudWatch::Dashboard'));
+
+    // Assess
+    expect(body).toContain('DynamoDB: consumed write units per second');
+    expect(body).toContain('ConsumedWriteCapacityUnits');
+    expect(body).toContain('write budget (maxWriteUnitsPerSecond)');
+    expect(body).toContain('TransactionConflict');
+    expect(body).not.toContain('RDS');
+  });
+
+  it('outputs the table name instead of the proxy endpoint', () => {
+    template.hasOutput('TableName', { Value: { Ref: tableId } });
+    expect(Object.keys(template.findOutputs('ProxyEndpoint'))).toEqual([]);
+  });
+});
+
+describe('Class: SqsInboxWorkerStack (store dynamodb, non-production, stated budget)', () => {
+  it('deletes an unprotected table with the stack, keeps a day of PITR, and derives capacity from the stated budget', () => {
+    // Act: 20000 WCU/s, 3 transaction items (7 WCU), 2 records at 20 ms (100 messages/s): 20000 / 700 = 28
+    const { app, stack, template } = synth('DynamoDev', {
+      production: false,
+      maxWriteUnitsPerSecond: 20_000,
+      transactItemsPerMessage: 3,
+      recordConcurrency: 2,
+      recordLatencyMs: 20,
+      reserveConcurrency: false,
+    });
+
+    // Assess
+    template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Delete',
+      UpdateReplacePolicy: 'Delete',
+      Properties: Match.objectLike({
+        DeletionProtectionEnabled: false,
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true, RecoveryPeriodInDays: 1 },
+      }),
+    });
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      ScalingConfig: { MaximumConcurrency: 28 },
+    });
+    Annotations.fromStack(stack).hasInfo(
+      '/DynamoDev/Worker',
+      Match.stringLikeRegexp('^safe worker concurrency 28, bound by write_units'),
+    );
+    expect(nagFindings(app)).toEqual([]);
+  });
+});
+
+describe('Stage dev-dynamodb of cdk.json', () => {
+  it('synthesizes a DynamoDB worker without a VPC or a database, cdk-nag clean', () => {
+    // Prepare: the stage as bin/app.ts reads it
+    const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as {
+      context: { stages: Record<string, unknown> };
+    };
+    const app = new App({ context: { ...noBundling, stage: 'dev-dynamodb' } });
+
+    // Act
+    const stack = new SqsInboxWorkerStack(app, 'SqsInboxWorker-dev-dynamodb', {
+      worker: stageSettings('dev-dynamodb', cdkJson.context.stages['dev-dynamodb']),
+    });
+    const template = Template.fromStack(stack);
+
+    // Assess
+    expect(stack.network).toBeUndefined();
+    template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    template.resourceCountIs('AWS::EC2::VPC', 0);
+    template.resourceCountIs('AWS::RDS::DBInstance', 0);
+    Annotations.fromStack(stack).hasNoError('*', Match.anyValue());
+    expect(nagFindings(app)).toEqual([]);
+  });
+
+  it('reads store and the DynamoDB capacity settings, refusing a mistyped one', () => {
+    expect(
+      stageSettings('x', { store: 'dynamodb', maxWriteUnitsPerSecond: 1000, recordLatencyMs: 10 }),
+    ).toEqual({ store: 'dynamodb', maxWriteUnitsPerSecond: 1000, recordLatencyMs: 10 });
+    expect(() => stageSettings('x', { maxWriteUnitsPerSecond: '1000' })).toThrow(
+      'stages.x.maxWriteUnitsPerSecond must be a number (given "1000")',
+    );
+  });
+});
+
+describe('Function: resolveWorkerSettings() (store dynamodb)', () => {
+  it('turns the PostgreSQL functions off and leaves recordConcurrency free of the pool size', () => {
+    // Act
+    const settings = resolveWorkerSettings({ store: 'dynamodb', alarms: 'none', recordConcurrency: 4 });
+
+    // Assess: 4000 × 15 / (5 × 4 × 1000) = 3
+    expect(settings).toMatchObject({
+      store: 'dynamodb',
+      recordConcurrency: 4,
+      maxConcurrency: 3,
+      retention: undefined,
+      breaker: undefined,
+    });
+    expect(settings.capacity?.binding).toBe('write_units');
+  });
+
+  it('refuses a write budget that cannot carry the event source minimum, naming the figures and the fix', () => {
+    expect(() =>
+      resolveWorkerSettings({ store: 'dynamodb', alarms: 'none', maxWriteUnitsPerSecond: 500 }),
+    ).toThrow(
+      'the safe worker concurrency is 1 (safe worker concurrency 1, bound by write_units (max_write_units_per_second 500 / (write_units_per_message 5 × messages_per_second_per_worker 66.67))), below the event source minimum of 2; raise maxWriteUnitsPerSecond',
+    );
+  });
+
+  it('refuses a maxConcurrency above what the write budget carries', () => {
+    expect(() => resolveWorkerSettings({ store: 'dynamodb', alarms: 'none', maxConcurrency: 50 })).toThrow(
+      'maxConcurrency (50) exceeds the safe worker concurrency: safe worker concurrency 12, bound by write_units',
+    );
+  });
+
+  it('refuses every PostgreSQL prop and function with DynamoDB, one problem each, naming the value', () => {
+    // Act
+    const resolve = () =>
+      resolveWorkerSettings({
+        store: 'dynamodb',
+        alarms: 'none',
+        dbPoolSize: 2,
+        dbMaxConnections: 400,
+        inboxRetention: Duration.days(20),
+        outboxRelay: true,
+        breaker: true,
+        transactItemsPerMessage: 101,
+      });
+
+    // Assess
+    let problems: readonly string[] = [];
+    try {
+      resolve();
+    } catch (error) {
+      problems = (error as { problems: readonly string[] }).problems;
+    }
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'dbPoolSize (2) applies only to store "postgres" (given store "dynamodb"); remove dbPoolSize',
+        'dbMaxConnections (400) applies only to store "postgres" (given store "dynamodb"); remove dbMaxConnections',
+        'inboxRetention (20 days) applies only to store "postgres" (given store "dynamodb"); remove inboxRetention',
+        'outboxRelay (true) needs store "postgres": the outbox relay reads the PostgreSQL outbox; remove outboxRelay or set it false',
+        `breaker (true) needs store "postgres": the breaker's probe connects to PostgreSQL; remove breaker or set it false`,
+        'Capacity input transactItemsPerMessage must be a whole number from 1 to 100, the TransactWriteItems limit (given 101); fix the capacity props',
+      ]),
+    );
+  });
+
+  it('refuses DynamoDB props with PostgreSQL, an unknown store, and a PITR window DynamoDB does not keep', () => {
+    expect(() => resolveWorkerSettings({ alarms: 'none', maxWriteUnitsPerSecond: 1000 })).toThrow(
+      'maxWriteUnitsPerSecond (1000) applies only to store "dynamodb" (given store "postgres"); remove maxWriteUnitsPerSecond or set store "dynamodb"',
+    );
+    expect(() => resolveWorkerSettings({ alarms: 'none', store: 'mysql' as unknown as 'postgres' })).toThrow(
+      'store ("mysql") must be "postgres" or "dynamodb"; set one of them',
+    );
+    expect(() =>
+      resolveWorkerSettings({ store: 'dynamodb', alarms: 'none', backupRetention: Duration.days(36) }),
+    ).toThrow(
+      'backupRetention (36 days) is the table\'s point-in-time recovery window with store "dynamodb": whole days from 1 to 35',
+    );
+  });
+});
+
+describe('Class: SqsDatabaseWorker (store and VPC)', () => {
+  it('refuses a VPC with DynamoDB and requires one with PostgreSQL, before creating anything', () => {
+    // Prepare
+    const stack = new Stack(new App({ context: noBundling }), 'Bare');
+    const network = new WorkerNetwork(stack, 'Network');
+
+    // Act
+    const withVpc = () =>
+      new SqsDatabaseWorker(stack, 'DynamoWithVpc', { store: 'dynamodb', alarms: 'none', vpc: network.vpc });
+    const withoutVpc = () => new SqsDatabaseWorker(stack, 'PostgresWithoutVpc', { alarms: 'none' });
+
+    // Assess
+    expect(withVpc).toThrow('vpc is given with store "dynamodb", whose worker runs outside a VPC');
+    expect(withoutVpc).toThrow('vpc is required with store "postgres"');
+    expect(stack.node.tryFindChild('DynamoWithVpc')).toBeUndefined();
+    expect(stack.node.tryFindChild('PostgresWithoutVpc')).toBeUndefined();
+  });
+});
