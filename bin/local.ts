@@ -2,7 +2,7 @@
 // npm start: the whole pipeline on a laptop (embedded PostgreSQL, fauxqs, local event source mapping, demo).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SingleBar } from 'cli-progress';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { runDemoScenario } from '../tools/local/demo-scenario.ts';
 import { HandlersModuleError, LocalStackError } from '../tools/local/errors.ts';
 import { resolveHandlersPath } from '../tools/local/load-handlers.ts';
@@ -38,13 +38,27 @@ const options = new Command('npm start')
     wholeNumber(1, 50),
     4,
   )
+  .addOption(
+    new Option(
+      '--runtime <runtime>',
+      'what consumes the queue in the scenario: the local event source mapping (Lambda) or the long-running poller (ECS/Fargate)',
+    )
+      .choices(['event-source-mapping', 'poller'])
+      .default('event-source-mapping'),
+  )
   .option('-k, --keep', 'stay up after the summary and print the endpoints (Ctrl-C to stop)', false)
   .option(
     '--handlers <file>',
     'run your own handlers instead of the scenario: a module that exports `handlers`; stays up, consuming what you send to the queue (Ctrl-C to stop)',
   )
   .parse()
-  .opts<{ messages: number; concurrency: number; keep: boolean; handlers?: string }>();
+  .opts<{
+    messages: number;
+    concurrency: number;
+    runtime: 'event-source-mapping' | 'poller';
+    keep: boolean;
+    handlers?: string;
+  }>();
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const untilStopped = () =>
@@ -137,6 +151,7 @@ async function runScenario(): Promise<number> {
     queues: stack.queues,
     messages: options.messages,
     concurrency: options.concurrency,
+    runtime: options.runtime,
     onProgress: (settled, total) => {
       if (!barStarted) {
         bar.start(total, 0);

@@ -75,4 +75,13 @@ export const METRIC_NAMES = {
   breakerClosed: 'BreakerClosed',
   // The scheduled retention job, per run (the health job's names are HEALTH_METRICS in lambda/health/).
   retentionRowsRemoved: 'RetentionRowsRemoved',
+  // The long-running poller (bin/poller.ts), besides the worker's per-record metrics.
+  /** Records held by the poller after a batch settles (unit Count): its gauge of work in flight. */
+  pollerInFlight: 'PollerInFlight',
+  /** Visibility extensions by the heartbeat, one per message extended (unit Count). */
+  pollerHeartbeats: 'PollerHeartbeats',
+  /** 1 when the poller stops receiving because the database is down, 0 when it receives again (unit Count). */
+  pollerPaused: 'PollerPaused',
+  /** Messages handed back unstarted (visibility 0) on a pause or a stop (unit Count). */
+  pollerReleased: 'PollerReleased',
 } as const;

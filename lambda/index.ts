@@ -84,6 +84,18 @@ export {
 } from './outbox/errors.ts';
 // Statically re-exported: the bundle test keeps the S3 code out of the worker's entry (tree-shaken when unused).
 export { offloadPayload, type PayloadOffloadTarget } from './outbox/offload-payload.ts';
+// The long-running poller (ECS/Fargate) over the same engine: your own entry with your handlers (docs/poller.md).
+export {
+  loadPollerConfig,
+  type Poller,
+  type PollerConfig,
+  type PollerFromConfigOptions,
+  type PollerProcess,
+  type PollerProcessConfig,
+  type PollerStopResult,
+  startPollerFromConfig,
+  stopOnSignals,
+} from './poller/index.ts';
 export type { CommitMode, MetricName, TerminalPolicy } from './types.ts';
 export type { BackoffSettings } from './worker/backoff.ts';
 // The worker's runtime-neutral core: a batch of SQS records and a time budget in, every record's outcome out

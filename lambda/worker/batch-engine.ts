@@ -140,6 +140,17 @@ export function createBatchEngine(options: WorkerOptions): BatchEngine {
       ? createPerBatchCommit(options.sql, settings)
       : createPerMessageCommit(options.sql, settings);
   const guard = new DeadlineGuard(options.deadlineGuardMs);
+  // Per message, an outcome is final when it is set; per batch only with the batch's commit.
+  const onSettled =
+    options.onRecordSettled && options.commitMode !== 'per-batch'
+      ? (outcome: RecordOutcome) => {
+          try {
+            options.onRecordSettled?.(outcome);
+          } catch (error) {
+            logger.warn('worker_on_outcome_failed', { messageId: outcome.messageId, error: String(error) });
+          }
+        }
+      : undefined;
 
   return {
     async processBatch(records, budget) {
@@ -168,6 +179,7 @@ export function createBatchEngine(options: WorkerOptions): BatchEngine {
             concurrency: strategy.concurrent ? recordConcurrency : 1,
             guard,
             state,
+            onSettled,
           }),
       };
       const decided = await strategy.commit(batch);

@@ -17,6 +17,8 @@ export interface ScheduleOptions {
   readonly concurrency: number;
   readonly guard: DeadlineGuard;
   readonly state: BatchState;
+  /** Called with each outcome as it is set (the engine passes `onRecordSettled` in `per-message` mode). */
+  readonly onSettled?: (outcome: RecordOutcome) => void;
 }
 
 /**
@@ -41,6 +43,10 @@ export async function scheduleRecords(
   options: ScheduleOptions,
 ): Promise<void> {
   const { guard, state } = options;
+  const settle = (outcome: RecordOutcome) => {
+    outcomes.set(outcome.messageId, outcome);
+    options.onSettled?.(outcome);
+  };
   const runOne = async (item: BatchRecord): Promise<RecordOutcome> => {
     const leftMs = state.remainingMs() - HANDLER_MARGIN_MS;
     if (leftMs < guard.guardMs()) {
@@ -68,7 +74,7 @@ export async function scheduleRecords(
     await Promise.all(
       records.map((item) =>
         limit(async () => {
-          outcomes.set(item.record.messageId, await runOne(item));
+          settle(await runOne(item));
         }),
       ),
     );
@@ -85,14 +91,11 @@ export async function scheduleRecords(
       continue;
     }
     const outcome = await runOne(item);
-    outcomes.set(item.record.messageId, outcome);
+    settle(outcome);
     if (!outcome.acknowledged) blockedBy.set(group, outcome);
   }
   for (const item of skipped) {
     const blocker = blockedBy.get(item.record.attributes?.MessageGroupId ?? '');
-    outcomes.set(
-      item.record.messageId,
-      recordOutcome(unstartedFacts(item.record, item.receiveCount), verdicts.fifoBlocked(blocker)),
-    );
+    settle(recordOutcome(unstartedFacts(item.record, item.receiveCount), verdicts.fifoBlocked(blocker)));
   }
 }

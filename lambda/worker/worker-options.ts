@@ -67,4 +67,11 @@ export interface WorkerOptions {
    * throw (a throw is logged as `worker_on_outcome_failed` and changes nothing) and should return quickly.
    */
   readonly onOutcome?: (outcome: RecordOutcome) => void;
+  /**
+   * Called the moment a record's outcome is final, while the rest of its batch may still run: in `per-message` mode
+   * after its transaction (and bookkeeping) ended, or when it was not started; never in `per-batch` mode, whose
+   * outcomes are final only with the batch's commit. For a runtime that holds messages (the poller stops the
+   * record's heartbeat and settles it early). It must not throw (a throw is logged as `worker_on_outcome_failed`).
+   */
+  readonly onRecordSettled?: (outcome: RecordOutcome) => void;
 }

@@ -44,4 +44,23 @@ describe('npm start (bin/local.ts)', () => {
     const [documents] = await db.sql`select count(*)::int as count from documents`;
     expect(documents?.count).toBe(2);
   });
+
+  it('with --runtime poller runs the same scenario through the long-running poller and prints its counters', async () => {
+    // Prepare: a database of its own for this run's effects (the scenario's ids are unique per run).
+    const env = { ...process.env, DATABASE_URL: db.url, SQS_ENDPOINT: '' };
+
+    // Act
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'bin/local.ts', '--messages', '40', '--concurrency', '3', '--runtime', 'poller'],
+      { cwd: root, env, timeout: 55_000 },
+    );
+
+    // Assess: the poller's table instead of the mapping's, and every check passing.
+    expect(stdout).toContain('│ Poller ');
+    expect(stdout).not.toContain('Event source mapping');
+    expect(stdout).toMatch(/│ deletes dropped \(crash after commit\) +│ [1-9]/);
+    expect(stdout).toMatch(/│ PASS /);
+    expect(stdout).not.toMatch(/│ FAIL /);
+  });
 });

@@ -11,16 +11,20 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import postgres from 'postgres';
+import { createDatabaseProbe } from '../../lambda/breaker/create-database-probe.ts';
 import { connectOptions } from '../../lambda/connect-options.ts';
 import { createSql } from '../../lambda/db.ts';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { enqueueOutbox, OUTBOX_MAX_MESSAGE_BYTES } from '../../lambda/outbox/enqueue-outbox.ts';
+import type { Poller, PollerStats } from '../../lambda/poller/start-poller.ts';
+import { createBatchEngine } from '../../lambda/worker/batch-engine.ts';
 import { createWorker } from '../../lambda/worker/create-worker.ts';
 import type { Envelope, PayloadRef } from '../../lambda/worker/envelope.ts';
 import type { OutcomeResult } from '../../lambda/worker/outcome.ts';
 import { type EventSourceMappingStats, startEventSourceMapping } from './event-source-mapping.ts';
 import { exampleEnvelope } from './example-envelope.ts';
 import { holdCaseLock } from './hold-case-lock.ts';
+import { startLocalPoller } from './local-poller.ts';
 import { type LocalQueues, queueCounts } from './local-queues.ts';
 import { runOutboxRelayLoop } from './outbox-relay-loop.ts';
 import { OutcomeRecorder } from './outcome-recorder.ts';
@@ -45,6 +49,11 @@ export interface DemoScenarioOptions {
   readonly consumer?: string;
   /** Function timeout of the local invocations. @default 5000 */
   readonly functionTimeoutMs?: number;
+  /**
+   * What consumes the queue: the local event source mapping in front of the Lambda handler, or the long-running
+   * poller (`lambda/poller/`) over the same engine. @default 'event-source-mapping'
+   */
+  readonly runtime?: 'event-source-mapping' | 'poller';
   /** Gives up (and fails the checks) after this long. @default 90,000 */
   readonly timeoutMs?: number;
   /** Called about ten times a second with the messages settled (deleted or moved to the DLQ) so far. */
@@ -87,7 +96,10 @@ export interface DemoSummary {
     readonly offloadedByOutbox: number;
     readonly quarantined: Readonly<Record<string, number>>;
   };
-  readonly esm: EventSourceMappingStats;
+  /** The runtime that consumed the queue, and its counters. */
+  readonly runtime: 'event-source-mapping' | 'poller';
+  readonly esm?: EventSourceMappingStats;
+  readonly poller?: PollerStats;
   /** The producer side: events written to the outbox and published by the relay loop. */
   readonly outbox: { readonly enqueued: number; readonly published: number; readonly relayRuns: number };
   readonly checks: readonly DemoCheck[];
@@ -416,7 +428,8 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
     onnotice: () => {},
   });
   const recorder = new OutcomeRecorder();
-  const handler = createWorker({
+  const runtime = options.runtime ?? 'event-source-mapping';
+  const workerOptions = {
     consumer,
     handlers: exampleHandlers,
     sql,
@@ -427,7 +440,7 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
     onOutcome: recorder.onOutcome,
     recordConcurrency: 1,
     backoff: { baseSeconds: 1, maxSeconds: 4 },
-  });
+  };
   const completed = (key: string) =>
     recorder.outcomes.some((outcome) => outcome.idempotencyKey === key && outcome.result === 'COMPLETED');
   const retries = (key: string) =>
@@ -443,22 +456,56 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
   const releaseStuck = await holdCaseLock(side, scenario.stuckCase);
 
   let dlqVisible = 0;
-  const esm = await startEventSourceMapping({
-    sqs,
-    queueUrl: queues.queueUrl,
-    handler,
-    functionName: consumer,
-    batchSize: 10,
-    maxBatchingWindowMs: 50,
-    maxConcurrency: concurrency,
-    pollers: 2,
-    waitTimeSeconds: 1,
-    functionTimeoutMs: options.functionTimeoutMs ?? 5000,
-    hooks: {
-      dropDeleteAfterSuccess: (record: SQSRecord) =>
-        record.attributes.ApproximateReceiveCount === '1' && scenario.crashBodies.has(record.body),
-    },
-  });
+  const hooks = {
+    dropDeleteAfterSuccess: (record: SQSRecord) =>
+      record.attributes.ApproximateReceiveCount === '1' && scenario.crashBodies.has(record.body),
+  };
+  const probe = createDatabaseProbe(
+    () => postgres(options.databaseUrl, { max: 1, connect_timeout: 2, onnotice: () => {} }),
+    2000,
+  );
+  const logger = workerOptions.logger;
+  const esm =
+    runtime === 'poller'
+      ? await startLocalPollerRuntime()
+      : await startEventSourceMapping({
+          sqs,
+          queueUrl: queues.queueUrl,
+          handler: createWorker(workerOptions),
+          functionName: consumer,
+          batchSize: 10,
+          maxBatchingWindowMs: 50,
+          maxConcurrency: concurrency,
+          pollers: 2,
+          waitTimeSeconds: 1,
+          functionTimeoutMs: options.functionTimeoutMs ?? 5000,
+          hooks,
+        });
+  /** The poller over the same engine, with as many records in flight as the mapping has invocations. */
+  async function startLocalPollerRuntime() {
+    let poller: Poller | undefined;
+    const engine = createBatchEngine({
+      ...workerOptions,
+      recordConcurrency: concurrency,
+      onRecordSettled: (outcome) => poller?.recordSettled(outcome),
+    });
+    return startLocalPoller({
+      bindOutcomes: (started) => {
+        poller = started;
+      },
+      sqs,
+      queueUrl: queues.queueUrl,
+      processBatch: engine.processBatch,
+      concurrency,
+      batchSize: 10,
+      waitSeconds: 1,
+      visibilitySeconds: 3,
+      probe,
+      logger,
+      metrics: workerOptions.metrics,
+      hooks,
+    });
+  }
   const progress = setInterval(() => {
     queueCounts(sqs, queues.dlqUrl)
       .then((counts) => {
@@ -531,6 +578,7 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
     clearInterval(progress);
     stopRelay.abort();
     await esm.stop();
+    await probe.close();
     await releaseLocked().catch(() => {});
     await releaseStuck().catch(() => {});
   }
@@ -693,7 +741,8 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
         (row) => row.reason_code,
       ),
     },
-    esm: { ...esm.stats },
+    runtime,
+    ...('invocations' in esm.stats ? { esm: { ...esm.stats } } : { poller: { ...esm.stats } }),
     outbox: {
       enqueued: outbox?.enqueued ?? 0,
       published: outbox?.published ?? 0,

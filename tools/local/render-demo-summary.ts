@@ -13,7 +13,7 @@ const table = (head: string[], rows: (string | number)[][], colWidths?: number[]
 
 /** Renders a {@link DemoSummary} as the text `npm start` prints: outcomes, inbox, quarantine, DLQ, checks. */
 export function renderDemoSummary(summary: DemoSummary): string {
-  const { esm } = summary;
+  const { esm, poller } = summary;
   const sections = [
     `Run ${summary.runId}: ${summary.sent} messages sent in ${(summary.durationMs / 1000).toFixed(1)} s`,
     table(
@@ -67,27 +67,45 @@ export function renderDemoSummary(summary: DemoSummary): string {
         ['relay runs', summary.outbox.relayRuns],
       ],
     ),
-    table(
-      ['Event source mapping', 'Count'],
-      [
-        ['invocations', esm.invocations],
-        ['  complete success', esm.succeededInvocations],
-        ['  partial failure (batchItemFailures)', esm.partialFailures],
-        [
-          '  whole batch failed (throw / timeout / invalid)',
-          `${esm.errors} / ${esm.timeouts} / ${esm.invalidResponses}`,
-        ],
-        ['messages received (with redeliveries)', esm.messagesReceived],
-        ['deleted', esm.deleted],
-        ['deletes dropped (crash after commit)', esm.deletesDropped],
-        ['max concurrent invocations', esm.maxObservedConcurrency],
-      ],
-    ),
+    esm
+      ? table(
+          ['Event source mapping', 'Count'],
+          [
+            ['invocations', esm.invocations],
+            ['  complete success', esm.succeededInvocations],
+            ['  partial failure (batchItemFailures)', esm.partialFailures],
+            [
+              '  whole batch failed (throw / timeout / invalid)',
+              `${esm.errors} / ${esm.timeouts} / ${esm.invalidResponses}`,
+            ],
+            ['messages received (with redeliveries)', esm.messagesReceived],
+            ['deleted', esm.deleted],
+            ['deletes dropped (crash after commit)', esm.deletesDropped],
+            ['max concurrent invocations', esm.maxObservedConcurrency],
+          ],
+        )
+      : '',
+    poller
+      ? table(
+          ['Poller', 'Count'],
+          [
+            ['receives (long polls)', poller.receives],
+            ['batches', poller.batches],
+            ['messages received (with redeliveries)', poller.messagesReceived],
+            ['records acknowledged / reported', `${poller.recordsAcknowledged} / ${poller.recordsReported}`],
+            ['deleted', poller.deleted],
+            ['deletes dropped (crash after commit)', poller.deletesDropped],
+            ['visibility extensions (heartbeat)', poller.heartbeats],
+            ['released unstarted', poller.released],
+            ['max records in flight', poller.maxInFlight],
+          ],
+        )
+      : '',
     table(
       ['Check', 'Result', 'Figures'],
       summary.checks.map((check) => [check.name, check.ok ? 'PASS' : 'FAIL', check.detail]),
       [44, 8, 54],
     ),
   ];
-  return `${sections.join('\n')}\n`;
+  return `${sections.filter(Boolean).join('\n')}\n`;
 }

@@ -1,0 +1,174 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import postgres from 'postgres';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createDatabaseProbe } from '../../lambda/breaker/create-database-probe.ts';
+import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
+import { createLocalQueues, queueCounts } from '../../tools/local/local-queues.ts';
+import { startLocalSqs } from '../../tools/local/local-sqs.ts';
+import { createTestDatabase } from '../support/database.ts';
+import { startTcpProxy } from '../support/tcp-proxy.ts';
+import { startTestPoller } from './poller-fixture.ts';
+
+const db = await createTestDatabase();
+const local = await startLocalSqs();
+const sqs = local.client();
+/** Every ReceiveMessage the poller's client sends, with its time: counted at the SDK, below the poller. */
+const receiveCalls: number[] = [];
+sqs.middlewareStack.add(
+  (next, context) => (args) => {
+    if (context.commandName === 'ReceiveMessageCommand') receiveCalls.push(Date.now());
+    return next(args);
+  },
+  { step: 'initialize', name: 'countReceives' },
+);
+
+async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await condition()) return Date.now();
+    await sleep(50);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}
+
+const payment = (id: string) =>
+  JSON.stringify(
+    exampleEnvelope({
+      messageType: 'PaymentCaptured',
+      idempotencyKey: `payment:${id}`,
+      aggregateType: 'Payment',
+      aggregateId: id,
+      payload: { paymentId: id, accountId: 'acct-pause', amount: 10, currency: 'EUR' },
+    }),
+  );
+
+async function send(queueUrl: string, bodies: readonly string[]) {
+  const { SendMessageBatchCommand } = await import('@aws-sdk/client-sqs');
+  for (let i = 0; i < bodies.length; i += 10) {
+    await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: bodies.slice(i, i + 10).map((body, index) => ({ Id: String(index), MessageBody: body })),
+      }),
+    );
+  }
+}
+
+describe('Poller database-health pause (database cut by a TCP proxy for 10 s)', () => {
+  const clients: postgres.Sql[] = [];
+  afterAll(async () => {
+    await Promise.all(clients.map((sql) => sql.end({ timeout: 0 }).catch(() => {})));
+  });
+
+  it('stops receiving (no receive beyond the probes while paused), spends at most one receive count per message, and resumes by itself with one effect per key', async () => {
+    // Prepare: engine and probe reach the database through one proxy.
+    const target = new URL(db.url);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
+    const viaProxy = new URL(db.url);
+    viaProxy.port = String(proxy.port);
+    const connect = (max: number) => {
+      const sql = postgres(viaProxy.toString(), {
+        max,
+        prepare: false,
+        connect_timeout: 1,
+        onnotice: () => {},
+      });
+      clients.push(sql);
+      return sql;
+    };
+    const probeCalls: number[] = [];
+    const probe = createDatabaseProbe(() => connect(1), 1000);
+    const { queueUrl, dlqUrl } = await createLocalQueues(sqs, {
+      name: `pause-${Date.now()}`,
+      maxReceiveCount: 5,
+      visibilityTimeoutSeconds: 5,
+    });
+    const { poller, events, deliveries } = await startTestPoller({
+      sqs,
+      queueUrl,
+      sql: connect(2),
+      probe: () => {
+        probeCalls.push(Date.now());
+        return probe();
+      },
+      poller: {
+        visibilitySeconds: 5,
+        pause: { probeBackoffBaseMs: 500, probeBackoffMaxMs: 1000, halfOpenMs: 500, probeTimeoutMs: 1000 },
+      },
+    });
+
+    // Act 1: healthy.
+    await send(
+      queueUrl,
+      Array.from({ length: 10 }, (_, i) => payment(`before-${i}`)),
+    );
+    await waitFor(
+      'the first payments',
+      async () => {
+        const [row] = await db.sql`select count(*)::int as count from ledger_entries`;
+        return row?.count === 10;
+      },
+      15_000,
+    );
+
+    // Act 2: cut the database for 10 s while a backlog arrives.
+    proxy.down();
+    const cutAt = Date.now();
+    await send(
+      queueUrl,
+      Array.from({ length: 30 }, (_, i) => payment(`during-${i}`)),
+    );
+    await waitFor('the pause', () => poller.status === 'open', 10_000);
+    await sleep(Math.max(0, cutAt + 10_000 - Date.now()));
+    proxy.up();
+    const upAt = Date.now();
+    await waitFor('receiving again', () => poller.status !== 'open', 10_000);
+    await waitFor(
+      'every payment applied',
+      async () => {
+        const [row] = await db.sql`select count(*)::int as count from ledger_entries`;
+        return row?.count === 40;
+      },
+      30_000,
+    );
+    await waitFor(
+      'the queue drained',
+      async () => {
+        const counts = await queueCounts(sqs, queueUrl);
+        return counts.visible + counts.inFlight + counts.delayed === 0;
+      },
+      15_000,
+    );
+
+    // Assess: while paused (from the pause's own event times), ReceiveMessage calls at most the probes — none, in
+    // fact: the pause aborts a pending long poll and the loop waits for the probes.
+    const changes = events.flatMap((e) =>
+      e.event.type === 'pause' ? [{ at: e.at, status: e.event.status }] : [],
+    );
+    const pausedAt = changes.find((c) => c.status === 'open')?.at ?? 0;
+    const resumedAt = changes.find((c) => c.at >= pausedAt && c.status !== 'open')?.at ?? 0;
+    expect(pausedAt).toBeGreaterThan(cutAt);
+    expect(resumedAt).toBeGreaterThan(upAt);
+    const receivesWhilePaused = receiveCalls.filter((at) => at > pausedAt && at < resumedAt).length;
+    const probesWhilePaused = probeCalls.filter((at) => at > pausedAt && at <= resumedAt).length;
+    expect(probesWhilePaused).toBeGreaterThan(0);
+    expect(receivesWhilePaused).toBeLessThanOrEqual(probesWhilePaused);
+    expect(receivesWhilePaused).toBe(0);
+    // The pause was entered and left, logged as events.
+    const statuses = events.flatMap((e) => (e.event.type === 'pause' ? [e.event.status] : []));
+    expect(statuses[0]).toBe('open');
+    expect(statuses.at(-1)).toBe('closed');
+    // No message was delivered more than once during the outage.
+    const during = new Map<string, number>();
+    for (const d of deliveries.filter((d) => d.at >= cutAt && d.at <= upAt)) {
+      during.set(d.messageId, (during.get(d.messageId) ?? 0) + 1);
+    }
+    expect([...during.values()].every((count) => count <= 1)).toBe(true);
+    // Processing resumed by itself: one effect per key, nothing in the DLQ.
+    const [ledger] =
+      await db.sql`select count(*)::int as entries, count(distinct source_event_id)::int as keys from ledger_entries`;
+    expect(ledger).toEqual({ entries: 40, keys: 40 });
+    expect(await queueCounts(sqs, dlqUrl)).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
+    await proxy.close();
+  });
+});

@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../lambda/errors.ts';
+import { POLLER_DEFAULTS } from '../../lambda/poller/constants.ts';
+import { loadPollerConfig } from '../../lambda/poller/poller-config.ts';
+
+const base = {
+  DATABASE_URL: 'postgres://worker@127.0.0.1:5432/cases',
+  WORKER_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/case-worker',
+};
+
+/** The ConfigError message of `env`, or a failure when it loads. */
+function problemsOf(env: Record<string, string>): string {
+  try {
+    loadPollerConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('Function: loadPollerConfig()', () => {
+  it('reads the defaults of POLLER_DEFAULTS and the worker settings of loadConfig', () => {
+    // Act
+    const { poller, worker } = loadPollerConfig({ ...base, DB_POOL_SIZE: '6' });
+
+    // Assess
+    expect(poller).toEqual({
+      queueUrl: base.WORKER_QUEUE_URL,
+      sqsEndpoint: undefined,
+      concurrency: 6,
+      batchSize: POLLER_DEFAULTS.batchSize,
+      waitSeconds: POLLER_DEFAULTS.waitSeconds,
+      visibilitySeconds: POLLER_DEFAULTS.visibilitySeconds,
+      stopTimeoutSeconds: POLLER_DEFAULTS.stopTimeoutSeconds,
+      maxExtensionSeconds: POLLER_DEFAULTS.maxExtensionSeconds,
+      probeTimeoutMs: POLLER_DEFAULTS.probeTimeoutMs,
+      probeBackoffBaseMs: POLLER_DEFAULTS.probeBackoffBaseMs,
+      probeBackoffMaxMs: POLLER_DEFAULTS.probeBackoffMaxMs,
+      halfOpenMs: POLLER_DEFAULTS.halfOpenMs,
+    });
+    expect(worker.database.poolSize).toBe(6);
+    expect(worker.consumer).toBe('case-worker');
+  });
+
+  it('takes the SQS endpoint from SQS_ENDPOINT, then AWS_ENDPOINT_URL_SQS, then AWS_ENDPOINT_URL, as the AWS CLI does', () => {
+    // Act
+    const all = loadPollerConfig({
+      ...base,
+      SQS_ENDPOINT: 'http://127.0.0.1:1',
+      AWS_ENDPOINT_URL_SQS: 'http://127.0.0.1:2',
+      AWS_ENDPOINT_URL: 'http://127.0.0.1:3',
+    });
+    const sdk = loadPollerConfig({
+      ...base,
+      AWS_ENDPOINT_URL_SQS: 'http://127.0.0.1:2',
+      AWS_ENDPOINT_URL: 'http://127.0.0.1:3',
+    });
+    const general = loadPollerConfig({ ...base, AWS_ENDPOINT_URL: 'http://127.0.0.1:3' });
+
+    // Assess
+    expect([all.poller.sqsEndpoint, sdk.poller.sqsEndpoint, general.poller.sqsEndpoint]).toEqual([
+      'http://127.0.0.1:1',
+      'http://127.0.0.1:2',
+      'http://127.0.0.1:3',
+    ]);
+  });
+
+  it('reports every bad value at once, each naming the variable, the value and the fix, with the worker problems', () => {
+    // Act
+    const message = problemsOf({
+      DATABASE_URL: base.DATABASE_URL,
+      DB_POOL_SIZE: '2',
+      WORKER_BACKOFF_BASE_SECONDS: 'x',
+      POLLER_CONCURRENCY: '3',
+      POLLER_BATCH_SIZE: '11',
+      POLLER_WAIT_SECONDS: '21',
+      POLLER_VISIBILITY_SECONDS: '1',
+      POLLER_STOP_TIMEOUT_SECONDS: '0',
+      POLLER_MAX_EXTENSION_SECONDS: '50000',
+      POLLER_PROBE_BACKOFF_BASE_MS: '5000',
+      POLLER_PROBE_BACKOFF_MAX_MS: '1000',
+      AWS_ENDPOINT_URL_SQS: 'not a url',
+    });
+
+    // Assess
+    for (const expected of [
+      'WORKER_QUEUE_URL is required by the poller',
+      'WORKER_BACKOFF_BASE_SECONDS must be a whole number from 1 to 42300 (given "x")',
+      'POLLER_CONCURRENCY must be a whole number from 1 to 2 (given "3"); records in flight need a database connection each: raise DB_POOL_SIZE (2)',
+      'POLLER_BATCH_SIZE must be a whole number from 1 to 10 (given "11")',
+      'POLLER_WAIT_SECONDS must be a whole number from 0 to 20 (given "21")',
+      'POLLER_VISIBILITY_SECONDS must be a whole number from 2 to 43200 (given "1")',
+      'POLLER_STOP_TIMEOUT_SECONDS must be a whole number from 1 to 3600 (given "0")',
+      'POLLER_MAX_EXTENSION_SECONDS must be a whole number from 1 to 43140 (given "50000")',
+      'POLLER_PROBE_BACKOFF_BASE_MS (5000) must not exceed POLLER_PROBE_BACKOFF_MAX_MS (1000)',
+      'AWS_ENDPOINT_URL_SQS must be an absolute URL such as http://127.0.0.1:4566 (given "not a url")',
+    ]) {
+      expect(message).toContain(expected);
+    }
+  });
+
+  it('refuses a WORKER_QUEUE_URL that is not a queue URL, and accepts an emulator URL', () => {
+    // Act
+    const message = problemsOf({ ...base, WORKER_QUEUE_URL: 'case-worker' });
+    const local = loadPollerConfig({
+      ...base,
+      WORKER_QUEUE_URL: 'http://sqs.us-east-1.127.0.0.1:4566/000000000000/q',
+    });
+
+    // Assess
+    expect(message).toContain(
+      'WORKER_QUEUE_URL must be a queue URL such as https://sqs.eu-west-1.amazonaws.com/123456789012/case-worker (given "case-worker")',
+    );
+    expect(local.poller.queueUrl).toBe('http://sqs.us-east-1.127.0.0.1:4566/000000000000/q');
+  });
+});
