@@ -48,8 +48,9 @@ export interface FargateRuntimeProps {
   readonly pollerStopTimeout?: Duration;
   /**
    * The most the heartbeat adds to a record's first lease in total (`POLLER_MAX_EXTENSION_SECONDS`): a record
-   * still running after `pollerVisibility` + this becomes visible again. Whole seconds from 0 s (no heartbeat);
-   * `pollerVisibility` + this at most 43200 s (SQS keeps a message invisible for 12 h at most from its receive).
+   * still running after `pollerVisibility` + this becomes visible again. Whole seconds from 1 s;
+   * `pollerVisibility` + this at most 43140 s (SQS keeps a message invisible for 12 h at most from its receive,
+   * and the poller's heartbeat stops a minute short of it).
    * @default Duration.minutes(15)
    */
   readonly pollerMaxExtension?: Duration;

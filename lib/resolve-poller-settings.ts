@@ -1,4 +1,9 @@
 import { Duration, Token } from 'aws-cdk-lib';
+import {
+  POLLER_LIMITS,
+  SQS_MAX_VISIBILITY_SECONDS,
+  VISIBILITY_LIMIT_MARGIN_SECONDS,
+} from '../lambda/poller/constants.ts';
 import type { CapacityResult } from './capacity.ts';
 import type { FargateRuntimeProps, WorkerRuntime } from './fargate-runtime-props.ts';
 import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
@@ -30,10 +35,12 @@ export const POLLER_STOP_MARGIN = Duration.seconds(10);
 export const FARGATE_MAX_STOP_TIMEOUT = Duration.seconds(120);
 /** The heartbeat at half the lease must come at least this long before the lease ends (the call's own time). */
 const HEARTBEAT_MIN_MARGIN_S = 5;
-/** SQS: a message stays invisible for 12 hours at most from its receive, and long polls wait 20 s at most. */
-const SQS_MAX_VISIBILITY_S = 43_200;
-const SQS_MAX_WAIT_S = 20;
-const SQS_MAX_RECEIVE_BATCH = 10;
+/** SQS (the poller's own limits): 12 hours of visibility from the receive, 20 s long polls, 10 per receive. */
+const SQS_MAX_VISIBILITY_S = SQS_MAX_VISIBILITY_SECONDS;
+const SQS_MAX_WAIT_S = POLLER_LIMITS.waitSeconds[1];
+const SQS_MAX_RECEIVE_BATCH = POLLER_LIMITS.batchSize[1];
+/** The poller's heartbeat stops this far short of SQS's 12 hours: the most a lease and its extensions reach. */
+const MAX_HELD_S = SQS_MAX_VISIBILITY_SECONDS - VISIBILITY_LIMIT_MARGIN_SECONDS;
 /** A sanity bound only, like the reserved concurrency's: the account's Fargate quota is the real limit. */
 const MAX_TASKS = 1000;
 /** Connections one task holds by default: a whole receive batch in flight at once. */
@@ -118,7 +125,8 @@ export function checkRuntime(props: Props, problems: string[]): WorkerRuntime {
  *
  * - `batchSize` 1–10 (one ReceiveMessage), `pollerWaitTime` 0–20 s;
  * - the lease (`pollerVisibility`) leaves the heartbeat at its half at least 5 s before it ends (≥ 10 s);
- * - lease + `pollerMaxExtension` ≤ 12 h: SQS refuses to keep a message invisible longer from its receive;
+ * - `pollerMaxExtension` ≥ 1 s and lease + `pollerMaxExtension` ≤ 12 h less a minute: SQS refuses to keep a
+ *   message invisible longer from its receive, and the poller's heartbeat stops a minute short of it;
  * - `visibilityTimeout` of the queue ≥ the lease: a receive that takes the queue's default (a poller that does
  *   not pass its lease, an operator's receive) must not give a record back before its first heartbeat;
  * - `pollerStopTimeout` ≤ half the lease: a record has at least half a lease left at any time (the heartbeat
@@ -177,11 +185,14 @@ export function resolvePollerSettings(
       `pollerVisibility (${leaseS} s) must be at most ${SQS_MAX_VISIBILITY_S} s (12 h, the SQS maximum); lower pollerVisibility`,
     );
   }
-  if (extensionS !== undefined && extensionS < 0) {
-    problems.push(`pollerMaxExtension (${extensionS} s) must not be negative; use 0 s for no heartbeat`);
-  } else if (extensionS !== undefined && leaseS !== undefined && leaseS + extensionS > SQS_MAX_VISIBILITY_S) {
+  const minExtensionS = POLLER_LIMITS.maxExtensionSeconds[0];
+  if (extensionS !== undefined && extensionS < minExtensionS) {
     problems.push(
-      `pollerMaxExtension (${extensionS} s) + pollerVisibility (${leaseS} s) = ${leaseS + extensionS} s exceeds ${SQS_MAX_VISIBILITY_S} s: SQS keeps a message invisible for 12 h at most from its receive and refuses a heartbeat beyond it; lower pollerMaxExtension to ${Math.max(0, SQS_MAX_VISIBILITY_S - leaseS)} s or less`,
+      `pollerMaxExtension (${extensionS} s) must be at least ${minExtensionS} s (POLLER_MAX_EXTENSION_SECONDS: the poller refuses less); set it to ${minExtensionS} s or more`,
+    );
+  } else if (extensionS !== undefined && leaseS !== undefined && leaseS + extensionS > MAX_HELD_S) {
+    problems.push(
+      `pollerMaxExtension (${extensionS} s) + pollerVisibility (${leaseS} s) = ${leaseS + extensionS} s exceeds ${MAX_HELD_S} s: SQS keeps a message invisible for 12 h (${SQS_MAX_VISIBILITY_S} s) at most from its receive, and the poller's heartbeat stops ${VISIBILITY_LIMIT_MARGIN_SECONDS} s short of it; lower pollerMaxExtension to ${Math.max(minExtensionS, MAX_HELD_S - leaseS)} s or less`,
     );
   }
   if (queueS !== undefined && leaseS !== undefined && queueS < leaseS) {

@@ -7,7 +7,7 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../lambda/config.ts';
+import { loadPollerConfig } from '../../lambda/poller/poller-config.ts';
 import { PollerService } from '../../lib/poller-service.ts';
 import { resolvePollerSettings } from '../../lib/resolve-poller-settings.ts';
 import { SqsInboxWorkerStack, type SqsInboxWorkerStackProps } from '../../lib/sqs-inbox-worker-stack.ts';
@@ -356,23 +356,15 @@ describe('Runtime fargate: the poller as an ECS Fargate service (production defa
 
 describe('Contract: the environment of the poller container', () => {
   const { stack, template } = synth({ commitMode: 'per-batch', recordConcurrency: 8, batchSize: 5 });
+  const env = containerEnvironment(template);
   const [definition] = Object.values(template.findResources('AWS::ECS::TaskDefinition'));
   const entries = definition?.Properties.ContainerDefinitions[0].Environment as {
     Name: string;
     Value: unknown;
   }[];
-  /** The template's values, with references replaced by a value of their shape (they resolve at deploy). */
-  const env = Object.fromEntries(
-    entries.map(({ Name, Value }) => {
-      if (typeof Value === 'string') return [Name, Value];
-      if (Name === 'WORKER_QUEUE_URL') return [Name, 'https://sqs.eu-west-1.amazonaws.com/123456789012/q'];
-      if (Name === 'AWS_REGION') return [Name, 'eu-west-1'];
-      return [Name, 'worker-db.proxy-abc.eu-west-1.rds.amazonaws.com'];
-    }),
-  ) as Record<string, string>;
 
   it('names every variable the poller reads: the worker variables plus WORKER_QUEUE_URL and POLLER_*', () => {
-    // No poller config loader on main yet (lambda/poller/): the names its brief fixes, and their values.
+    // The names the poller reads (lambda/poller/poller-config.ts), with the values the construct derived.
     expect(env).toMatchObject({
       DB_AUTH: 'iam',
       DB_SSL: 'true',
@@ -397,22 +389,64 @@ describe('Contract: the environment of the poller container', () => {
     expect(env).not.toHaveProperty('DATABASE_URL');
   });
 
-  it("is accepted by the worker's loadConfig, whose WORKER_* and DB_* variables the poller shares", () => {
+  it("is accepted by the poller's loadPollerConfig, as bin/poller.ts reads it at start", () => {
     // Act
-    const config = loadConfig(env);
+    const { worker, poller } = loadPollerConfig(env);
 
     // Assess
-    expect(config.database).toMatchObject({
+    expect(worker.database).toMatchObject({
       kind: 'host',
       auth: 'iam',
       ssl: true,
       user: 'sqs_worker',
       poolSize: 10,
     });
-    expect(config.recordConcurrency).toBe(8);
-    expect(config.commitMode).toBe('per-batch');
+    expect(worker.recordConcurrency).toBe(8);
+    expect(worker.commitMode).toBe('per-batch');
+    expect(poller).toMatchObject({
+      queueUrl: env.WORKER_QUEUE_URL,
+      sqsEndpoint: undefined,
+      concurrency: 8,
+      batchSize: 5,
+      waitSeconds: 20,
+      visibilitySeconds: 60,
+      stopTimeoutSeconds: 30,
+      maxExtensionSeconds: 900,
+    });
+  });
+
+  it("is accepted at the edges synth allows: the longest drain, the longest hold, the smallest lease's heartbeat", () => {
+    for (const worker of [
+      { pollerStopTimeout: Duration.seconds(110), pollerVisibility: Duration.seconds(220) },
+      { pollerVisibility: Duration.seconds(10), pollerStopTimeout: Duration.seconds(5) },
+      { pollerMaxExtension: Duration.seconds(43_140 - 60) },
+      { pollerMaxExtension: Duration.seconds(1), batchSize: 1, pollerWaitTime: Duration.seconds(0) },
+    ]) {
+      // Act
+      const variables = containerEnvironment(synth(worker).template);
+
+      // Assess: what synth lets through, the poller starts with
+      expect(() => loadPollerConfig(variables), JSON.stringify(variables)).not.toThrow();
+    }
   });
 });
+
+/** The container's environment in the template, references replaced by values of their shape. */
+function containerEnvironment(template: Template): Record<string, string> {
+  const [definition] = Object.values(template.findResources('AWS::ECS::TaskDefinition'));
+  const entries = definition?.Properties.ContainerDefinitions[0].Environment as {
+    Name: string;
+    Value: unknown;
+  }[];
+  return Object.fromEntries(
+    entries.map(({ Name, Value }) => {
+      if (typeof Value === 'string') return [Name, Value];
+      if (Name === 'WORKER_QUEUE_URL') return [Name, 'https://sqs.eu-west-1.amazonaws.com/123456789012/q'];
+      if (Name === 'AWS_REGION') return [Name, 'eu-west-1'];
+      return [Name, 'worker-db.proxy-abc.eu-west-1.rds.amazonaws.com'];
+    }),
+  );
+}
 
 describe('Runtime fargate: synth-time errors', () => {
   it.each([
@@ -424,7 +458,7 @@ describe('Runtime fargate: synth-time errors', () => {
     [
       'a maximum extension beyond 12 h',
       { pollerMaxExtension: Duration.hours(13) },
-      'pollerMaxExtension (46800 s) + pollerVisibility (60 s) = 46860 s exceeds 43200 s: SQS keeps a message invisible for 12 h at most from its receive and refuses a heartbeat beyond it; lower pollerMaxExtension to 43140 s or less',
+      "pollerMaxExtension (46800 s) + pollerVisibility (60 s) = 46860 s exceeds 43140 s: SQS keeps a message invisible for 12 h (43200 s) at most from its receive, and the poller's heartbeat stops 60 s short of it; lower pollerMaxExtension to 43080 s or less",
     ],
     [
       'a queue visibility timeout shorter than the lease',

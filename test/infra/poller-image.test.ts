@@ -25,6 +25,30 @@ describe('Poller image: the Dockerfile and its build step (tools/build/build-pol
     expect(dockerfile.match(/^FROM .*node:20-bookworm-slim/gm)).toHaveLength(2);
   });
 
+  it('bundles the real bin/poller.ts, whose bundle starts alone and names a missing variable (exit 2)', async () => {
+    // Prepare
+    const out = join(outdir, 'real');
+    await buildPoller(join(ROOT, 'bin/poller.ts'), out);
+
+    // Act: the bundle without node_modules and without its configuration
+    const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['poller.mjs'], {
+        cwd: out,
+        env: { PATH: process.env.PATH ?? '' },
+      });
+      let errors = '';
+      child.stderr.on('data', (chunk) => {
+        errors += String(chunk);
+      });
+      child.on('exit', (exitCode) => resolve({ code: exitCode, stderr: errors }));
+    });
+
+    // Assess
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^poller not started: Invalid poller configuration:/);
+    expect(stderr).toContain('WORKER_QUEUE_URL is required by the poller');
+  });
+
   it('produces a bundle that runs on its own with Node.js, reads the worker configuration and ends on SIGTERM', async () => {
     // Prepare
     await buildPoller(join(ROOT, 'test/fixtures/poller-entry/entry.ts'), outdir);
