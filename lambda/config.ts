@@ -47,6 +47,12 @@ export interface WorkerConfig {
   /** `PAYLOAD_MAX_BYTES`: largest `payloadRef` object the worker reads (1 B – 1 GiB). @default 67108864 (64 MiB) */
   readonly maxPayloadBytes: number;
   /**
+   * `POWERTOOLS_TRACE_ENABLED=true`: an X-Ray subsegment per record, linked to the producer's trace (the stack sets
+   * it with active tracing, docs/tracing.md). Unlike Powertools' own default, unset means off here: the tracer and
+   * the X-Ray SDK are loaded only when it is on. @default false
+   */
+  readonly tracing: boolean;
+  /**
    * `NOTIFICATION_URL`: notification service of the example `CaseEscalationRequested` handler; unset → that
    * handler is not registered (it needs a second database connection for the external-effect log).
    */
@@ -222,6 +228,7 @@ const variables = {
   SQS_ENDPOINT: text,
   S3_ENDPOINT: text,
   PAYLOAD_MAX_BYTES: positiveInt('PAYLOAD_MAX_BYTES', 64 * 1024 * 1024, 1024 * 1024 * 1024),
+  POWERTOOLS_TRACE_ENABLED: oneOf('POWERTOOLS_TRACE_ENABLED', ['true', 'false'] as const, 'false'),
   NOTIFICATION_URL: (value, invalid) => {
     if (value === undefined || value === '' || URL.canParse(value)) return value;
     return invalid(
@@ -407,6 +414,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sqsEndpoint: e.SQS_ENDPOINT || undefined,
     s3Endpoint: e.S3_ENDPOINT || undefined,
     maxPayloadBytes: e.PAYLOAD_MAX_BYTES,
+    tracing: e.POWERTOOLS_TRACE_ENABLED === 'true',
     notificationUrl: e.NOTIFICATION_URL || undefined,
     outbox: {
       queueUrl: e.OUTBOX_QUEUE_URL || undefined,

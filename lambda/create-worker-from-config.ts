@@ -5,6 +5,8 @@ import { DEFAULT_METRICS_NAMESPACE } from './constants.ts';
 import { createSql } from './db.ts';
 import { createWorker, type WorkerHandler } from './worker/create-worker.ts';
 import type { MessageHandler } from './worker/message-handler.ts';
+import { newRecordTracer } from './worker/new-record-tracer.ts';
+import type { RecordTracer } from './worker/record-tracer.ts';
 
 /** Options of {@link createWorkerFromConfig}. */
 export interface WorkerFromConfigOptions {
@@ -26,7 +28,9 @@ export interface WorkerFromConfigOptions {
  * `DB_POOL_SIZE` at module scope, Powertools `Logger` and `Metrics` of `POWERTOOLS_SERVICE_NAME` /
  * `POWERTOOLS_METRICS_NAMESPACE`, every `WORKER_*` setting ([configuration.md](../docs/configuration.md)), and an
  * SQS client for backoff visibility changes that honours `SQS_ENDPOINT` (a local emulator) and is made only
- * when a record first needs a backoff, so most cold starts never load the SDK's SQS code.
+ * when a record first needs a backoff, so most cold starts never load the SDK's SQS code. With
+ * `POWERTOOLS_TRACE_ENABLED=true` each record gets an X-Ray subsegment (Powertools Tracer, loaded during the cold
+ * start then, and never otherwise: docs/tracing.md).
  *
  * Call it at module scope of your entry file; deploy that file with the construct's `workerEntry` prop (or the
  * `workerEntry` stage setting) and run its `handlers` locally with `npm start -- --handlers <file>`.
@@ -56,6 +60,7 @@ export function createWorkerFromConfig(options: WorkerFromConfigOptions): Worker
     return new S3Client(config.s3Endpoint ? { endpoint: config.s3Endpoint, forcePathStyle: true } : {});
   };
   return createWorker({
+    ...(config.tracing ? { tracer: preloadedTracer(serviceName) } : {}),
     consumer: config.consumer,
     handlers: typeof options.handlers === 'function' ? options.handlers(config) : options.handlers,
     sql,
@@ -75,4 +80,19 @@ export function createWorkerFromConfig(options: WorkerFromConfigOptions): Worker
     deadlineGuardMs: config.deadlineGuardMs,
     failInvocationOnFullBatchFailure: config.failInvocationOnFullBatchFailure,
   });
+}
+
+/**
+ * The record tracer, its loading started now: during a Lambda cold start, whose init phase runs before the first
+ * event arrives. The first call gets that load; a later call (after a failed load) loads again.
+ */
+function preloadedTracer(serviceName: string): () => Promise<RecordTracer> {
+  let preloaded: Promise<RecordTracer> | undefined = newRecordTracer(serviceName);
+  // Reported when the engine first asks for it (worker_tracer_unavailable), not as an unhandled rejection.
+  preloaded.catch(() => {});
+  return () => {
+    const loading = preloaded ?? newRecordTracer(serviceName);
+    preloaded = undefined;
+    return loading;
+  };
 }

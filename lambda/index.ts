@@ -116,7 +116,11 @@ export {
   type MessageHandler,
   type ReferencedDocument,
 } from './worker/message-handler.ts';
+// Loads Powertools Tracer only when called: importing it costs nothing (docs/tracing.md).
+export { newRecordTracer } from './worker/new-record-tracer.ts';
 export type { OutcomeResult, RecordOutcome } from './worker/outcome.ts';
+export type { RecordTracer } from './worker/record-tracer.ts';
+export type { RecordTracerSource } from './worker/record-tracer-source.ts';
 export type { S3ClientSource } from './worker/s3-client-source.ts';
 export type { SqsClientSource } from './worker/sqs-client-source.ts';
 export type { WorkerOptions } from './worker/worker-options.ts';

@@ -58,7 +58,10 @@ export const TOOLKIT_GRANTS: Readonly<Record<RoleFunction, readonly TableGrant[]
     { table: 'worker_inbox', privileges: 'select, insert, update, delete' },
     { table: 'worker_quarantine', privileges: 'select, insert, update' },
     { table: 'external_effect_log', privileges: 'select, insert, update' },
-    { table: 'outbox_events', privileges: 'insert, select (event_id, idempotency_key, request_hash)' },
+    {
+      table: 'outbox_events',
+      privileges: 'insert, select (event_id, idempotency_key, request_hash, trace_header)',
+    },
   ],
   relay: [
     {

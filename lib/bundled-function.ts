@@ -100,6 +100,8 @@ export interface BundledFunctionOptions {
   readonly reservedConcurrentExecutions?: number;
   /** Files that travel with the code (the migration function's `migrations/`). */
   readonly files?: readonly BundledFiles[];
+  /** X-Ray tracing mode; CDK adds the X-Ray write permissions to the role for `ACTIVE`. @default none (PassThrough) */
+  readonly tracing?: lambda.Tracing;
 }
 
 /**
@@ -160,6 +162,7 @@ export function bundledFunction(
     environment: { NODE_OPTIONS: '--enable-source-maps', ...options.environment },
     reservedConcurrentExecutions: options.reservedConcurrentExecutions,
     logGroup,
+    ...(options.tracing ? { tracing: options.tracing } : {}),
   });
   if (fn.role) {
     const reason =

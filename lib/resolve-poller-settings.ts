@@ -107,6 +107,11 @@ export function checkRuntime(props: Props, problems: string[]): WorkerRuntime {
       'runtime "fargate" needs store "postgres" (given store "dynamodb"): the poller service runs in the VPC of the database proxy, and a DynamoDB worker has no VPC; use runtime "lambda" with store "dynamodb", or store "postgres"',
     );
   }
+  if (runtime === 'fargate' && props.tracing === true) {
+    problems.push(
+      'tracing (true) is not available with runtime "fargate": X-Ray tracing of the poller needs an X-Ray daemon next to it in the task, which this construct does not deploy; remove tracing or use runtime "lambda"',
+    );
+  }
   const foreign = runtime === 'fargate' ? LAMBDA_ONLY_PROPS : FARGATE_ONLY_PROPS;
   const other = runtime === 'fargate' ? 'lambda' : 'fargate';
   for (const name of foreign) {

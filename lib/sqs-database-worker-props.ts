@@ -211,6 +211,14 @@ export interface SqsDatabaseWorkerProps extends FargateRuntimeProps {
    * @default {}
    */
   readonly workerEnvironment?: Readonly<Record<string, string>>;
+  /**
+   * X-Ray active tracing of the worker and the outbox relay (`Tracing.ACTIVE`, with the role's X-Ray write
+   * permissions), and `POWERTOOLS_TRACE_ENABLED=true` on the worker: a subsegment per record, linked to the
+   * producer's trace. Off, the worker never loads the tracer (docs/tracing.md); the producer's trace id is on the
+   * worker's log lines and inbox rows either way. In `cdk.json`, the stage setting `tracing`.
+   * @default false
+   */
+  readonly tracing?: boolean;
 
   // ── event source mapping ─────────────────────────────────────────────────────────────────────────────────
   /**

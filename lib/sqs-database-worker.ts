@@ -306,6 +306,7 @@ export class SqsDatabaseWorker extends Construct {
         timeout: settings.timeout,
         memorySize: settings.memorySize,
         reservedConcurrentExecutions: settings.reservedConcurrency,
+        ...(props.tracing ? { tracing: lambda.Tracing.ACTIVE } : {}),
         environment: {
           ...proxyDbEnvironment,
           ...(database && { DB_USER: dbUsers.worker, DB_POOL_SIZE: String(settings.dbPoolSize) }),
@@ -320,11 +321,14 @@ export class SqsDatabaseWorker extends Construct {
           SQS_ENDPOINT: '',
           S3_ENDPOINT: '',
           PAYLOAD_MAX_BYTES: String(settings.maxPayloadBytes),
+          // Read by lambda/config.ts (subsegments per record) and by Powertools Tracer itself.
+          ...(props.tracing ? { POWERTOOLS_TRACE_ENABLED: 'true' } : {}),
           ...props.workerEnvironment,
         },
       });
       database?.grantWorkerConnect(workerFunction);
       this.table?.grantWorker(workerFunction);
+      if (props.tracing) this.acknowledgeTracingWildcard(workerFunction);
       if (this.payloadBucket) {
         // Read object versions, nothing else: no listing, no writes, no other bucket.
         workerFunction.addToRolePolicy(
@@ -376,6 +380,8 @@ export class SqsDatabaseWorker extends Construct {
         timeout: maxRun.plus(RELAY_RUN_GUARD),
         // One relay at a time: the lease makes more safe, but one is enough and keeps connections bounded.
         reservedConcurrentExecutions: settings.reserveConcurrency ? 1 : undefined,
+        // The relay's invocations in X-Ray; the messages carry their producers' traces, not the relay's.
+        ...(props.tracing ? { tracing: lambda.Tracing.ACTIVE } : {}),
         environment: {
           ...proxyDbEnvironment,
           DB_USER: dbUsers.relay,
@@ -388,6 +394,7 @@ export class SqsDatabaseWorker extends Construct {
       // A run that could not start in time is dropped; the next schedule picks the rows up.
       relay.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: schedule });
       database.grantRelayConnect(relay);
+      if (props.tracing) this.acknowledgeTracingWildcard(relay);
       this.queue.grantSendMessages(relay);
       new events.Rule(this, 'OutboxRelaySchedule', {
         description: 'Runs the outbox relay',
@@ -725,6 +732,16 @@ export class SqsDatabaseWorker extends Construct {
         },
         { id: 'remove-expired-delete-markers', expiredObjectDeleteMarker: true },
       ],
+    });
+  }
+
+  /** cdk-nag IAM5: the X-Ray writes that `Tracing.ACTIVE` grants a traced function's role. */
+  private acknowledgeTracingWildcard(fn: lambda.IFunction): void {
+    if (!fn.role) return;
+    Validations.of(fn.role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'Active tracing (the tracing prop, off by default): CDK grants xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions, so AWS requires Resource "*" for them. Acknowledged on traced functions only.',
     });
   }
 

@@ -55,6 +55,7 @@ const BOOLEAN_KEYS = [
   'retention',
   'payloadBucket',
   'breaker',
+  'tracing',
 ] as const;
 const STRING_KEYS = [
   'consumer',

@@ -1,4 +1,12 @@
 import type postgres from 'postgres';
+import {
+  formatXRayTraceHeader,
+  newTraceContext,
+  parseTraceContext,
+  parseXRayTraceHeader,
+  TRACEPARENT_ATTRIBUTE_BYTES,
+  withParentId,
+} from '../tracing/trace-context.ts';
 import { type Envelope, envelopeSchema } from '../worker/envelope.ts';
 import { describeIssues, parseSchema } from '../worker/parse-schema.ts';
 import { requestHash } from '../worker/request-hash.ts';
@@ -28,6 +36,14 @@ export interface EnqueueOutboxOptions {
     /** Envelope size (bytes, inline) above which the payload is offloaded. @default maxMessageBytes */
     readonly offloadAboveBytes?: number;
   };
+  /**
+   * The producer's trace context: an X-Ray trace header (`Root=1-…;Parent=…;Sampled=1`) or a W3C `traceparent`.
+   * The relay sends it with the message (SQS `AWSTraceHeader` and a `traceparent` message attribute) and the
+   * worker logs its trace id on the record's lines (docs/tracing.md). An invalid value is refused.
+   * @default the invocation's X-Ray header in Lambda (`_X_AMZN_TRACE_ID`), else a new trace id made here, so
+   *   every message can be followed
+   */
+  readonly trace?: string;
 }
 
 /** What {@link enqueueOutbox} did. */
@@ -36,6 +52,11 @@ export interface EnqueueOutboxResult {
   readonly eventId: string;
   /** False when the key was already enqueued with the same content: the call was a no-op. */
   readonly inserted: boolean;
+  /**
+   * The X-Ray trace id (`1-…-…`) the message travels with: the one the worker logs and `inbox show` prints.
+   * For a no-op, the first enqueue's (undefined for a row written before traces were recorded).
+   */
+  readonly traceId?: string;
 }
 
 /**
@@ -54,11 +75,14 @@ export interface EnqueueOutboxResult {
  *   for this one and then sees its row.
  * - Must be given the transaction (`sql.begin(async (sql) => …)`), never the pool: with the pool the event
  *   would commit on its own and could outlive a rolled-back state change.
+ * - Records the trace the message travels with (`trace_header`): the caller's `trace`, else the Lambda invocation's
+ *   X-Ray header, else a new trace id, so every message has one the worker logs (docs/tracing.md). A message
+ *   may carry at most `maxMessageBytes` less the 72 bytes of the relay's `traceparent` attribute.
  *
  * @throws InvalidOutboxEnvelopeError when the envelope is invalid or too large.
  * @throws OutboxOffloadError when the payload could not be written to S3.
  * @throws OutboxConflictError when the key or messageId is taken by a different event.
- * @throws OutboxUsageError when `sql` is not a transaction.
+ * @throws OutboxUsageError when `sql` is not a transaction, or `trace` is not a trace header.
  *
  * @example
  * ```ts
@@ -92,12 +116,15 @@ export async function enqueueOutbox(
   if (!parsed.success) {
     throw new InvalidOutboxEnvelopeError(`Invalid outbox envelope: ${describeIssues(parsed.error)}`);
   }
-  const maxBytes = options.maxMessageBytes ?? OUTBOX_MAX_MESSAGE_BYTES;
-  if (!Number.isInteger(maxBytes) || maxBytes < 1024 || maxBytes > OUTBOX_MAX_MESSAGE_BYTES) {
+  const queueMaxBytes = options.maxMessageBytes ?? OUTBOX_MAX_MESSAGE_BYTES;
+  if (!Number.isInteger(queueMaxBytes) || queueMaxBytes < 1024 || queueMaxBytes > OUTBOX_MAX_MESSAGE_BYTES) {
     throw new OutboxUsageError(
-      `maxMessageBytes must be the queue's MaximumMessageSize, a whole number from 1024 to ${OUTBOX_MAX_MESSAGE_BYTES} (given ${maxBytes})`,
+      `maxMessageBytes must be the queue's MaximumMessageSize, a whole number from 1024 to ${OUTBOX_MAX_MESSAGE_BYTES} (given ${queueMaxBytes})`,
     );
   }
+  const traceHeader = formatXRayTraceHeader(withParentId(producerTrace(options.trace)));
+  // SQS counts message attributes in the message size: the relay's traceparent attribute must fit beside the body.
+  const maxBytes = queueMaxBytes - TRACEPARENT_ATTRIBUTE_BYTES;
   const offloadAbove = Math.min(options.offload?.offloadAboveBytes ?? maxBytes, maxBytes);
   let valid = parsed.data;
   let bytes = Buffer.byteLength(JSON.stringify(valid), 'utf8');
@@ -108,7 +135,7 @@ export async function enqueueOutbox(
   }
   if (bytes > maxBytes) {
     throw new InvalidOutboxEnvelopeError(
-      `Outbox envelope ${valid.idempotencyKey} is ${bytes} bytes, above the queue's message limit of ${maxBytes}; ${
+      `Outbox envelope ${valid.idempotencyKey} is ${bytes} bytes (+${TRACEPARENT_ATTRIBUTE_BYTES} for its traceparent attribute), above the queue's message limit of ${queueMaxBytes}; ${
         options.offload
           ? 'its payload is in S3 already: shorten the other envelope fields'
           : 'pass `offload` ({ s3, bucket }) to send the payload by reference (payloadRef), or send smaller payloads'
@@ -119,19 +146,22 @@ export async function enqueueOutbox(
 
   const inserted = await sql<{ event_id: string }[]>`
     insert into outbox_events (
-      event_id, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id, request_hash, envelope
+      event_id, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id, request_hash, envelope,
+      trace_header
     )
     values (
       ${valid.messageId}, ${valid.idempotencyKey}, ${valid.messageType}, ${valid.schemaVersion},
-      ${valid.aggregateType}, ${valid.aggregateId}, ${hash}, ${sql.json(valid as postgres.JSONValue)}
+      ${valid.aggregateType}, ${valid.aggregateId}, ${hash}, ${sql.json(valid as postgres.JSONValue)}, ${traceHeader}
     )
     on conflict do nothing
     returning event_id
   `;
-  if (inserted.length === 1) return { eventId: valid.messageId, inserted: true };
+  if (inserted.length === 1) {
+    return { eventId: valid.messageId, inserted: true, traceId: parseXRayTraceHeader(traceHeader)?.traceId };
+  }
 
-  const [existing] = await sql<{ event_id: string; request_hash: string }[]>`
-    select event_id, request_hash from outbox_events where idempotency_key = ${valid.idempotencyKey}
+  const [existing] = await sql<{ event_id: string; request_hash: string; trace_header: string | null }[]>`
+    select event_id, request_hash, trace_header from outbox_events where idempotency_key = ${valid.idempotencyKey}
   `;
   if (!existing) {
     throw new OutboxConflictError(
@@ -145,5 +175,34 @@ export async function enqueueOutbox(
       `Idempotency key ${valid.idempotencyKey} is already in the outbox (event ${existing.event_id}) with a different messageType, schemaVersion or payload; use a new key for a different event`,
     );
   }
-  return { eventId: existing.event_id, inserted: false };
+  return {
+    eventId: existing.event_id,
+    inserted: false,
+    traceId: parseXRayTraceHeader(existing.trace_header)?.traceId,
+  };
+}
+
+/**
+ * The trace a new outbox row travels with: the caller's (`trace`), else the Lambda invocation's X-Ray header, else
+ * a new one. The invocation's header is read at call time, not from the configuration: Lambda sets it per
+ * invocation (`_X_AMZN_TRACE_ID`, or the runtime's invoke store when one environment serves several invocations
+ * at once). Even in PassThrough mode (tracing off) Lambda gives every invocation a trace id, so the producer's
+ * own log lines (Powertools `xray_trace_id`) carry the same id as the worker's.
+ */
+function producerTrace(trace: string | undefined) {
+  if (trace !== undefined) {
+    const given = parseTraceContext(trace);
+    if (!given) {
+      throw new OutboxUsageError(
+        `trace must be an X-Ray trace header (Root=1-<8 hex>-<24 hex>;Parent=<16 hex>;Sampled=0|1) or a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>) (given ${JSON.stringify(trace.slice(0, 120))}); pass the header your tracer gives, or leave trace out to use the Lambda invocation's`,
+      );
+    }
+    return given;
+  }
+  const invoke = (
+    globalThis as { awslambda?: { InvokeStore?: { getXRayTraceId?: () => string | undefined } } }
+  ).awslambda?.InvokeStore;
+  return (
+    parseXRayTraceHeader(invoke?.getXRayTraceId?.() ?? process.env._X_AMZN_TRACE_ID) ?? newTraceContext()
+  );
 }

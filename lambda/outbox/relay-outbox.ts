@@ -9,6 +9,13 @@ import {
 } from '@aws-sdk/client-sqs';
 import type postgres from 'postgres';
 import { METRIC_NAMES } from '../constants.ts';
+import {
+  formatTraceparent,
+  parseXRayTraceHeader,
+  TRACEPARENT_ATTRIBUTE,
+  TRACEPARENT_ATTRIBUTE_BYTES,
+  withParentId,
+} from '../tracing/trace-context.ts';
 import { OutboxUsageError } from './errors.ts';
 import { fifoMessageIds } from './fifo-message-ids.ts';
 import { planSendBatches, SQS_MAX_BATCH_BYTES } from './plan-send-batches.ts';
@@ -93,6 +100,7 @@ interface ClaimedRow {
   envelope: Record<string, unknown> & { aggregateId: string; idempotencyKey: string };
   attempts: number;
   sequence: string;
+  trace_header: string | null;
 }
 
 interface Outcome {
@@ -110,6 +118,26 @@ function check(condition: boolean, message: string): void {
 }
 
 /**
+ * The trace of a row as the message carries it: the X-Ray header as the `AWSTraceHeader` system attribute (what
+ * X-Ray and Lambda read; system attributes do not count toward the message size) and the same context as a W3C
+ * `traceparent` message attribute (what OpenTelemetry consumers read, and what survives where system attributes
+ * do not: a local emulator, a redrive that copies message attributes). Rows written before traces were recorded
+ * have none and are sent without.
+ */
+function traceAttributes(
+  header: string | null,
+): Pick<SendMessageBatchRequestEntry, 'MessageSystemAttributes' | 'MessageAttributes'> {
+  const context = parseXRayTraceHeader(header);
+  if (!header || !context) return {};
+  return {
+    MessageSystemAttributes: { AWSTraceHeader: { DataType: 'String', StringValue: header } },
+    MessageAttributes: {
+      [TRACEPARENT_ATTRIBUTE]: { DataType: 'String', StringValue: formatTraceparent(withParentId(context)) },
+    },
+  };
+}
+
+/**
  * Publishes due outbox rows to SQS until there is no work, the deadline passes or a round fails completely
  * (SQS unavailable: the next scheduled run tries again).
  *
@@ -121,7 +149,8 @@ function check(condition: boolean, message: string): void {
  *    (`locked_until`, `locked_by`) and `attempts + 1`, and the transaction commits before any send: no
  *    transaction is held open across a network call.
  * 2. **Send** with SendMessageBatch, ≤ 10 entries and ≤ `maxBatchBytes` per call. A round holds at most one
- *    row per aggregate, so its batches are independent and are sent concurrently.
+ *    row per aggregate, so its batches are independent and are sent concurrently. Each message carries the
+ *    row's trace (`AWSTraceHeader` and a `traceparent` message attribute, see docs/tracing.md).
  * 3. **Mark** sent rows PUBLISHED with the SQS message id; failed rows get `next_attempt_at` = now + backoff,
  *    `last_error` (the SQS code and message, never the payload) and their lease released.
  *
@@ -250,7 +279,7 @@ export async function relayOutbox(options: RelayOutboxOptions): Promise<RelayOut
       from due
       where o.event_id = due.event_id
       returning o.event_id, o.idempotency_key, o.message_type, o.aggregate_id, o.envelope, o.attempts,
-        o.sequence::text as sequence
+        o.sequence::text as sequence, o.trace_header
     `;
     return [...rows].sort((a, b) => (BigInt(a.sequence) < BigInt(b.sequence) ? -1 : 1));
   }
@@ -261,12 +290,15 @@ export async function relayOutbox(options: RelayOutboxOptions): Promise<RelayOut
         Id: `m${index}`,
         MessageBody: JSON.stringify(row.envelope),
         ...(fifo ? fifoMessageIds(row.envelope) : {}),
+        ...traceAttributes(row.trace_header),
       };
       return { row, entry };
     });
     const batches = planSendBatches(
       entries,
-      ({ entry }) => Buffer.byteLength(entry.MessageBody ?? '', 'utf8'),
+      ({ entry }) =>
+        Buffer.byteLength(entry.MessageBody ?? '', 'utf8') +
+        (entry.MessageAttributes ? TRACEPARENT_ATTRIBUTE_BYTES : 0),
       {
         maxBytes: maxBatchBytes,
       },

@@ -60,13 +60,14 @@ export async function claimBatch(
   // The inbox locks are taken by an uncorrelated subquery (evaluated once, before the first row is produced), so
   // either every key is locked before any row is written, or no row is written at all. Taking them all at once
   // needs no order: a try never waits, so it cannot take part in a deadlock.
+  // trace_id as in claimInbox: a COMPLETED row keeps the trace of the delivery that made its effect.
   const claim = async (sql: postgres.TransactionSql) => {
     const claimed = await sql<ClaimedRow[]>`
       insert into worker_inbox (
         consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id,
-        status, request_hash, started_at, receive_count, last_message_id, correlation_id
+        status, request_hash, started_at, receive_count, last_message_id, correlation_id, trace_id
       )
-      select ${consumer}, r.k, r.t, r.v, r.at, r.ai, 'PROCESSING', r.h, now(), 1, r.m, nullif(r.c, '')
+      select ${consumer}, r.k, r.t, r.v, r.at, r.ai, 'PROCESSING', r.h, now(), 1, r.m, nullif(r.c, ''), nullif(r.tr, '')
       from unnest(
         ${keys}::text[],
         ${column((e) => e.envelope.messageType)}::text[],
@@ -75,8 +76,9 @@ export async function claimBatch(
         ${column((e) => e.envelope.aggregateId)}::text[],
         ${column((e) => e.requestHash)}::text[],
         ${column((e) => e.sqsMessageId)}::text[],
-        ${column((e) => e.envelope.correlationId ?? '')}::text[]
-      ) as r(k, t, v, at, ai, h, m, c)
+        ${column((e) => e.envelope.correlationId ?? '')}::text[],
+        ${column((e) => e.traceId ?? '')}::text[]
+      ) as r(k, t, v, at, ai, h, m, c, tr)
       where (
         select bool_and(pg_try_advisory_xact_lock(hashtextextended(${consumer}::text || chr(31) || l.k, ${INBOX_LOCK_SEED})))
         from unnest(${keys}::text[]) as l(k)
@@ -85,7 +87,9 @@ export async function claimBatch(
       on conflict (consumer, idempotency_key) do update
         set last_seen_at = now(),
             receive_count = worker_inbox.receive_count + 1,
-            last_message_id = excluded.last_message_id
+            last_message_id = excluded.last_message_id,
+            trace_id = case when worker_inbox.status = 'COMPLETED' then worker_inbox.trace_id
+              else coalesce(excluded.trace_id, worker_inbox.trace_id) end
       returning idempotency_key, status, request_hash, receive_count, (xmax = 0) as inserted, failure_code
     `;
     if (claimed.length !== entries.length) {

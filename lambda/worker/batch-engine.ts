@@ -18,6 +18,7 @@ import { decodeRecord } from './decode-record.ts';
 import { createHandlerRegistry } from './handler-registry.ts';
 import { type RecordOutcome, receiveCountOf, recordOutcome, unstartedFacts, verdicts } from './outcome.ts';
 import { recordTelemetry } from './record-telemetry.ts';
+import { recordTracerResolver } from './record-tracer-source.ts';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from './resolve-payload.ts';
 import { s3ClientResolver } from './s3-client-source.ts';
 import { scheduleRecords } from './schedule-records.ts';
@@ -132,6 +133,7 @@ export function createBatchEngine(options: WorkerOptions): BatchEngine {
     now: options.now ?? Date.now,
     random: options.random ?? Math.random,
     payloads: { s3: s3ClientResolver(options.s3, logger), maxBytes: maxPayloadBytes },
+    ...(options.tracer ? { tracer: recordTracerResolver(options.tracer, logger) } : {}),
     logger,
     metrics,
   };
@@ -208,7 +210,11 @@ export function createBatchEngine(options: WorkerOptions): BatchEngine {
           try {
             options.onOutcome(outcome);
           } catch (error) {
-            logger.warn('worker_on_outcome_failed', { messageId: outcome.messageId, error: String(error) });
+            logger.warn('worker_on_outcome_failed', {
+              messageId: outcome.messageId,
+              traceId: outcome.traceId,
+              error: String(error),
+            });
           }
         }
       }

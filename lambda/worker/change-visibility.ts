@@ -10,6 +10,8 @@ export interface VisibilityChange {
   readonly messageId: string;
   readonly receiptHandle: string;
   readonly visibilitySeconds: number;
+  /** The producer's trace id of the record, logged with a failed change. */
+  readonly traceId?: string;
 }
 
 /**
@@ -41,6 +43,7 @@ export async function changeVisibility(
       for (const failed of response.Failed ?? []) {
         logger.warn('worker_visibility_change_failed', {
           messageId: chunk[Number(failed.Id)]?.messageId,
+          traceId: chunk[Number(failed.Id)]?.traceId,
           code: failed.Code,
           senderFault: failed.SenderFault,
         });

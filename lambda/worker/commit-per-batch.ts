@@ -11,6 +11,7 @@ import type { CommitBatch, CommitStrategy, EngineSettings } from './commit-strat
 import type { InboxEntry } from './inbox.ts';
 import { type RecordOutcome, recordOutcome, verdicts } from './outcome.ts';
 import { createRecordDependencies, processRecord, type TransactionRunner } from './process-record.ts';
+import { recordTrace } from './record-trace.ts';
 import { type ResolvedPayload, resolvePayload } from './resolve-payload.ts';
 import {
   BATCH_COMMIT_RESERVE_MS,
@@ -138,6 +139,7 @@ export function createPerBatchCommit(sql: postgres.Sql, settings: EngineSettings
           envelope: d.envelope,
           requestHash: d.requestHash,
           sqsMessageId: record.messageId,
+          traceId: recordTrace(record)?.traceId,
         },
       ];
     });
@@ -221,6 +223,7 @@ export function createPerBatchCommit(sql: postgres.Sql, settings: EngineSettings
               idempotencyKey: previous?.idempotencyKey,
               aggregateId: previous?.aggregateId,
               correlationId: previous?.correlationId,
+              traceId: previous?.traceId ?? recordTrace(record)?.traceId,
             },
             verdicts.retryable(
               {

@@ -7,6 +7,7 @@ import type { BackoffSettings } from './backoff.ts';
 import type { DecodedRecord, UndecodableRecord } from './decode-record.ts';
 import type { HandlerRegistry } from './handler-registry.ts';
 import type { RecordOutcome } from './outcome.ts';
+import type { RecordTracer } from './record-tracer.ts';
 import type { PayloadReader } from './resolve-payload.ts';
 
 /**
@@ -115,6 +116,8 @@ export interface EngineSettings {
   readonly random: () => number;
   /** Reads `payloadRef` payloads (see `resolve-payload.ts`). */
   readonly payloads: PayloadReader;
+  /** When tracing is on: gives the tracer that opens a subsegment per record (see `record-tracer.ts`). */
+  readonly tracer?: () => Promise<RecordTracer | undefined>;
   readonly logger: Logger;
   readonly metrics: Metrics;
 }

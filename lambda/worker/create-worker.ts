@@ -59,6 +59,7 @@ export function createWorker(options: WorkerOptions): WorkerHandler {
                 messageId: outcome.messageId,
                 receiptHandle: receiptHandles.get(outcome.messageId) ?? '',
                 visibilitySeconds: outcome.visibilitySeconds,
+                traceId: outcome.traceId,
               },
             ]
           : [],

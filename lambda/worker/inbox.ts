@@ -37,6 +37,8 @@ export interface InboxEntry {
   readonly requestHash: string;
   /** SQS messageId of this delivery. */
   readonly sqsMessageId: string;
+  /** The producer's trace id this delivery carries (`recordTrace`), if any: `worker_inbox.trace_id`. */
+  readonly traceId?: string;
 }
 
 /**
@@ -71,6 +73,8 @@ export const INBOX_LOCK_SEED = 7_316_204_582;
  */
 export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry): Promise<InboxClaim> {
   const e = entry.envelope;
+  // trace_id: the delivery that claims the row brings its trace, but a COMPLETED row keeps the trace of the delivery
+  // that made its effect (a duplicate never replaces it).
   const rows = await sql<
     {
       status: InboxStatus;
@@ -82,18 +86,21 @@ export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry
   >`
     insert into worker_inbox (
       consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id,
-      status, request_hash, started_at, receive_count, last_message_id, correlation_id
+      status, request_hash, started_at, receive_count, last_message_id, correlation_id, trace_id
     )
     select
       ${entry.consumer}, ${e.idempotencyKey}, ${e.messageType}, ${e.schemaVersion}::int, ${e.aggregateType},
-      ${e.aggregateId}, 'PROCESSING', ${entry.requestHash}, now(), 1, ${entry.sqsMessageId}, ${e.correlationId ?? null}
+      ${e.aggregateId}, 'PROCESSING', ${entry.requestHash}, now(), 1, ${entry.sqsMessageId}, ${e.correlationId ?? null},
+      ${entry.traceId ?? null}
     where pg_try_advisory_xact_lock(
       hashtextextended(${entry.consumer}::text || chr(31) || ${e.idempotencyKey}::text, ${INBOX_LOCK_SEED})
     )
     on conflict (consumer, idempotency_key) do update
       set last_seen_at = now(),
           receive_count = worker_inbox.receive_count + 1,
-          last_message_id = excluded.last_message_id
+          last_message_id = excluded.last_message_id,
+          trace_id = case when worker_inbox.status = 'COMPLETED' then worker_inbox.trace_id
+            else coalesce(excluded.trace_id, worker_inbox.trace_id) end
     returning status, request_hash, receive_count, (xmax = 0) as inserted, failure_code
   `.catch((error: unknown) => {
     if ((error as { code?: string }).code !== '55P03') throw error;
@@ -171,18 +178,20 @@ export async function countFailedAttempt(
   const [row] = await sql<{ receive_count: number }[]>`
     insert into worker_inbox (
       consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id,
-      status, request_hash, receive_count, failed_at, last_message_id, correlation_id
+      status, request_hash, receive_count, failed_at, last_message_id, correlation_id, trace_id
     )
     select
       ${entry.consumer}, ${e.idempotencyKey}, ${e.messageType}, ${e.schemaVersion}::int, ${e.aggregateType},
-      ${e.aggregateId}, ${status}, ${entry.requestHash}, 1, now(), ${entry.sqsMessageId}, ${e.correlationId ?? null}
+      ${e.aggregateId}, ${status}, ${entry.requestHash}, 1, now(), ${entry.sqsMessageId}, ${e.correlationId ?? null},
+      ${entry.traceId ?? null}
     where pg_try_advisory_xact_lock(
       hashtextextended(${entry.consumer}::text || chr(31) || ${e.idempotencyKey}::text, ${INBOX_LOCK_SEED})
     )
     on conflict (consumer, idempotency_key) do update
       set last_seen_at = now(),
           receive_count = worker_inbox.receive_count + 1,
-          last_message_id = excluded.last_message_id
+          last_message_id = excluded.last_message_id,
+          trace_id = coalesce(excluded.trace_id, worker_inbox.trace_id)
       where worker_inbox.status not in ('COMPLETED', 'FAILED_TERMINAL')
         and worker_inbox.request_hash = excluded.request_hash
     returning receive_count

@@ -1,4 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
+import { recordTrace } from './record-trace.ts';
 
 /** How one record ended. Each result has one EMF metric of the same name (see `record-telemetry.ts`). */
 export type OutcomeResult =
@@ -33,6 +34,8 @@ export interface RecordOutcome {
   readonly idempotencyKey?: string;
   readonly aggregateId?: string;
   readonly correlationId?: string;
+  /** The producer's trace id (`1-…-…`, see `recordTrace`), when the message carries a valid trace header. */
+  readonly traceId?: string;
   /** SQS ApproximateReceiveCount of this delivery. */
   readonly receiveCount: number;
   readonly processingMs: number;
@@ -58,6 +61,7 @@ export type RecordFacts = Pick<
   | 'idempotencyKey'
   | 'aggregateId'
   | 'correlationId'
+  | 'traceId'
 >;
 
 /**
@@ -160,12 +164,19 @@ export function receiveCountOf(record: SQSRecord): number {
 }
 
 /**
- * The facts of a record that never ran (deferred, blocked): no timings.
+ * The facts of a record that never ran (deferred, blocked): no timings; its producer's trace id, for its log line.
  *
  * @internal
  */
 export function unstartedFacts(record: SQSRecord, receiveCount: number): RecordFacts {
-  return { messageId: record.messageId, receiveCount, processingMs: 0, dbTransactionMs: 0, messageAgeMs: 0 };
+  return {
+    messageId: record.messageId,
+    receiveCount,
+    processingMs: 0,
+    dbTransactionMs: 0,
+    messageAgeMs: 0,
+    traceId: recordTrace(record)?.traceId,
+  };
 }
 
 /**

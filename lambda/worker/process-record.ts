@@ -19,6 +19,8 @@ import {
 } from './inbox.ts';
 import { type RecordFacts, type RecordOutcome, recordOutcome, type Verdict, verdicts } from './outcome.ts';
 import { quarantineMessage } from './quarantine.ts';
+import { recordTrace } from './record-trace.ts';
+import type { RecordTracer } from './record-tracer.ts';
 import { redactValues } from './redact-values.ts';
 import { type PayloadReader, type ResolvedPayload, resolvePayload } from './resolve-payload.ts';
 import { CLIENT_DEADLINE_MARGIN_MS, HANDLER_MARGIN_MS } from './transaction-timeouts.ts';
@@ -64,6 +66,8 @@ export interface RecordDependencies {
    * while S3 answers), by SQS messageId.
    */
   readonly resolved?: ReadonlyMap<string, ResolvedPayload>;
+  /** When tracing is on: gives the tracer that opens a subsegment per record (see `record-tracer.ts`). */
+  readonly tracer?: () => Promise<RecordTracer | undefined>;
 }
 
 /**
@@ -85,6 +89,7 @@ export function createRecordDependencies(sql: postgres.Sql, settings: EngineSett
     now: settings.now,
     random: settings.random,
     payloads: settings.payloads,
+    ...(settings.tracer ? { tracer: settings.tracer } : {}),
     completedAlready: async (idempotencyKey, requestHash) => {
       const [row] = await sql<{ completed: boolean }[]>`
         select request_hash = ${requestHash} and status = 'COMPLETED' as completed
@@ -117,7 +122,13 @@ export async function processRecord(
   let dbTransactionMs = 0;
   /** True when the record's inbox row was claimed with its batch (per-batch mode), not by the record. */
   let claimedInBatch = false;
-  let ids: Pick<RecordFacts, 'messageType' | 'idempotencyKey' | 'aggregateId' | 'correlationId'> = {};
+  // The producer's trace: on the record's log line (its outcome) and its subsegment. A bad header is ignored.
+  const trace = recordTrace(record);
+  const span = deps.tracer ? (await deps.tracer())?.open(record, trace) : undefined;
+  let ids: Pick<RecordFacts, 'messageType' | 'idempotencyKey' | 'aggregateId' | 'correlationId' | 'traceId'> =
+    {
+      traceId: trace?.traceId,
+    };
 
   // Every database call is timed and bounded by the Lambda time left (see withinDeadline).
   const timed = async <T>(fn: () => Promise<T>): Promise<T> => {
@@ -128,8 +139,8 @@ export async function processRecord(
       dbTransactionMs += deps.now() - t;
     }
   };
-  const finish = (verdict: Decision): RecordOutcome =>
-    recordOutcome(
+  const finish = (verdict: Decision): RecordOutcome => {
+    const outcome = recordOutcome(
       {
         messageId: record.messageId,
         receiveCount,
@@ -140,6 +151,9 @@ export async function processRecord(
       },
       verdict,
     );
+    span?.close(outcome);
+    return outcome;
+  };
   const retry = (failure: Pick<Failure, 'code' | 'message'>, attempts?: number): Decision =>
     verdicts.retryable(failure, backoffSeconds(receiveCount, deps.backoff, deps.random), attempts);
 
@@ -154,6 +168,7 @@ export async function processRecord(
 
   const { decoded } = item;
   ids = {
+    traceId: trace?.traceId,
     messageType: decoded.ok ? decoded.envelope.messageType : decoded.messageType,
     idempotencyKey: decoded.ok ? decoded.envelope.idempotencyKey : decoded.idempotencyKey,
     aggregateId: decoded.envelope?.aggregateId,
@@ -208,6 +223,7 @@ export async function processRecord(
     envelope: decoded.envelope,
     requestHash: decoded.requestHash,
     sqsMessageId: record.messageId,
+    traceId: trace?.traceId,
   };
   let attempts: number | undefined;
   try {
@@ -347,6 +363,7 @@ export async function processRecord(
                   envelope: message.envelope,
                   requestHash: message.requestHash,
                   sqsMessageId: record.messageId,
+                  traceId: trace?.traceId,
                 }
               : undefined;
           // A claim made with the batch survived the record's rollback: its attempt is already counted.

@@ -25,6 +25,7 @@ const LOGGED_FIELDS = [
   'idempotencyKey',
   'aggregateId',
   'correlationId',
+  'traceId',
   'receiveCount',
   'attempts',
   'processingMs',
@@ -41,7 +42,9 @@ const LOGGED_FIELDS = [
 /**
  * Writes the one structured log line of a record (the pattern document's fields, §23) and its EMF metrics:
  * one count for its result, plus HashMismatch, Quarantined and PayloadAccessDenied when they apply, and ProcessingMs,
- * DbTransactionMs and MessageAgeMs. Never logs a payload value: only identifiers from the envelope.
+ * DbTransactionMs and MessageAgeMs. Never logs a payload value: only identifiers from the envelope, and the
+ * producer's trace id (`traceId`) when the message carries one. The fields come from the record's own outcome, so
+ * records processed at once never lend each other theirs.
  *
  * @internal
  */

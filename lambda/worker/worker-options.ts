@@ -5,6 +5,7 @@ import type { CommitMode, TerminalPolicy } from '../types.ts';
 import type { BackoffSettings } from './backoff.ts';
 import type { MessageHandler } from './message-handler.ts';
 import type { RecordOutcome } from './outcome.ts';
+import type { RecordTracerSource } from './record-tracer-source.ts';
 import type { S3ClientSource } from './s3-client-source.ts';
 import type { SqsClientSource } from './sqs-client-source.ts';
 
@@ -39,6 +40,13 @@ export interface WorkerOptions {
    * below the function's memory. @default 67108864 (64 MiB)
    */
   readonly maxPayloadBytes?: number;
+  /**
+   * Opens an X-Ray subsegment per record, linked to the producer's trace (`record-tracer.ts`), or a function that
+   * makes the tracer on first use (`newRecordTracer`: Powertools Tracer and the X-Ray SDK load only then).
+   * `createWorkerFromConfig` passes one when `POWERTOOLS_TRACE_ENABLED=true`. The producer's trace id is on every
+   * record's log line either way. @default none: no subsegments, and the tracer code is never loaded
+   */
+  readonly tracer?: RecordTracerSource;
   /** Powertools Logger. @default a Logger of service POWERTOOLS_SERVICE_NAME */
   readonly logger?: Logger;
   /** Powertools Metrics. @default a Metrics of namespace POWERTOOLS_METRICS_NAMESPACE (or `SqsInboxWorker`) */

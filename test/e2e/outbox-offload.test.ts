@@ -7,6 +7,7 @@ import {
   OUTBOX_MAX_MESSAGE_BYTES,
   relayOutbox,
 } from '../../lambda/outbox/index.ts';
+import { TRACEPARENT_ATTRIBUTE_BYTES } from '../../lambda/tracing/trace-context.ts';
 import type { Envelope } from '../../lambda/worker/envelope.ts';
 import { s3ClientFor } from '../../tools/local/local-s3.ts';
 import { createTestDatabase } from '../support/database.ts';
@@ -35,6 +36,9 @@ function paymentOfSize(bytes: number): Envelope & { paymentId: string } {
   return Object.assign(envelope, { paymentId });
 }
 
+/** The largest envelope a message can carry inline: the queue limit less the relay's traceparent attribute. */
+const INLINE_LIMIT = OUTBOX_MAX_MESSAGE_BYTES - TRACEPARENT_ATTRIBUTE_BYTES;
+
 const storedEnvelope = async (key: string) =>
   (await db.sql`select envelope from outbox_events where idempotency_key = ${key}`)[0]?.envelope as Envelope;
 
@@ -42,8 +46,8 @@ describe('Function: enqueueOutbox() with offload', () => {
   it('offloads a payload one byte over the queue limit to S3 and keeps one at the limit inline; the worker applies both', async () => {
     // Prepare
     const queues = await local.queues();
-    const atLimit = paymentOfSize(OUTBOX_MAX_MESSAGE_BYTES);
-    const over = paymentOfSize(OUTBOX_MAX_MESSAGE_BYTES + 1);
+    const atLimit = paymentOfSize(INLINE_LIMIT);
+    const over = paymentOfSize(INLINE_LIMIT + 1);
     const { paymentId: _a, ...atLimitEnvelope } = atLimit;
     const { paymentId: _b, ...overEnvelope } = over;
 
@@ -80,7 +84,7 @@ describe('Function: enqueueOutbox() with offload', () => {
     expect(stored.paymentId).toBe(over.paymentId);
     expect(relayed.published).toBe(2);
     expect(received.map((message) => Buffer.byteLength(message.body)).sort((a, b) => a - b)[1]).toBe(
-      OUTBOX_MAX_MESSAGE_BYTES,
+      INLINE_LIMIT,
     );
     expect(response.batchItemFailures).toEqual([]);
     const ledger = await db.sql`
@@ -106,7 +110,7 @@ describe('Function: enqueueOutbox() with offload', () => {
 
     // Assess
     expect(first.inserted).toBe(true);
-    expect(second).toEqual({ eventId: first.eventId, inserted: false });
+    expect(second).toEqual({ eventId: first.eventId, inserted: false, traceId: first.traceId });
   });
 
   it('refuses an envelope over the limit without offload, naming the option to pass', async () => {

@@ -132,6 +132,11 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     expect(s3Chunks.length).toBeGreaterThan(0);
     expect(entry).not.toContain('x-amz-checksum-mode');
     expect(entry).not.toContain('bowser');
+    // Powertools Tracer and the X-Ray SDK are chunks of their own, loaded only with tracing on (docs/tracing.md).
+    expect(entry).not.toContain('AWS_XRAY_DAEMON_ADDRESS');
+    expect(
+      chunks.some((f) => readFileSync(join(dir, 'chunks', f), 'utf8').includes('AWS_XRAY_DAEMON_ADDRESS')),
+    ).toBe(true);
     expect(totalBytes).toBeLessThan(10 * 1024 * 1024);
   });
 

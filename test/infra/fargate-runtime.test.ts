@@ -506,6 +506,11 @@ describe('Runtime fargate: synth-time errors', () => {
       'runtime "fargate" needs store "postgres" (given store "dynamodb"): the poller service runs in the VPC of the database proxy, and a DynamoDB worker has no VPC; use runtime "lambda" with store "dynamodb", or store "postgres"',
     ],
     [
+      'X-Ray tracing, which would need a daemon in the task',
+      { tracing: true },
+      'tracing (true) is not available with runtime "fargate": X-Ray tracing of the poller needs an X-Ray daemon next to it in the task, which this construct does not deploy; remove tracing or use runtime "lambda"',
+    ],
+    [
       'a Lambda-only prop',
       { maxConcurrency: 10 },
       'maxConcurrency (10) applies only to runtime "lambda" (given runtime "fargate"); remove maxConcurrency',

@@ -279,8 +279,8 @@ describe('Function: provisionRoles() — what each role does still works', () =>
     const again = await worker.begin((sql) => enqueueOutbox(sql, envelope));
 
     // Assess
-    expect(first).toEqual({ eventId: envelope.messageId, inserted: true });
-    expect(again).toEqual({ eventId: envelope.messageId, inserted: false });
+    expect(first).toMatchObject({ eventId: envelope.messageId, inserted: true });
+    expect(again).toEqual({ eventId: envelope.messageId, inserted: false, traceId: first.traceId });
   });
 
   it('the relay publishes outbox rows and marks them PUBLISHED', async () => {

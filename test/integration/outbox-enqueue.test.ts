@@ -40,8 +40,13 @@ describe('Function: enqueueOutbox()', () => {
     });
 
     // Assess
-    expect(result).toEqual({ eventId: envelope.messageId, inserted: true });
+    expect(result).toEqual({
+      eventId: envelope.messageId,
+      inserted: true,
+      traceId: expect.stringMatching(/^1-[0-9a-f]{8}-[0-9a-f]{24}$/),
+    });
     const [row] = await outboxRows(envelope.idempotencyKey);
+    expect(row?.trace_header).toMatch(new RegExp(`^Root=${result.traceId};Parent=[0-9a-f]{16};Sampled=0$`));
     expect(row).toMatchObject({
       event_id: envelope.messageId,
       status: 'PENDING',
@@ -77,7 +82,7 @@ describe('Function: enqueueOutbox()', () => {
   it('is a no-op for a second enqueue of the same key and content, even with another messageId', async () => {
     // Prepare
     const envelope = deadlineRequested(`CASE-${randomUUID()}`);
-    await db.sql.begin((sql) => enqueueOutbox(sql, envelope));
+    const first = await db.sql.begin((sql) => enqueueOutbox(sql, envelope));
 
     // Act
     const again = await db.sql.begin((sql) =>
@@ -89,7 +94,7 @@ describe('Function: enqueueOutbox()', () => {
     );
 
     // Assess
-    expect(again).toEqual({ eventId: envelope.messageId, inserted: false });
+    expect(again).toEqual({ eventId: envelope.messageId, inserted: false, traceId: first.traceId });
     expect(await outboxRows(envelope.idempotencyKey)).toHaveLength(1);
   });
 

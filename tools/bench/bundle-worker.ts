@@ -10,7 +10,10 @@ export interface LazyChunk {
   readonly file: string;
   /** Bytes it brings that a cold start has not loaded: the chunk and the chunks it imports statically. */
   readonly bytes: number;
-  /** The SDK package the chunk brings (`@aws-sdk/client-sqs`, `@aws-sdk/rds-signer`), else its file name. */
+  /**
+   * The package the chunk brings (`@aws-sdk/client-sqs`, `@aws-sdk/rds-signer`, `@aws-lambda-powertools/tracer`),
+   * else its file name.
+   */
   readonly loads: string;
 }
 
@@ -69,6 +72,20 @@ function staticClosure(metafile: Metafile, from: string): Set<string> {
 }
 
 /**
+ * What a lazy chunk is named by in the report: the SDK client or signer it brings, or Powertools Tracer when it
+ * brings the X-Ray SDK (the tracer's own code is the smaller part of that chunk), else `fallback`.
+ */
+function lazyPartName(packages: readonly { name: string }[], fallback: string): string {
+  for (const { name } of packages) {
+    if (name.startsWith('@aws-sdk/client-') || name === '@aws-sdk/rds-signer') return name;
+    if (name === 'aws-xray-sdk-core' || name === '@aws-lambda-powertools/tracer') {
+      return '@aws-lambda-powertools/tracer';
+    }
+  }
+  return fallback;
+}
+
+/**
  * Bundles `lambda/handlers/worker.ts` exactly as the stack does (`bundleOptions` of lib/bundled-function.ts:
  * ESM, minified, code splitting, linked source maps, everything bundled including the AWS SDK) into a temp
  * folder, and measures it: deployed bytes, bytes a cold start loads, and the chunks loaded later on first use.
@@ -106,11 +123,10 @@ export async function bundleWorker(): Promise<WorkerBundle> {
         file: join(outdir, path),
         // What the chunk brings, with what it imports statically (shared chunks included).
         bytes: bytesOf(new Set([...staticClosure(metafile, path)].filter((p) => !cold.has(p)))),
-        loads:
-          packagesOf([...staticClosure(metafile, path)].flatMap((p) => metafile.outputs[p] ?? [])).find(
-            (entryOf) =>
-              entryOf.name.startsWith('@aws-sdk/client-') || entryOf.name === '@aws-sdk/rds-signer',
-          )?.name ?? basename(path),
+        loads: lazyPartName(
+          packagesOf([...staticClosure(metafile, path)].flatMap((p) => metafile.outputs[p] ?? [])),
+          basename(path),
+        ),
       }))
       .sort((a, b) => b.bytes - a.bytes),
     byPackage: packagesOf(scripts.map(([, output]) => output)),

@@ -17,6 +17,11 @@ export interface ColdLoad {
   readonly bareNodeMs: number;
   readonly bundleMs: number;
   readonly bundleWithSourceMapsMs: number;
+  /**
+   * The import of the bundle with tracing on (`POWERTOOLS_TRACE_ENABLED=true`, as in Lambda): the entry starts
+   * loading Powertools Tracer and the X-Ray SDK at init, and the process ends once the Tracer is made.
+   */
+  readonly bundleWithTracingMs: number;
   /** The parts loaded on first use (first backoff, first IAM-authenticated connection). */
   readonly lazy: readonly LazyLoad[];
   readonly runs: number;
@@ -31,6 +36,13 @@ const LOAD_ENV = {
   AWS_REGION: 'us-east-1',
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   POWERTOOLS_SERVICE_NAME: 'case-worker',
+};
+
+/** {@link LOAD_ENV} with tracing on, as the stack sets it and as Lambda's environment makes the Tracer record. */
+const TRACING_ENV = {
+  ...LOAD_ENV,
+  POWERTOOLS_TRACE_ENABLED: 'true',
+  AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
 };
 
 /** Wall time of one fresh `node` process from spawn to exit; rejects when it exits non-zero. */
@@ -67,7 +79,8 @@ function loader(entry: string, chunks: readonly string[] = []): string[] {
 
 /**
  * Median wall time of `runs` fresh `node` processes that import the bundle's entry, beside `runs` bare
- * `node -e 0` starts; also with `--enable-source-maps`, which the stack sets on its functions; and, per lazy
+ * `node -e 0` starts; also with `--enable-source-maps`, which the stack sets on its functions, and with tracing
+ * on (the entry then loads the tracer during init; the process exits once it is loaded); and, per lazy
  * part of the bundle, what importing its chunks after the entry adds. The kinds are interleaved so that machine
  * noise spreads evenly.
  */
@@ -82,12 +95,14 @@ export async function coldLoad(bundle: WorkerBundle, runs = 5): Promise<ColdLoad
   const bare: number[] = [];
   const entry: number[] = [];
   const withMaps: number[] = [];
+  const withTracing: number[] = [];
   const lazy = new Map<string, number[]>([...parts.keys()].map((name) => [name, []]));
   await timeNode(loader(bundle.file), LOAD_ENV); // file cache warm, as on a warm Lambda host
   for (let run = 0; run < runs; run += 1) {
     bare.push(await timeNode(['-e', '0'], {}));
     entry.push(await timeNode(loader(bundle.file), LOAD_ENV));
     withMaps.push(await timeNode(loader(bundle.file), { ...LOAD_ENV, NODE_OPTIONS: '--enable-source-maps' }));
+    withTracing.push(await timeNode(loader(bundle.file), TRACING_ENV));
     for (const [name, part] of parts)
       lazy.get(name)?.push(await timeNode(loader(bundle.file, part.files), LOAD_ENV));
   }
@@ -96,6 +111,7 @@ export async function coldLoad(bundle: WorkerBundle, runs = 5): Promise<ColdLoad
     bareNodeMs: median(bare),
     bundleMs,
     bundleWithSourceMapsMs: median(withMaps),
+    bundleWithTracingMs: median(withTracing),
     lazy: [...parts].map(([loads, part]) => ({
       loads,
       bytes: part.bytes,

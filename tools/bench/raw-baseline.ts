@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { SQSRecord } from 'aws-lambda';
 import type postgres from 'postgres';
 import { INBOX_LOCK_SEED } from '../../lambda/worker/inbox.ts';
+import { recordTrace } from '../../lambda/worker/record-trace.ts';
 import { requestHash } from '../../lambda/worker/request-hash.ts';
 
 const DAY_MS = 86_400_000;
@@ -41,18 +42,21 @@ export async function rawBaseline(sql: postgres.Sql, consumer: string, records: 
       const [claim] = await tx<{ status: string; request_hash: string }[]>`
         insert into worker_inbox (
           consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id,
-          status, request_hash, started_at, receive_count, last_message_id, correlation_id
+          status, request_hash, started_at, receive_count, last_message_id, correlation_id, trace_id
         )
         select
           ${consumer}, ${envelope.idempotencyKey}, ${envelope.messageType}, ${envelope.schemaVersion}::int, ${envelope.aggregateType},
-          ${envelope.aggregateId}, 'PROCESSING', ${hash}, now(), 1, ${record.messageId}, ${envelope.correlationId ?? null}
+          ${envelope.aggregateId}, 'PROCESSING', ${hash}, now(), 1, ${record.messageId}, ${envelope.correlationId ?? null},
+          ${recordTrace(record)?.traceId ?? null}
         where pg_try_advisory_xact_lock(
           hashtextextended(${consumer}::text || chr(31) || ${envelope.idempotencyKey}::text, ${INBOX_LOCK_SEED})
         )
         on conflict (consumer, idempotency_key) do update
           set last_seen_at = now(),
               receive_count = worker_inbox.receive_count + 1,
-              last_message_id = excluded.last_message_id
+              last_message_id = excluded.last_message_id,
+              trace_id = case when worker_inbox.status = 'COMPLETED' then worker_inbox.trace_id
+                else coalesce(excluded.trace_id, worker_inbox.trace_id) end
         returning status, request_hash, receive_count, (xmax = 0) as inserted, failure_code
       `;
       if (claim?.status === 'COMPLETED') return;

@@ -134,6 +134,7 @@ export function renderBundle(bundle: WorkerBundle, coldLoad: ColdLoad): string {
   const firstUse: Record<string, string> = {
     '@aws-sdk/client-sqs': 'first backoff',
     '@aws-sdk/rds-signer': 'first IAM-authenticated connection',
+    '@aws-lambda-powertools/tracer': 'at init, with tracing on only',
   };
   return [
     `worker bundle: ${formatKiB(bundle.bytes)} deployed (index.mjs and chunks/), of which a cold start loads ` +
@@ -141,7 +142,8 @@ export function renderBundle(bundle: WorkerBundle, coldLoad: ColdLoad): string {
     `  largest parts: ${top}`,
     `cold load, median of ${coldLoad.runs} fresh processes: bare \`node -e 0\` ${formatMs(coldLoad.bareNodeMs)}, ` +
       `import of the bundle ${formatMs(coldLoad.bundleMs)} ` +
-      `(${formatMs(coldLoad.bundleWithSourceMapsMs)} with --enable-source-maps, as the stack sets)`,
+      `(${formatMs(coldLoad.bundleWithSourceMapsMs)} with --enable-source-maps, as the stack sets; ` +
+      `${formatMs(coldLoad.bundleWithTracingMs)} with tracing on, POWERTOOLS_TRACE_ENABLED=true)`,
     ...coldLoad.lazy.map(
       (part) =>
         `  loaded on first use: ${part.loads} ${formatKiB(part.bytes)}, +${formatMs(part.extraMs)} ` +

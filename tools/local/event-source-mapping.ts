@@ -9,10 +9,10 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { ConfigError } from '../../lambda/errors.ts';
+import { sqsEventRecord } from '../../lambda/poller/sqs-event-record.ts';
 import { batchResponseVerdict } from './batch-response-verdict.ts';
 import { lambdaContext } from './lambda-context.ts';
 import { queueCounts } from './local-queues.ts';
-import { sqsEventRecord } from './sqs-event-record.ts';
 
 /** The function the mapping invokes: the deployed Lambda handler (`(event, context) => response`). */
 export type EventSourceMappingHandler = (event: SQSEvent, context: Context) => unknown;

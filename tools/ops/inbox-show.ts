@@ -24,6 +24,11 @@ export interface InboxRow {
   readonly resultRef: string | null;
   readonly lastMessageId: string | null;
   readonly correlationId: string | null;
+  /**
+   * The producer's trace id (`1-…-…`) of the delivery that claimed the row (of the one that completed it, once
+   * COMPLETED): search the logs and X-Ray for it (docs/tracing.md). Null for a message sent without a trace.
+   */
+  readonly traceId: string | null;
 }
 
 /** A quarantine entry summary (the body is left to `quarantine show`). */
@@ -59,8 +64,8 @@ export interface InboxShowResult {
 }
 
 /**
- * `inbox show <key>`: the inbox row of one idempotency key (status, attempts, failure), its quarantine
- * entries and the operator actions recorded for it.
+ * `inbox show <key>`: the inbox row of one idempotency key (status, attempts, failure, the producer's trace
+ * id), its quarantine entries and the operator actions recorded for it.
  *
  * @throws OperationError (exit 1) when the key is neither in the inbox nor in quarantine.
  * @example
@@ -80,7 +85,8 @@ export async function inboxShow(
       status, request_hash as "requestHash", receive_count as attempts, first_seen_at as "firstSeenAt",
       last_seen_at as "lastSeenAt", started_at as "startedAt", completed_at as "completedAt",
       failed_at as "failedAt", failure_code as "failureCode", failure_message as "failureMessage",
-      result_ref as "resultRef", last_message_id as "lastMessageId", correlation_id as "correlationId"
+      result_ref as "resultRef", last_message_id as "lastMessageId", correlation_id as "correlationId",
+      trace_id as "traceId"
     from worker_inbox
     where consumer = ${consumer} and idempotency_key = ${idempotencyKey}
   `;
