@@ -35,6 +35,9 @@ export {
   type DynamoDbCapacityResult,
   safeDynamoDbConcurrency,
 } from './dynamodb-capacity.ts';
+export type { FargateRuntimeProps, WorkerRuntime } from './fargate-runtime-props.ts';
+export { PollerService, type PollerServiceProps } from './poller-service.ts';
+export type { PollerSettings } from './resolve-poller-settings.ts';
 export {
   INVOKES_PER_POLLER,
   type ProvisionedPollers,

@@ -2,6 +2,13 @@ import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Duration, Token } from 'aws-cdk-lib';
 import { type CapacityResult, safeWorkerConcurrency } from './capacity.ts';
+import type { WorkerRuntime } from './fargate-runtime-props.ts';
+import {
+  checkRuntime,
+  FARGATE_DEFAULT_POOL_SIZE,
+  type PollerSettings,
+  resolvePollerSettings,
+} from './resolve-poller-settings.ts';
 import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
 import { checkStoreSettings, dynamoDbCapacity, type WorkerStore, withStoreDefaults } from './worker-store.ts';
 
@@ -9,6 +16,10 @@ import { checkStoreSettings, dynamoDbCapacity, type WorkerStore, withStoreDefaul
 export interface ResolvedWorkerSettings {
   /** Where the inbox and the domain state live. */
   readonly store: WorkerStore;
+  /** Where the worker runs: a function behind an event source mapping, or the poller on Fargate. */
+  readonly runtime: WorkerRuntime;
+  /** The Fargate runtime's settings (`runtime: 'fargate'` only). */
+  readonly poller: PollerSettings | undefined;
   readonly fifo: boolean;
   readonly timeout: Duration;
   readonly visibilityTimeout: Duration;
@@ -26,7 +37,8 @@ export interface ResolvedWorkerSettings {
   readonly scalingMode: ScalingMode;
   /**
    * The event source `MaximumConcurrency` (mode `maximum-concurrency`). In mode `provisioned` the mapping has
-   * none (the two are mutually exclusive): the value is the reserved concurrency, the hard cap there.
+   * none (the two are mutually exclusive): the value is the reserved concurrency, the hard cap there. With
+   * `runtime: 'fargate'`, the maximum task count (each task is one worker of the capacity formula).
    */
   readonly maxConcurrency: number;
   /** `ProvisionedPollerConfig` of the event source (mode `provisioned` only). */
@@ -126,8 +138,12 @@ const BREAKER_PROXY_CONNECTIONS = 1;
  *
  * @internal
  */
-export function auxiliaryProxyConnections(props: Pick<SqsDatabaseWorkerProps, 'breaker'>): number {
-  return AUXILIARY_PROXY_CONNECTIONS + (props.breaker === false ? 0 : BREAKER_PROXY_CONNECTIONS);
+export function auxiliaryProxyConnections(
+  props: Pick<SqsDatabaseWorkerProps, 'breaker' | 'runtime'>,
+): number {
+  // The Fargate runtime has no event source mapping, hence no breaker (the poller pauses itself).
+  const breaker = props.breaker !== false && props.runtime !== 'fargate';
+  return AUXILIARY_PROXY_CONNECTIONS + (breaker ? BREAKER_PROXY_CONNECTIONS : 0);
 }
 
 const ESM_MIN_CONCURRENCY = 2;
@@ -211,6 +227,8 @@ export function resolveWorkerSettings(
     }
   };
 
+  const runtime = checkRuntime(props, problems);
+  const fargate = runtime === 'fargate';
   const fifo = props.fifo ?? false;
   const timeout = props.timeout ?? Duration.seconds(30);
   const maxBatchingWindow = props.maxBatchingWindow ?? Duration.seconds(0);
@@ -221,7 +239,7 @@ export function resolveWorkerSettings(
   const maxMessageSizeBytes = props.maxMessageSizeBytes ?? 1_048_576;
   const maxPayloadBytes = props.maxPayloadBytes ?? 64 * 1024 * 1024;
   const memorySize = props.memorySize ?? 512;
-  const dbPoolSize = props.dbPoolSize ?? 1;
+  const dbPoolSize = props.dbPoolSize ?? (fargate ? FARGATE_DEFAULT_POOL_SIZE : 1);
   const recordConcurrency = props.recordConcurrency ?? dbPoolSize;
   const dbMaxConnections = props.dbMaxConnections ?? 80;
   const dbReservedConnections = props.dbReservedConnections ?? 10;
@@ -243,9 +261,11 @@ export function resolveWorkerSettings(
 
   // Visibility timeout ≥ 6 × function timeout + batching window (AWS's advice for SQS event sources): a record
   // must not reappear while the invocation that holds it can still be running or retried by Lambda.
+  // (With runtime "fargate" the lease sets it: resolvePollerSettings.)
   const requiredVisibility =
-    timeoutS !== undefined && windowS !== undefined ? 6 * timeoutS + windowS : undefined;
-  let visibilityTimeout = props.visibilityTimeout;
+    !fargate && timeoutS !== undefined && windowS !== undefined ? 6 * timeoutS + windowS : undefined;
+  let visibilityTimeout =
+    props.visibilityTimeout ?? (fargate ? (props.pollerVisibility ?? Duration.seconds(60)) : undefined);
   if (visibilityTimeout === undefined) {
     if (timeout.isUnresolved() || maxBatchingWindow.isUnresolved()) {
       problems.push(
@@ -299,7 +319,12 @@ export function resolveWorkerSettings(
     }
   }
   range('maxPayloadBytes', maxPayloadBytes, 1, 1024 * 1024 * 1024, ' bytes');
-  if (!isToken(maxPayloadBytes) && !isToken(memorySize) && maxPayloadBytes > (memorySize * 1024 * 1024) / 2) {
+  if (
+    !fargate &&
+    !isToken(maxPayloadBytes) &&
+    !isToken(memorySize) &&
+    maxPayloadBytes > (memorySize * 1024 * 1024) / 2
+  ) {
     problems.push(
       `maxPayloadBytes (${maxPayloadBytes} bytes) must be at most half of memorySize (${memorySize} MB = ${(memorySize * 1024 * 1024) / 2} bytes): a referenced payload is held whole while its handler runs; raise memorySize or lower maxPayloadBytes`,
     );
@@ -315,7 +340,7 @@ export function resolveWorkerSettings(
       `maxBatchingWindow (${fmtSeconds(windowS)}) must be 0 s for a FIFO queue (Lambda does not batch FIFO records over time); remove maxBatchingWindow`,
     );
   }
-  if (!fifo && !isToken(batchSize) && batchSize > 10 && windowS !== undefined && windowS < 1) {
+  if (!fargate && !fifo && !isToken(batchSize) && batchSize > 10 && windowS !== undefined && windowS < 1) {
     problems.push(
       `maxBatchingWindow (${fmtSeconds(windowS)}) must be at least 1 s when batchSize (${batchSize}) is above 10; set maxBatchingWindow or lower batchSize to 10`,
     );
@@ -476,7 +501,19 @@ export function resolveWorkerSettings(
       `scalingMode ("${String(scalingMode)}") must be "maximum-concurrency" or "provisioned"; set one of them`,
     );
   }
-  if (scalingMode === 'provisioned') {
+  let poller: PollerSettings | undefined;
+  if (fargate) {
+    poller = resolvePollerSettings(
+      props,
+      visibilityTimeout,
+      maxPayloadBytes,
+      capacity,
+      capacityTokens,
+      problems,
+    );
+    maxConcurrency = poller.maxTasks;
+    reservedConcurrency = poller.maxTasks;
+  } else if (scalingMode === 'provisioned') {
     ({ provisionedPollers, reservedConcurrency } = resolveProvisioned(
       props,
       capacity,
@@ -622,7 +659,7 @@ export function resolveWorkerSettings(
   }
 
   let breaker: BreakerSettingsResolved | undefined;
-  if (props.breaker !== false) {
+  if (props.breaker !== false && !fargate) {
     breaker = {
       checkInterval: props.breakerCheckInterval ?? Duration.seconds(10),
       failureThreshold: props.breakerFailureThreshold ?? 2,
@@ -659,6 +696,8 @@ export function resolveWorkerSettings(
 
   if (problems.length > 0) throw new WorkerSettingsError(problems);
   return {
+    runtime,
+    poller,
     dbStatementTimeoutMs: dbStatementTimeout.toMilliseconds(),
     dbLockTimeoutMs: dbLockTimeout.toMilliseconds(),
     store,
@@ -680,7 +719,7 @@ export function resolveWorkerSettings(
     scalingMode,
     maxConcurrency: concurrency,
     provisionedPollers,
-    reservedConcurrency: reserveConcurrency ? reservedConcurrency : undefined,
+    reservedConcurrency: reserveConcurrency && !fargate ? reservedConcurrency : undefined,
     reserveConcurrency,
     dbPoolSize,
     recordConcurrency,

@@ -3,6 +3,7 @@ import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as rds from 'aws-cdk-lib/aws-rds';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { CommitMode, TerminalPolicy } from '../lambda/types.ts';
+import type { FargateRuntimeProps } from './fargate-runtime-props.ts';
 import type { WorkerStore } from './worker-store.ts';
 
 /**
@@ -23,7 +24,7 @@ export interface QueueIdentity {
  * the defaults give a safe production worker. Ranges are checked at synth time (see `resolveWorkerSettings`):
  * an unsafe combination fails `cdk synth` with one message per problem.
  */
-export interface SqsDatabaseWorkerProps {
+export interface SqsDatabaseWorkerProps extends FargateRuntimeProps {
   // ── store ────────────────────────────────────────────────────────────────────────────────────────────────
   /**
    * Where the inbox and the domain state live (`WORKER_STORE`). `postgres`: RDS PostgreSQL behind RDS Proxy in
@@ -98,8 +99,8 @@ export interface SqsDatabaseWorkerProps {
   readonly acknowledgeQueueReplacement?: boolean;
   /**
    * Visibility timeout of the source queue. At least 6 × `timeout` + `maxBatchingWindow` (AWS's advice for
-   * Lambda event sources), at most 12 hours.
-   * @default 6 × timeout + maxBatchingWindow (180 s with the defaults)
+   * Lambda event sources), at most 12 hours. With `runtime: 'fargate'`, at least `pollerVisibility`.
+   * @default 6 × timeout + maxBatchingWindow (180 s with the defaults); with `runtime: 'fargate'`, pollerVisibility
    */
   readonly visibilityTimeout?: Duration;
   /**
@@ -182,13 +183,15 @@ export interface SqsDatabaseWorkerProps {
    */
   readonly metricsNamespace?: string;
   /**
-   * Database connections of one worker environment (`DB_POOL_SIZE`), 1 to 100.
-   * @default 1
+   * Database connections of one worker environment (`DB_POOL_SIZE`), 1 to 100: one function environment, or one
+   * Fargate task.
+   * @default 1; with `runtime: 'fargate'`, 10 (a whole receive batch in flight at once)
    */
   readonly dbPoolSize?: number;
   /**
    * Records one invocation processes at once (`WORKER_RECORD_CONCURRENCY`), 1 to `dbPoolSize` (1 to 100 with
-   * `store: 'dynamodb'`, where it multiplies the writes per second of one worker).
+   * `store: 'dynamodb'`, where it multiplies the writes per second of one worker); with `runtime: 'fargate'`, the
+   * records one task has in flight (`POLLER_CONCURRENCY` as well).
    * @default dbPoolSize (1 with `store: 'dynamodb'`)
    */
   readonly recordConcurrency?: number;
@@ -220,6 +223,7 @@ export interface SqsDatabaseWorkerProps {
   // ── event source mapping ─────────────────────────────────────────────────────────────────────────────────
   /**
    * Records per invocation: 1 to 10 for FIFO, 1 to 10000 otherwise (above 10 needs `maxBatchingWindow` ≥ 1 s).
+   * With `runtime: 'fargate'`, messages per receive (`POLLER_BATCH_SIZE`), 1 to 10.
    * @default 10
    */
   readonly batchSize?: number;

@@ -20,6 +20,8 @@ import { WORKER_DEFAULTS } from '../lambda/constants.ts';
 import { bundledFunction, PROJECT_ROOT } from './bundled-function.ts';
 import { checkQueueIdentity } from './check-queue-identity.ts';
 import { DYNAMODB_CAPACITY_DEFAULTS } from './dynamodb-capacity.ts';
+import { PollerService } from './poller-service.ts';
+import type { PollerSettings } from './resolve-poller-settings.ts';
 import {
   auxiliaryProxyConnections,
   type ResolvedWorkerSettings,
@@ -63,6 +65,13 @@ const LAMBDA_RUNTIME_CA_BUNDLE = '/var/runtime/ca-cert.pem';
  * are removed or replaced, and refuses at synth a change that would replace its queues unless acknowledged
  * (`queueIdentity`, `acknowledgeQueueReplacement`).
  *
+ * `runtime: 'fargate'` runs the worker as the long-running poller on ECS Fargate ({@link PollerService})
+ * instead of the function and its event source mapping (and the mapping's breaker). It is a choice on this
+ * construct rather than a construct of its own because everything else — queues, database, proxy, migrations,
+ * relay, scheduled jobs, capacity formula, alarms, dashboard — is the same worker whichever runtime consumes
+ * the queue: a second construct would have to repeat all of it, and a stage switches runtime with one setting.
+ * The capacity formula bounds the tasks as it bounds the concurrency (a task holds `dbPoolSize` connections).
+ *
  * @example
  * ```ts
  * const worker = new SqsDatabaseWorker(stack, 'Worker', {
@@ -86,10 +95,12 @@ export class SqsDatabaseWorker extends Construct {
   readonly queue: sqs.Queue;
   /** Dead-letter queue of the source queue. */
   readonly deadLetterQueue: sqs.Queue;
-  /** The worker function. */
-  readonly workerFunction: lambda.Function;
-  /** The SQS event source of the worker. */
-  readonly eventSource: SqsEventSource;
+  /** The worker function (runtime `lambda`). */
+  readonly workerFunction: lambda.Function | undefined;
+  /** The SQS event source of the worker (runtime `lambda`). */
+  readonly eventSource: SqsEventSource | undefined;
+  /** The poller's ECS Fargate service, its task role and scaling (runtime `fargate`). */
+  readonly pollerService: PollerService | undefined;
   /** Database, master secret and proxy (`store: 'postgres'`). */
   readonly database: WorkerDatabase | undefined;
   /** The DynamoDB table of the inbox and the domain state (`store: 'dynamodb'`). */
@@ -132,17 +143,27 @@ export class SqsDatabaseWorker extends Construct {
       ? settings.capacity.explanation
       : 'capacity not computed (a capacity input is a deploy-time token)';
     const pollers = settings.provisionedPollers;
-    const scalingNote = pollers
-      ? `provisioned pollers ${pollers.minimumPollers}–${pollers.maximumPollers}${props.maximumPollers === undefined ? ' (derived)' : ''} (${pollers.minimumPollers} always on)`
-      : `maxConcurrency ${settings.maxConcurrency}${props.maxConcurrency === undefined ? ' (derived)' : ''}`;
+    const tasks = settings.poller;
+    const scalingNote = tasks
+      ? `Fargate tasks ${tasks.minTasks}–${tasks.maxTasks}${props.maxTasks === undefined ? ' (derived)' : ''} of ${settings.dbPoolSize} connections each (${tasks.minTasks} always on)`
+      : pollers
+        ? `provisioned pollers ${pollers.minimumPollers}–${pollers.maximumPollers}${props.maximumPollers === undefined ? ' (derived)' : ''} (${pollers.minimumPollers} always on)`
+        : `maxConcurrency ${settings.maxConcurrency}${props.maxConcurrency === undefined ? ' (derived)' : ''}`;
+    const reservedNote = tasks
+      ? ''
+      : `, reservedConcurrency ${settings.reservedConcurrency ?? 'none (reserveConcurrency false)'}`;
     const storeNote =
       settings.store === 'dynamodb'
         ? 'store dynamodb (on-demand table, no VPC)'
         : `proxy maxConnectionsPercent ${settings.proxyMaxConnectionsPercent} of dbMaxConnections ${settings.dbMaxConnections}`;
-    Annotations.of(this).addInfo(
-      `${capacityNote}; ${scalingNote}, reservedConcurrency ${settings.reservedConcurrency ?? 'none (reserveConcurrency false)'}, ${storeNote}`,
-    );
-    if (!settings.reserveConcurrency) {
+    Annotations.of(this).addInfo(`${capacityNote}; ${scalingNote}${reservedNote}, ${storeNote}`);
+    if (!settings.reserveConcurrency && tasks) {
+      const jobs = [props.outboxRelay ?? true, props.healthCheck ?? true, settings.retention].filter(Boolean);
+      Annotations.of(this).addWarningV2(
+        'sqs-inbox-worker:no-reserved-concurrency',
+        `reserveConcurrency is false: the outbox relay and the scheduled jobs reserve no concurrency, so other functions of the account can throttle them; set reserveConcurrency true once the account's concurrency quota leaves 100 unreserved executions after ${jobs.length}`,
+      );
+    } else if (!settings.reserveConcurrency) {
       Annotations.of(this).addWarningV2(
         'sqs-inbox-worker:no-reserved-concurrency',
         `reserveConcurrency is false: the worker${(props.outboxRelay ?? true) ? ' and the outbox relay' : ''} reserve no concurrency, so other functions of the account can take what the worker needs (maxConcurrency ${settings.maxConcurrency} still bounds it); set reserveConcurrency true once the account's concurrency quota leaves 100 unreserved executions after ${settings.maxConcurrency + 1}`,
@@ -265,66 +286,81 @@ export class SqsDatabaseWorker extends Construct {
     this.payloadBucket = (props.payloadBucket ?? true) ? this.createPayloadBucket(production) : undefined;
 
     // ── worker ──────────────────────────────────────────────────────────────────────────────────────────────
-    this.workerFunction = bundledFunction(this, 'WorkerFunction', {
-      entry: resolve(props.workerEntry ?? join(PROJECT_ROOT, 'lambda/handlers/worker.ts')),
-      description: database ? 'SQS → PostgreSQL inbox worker' : 'SQS → DynamoDB inbox worker (outside a VPC)',
-      vpc: database ? props.vpc : undefined,
-      vpcSubnets: database ? vpcSubnets : undefined,
-      timeout: settings.timeout,
-      memorySize: settings.memorySize,
-      reservedConcurrentExecutions: settings.reservedConcurrency,
-      ...(props.tracing ? { tracing: lambda.Tracing.ACTIVE } : {}),
-      environment: {
-        ...proxyDbEnvironment,
-        ...(database && { DB_USER: dbUsers.worker, DB_POOL_SIZE: String(settings.dbPoolSize) }),
-        ...(this.table && {
-          WORKER_STORE: 'dynamodb',
-          DYNAMODB_TABLE: this.table.table.tableName,
-          // The inbox items' TTL: a completed item outlives every copy of its message in the queue and the DLQ.
-          RETENTION_SOURCE_SECONDS: String(settings.retentionPeriod.toSeconds()),
-          RETENTION_DLQ_SECONDS: String(settings.dlqRetentionPeriod.toSeconds()),
-        }),
-        WORKER_CONSUMER: props.consumer ?? WORKER_DEFAULTS.consumer,
-        WORKER_RECORD_CONCURRENCY: String(settings.recordConcurrency),
-        WORKER_TERMINAL_POLICY: props.terminalPolicy ?? WORKER_DEFAULTS.terminalPolicy,
-        WORKER_COMMIT_MODE: props.commitMode ?? WORKER_DEFAULTS.commitMode,
-        // Declared empty (= unset for lambda/config.ts) so `sam local invoke --env-vars` can point the worker at
-        // a local PostgreSQL and SQS: SAM only overrides variables the template declares.
-        ...(database && { DATABASE_URL: '' }),
-        SQS_ENDPOINT: '',
-        S3_ENDPOINT: '',
-        PAYLOAD_MAX_BYTES: String(settings.maxPayloadBytes),
-        // Read by lambda/config.ts (subsegments per record) and by Powertools Tracer itself.
-        ...(props.tracing ? { POWERTOOLS_TRACE_ENABLED: 'true' } : {}),
-        ...props.workerEnvironment,
-      },
-    });
-    database?.grantWorkerConnect(this.workerFunction);
-    this.table?.grantWorker(this.workerFunction);
-    if (props.tracing) this.acknowledgeTracingWildcard(this.workerFunction);
-    if (this.payloadBucket) {
-      // Read object versions, nothing else: no listing, no writes, no other bucket.
-      this.workerFunction.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: ['s3:GetObject', 's3:GetObjectVersion'],
-          resources: [this.payloadBucket.arnForObjects('*')],
-        }),
-      );
-      this.acknowledgeObjectWildcard(this.workerFunction.role, 'the worker reads any payload object');
+    if (settings.poller && database && props.vpc) {
+      // (resolveWorkerSettings refuses runtime "fargate" without store "postgres", which needs the vpc.)
+      this.pollerService = this.createPollerService(props, settings.poller, database, proxyDbEnvironment, {
+        vpc: props.vpc,
+        subnets: vpcSubnets,
+      });
+      this.workerFunction = undefined;
+      this.eventSource = undefined;
+    } else {
+      this.pollerService = undefined;
+      const workerFunction = bundledFunction(this, 'WorkerFunction', {
+        entry: resolve(props.workerEntry ?? join(PROJECT_ROOT, 'lambda/handlers/worker.ts')),
+        description: database
+          ? 'SQS → PostgreSQL inbox worker'
+          : 'SQS → DynamoDB inbox worker (outside a VPC)',
+        vpc: database ? props.vpc : undefined,
+        vpcSubnets: database ? vpcSubnets : undefined,
+        timeout: settings.timeout,
+        memorySize: settings.memorySize,
+        reservedConcurrentExecutions: settings.reservedConcurrency,
+        ...(props.tracing ? { tracing: lambda.Tracing.ACTIVE } : {}),
+        environment: {
+          ...proxyDbEnvironment,
+          ...(database && { DB_USER: dbUsers.worker, DB_POOL_SIZE: String(settings.dbPoolSize) }),
+          ...(this.table && {
+            WORKER_STORE: 'dynamodb',
+            DYNAMODB_TABLE: this.table.table.tableName,
+            // The inbox items' TTL: a completed item outlives every copy of its message in the queue and the DLQ.
+            RETENTION_SOURCE_SECONDS: String(settings.retentionPeriod.toSeconds()),
+            RETENTION_DLQ_SECONDS: String(settings.dlqRetentionPeriod.toSeconds()),
+          }),
+          WORKER_CONSUMER: props.consumer ?? WORKER_DEFAULTS.consumer,
+          WORKER_RECORD_CONCURRENCY: String(settings.recordConcurrency),
+          WORKER_TERMINAL_POLICY: props.terminalPolicy ?? WORKER_DEFAULTS.terminalPolicy,
+          WORKER_COMMIT_MODE: props.commitMode ?? WORKER_DEFAULTS.commitMode,
+          // Declared empty (= unset for lambda/config.ts) so `sam local invoke --env-vars` can point the worker at
+          // a local PostgreSQL and SQS: SAM only overrides variables the template declares.
+          ...(database && { DATABASE_URL: '' }),
+          SQS_ENDPOINT: '',
+          S3_ENDPOINT: '',
+          PAYLOAD_MAX_BYTES: String(settings.maxPayloadBytes),
+          // Read by lambda/config.ts (subsegments per record) and by Powertools Tracer itself.
+          ...(props.tracing ? { POWERTOOLS_TRACE_ENABLED: 'true' } : {}),
+          ...props.workerEnvironment,
+        },
+      });
+      database?.grantWorkerConnect(workerFunction);
+      this.table?.grantWorker(workerFunction);
+      if (props.tracing) this.acknowledgeTracingWildcard(workerFunction);
+      if (this.payloadBucket) {
+        // Read object versions, nothing else: no listing, no writes, no other bucket.
+        workerFunction.addToRolePolicy(
+          new iam.PolicyStatement({
+            actions: ['s3:GetObject', 's3:GetObjectVersion'],
+            resources: [this.payloadBucket.arnForObjects('*')],
+          }),
+        );
+        this.acknowledgeObjectWildcard(workerFunction.role, 'the worker reads any payload object');
+      }
+      const eventSource = new SqsEventSource(this.queue, {
+        batchSize: settings.batchSize,
+        maxBatchingWindow: settings.fifo ? undefined : settings.maxBatchingWindow,
+        reportBatchItemFailures: true,
+        // MaximumConcurrency and ProvisionedPollerConfig are mutually exclusive; a provisioned worker is capped by
+        // its reserved concurrency (resolveWorkerSettings keeps it within the capacity formula).
+        ...(settings.provisionedPollers
+          ? { provisionedPollerConfig: { ...settings.provisionedPollers } }
+          : { maxConcurrency: settings.maxConcurrency }),
+        // EventCount metrics (polled, invoked, failed, deleted, …) in both modes, on the dashboard.
+        metricsConfig: { metrics: [lambda.MetricType.EVENT_COUNT] },
+      });
+      workerFunction.addEventSource(eventSource);
+      this.workerFunction = workerFunction;
+      this.eventSource = eventSource;
     }
-    this.eventSource = new SqsEventSource(this.queue, {
-      batchSize: settings.batchSize,
-      maxBatchingWindow: settings.fifo ? undefined : settings.maxBatchingWindow,
-      reportBatchItemFailures: true,
-      // MaximumConcurrency and ProvisionedPollerConfig are mutually exclusive; a provisioned worker is capped by
-      // its reserved concurrency (resolveWorkerSettings keeps it within the capacity formula).
-      ...(settings.provisionedPollers
-        ? { provisionedPollerConfig: { ...settings.provisionedPollers } }
-        : { maxConcurrency: settings.maxConcurrency }),
-      // EventCount metrics (polled, invoked, failed, deleted, …) in both modes, on the dashboard.
-      metricsConfig: { metrics: [lambda.MetricType.EVENT_COUNT] },
-    });
-    this.workerFunction.addEventSource(this.eventSource);
 
     this.migrationTrigger =
       database && this.migrationFunction
@@ -333,8 +369,8 @@ export class SqsDatabaseWorker extends Construct {
             timeout: Duration.minutes(5),
             executeOnHandlerChange: true,
             executeAfter: [database.instance],
-            // The worker and the relay start only after the schema exists.
-            executeBefore: [this.workerFunction],
+            // The worker (function or poller service) and the relay start only after the schema exists.
+            executeBefore: [this.workerFunction ?? (this.pollerService as PollerService).service],
           })
         : undefined;
 
@@ -446,8 +482,9 @@ export class SqsDatabaseWorker extends Construct {
     }
 
     // ── circuit breaker of the event source mapping ──────────────────────────────────────────────────────────
-    if (database && settings.breaker) {
+    if (database && settings.breaker && this.eventSource) {
       const breaker = settings.breaker;
+      const eventSource = this.eventSource;
       const pollers = settings.provisionedPollers;
       const breakerFn = bundledFunction(this, 'BreakerFunction', {
         entry: join(PROJECT_ROOT, 'lambda/handlers/breaker.ts'),
@@ -463,7 +500,7 @@ export class SqsDatabaseWorker extends Construct {
           // The probe goes the worker's way: through the proxy, as the worker's database user (`select 1`).
           DB_USER: dbUsers.worker,
           DB_POOL_SIZE: '1',
-          BREAKER_MAPPING_UUID: this.eventSource.eventSourceMappingId,
+          BREAKER_MAPPING_UUID: eventSource.eventSourceMappingId,
           BREAKER_SCALING_MODE: settings.scalingMode,
           ...(pollers
             ? {
@@ -486,7 +523,7 @@ export class SqsDatabaseWorker extends Construct {
         new iam.PolicyStatement({
           sid: 'ControlTheWorkerEventSourceMapping',
           actions: ['lambda:GetEventSourceMapping', 'lambda:UpdateEventSourceMapping', 'lambda:ListTags'],
-          resources: [this.eventSource.eventSourceMappingArn],
+          resources: [eventSource.eventSourceMappingArn],
         }),
       );
       new events.Rule(this, 'BreakerSchedule', {
@@ -514,6 +551,7 @@ export class SqsDatabaseWorker extends Construct {
       queue: this.queue,
       deadLetterQueue: this.deadLetterQueue,
       workerFunction: this.workerFunction,
+      pollerService: this.pollerService?.service,
       functionTimeout: settings.timeout,
       instance: database?.instance,
       proxy: database?.proxy,
@@ -534,7 +572,10 @@ export class SqsDatabaseWorker extends Construct {
             function: this.healthFunction,
             schedule: healthSchedule,
             quarantineAge: props.quarantineAgeAlarm ?? Duration.minutes(15),
-            visibilityTimeout: settings.visibilityTimeout,
+            // Redelivered after the visibility timeout; a poller's heartbeat holds a record up to its last extension.
+            visibilityTimeout: settings.poller
+              ? settings.poller.visibility.plus(settings.poller.maxExtension)
+              : settings.visibilityTimeout,
           }
         : undefined,
       retention:
@@ -568,7 +609,8 @@ export class SqsDatabaseWorker extends Construct {
       queue: this.queue,
       deadLetterQueue: this.deadLetterQueue,
       workerFunction: this.workerFunction,
-      eventSourceMappingId: this.eventSource.eventSourceMappingId,
+      eventSourceMappingId: this.eventSource?.eventSourceMappingId,
+      pollerService: this.pollerService?.service,
       instance: database?.instance,
       proxy: database?.proxy,
       table: this.table?.table,
@@ -581,6 +623,63 @@ export class SqsDatabaseWorker extends Construct {
       retentionFunction: this.retentionFunction,
       alarms: Object.values(this.alarms),
     });
+  }
+
+  /**
+   * The poller on Fargate (runtime `fargate`): the worker's environment plus the poller's (`WORKER_QUEUE_URL`,
+   * `POLLER_*`), connected through the proxy as the worker's database user from the worker's subnets, reading
+   * payload objects like the worker function. Its image is the project's `Dockerfile` (built at deploy).
+   */
+  private createPollerService(
+    props: SqsDatabaseWorkerProps,
+    poller: PollerSettings,
+    database: WorkerDatabase,
+    proxyDbEnvironment: Readonly<Record<string, string>>,
+    network: { readonly vpc: ec2.IVpc; readonly subnets: ec2.SubnetSelection },
+  ): PollerService {
+    const { settings } = this;
+    const service = new PollerService(this, 'Poller', {
+      vpc: network.vpc,
+      vpcSubnets: network.subnets,
+      queue: this.queue,
+      settings: poller,
+      imageDirectory: PROJECT_ROOT,
+      environment: {
+        ...proxyDbEnvironment,
+        // The IAM token is signed for the proxy's region (the Lambda runtime sets this variable by itself).
+        AWS_REGION: Stack.of(this).region,
+        DB_USER: settings.dbUsers.worker,
+        DB_POOL_SIZE: String(settings.dbPoolSize),
+        WORKER_CONSUMER: props.consumer ?? WORKER_DEFAULTS.consumer,
+        WORKER_RECORD_CONCURRENCY: String(settings.recordConcurrency),
+        WORKER_TERMINAL_POLICY: props.terminalPolicy ?? WORKER_DEFAULTS.terminalPolicy,
+        WORKER_COMMIT_MODE: props.commitMode ?? WORKER_DEFAULTS.commitMode,
+        PAYLOAD_MAX_BYTES: String(settings.maxPayloadBytes),
+        WORKER_QUEUE_URL: this.queue.queueUrl,
+        POLLER_CONCURRENCY: String(settings.recordConcurrency),
+        POLLER_BATCH_SIZE: String(settings.batchSize),
+        POLLER_WAIT_SECONDS: String(poller.waitTime.toSeconds()),
+        POLLER_VISIBILITY_SECONDS: String(poller.visibility.toSeconds()),
+        POLLER_STOP_TIMEOUT_SECONDS: String(poller.stopTimeout.toSeconds()),
+        POLLER_MAX_EXTENSION_SECONDS: String(poller.maxExtension.toSeconds()),
+        ...props.workerEnvironment,
+      },
+    });
+    database.grantWorkerConnect({
+      grantPrincipal: service.taskRole,
+      connections: service.service.connections,
+    });
+    if (this.payloadBucket) {
+      service.taskRole.addToPolicy(
+        new iam.PolicyStatement({
+          sid: 'ReadPayloadObjects',
+          actions: ['s3:GetObject', 's3:GetObjectVersion'],
+          resources: [this.payloadBucket.arnForObjects('*')],
+        }),
+      );
+      this.acknowledgeObjectWildcard(service.taskRole, 'the poller reads any payload object');
+    }
+    return service;
   }
 
   /**

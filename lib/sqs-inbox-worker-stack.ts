@@ -28,7 +28,11 @@ export class SqsInboxWorkerStack extends Stack {
   constructor(scope: Construct, id: string, props: SqsInboxWorkerStackProps = {}) {
     super(scope, id, props);
     const { alarmTopicArn, ...worker } = props.worker ?? {};
-    this.network = worker.store === 'dynamodb' ? undefined : new WorkerNetwork(this, 'Network');
+    // The poller's tasks pull their image and write their logs from the isolated subnets: endpoints for that.
+    this.network =
+      worker.store === 'dynamodb'
+        ? undefined
+        : new WorkerNetwork(this, 'Network', { containerEndpoints: worker.runtime === 'fargate' });
     this.worker = new SqsDatabaseWorker(this, 'Worker', {
       ...worker,
       alarmTopic: alarmTopicArn
@@ -41,11 +45,25 @@ export class SqsInboxWorkerStack extends Stack {
       value: this.worker.deadLetterQueue.queueUrl,
       description: 'DLQ',
     });
-    new CfnOutput(this, 'WorkerFunctionName', { value: this.worker.workerFunction.functionName });
-    new CfnOutput(this, 'EventSourceMappingUuid', {
-      value: this.worker.eventSource.eventSourceMappingId,
-      description: 'The worker event source mapping (sqs-worker breaker --mapping-uuid, WORKER_MAPPING_UUID)',
-    });
+    const { workerFunction, eventSource, pollerService } = this.worker;
+    if (workerFunction && eventSource) {
+      new CfnOutput(this, 'WorkerFunctionName', { value: workerFunction.functionName });
+      new CfnOutput(this, 'EventSourceMappingUuid', {
+        value: eventSource.eventSourceMappingId,
+        description:
+          'The worker event source mapping (sqs-worker breaker --mapping-uuid, WORKER_MAPPING_UUID)',
+      });
+    }
+    if (pollerService) {
+      if (this.network) pollerService.service.node.addDependency(this.network.containerEndpoints);
+      new CfnOutput(this, 'PollerClusterName', { value: pollerService.cluster.clusterName });
+      new CfnOutput(this, 'PollerServiceName', {
+        value: pollerService.service.serviceName,
+        description:
+          'The poller ECS service (aws ecs describe-services --cluster <PollerClusterName> --services …)',
+      });
+      new CfnOutput(this, 'PollerLogGroupName', { value: pollerService.logGroup.logGroupName });
+    }
     if (this.worker.database) {
       new CfnOutput(this, 'ProxyEndpoint', { value: this.worker.database.proxy.endpoint });
     }

@@ -37,6 +37,11 @@ const NUMBER_KEYS = [
   'itemSizeKb',
   'recordLatencyMs',
   'transactionConflictRatePercent',
+  // runtime "fargate"
+  'minTasks',
+  'maxTasks',
+  'taskCpu',
+  'taskMemoryMiB',
 ] as const;
 const BOOLEAN_KEYS = [
   'production',
@@ -72,6 +77,8 @@ const STRING_KEYS = [
   'scalingMode',
   // "postgres" (default) or "dynamodb": the stack then builds no VPC and no database.
   'store',
+  // "lambda" (default) or "fargate": the poller as an ECS Fargate service.
+  'runtime',
 ] as const;
 const SECONDS_KEYS = {
   visibilityTimeoutSeconds: 'visibilityTimeout',
@@ -97,6 +104,10 @@ const SECONDS_KEYS = {
   breakerCheckIntervalSeconds: 'breakerCheckInterval',
   breakerMinOpenSeconds: 'breakerMinOpen',
   breakerHalfOpenSeconds: 'breakerHalfOpen',
+  pollerWaitTimeSeconds: 'pollerWaitTime',
+  pollerVisibilitySeconds: 'pollerVisibility',
+  pollerStopTimeoutSeconds: 'pollerStopTimeout',
+  pollerMaxExtensionSeconds: 'pollerMaxExtension',
 } as const;
 
 /**

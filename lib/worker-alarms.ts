@@ -2,6 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as ecs from 'aws-cdk-lib/aws-ecs';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as rds from 'aws-cdk-lib/aws-rds';
 import type * as sns from 'aws-cdk-lib/aws-sns';
@@ -19,8 +20,11 @@ export interface WorkerAlarmsProps {
   readonly topic: sns.ITopic;
   readonly queue: sqs.IQueue;
   readonly deadLetterQueue: sqs.IQueue;
-  readonly workerFunction: lambda.IFunction;
+  /** The worker function (runtime `lambda`): its errors, throttles and duration get alarms. */
+  readonly workerFunction?: lambda.IFunction;
   readonly functionTimeout: Duration;
+  /** The poller service (runtime `fargate`): running tasks below desired, CPU and memory high. */
+  readonly pollerService?: ecs.FargateService;
   /** The PostgreSQL store's instance and proxy: the connection alarms (`store: 'postgres'`). */
   readonly instance?: rds.IDatabaseInstance;
   readonly proxy?: rds.IDatabaseProxy;
@@ -84,7 +88,8 @@ export function workerMetric(
 /**
  * Creates every alarm of the worker, each notifying `topic` on ALARM and on OK:
  * DLQ not empty; oldest message older than the SLO; function errors; throttles; duration p99 above 80 % of the
- * timeout; HashMismatch > 0; PayloadAccessDenied > 0; TerminalFailure rate; proxy client connections, proxy database connections and
+ * timeout (runtime `lambda`); running tasks below desired, task CPU and memory above 80 % (runtime `fargate`);
+ * HashMismatch > 0; PayloadAccessDenied > 0; TerminalFailure rate; proxy client connections, proxy database connections and
  * instance connections near their limits (PostgreSQL store); DynamoDB throttled requests, system errors and
  * transaction conflict rate (DynamoDB store); outbox oldest pending age (when the relay is deployed); retry rate;
  * duplicate spike; and, with the health job: open quarantine entry age, lock waits, deadlocks, in-flight age
@@ -131,31 +136,6 @@ export function createWorkerAlarms(
       threshold: props.oldestMessageAgeSlo.toSeconds(),
       evaluationPeriods: 5,
       datapointsToAlarm: 3,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-    },
-    FunctionErrors: {
-      alarmDescription: 'Whole invocations failed (a full-batch connection failure, a crash or a timeout).',
-      metric: props.workerFunction.metricErrors({ period: Duration.minutes(1) }),
-      threshold: 1,
-      evaluationPeriods: 5,
-      datapointsToAlarm: 3,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    },
-    FunctionThrottles: {
-      alarmDescription:
-        'The worker was throttled: reserved concurrency is below the event source maxConcurrency.',
-      metric: props.workerFunction.metricThrottles({ period: Duration.minutes(1) }),
-      threshold: 1,
-      evaluationPeriods: 5,
-      datapointsToAlarm: 3,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    },
-    DurationNearTimeout: {
-      alarmDescription: `Duration p99 is above 80 % of the function timeout (${timeoutMs} ms): invocations risk timing out.`,
-      metric: props.workerFunction.metricDuration({ statistic: 'p99', period: Duration.minutes(5) }),
-      threshold: Math.floor(timeoutMs * 0.8),
-      evaluationPeriods: 3,
-      datapointsToAlarm: 2,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     },
     HashMismatch: {
@@ -230,6 +210,37 @@ export function createWorkerAlarms(
       }),
     );
   }
+  const fn = props.workerFunction;
+  if (fn) {
+    Object.assign(specs, {
+      FunctionErrors: {
+        alarmDescription: 'Whole invocations failed (a full-batch connection failure, a crash or a timeout).',
+        metric: fn.metricErrors({ period: Duration.minutes(1) }),
+        threshold: 1,
+        evaluationPeriods: 5,
+        datapointsToAlarm: 3,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      },
+      FunctionThrottles: {
+        alarmDescription:
+          'The worker was throttled: reserved concurrency is below the event source maxConcurrency.',
+        metric: fn.metricThrottles({ period: Duration.minutes(1) }),
+        threshold: 1,
+        evaluationPeriods: 5,
+        datapointsToAlarm: 3,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      },
+      DurationNearTimeout: {
+        alarmDescription: `Duration p99 is above 80 % of the function timeout (${timeoutMs} ms): invocations risk timing out.`,
+        metric: fn.metricDuration({ statistic: 'p99', period: Duration.minutes(5) }),
+        threshold: Math.floor(timeoutMs * 0.8),
+        evaluationPeriods: 3,
+        datapointsToAlarm: 2,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      },
+    } satisfies Record<string, cloudwatch.AlarmProps>);
+  }
+  if (props.pollerService) Object.assign(specs, pollerAlarms(props.pollerService));
   const rate = (metric: string, label: string) =>
     new cloudwatch.MathExpression({
       expression: `IF(FILL(received, 0) > 0, 100 * FILL(part, 0) / FILL(received, 0), 0)`,
@@ -339,4 +350,54 @@ export function createWorkerAlarms(
     alarms[name] = alarm;
   }
   return alarms;
+}
+
+/** Percent of a task's CPU or memory above which the task alarms fire. */
+const TASK_UTILIZATION_ALARM_PERCENT = 80;
+
+/**
+ * The poller service's alarms: fewer tasks running than desired for 5 minutes (tasks crash, cannot pull their
+ * image or cannot start: Container Insights' task counts), and CPU or memory above 80 % of the task's for 3 of
+ * 5 minutes (an undersized task; memory ends in an out-of-memory kill).
+ */
+function pollerAlarms(service: ecs.FargateService): Record<string, cloudwatch.AlarmProps> {
+  const insights = (metricName: string) =>
+    new cloudwatch.Metric({
+      namespace: 'ECS/ContainerInsights',
+      metricName,
+      dimensionsMap: { ClusterName: service.cluster.clusterName, ServiceName: service.serviceName },
+      statistic: cloudwatch.Stats.MINIMUM,
+      period: Duration.minutes(1),
+    });
+  const utilization = {
+    threshold: TASK_UTILIZATION_ALARM_PERCENT,
+    evaluationPeriods: 5,
+    datapointsToAlarm: 3,
+    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+  };
+  return {
+    RunningTasksBelowDesired: {
+      alarmDescription:
+        'Fewer poller tasks run than the service wants, for 5 minutes: tasks crash at start (configuration, database), cannot pull the image or are stopped. Runbook: docs/deploy.md#fargate-runtime.',
+      metric: new cloudwatch.MathExpression({
+        expression: 'FILL(desired, 0) - FILL(running, 0)',
+        usingMetrics: { desired: insights('DesiredTaskCount'), running: insights('RunningTaskCount') },
+        label: 'desired − running tasks',
+        period: Duration.minutes(1),
+      }),
+      threshold: 0,
+      evaluationPeriods: 5,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    },
+    TaskCpuHigh: {
+      alarmDescription: `Poller tasks use more than ${TASK_UTILIZATION_ALARM_PERCENT} % of their CPU: raise taskCpu, or lower recordConcurrency.`,
+      metric: service.metricCpuUtilization({ period: Duration.minutes(1) }),
+      ...utilization,
+    },
+    TaskMemoryHigh: {
+      alarmDescription: `Poller tasks use more than ${TASK_UTILIZATION_ALARM_PERCENT} % of their memory (an out-of-memory kill comes next): raise taskMemoryMiB, or lower maxPayloadBytes or recordConcurrency.`,
+      metric: service.metricMemoryUtilization({ period: Duration.minutes(1) }),
+      ...utilization,
+    },
+  };
 }

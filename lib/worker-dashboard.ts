@@ -1,6 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as ecs from 'aws-cdk-lib/aws-ecs';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as rds from 'aws-cdk-lib/aws-rds';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -19,9 +20,12 @@ export interface WorkerDashboardProps {
   readonly dashboardName?: string;
   readonly queue: sqs.IQueue;
   readonly deadLetterQueue: sqs.IQueue;
-  readonly workerFunction: lambda.IFunction;
-  /** Id of the event source mapping (for the ESM EventCount metrics). */
-  readonly eventSourceMappingId: string;
+  /** The worker function (runtime `lambda`). */
+  readonly workerFunction?: lambda.IFunction;
+  /** Id of the event source mapping (for the ESM EventCount metrics; runtime `lambda`). */
+  readonly eventSourceMappingId?: string;
+  /** The poller service (runtime `fargate`): its task counts, CPU and memory get widgets instead. */
+  readonly pollerService?: ecs.FargateService;
   /** The PostgreSQL store's instance and proxy: the RDS, proxy and outbox widgets (`store: 'postgres'`). */
   readonly instance?: rds.IDatabaseInstance;
   readonly proxy?: rds.IDatabaseProxy;
@@ -40,7 +44,8 @@ export interface WorkerDashboardProps {
 
 /**
  * The worker's CloudWatch dashboard: queue depth, in-flight, oldest age, DLQ depth, event source event counts,
- * function invocations/errors/throttles/duration/concurrency, the worker's EMF outcomes and timings, database
+ * function invocations/errors/throttles/duration/concurrency (runtime `lambda`) or the poller's running and
+ * desired tasks, CPU and memory (runtime `fargate`), the worker's EMF outcomes and timings, database
  * transaction time, RDS CPU and connections and proxy connections (PostgreSQL store) or the table's consumed
  * write units, throttles, errors, conflicts and latency (DynamoDB store), the alarm states and the breaker's
  * transitions.
@@ -51,11 +56,11 @@ export function createWorkerDashboard(scope: Construct, props: WorkerDashboardPr
   const minute = Duration.minutes(1);
   const emf = (name: string, statistic: string = cloudwatch.Stats.SUM) =>
     workerMetric(props.metricsNamespace, props.serviceName, name, { statistic, period: minute });
-  const esm = (metricName: string) =>
+  const esm = (mappingId: string, metricName: string) =>
     new cloudwatch.Metric({
       namespace: 'AWS/Lambda',
       metricName,
-      dimensionsMap: { EventSourceMappingUUID: props.eventSourceMappingId },
+      dimensionsMap: { EventSourceMappingUUID: mappingId },
       statistic: cloudwatch.Stats.SUM,
       period: minute,
     });
@@ -67,7 +72,6 @@ export function createWorkerDashboard(scope: Construct, props: WorkerDashboardPr
       statistic: cloudwatch.Stats.MAXIMUM,
       period: minute,
     });
-  const fn = props.workerFunction;
   const { instance, proxy } = props;
   const graph = (title: string, left: cloudwatch.IMetric[], right: cloudwatch.IMetric[] = []) =>
     new cloudwatch.GraphWidget({ title, left, right, width: 8, height: 6 });
@@ -76,7 +80,7 @@ export function createWorkerDashboard(scope: Construct, props: WorkerDashboardPr
     dashboardName: props.dashboardName,
     defaultInterval: Duration.hours(3),
   });
-  dashboard.addWidgets(
+  const queueWidgets = [
     graph(
       'Source queue: depth, in flight',
       [
@@ -86,36 +90,69 @@ export function createWorkerDashboard(scope: Construct, props: WorkerDashboardPr
       [props.queue.metricApproximateAgeOfOldestMessage({ period: minute, label: 'oldest age (s)' })],
     ),
     graph('DLQ depth', [props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: minute })]),
-    graph('Event source mapping: event counts', [
-      esm('PolledEventCount'),
-      esm('InvokedEventCount'),
-      esm('FilteredOutEventCount'),
-      esm('FailedInvokeEventCount'),
-      esm('DeletedEventCount'),
-      esm('DroppedEventCount'),
-    ]),
+  ];
+  const outcomes = graph(
+    'Worker outcomes (EMF)',
+    WORKER_METRICS.outcomes.map((name) => emf(name)),
+    [emf(WORKER_METRICS.batchSize), emf(WORKER_METRICS.handlerReruns)],
   );
-  dashboard.addWidgets(
-    graph(
-      'Function: invocations, errors, throttles',
-      [
-        fn.metricInvocations({ period: minute }),
-        fn.metricErrors({ period: minute }),
-        fn.metricThrottles({ period: minute }),
-      ],
-      [fn.metric('ConcurrentExecutions', { statistic: cloudwatch.Stats.MAXIMUM, period: minute })],
-    ),
-    graph('Function duration', [
-      fn.metricDuration({ statistic: 'p50', period: minute }),
-      fn.metricDuration({ statistic: 'p99', period: minute }),
-      fn.metricDuration({ statistic: cloudwatch.Stats.MAXIMUM, period: minute }),
-    ]),
-    graph(
-      'Worker outcomes (EMF)',
-      WORKER_METRICS.outcomes.map((name) => emf(name)),
-      [emf(WORKER_METRICS.batchSize), emf(WORKER_METRICS.handlerReruns)],
-    ),
-  );
+  const fn = props.workerFunction;
+  const mappingId = props.eventSourceMappingId;
+  if (fn && mappingId) {
+    dashboard.addWidgets(
+      ...queueWidgets,
+      graph('Event source mapping: event counts', [
+        esm(mappingId, 'PolledEventCount'),
+        esm(mappingId, 'InvokedEventCount'),
+        esm(mappingId, 'FilteredOutEventCount'),
+        esm(mappingId, 'FailedInvokeEventCount'),
+        esm(mappingId, 'DeletedEventCount'),
+        esm(mappingId, 'DroppedEventCount'),
+      ]),
+    );
+    dashboard.addWidgets(
+      graph(
+        'Function: invocations, errors, throttles',
+        [
+          fn.metricInvocations({ period: minute }),
+          fn.metricErrors({ period: minute }),
+          fn.metricThrottles({ period: minute }),
+        ],
+        [fn.metric('ConcurrentExecutions', { statistic: cloudwatch.Stats.MAXIMUM, period: minute })],
+      ),
+      graph('Function duration', [
+        fn.metricDuration({ statistic: 'p50', period: minute }),
+        fn.metricDuration({ statistic: 'p99', period: minute }),
+        fn.metricDuration({ statistic: cloudwatch.Stats.MAXIMUM, period: minute }),
+      ]),
+      outcomes,
+    );
+  } else if (props.pollerService) {
+    const service = props.pollerService;
+    const insights = (metricName: string) =>
+      new cloudwatch.Metric({
+        namespace: 'ECS/ContainerInsights',
+        metricName,
+        dimensionsMap: { ClusterName: service.cluster.clusterName, ServiceName: service.serviceName },
+        statistic: cloudwatch.Stats.MAXIMUM,
+        period: minute,
+      });
+    dashboard.addWidgets(
+      ...queueWidgets,
+      graph('Poller tasks: desired, running, pending', [
+        insights('DesiredTaskCount'),
+        insights('RunningTaskCount'),
+        insights('PendingTaskCount'),
+      ]),
+    );
+    dashboard.addWidgets(
+      graph('Poller tasks: CPU and memory (%)', [
+        service.metricCpuUtilization({ period: minute }),
+        service.metricMemoryUtilization({ period: minute }),
+      ]),
+      outcomes,
+    );
+  }
   dashboard.addWidgets(
     graph(
       'Worker timings (EMF, p99)',
@@ -225,11 +262,13 @@ export function createWorkerDashboard(scope: Construct, props: WorkerDashboardPr
   dashboard.addWidgets(
     new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...props.alarms], width: 24, height: 8 }),
   );
-  dashboard.addWidgets(
-    graph(
-      'Event source mapping breaker: transitions',
-      WORKER_METRICS.breaker.map((name) => emf(name)),
-    ),
-  );
+  if (mappingId) {
+    dashboard.addWidgets(
+      graph(
+        'Event source mapping breaker: transitions',
+        WORKER_METRICS.breaker.map((name) => emf(name)),
+      ),
+    );
+  }
   return dashboard;
 }

@@ -1,7 +1,7 @@
 import { RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as logs from 'aws-cdk-lib/aws-logs';
-import { Construct } from 'constructs';
+import { Construct, DependencyGroup } from 'constructs';
 
 /** Properties of {@link WorkerNetwork}. */
 export interface WorkerNetworkProps {
@@ -9,6 +9,13 @@ export interface WorkerNetworkProps {
   readonly maxAzs?: number;
   /** Retention of the VPC flow logs. @default logs.RetentionDays.THREE_MONTHS */
   readonly flowLogRetention?: logs.RetentionDays;
+  /**
+   * Add what Fargate tasks need from isolated subnets (the worker's `runtime: 'fargate'`): ECR API and Docker
+   * interface endpoints and an S3 gateway endpoint (image layers), and a CloudWatch Logs interface endpoint (the
+   * tasks' `awslogs` driver). Three more interface endpoints cost ~$0.01 per AZ per hour each (docs/deploy.md).
+   * @default false
+   */
+  readonly containerEndpoints?: boolean;
 }
 
 /**
@@ -22,6 +29,11 @@ export class WorkerNetwork extends Construct {
   readonly vpc: ec2.Vpc;
   /** Subnets of the database, the proxy and the functions. */
   readonly subnets: ec2.SubnetSelection = { subnetType: ec2.SubnetType.PRIVATE_ISOLATED };
+  /**
+   * The endpoints of `containerEndpoints` (empty without): a service whose tasks start in these subnets depends
+   * on them, or its first tasks may fail to pull their image and roll the deploy back.
+   */
+  readonly containerEndpoints = new DependencyGroup();
 
   constructor(scope: Construct, id: string, props: WorkerNetworkProps = {}) {
     super(scope, id);
@@ -40,16 +52,32 @@ export class WorkerNetwork extends Construct {
         },
       },
     });
+    const containerEndpoints = [
+      ['EcrApiEndpoint', ec2.InterfaceVpcEndpointAwsService.ECR],
+      ['EcrDockerEndpoint', ec2.InterfaceVpcEndpointAwsService.ECR_DOCKER],
+      ['LogsEndpoint', ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS],
+    ] as const;
+    if (props.containerEndpoints) {
+      // ECR serves image layers from S3: a gateway endpoint (no hourly charge) on the subnets' route tables.
+      this.containerEndpoints.add(
+        this.vpc.addGatewayEndpoint('S3Endpoint', {
+          service: ec2.GatewayVpcEndpointAwsService.S3,
+          subnets: [this.subnets],
+        }),
+      );
+    }
     for (const [name, service] of [
       ['SqsEndpoint', ec2.InterfaceVpcEndpointAwsService.SQS],
       ['SecretsManagerEndpoint', ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER],
       ['LambdaEndpoint', ec2.InterfaceVpcEndpointAwsService.LAMBDA],
+      ...(props.containerEndpoints ? containerEndpoints : []),
     ] as const) {
       const endpoint = this.vpc.addInterfaceEndpoint(name, {
         service,
         subnets: this.subnets,
         privateDnsEnabled: true,
       });
+      if (containerEndpoints.some(([id]) => id === name)) this.containerEndpoints.add(endpoint);
       Validations.of(endpoint).acknowledge({
         id: 'AwsSolutions-EC23',
         reason:

@@ -93,7 +93,8 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     app.synth();
   });
 
-  const assetOf = (fn: { node: { findChild(id: string): unknown } }): string => {
+  const assetOf = (fn: { node: { findChild(id: string): unknown } } | undefined): string => {
+    if (!fn) throw new Error('the worker has no function (runtime "fargate"?)');
     const code = fn.node.findChild('Code') as { assetPath: string };
     return join(assembly, code.assetPath);
   };

@@ -33,7 +33,7 @@ describe('Stage setting: workerEntry', () => {
     const { outdir, stack } = synthDev({ workerEntry: FIRST_HANDLER }, true);
 
     // Act
-    const code = stack.worker.workerFunction.node.findChild('Code') as unknown as { assetPath: string };
+    const code = stack.worker.workerFunction?.node.findChild('Code') as unknown as { assetPath: string };
     const dir = join(outdir, code.assetPath);
     const bundle = [
       readFileSync(join(dir, 'index.mjs'), 'utf8'),

@@ -1,0 +1,693 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Annotations, Capture, Match, Template } from 'aws-cdk-lib/assertions';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadPollerConfig } from '../../lambda/poller/poller-config.ts';
+import { PollerService } from '../../lib/poller-service.ts';
+import { resolvePollerSettings } from '../../lib/resolve-poller-settings.ts';
+import { SqsInboxWorkerStack, type SqsInboxWorkerStackProps } from '../../lib/sqs-inbox-worker-stack.ts';
+import { stageSettings } from '../../lib/stage-settings.ts';
+
+// Bundling of the Lambda functions is skipped; the poller's image is only fingerprinted at synth anyway (no Docker).
+const noBundling = { 'aws:cdk:bundling-stacks': [] };
+
+const DEPLOYED_QUEUES = {
+  fifo: false,
+  queueLogicalId: 'WorkerQueue9380F652',
+  deadLetterQueueLogicalId: 'WorkerDeadLetterQueue2879C389',
+} as const;
+
+/** A production Fargate worker (plus `worker` overrides); `alarms: 'none'` unless a reader is given. */
+function synth(worker: SqsInboxWorkerStackProps['worker'] = {}) {
+  const app = new App({ context: noBundling });
+  const stack = new SqsInboxWorkerStack(app, 'Fargate', {
+    worker: {
+      runtime: 'fargate',
+      queueIdentity: DEPLOYED_QUEUES,
+      ...(worker.alarmEmail || worker.alarmTopicArn ? {} : { alarms: 'none' as const }),
+      ...worker,
+    },
+  });
+  return { app, stack, template: Template.fromStack(stack) };
+}
+
+const logicalIds = (template: Template, type: string): string[] => Object.keys(template.findResources(type));
+const only = (ids: string[], what: string): string => {
+  expect(ids, what).toHaveLength(1);
+  return ids[0] as string;
+};
+
+describe('Runtime fargate: the poller as an ECS Fargate service (production defaults)', () => {
+  let app: App;
+  let stack: SqsInboxWorkerStack;
+  let template: Template;
+  let resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
+  beforeAll(() => {
+    ({ app, stack, template } = synth());
+    resources = template.toJSON().Resources;
+  });
+
+  it('deploys no worker function, no event source mapping and no breaker; the scheduled jobs stay', () => {
+    // Assess
+    expect(stack.worker.workerFunction).toBeUndefined();
+    expect(stack.worker.eventSource).toBeUndefined();
+    expect(stack.worker.breakerFunction).toBeUndefined();
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 0);
+    const descriptions = Object.values(template.findResources('AWS::Lambda::Function')).map(
+      (fn) => fn.Properties.Description as string | undefined,
+    );
+    expect(descriptions).not.toContain('SQS → PostgreSQL inbox worker');
+    expect(descriptions.filter((d) => d?.startsWith('Disables the worker event source mapping'))).toEqual([]);
+    expect(descriptions.filter(Boolean).map((d) => d?.split(' ')[0])).toEqual(
+      expect.arrayContaining(['Applies', 'Publishes', 'Purges']),
+    );
+    template.resourceCountIs('AWS::ECS::Service', 1);
+    // The schema exists and the image can be pulled before the first task starts.
+    const [service] = Object.values(template.findResources('AWS::ECS::Service')) as { DependsOn: string[] }[];
+    const endpoints = logicalIds(template, 'AWS::EC2::VPCEndpoint').filter((id) =>
+      /EcrApi|EcrDocker|Logs|S3/.test(id),
+    );
+    expect(endpoints).toHaveLength(4);
+    expect(service?.DependsOn).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^WorkerMigrationTrigger/), ...endpoints]),
+    );
+    expect(Object.keys(template.toJSON().Outputs)).toEqual(
+      expect.arrayContaining(['PollerClusterName', 'PollerServiceName', 'PollerLogGroupName']),
+    );
+    expect(Object.keys(template.toJSON().Outputs)).not.toContain('WorkerFunctionName');
+  });
+
+  it('names the task bounds from the capacity formula at synth', () => {
+    Annotations.fromStack(stack).hasNoError('*', Match.anyValue());
+    Annotations.fromStack(stack).hasInfo(
+      '/Fargate/Worker',
+      Match.stringLikeRegexp(
+        '^safe worker concurrency 7, bound by db_connections \\(db_available_connections 70 / connection_per_worker 10\\); Fargate tasks 1–7 \\(derived\\) of 10 connections each',
+      ),
+    );
+  });
+
+  it('passes cdk-nag AwsSolutions with zero unacknowledged findings', () => {
+    // Act
+    const report = new AwsSolutionsChecks(app).validateScope(app);
+
+    // Assess
+    const findings = report.violations.map(
+      (v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`,
+    );
+    expect(findings).toEqual([]);
+  });
+
+  it('gives the task role exactly: receive, delete and extend on its queue, rds-db:connect as the worker through the proxy, payload reads', () => {
+    // Prepare
+    const taskDefinition = only(logicalIds(template, 'AWS::ECS::TaskDefinition'), 'one task definition');
+    const taskRoleArn = resources[taskDefinition]?.Properties.TaskRoleArn as { 'Fn::GetAtt': [string] };
+    const taskRole = taskRoleArn['Fn::GetAtt'][0];
+    const queue = only(
+      Object.keys(
+        template.findResources('AWS::SQS::Queue', { Properties: { RedrivePolicy: Match.anyValue() } }),
+      ),
+      'the source queue',
+    );
+    const proxy = only(logicalIds(template, 'AWS::RDS::DBProxy'), 'the proxy');
+    const bucket = only(
+      Object.keys(
+        template.findResources('AWS::S3::Bucket', {
+          Properties: { VersioningConfiguration: { Status: 'Enabled' } },
+        }),
+      ),
+      'the payload bucket',
+    );
+
+    // Act: every statement of every policy attached to the task role, and its managed policies
+    const statements = Object.values(template.findResources('AWS::IAM::Policy'))
+      .filter((policy) =>
+        (policy.Properties.Roles as { Ref: string }[]).some((role) => role.Ref === taskRole),
+      )
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Record<string, unknown>[]);
+
+    // Assess
+    expect(resources[taskRole]?.Properties.ManagedPolicyArns).toBeUndefined();
+    expect(resources[taskRole]?.Properties.AssumeRolePolicyDocument).toMatchObject({
+      Statement: [{ Principal: { Service: 'ecs-tasks.amazonaws.com' }, Action: 'sts:AssumeRole' }],
+    });
+    expect(statements).toEqual([
+      {
+        Sid: 'ConsumeTheSourceQueue',
+        Effect: 'Allow',
+        Action: ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage'],
+        Resource: { 'Fn::GetAtt': [queue, 'Arn'] },
+      },
+      {
+        Effect: 'Allow',
+        Action: 'rds-db:connect',
+        Resource: {
+          'Fn::Join': [
+            '',
+            [
+              'arn:',
+              { Ref: 'AWS::Partition' },
+              ':rds-db:',
+              { Ref: 'AWS::Region' },
+              ':',
+              { Ref: 'AWS::AccountId' },
+              ':dbuser:',
+              { 'Fn::Select': [6, { 'Fn::Split': [':', { 'Fn::GetAtt': [proxy, 'DBProxyArn'] }] }] },
+              '/sqs_worker',
+            ],
+          ],
+        },
+      },
+      {
+        Sid: 'ReadPayloadObjects',
+        Effect: 'Allow',
+        Action: ['s3:GetObject', 's3:GetObjectVersion'],
+        Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucket, 'Arn'] }, '/*']] },
+      },
+    ]);
+    // The queues are SSE-SQS: no key, so no kms action at all.
+    expect(JSON.stringify(statements)).not.toMatch(/kms:/);
+  });
+
+  it('runs the tasks in the worker subnets, and the proxy admits them on 5432 only', () => {
+    // Prepare
+    const service = template.findResources('AWS::ECS::Service');
+    const [definition] = Object.values(service);
+    const network = definition?.Properties.NetworkConfiguration.AwsvpcConfiguration;
+    const migration = Object.values(template.findResources('AWS::Lambda::Function')).find((fn) =>
+      String(fn.Properties.Description).startsWith('Applies pending migrations'),
+    );
+    const proxyGroup = new Capture();
+
+    // Assess: same isolated subnets as the functions, no public address
+    expect(network).toMatchObject({ AssignPublicIp: 'DISABLED' });
+    expect(network.Subnets).toEqual(migration?.Properties.VpcConfig.SubnetIds);
+    expect(network.SecurityGroups).toHaveLength(1);
+    const serviceGroup = network.SecurityGroups[0]['Fn::GetAtt'][0] as string;
+    expect(resources[serviceGroup]?.Type).toBe('AWS::EC2::SecurityGroup');
+    template.hasResourceProperties('AWS::EC2::SecurityGroupIngress', {
+      IpProtocol: 'tcp',
+      FromPort: 5432,
+      ToPort: 5432,
+      SourceSecurityGroupId: { 'Fn::GetAtt': [serviceGroup, 'GroupId'] },
+      GroupId: { 'Fn::GetAtt': [proxyGroup, 'GroupId'] },
+    });
+    const proxy = Object.values(template.findResources('AWS::RDS::DBProxy'))[0];
+    expect(proxy?.Properties.VpcSecurityGroupIds).toEqual([
+      { 'Fn::GetAtt': [proxyGroup.asString(), 'GroupId'] },
+    ]);
+  });
+
+  it('stops a task with SIGTERM and waits the drain plus 10 s before SIGKILL', () => {
+    template.hasResourceProperties('AWS::ECS::TaskDefinition', {
+      RequiresCompatibilities: ['FARGATE'],
+      Cpu: '512',
+      Memory: '1024',
+      RuntimePlatform: { CpuArchitecture: 'ARM64', OperatingSystemFamily: 'LINUX' },
+      ContainerDefinitions: [
+        Match.objectLike({
+          StopTimeout: 40,
+          ReadonlyRootFilesystem: true,
+          Environment: Match.arrayWith([{ Name: 'POLLER_STOP_TIMEOUT_SECONDS', Value: '30' }]),
+          LogConfiguration: Match.objectLike({ LogDriver: 'awslogs' }),
+        }),
+      ],
+    });
+    const dockerfile = readFileSync(new URL('../../Dockerfile', import.meta.url), 'utf8');
+    expect(dockerfile).toMatch(/^STOPSIGNAL SIGTERM$/m);
+    expect(dockerfile).toMatch(/^USER node$/m);
+  });
+
+  it('scales on the source queue depth between minTasks and the capacity formula, never above it in a deploy', () => {
+    // Prepare
+    const queue = new Capture();
+
+    // Assess: 70 connections for the worker / 10 per task = 7 tasks at most
+    template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
+      MinCapacity: 1,
+      MaxCapacity: 7,
+      ScalableDimension: 'ecs:service:DesiredCount',
+    });
+    template.hasResourceProperties('AWS::ECS::Service', {
+      DeploymentConfiguration: Match.objectLike({
+        MaximumPercent: 100,
+        MinimumHealthyPercent: 0,
+        DeploymentCircuitBreaker: { Enable: true, Rollback: true },
+      }),
+    });
+    // A deploy must not reset the count scaling set.
+    expect(
+      Object.values(template.findResources('AWS::ECS::Service'))[0]?.Properties.DesiredCount,
+    ).toBeUndefined();
+    template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', {
+      StepScalingPolicyConfiguration: {
+        AdjustmentType: 'ChangeInCapacity',
+        MetricAggregationType: 'Maximum',
+        StepAdjustments: [
+          { MetricIntervalLowerBound: 0, MetricIntervalUpperBound: 400, ScalingAdjustment: 1 },
+          { MetricIntervalLowerBound: 400, ScalingAdjustment: 5 },
+        ],
+      },
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Threshold: 100,
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queue, 'QueueName'] } }],
+    });
+    expect(queue.asString()).toBe(DEPLOYED_QUEUES.queueLogicalId);
+  });
+
+  it('keeps the queue alarms and the database alarms, drops the Lambda ones, adds the task ones, all to the topic', () => {
+    // Prepare
+    const alarms = stack.worker.alarms;
+    const topicArn = stack.resolve(stack.worker.alarmTopic.topicArn);
+
+    // Assess
+    expect(Object.keys(alarms)).toEqual(
+      expect.arrayContaining([
+        'DlqNotEmpty',
+        'OldestMessageAge',
+        'HashMismatch',
+        'TerminalFailureRate',
+        'RetryRate',
+        'DatabaseConnections',
+        'ProxyClientConnections',
+        'InFlightAge',
+        'RunningTasksBelowDesired',
+        'TaskCpuHigh',
+        'TaskMemoryHigh',
+      ]),
+    );
+    for (const lambdaOnly of [
+      'FunctionErrors',
+      'FunctionThrottles',
+      'DurationNearTimeout',
+      'BreakerOpened',
+    ]) {
+      expect(alarms).not.toHaveProperty(lambdaOnly);
+    }
+    for (const [name, alarm] of Object.entries(alarms)) {
+      const cfn = alarm.node.defaultChild as { alarmActions?: unknown; okActions?: unknown };
+      expect({ name, actions: stack.resolve(cfn.alarmActions) }).toEqual({ name, actions: [topicArn] });
+      expect(stack.resolve(cfn.okActions)).toEqual([topicArn]);
+    }
+    // A record is in flight legitimately up to its lease plus the heartbeat's extensions: 60 s + 900 s.
+    const inFlight = alarms.InFlightAge?.node.defaultChild as unknown as { threshold: number };
+    expect(stack.resolve(inFlight.threshold)).toBe(960_000);
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Metrics: Match.arrayWith([
+        Match.objectLike({
+          Id: 'running',
+          MetricStat: Match.objectLike({
+            Metric: Match.objectLike({ Namespace: 'ECS/ContainerInsights', MetricName: 'RunningTaskCount' }),
+          }),
+        }),
+      ]),
+    });
+    // Container Insights feeds that alarm.
+    template.hasResourceProperties('AWS::ECS::Cluster', {
+      ClusterSettings: [{ Name: 'containerInsights', Value: 'enabled' }],
+    });
+  });
+
+  it('reaches ECR, S3 and CloudWatch Logs from the isolated subnets through endpoints', () => {
+    const services = Object.values(template.findResources('AWS::EC2::VPCEndpoint')).map((endpoint) =>
+      JSON.stringify(endpoint.Properties.ServiceName),
+    );
+    for (const service of ['ecr.api', 'ecr.dkr', 'logs', 's3', 'sqs']) {
+      expect(services.some((name) => name.includes(`.${service}`))).toBe(true);
+    }
+  });
+
+  it('keeps node_modules, cdk.out, .git, the tests and the CDK code out of the image build context', () => {
+    // Act
+    const assembly = app.synth();
+    const assets = JSON.parse(readFileSync(join(assembly.directory, 'Fargate.assets.json'), 'utf8')) as {
+      dockerImages: Record<string, { source: { directory: string } }>;
+    };
+    const [image] = Object.values(assets.dockerImages);
+    const context = join(assembly.directory, image?.source.directory ?? 'missing');
+    const listing = (dir: string) => readFileSync(join(context, dir), 'utf8');
+
+    // Assess
+    expect(listing('Dockerfile')).toMatch(/^FROM node:20/m);
+    expect(listing('package-lock.json').length).toBeGreaterThan(0);
+    expect(listing('lambda/config.ts').length).toBeGreaterThan(0);
+    expect(listing('lib/bundled-function.ts').length).toBeGreaterThan(0);
+    expect(listing('tools/build/build-poller.ts').length).toBeGreaterThan(0);
+    for (const absent of [
+      'node_modules',
+      'cdk.out',
+      '.git',
+      'test',
+      'docs',
+      'lib/poller-service.ts',
+      'cdk.json',
+    ]) {
+      expect(() => readFileSync(join(context, absent)), absent).toThrow(/ENOENT/);
+    }
+  });
+});
+
+describe('Contract: the environment of the poller container', () => {
+  const { stack, template } = synth({ commitMode: 'per-batch', recordConcurrency: 8, batchSize: 5 });
+  const env = containerEnvironment(template);
+  const [definition] = Object.values(template.findResources('AWS::ECS::TaskDefinition'));
+  const entries = definition?.Properties.ContainerDefinitions[0].Environment as {
+    Name: string;
+    Value: unknown;
+  }[];
+
+  it('names every variable the poller reads: the worker variables plus WORKER_QUEUE_URL and POLLER_*', () => {
+    // The names the poller reads (lambda/poller/poller-config.ts), with the values the construct derived.
+    expect(env).toMatchObject({
+      DB_AUTH: 'iam',
+      DB_SSL: 'true',
+      DB_USER: 'sqs_worker',
+      DB_POOL_SIZE: '10',
+      WORKER_CONSUMER: 'case-worker',
+      WORKER_COMMIT_MODE: 'per-batch',
+      WORKER_RECORD_CONCURRENCY: '8',
+      POLLER_CONCURRENCY: '8',
+      POLLER_BATCH_SIZE: '5',
+      POLLER_WAIT_SECONDS: '20',
+      POLLER_VISIBILITY_SECONDS: '60',
+      POLLER_STOP_TIMEOUT_SECONDS: '30',
+      POLLER_MAX_EXTENSION_SECONDS: '900',
+    });
+    expect(Object.keys(env)).toEqual(expect.arrayContaining(['DB_HOST', 'DB_PORT', 'DB_NAME', 'AWS_REGION']));
+    expect(stack.resolve(entries.find((e) => e.Name === 'WORKER_QUEUE_URL')?.Value)).toEqual({
+      Ref: DEPLOYED_QUEUES.queueLogicalId,
+    });
+    // The local emulator endpoints stay unset in AWS.
+    expect(env).not.toHaveProperty('SQS_ENDPOINT');
+    expect(env).not.toHaveProperty('DATABASE_URL');
+  });
+
+  it("is accepted by the poller's loadPollerConfig, as bin/poller.ts reads it at start", () => {
+    // Act
+    const { worker, poller } = loadPollerConfig(env);
+
+    // Assess
+    expect(worker.database).toMatchObject({
+      kind: 'host',
+      auth: 'iam',
+      ssl: true,
+      user: 'sqs_worker',
+      poolSize: 10,
+    });
+    expect(worker.recordConcurrency).toBe(8);
+    expect(worker.commitMode).toBe('per-batch');
+    expect(poller).toMatchObject({
+      queueUrl: env.WORKER_QUEUE_URL,
+      sqsEndpoint: undefined,
+      concurrency: 8,
+      batchSize: 5,
+      waitSeconds: 20,
+      visibilitySeconds: 60,
+      stopTimeoutSeconds: 30,
+      maxExtensionSeconds: 900,
+    });
+  });
+
+  it("is accepted at the edges synth allows: the longest drain, the longest hold, the smallest lease's heartbeat", () => {
+    for (const worker of [
+      { pollerStopTimeout: Duration.seconds(110), pollerVisibility: Duration.seconds(220) },
+      { pollerVisibility: Duration.seconds(10), pollerStopTimeout: Duration.seconds(5) },
+      { pollerMaxExtension: Duration.seconds(43_140 - 60) },
+      { pollerMaxExtension: Duration.seconds(1), batchSize: 1, pollerWaitTime: Duration.seconds(0) },
+    ]) {
+      // Act
+      const variables = containerEnvironment(synth(worker).template);
+
+      // Assess: what synth lets through, the poller starts with
+      expect(() => loadPollerConfig(variables), JSON.stringify(variables)).not.toThrow();
+    }
+  });
+});
+
+/** The container's environment in the template, references replaced by values of their shape. */
+function containerEnvironment(template: Template): Record<string, string> {
+  const [definition] = Object.values(template.findResources('AWS::ECS::TaskDefinition'));
+  const entries = definition?.Properties.ContainerDefinitions[0].Environment as {
+    Name: string;
+    Value: unknown;
+  }[];
+  return Object.fromEntries(
+    entries.map(({ Name, Value }) => {
+      if (typeof Value === 'string') return [Name, Value];
+      if (Name === 'WORKER_QUEUE_URL') return [Name, 'https://sqs.eu-west-1.amazonaws.com/123456789012/q'];
+      if (Name === 'AWS_REGION') return [Name, 'eu-west-1'];
+      return [Name, 'worker-db.proxy-abc.eu-west-1.rds.amazonaws.com'];
+    }),
+  );
+}
+
+describe('Runtime fargate: synth-time errors', () => {
+  it.each([
+    [
+      'a lease too short for the heartbeat at its half',
+      { pollerVisibility: Duration.seconds(8), pollerStopTimeout: Duration.seconds(4) },
+      "pollerVisibility (8 s) is shorter than the heartbeat needs: the poller extends a running record's lease at half of it (4 s in), which must come at least 5 s before the lease ends or SQS hands the record to another task first; raise pollerVisibility to 10 s or more",
+    ],
+    [
+      'a maximum extension beyond 12 h',
+      { pollerMaxExtension: Duration.hours(13) },
+      "pollerMaxExtension (46800 s) + pollerVisibility (60 s) = 46860 s exceeds 43140 s: SQS keeps a message invisible for 12 h (43200 s) at most from its receive, and the poller's heartbeat stops 60 s short of it; lower pollerMaxExtension to 43080 s or less",
+    ],
+    [
+      'a queue visibility timeout shorter than the lease',
+      { visibilityTimeout: Duration.seconds(30) },
+      "visibilityTimeout (30 s) is shorter than pollerVisibility (60 s): a receive that takes the queue's default (an operator's, or a poller that does not pass its lease) would give a record back before its first heartbeat at 30 s; raise visibilityTimeout to 60 s or leave it out (it defaults to pollerVisibility)",
+    ],
+    [
+      'a drain longer than half the lease',
+      { pollerStopTimeout: Duration.seconds(45) },
+      'pollerStopTimeout (45 s) exceeds half of pollerVisibility (60 s): a running record has only half a lease left at worst (the heartbeat renews it at half), so a drain this long could still commit a record SQS has already handed to another task; lower pollerStopTimeout to 30 s or raise pollerVisibility to 90 s',
+    ],
+    [
+      'a drain beyond what Fargate waits before SIGKILL',
+      { pollerStopTimeout: Duration.seconds(115), pollerVisibility: Duration.seconds(300) },
+      'pollerStopTimeout (115 s) + 10 s to hand records back and close is 125 s, above the 120 s Fargate allows a container to stop (ECS stopTimeout) before SIGKILL; lower pollerStopTimeout to 110 s or less',
+    ],
+    [
+      'more tasks than the database has connections for',
+      { maxTasks: 8 },
+      'maxTasks (8) × dbPoolSize connections exceeds what the database has for the worker: safe worker concurrency 7, bound by db_connections (db_available_connections 70 / connection_per_worker 10); lower maxTasks to 7 or less, or raise the binding capacity input',
+    ],
+    [
+      'a capacity that cannot carry one task',
+      { dbMaxConnections: 20, dbReservedConnections: 15 },
+      'not even one Fargate task fits: the safe worker concurrency is 0 (safe worker concurrency 0, bound by db_connections (db_available_connections 5 / connection_per_worker 10)), and one task holds dbPoolSize connections; lower dbPoolSize or raise the binding capacity input (dbMaxConnections, dbReservedConnections, …)',
+    ],
+    [
+      'more tasks always on than the capacity allows',
+      { minTasks: 9 },
+      'minTasks (9) must not exceed maxTasks (7, from the capacity formula); lower minTasks or raise the binding capacity input',
+    ],
+    [
+      'a receive batch above what SQS returns',
+      { batchSize: 20 },
+      'batchSize (20) must be a whole number from 1 to 10 with runtime "fargate" (POLLER_BATCH_SIZE: one ReceiveMessage returns 10 messages at most); lower batchSize',
+    ],
+    [
+      'a memory Fargate does not offer with the CPU',
+      { taskCpu: 256, taskMemoryMiB: 4096 },
+      'taskMemoryMiB (4096) is not a memory Fargate allows with taskCpu 256: 512 to 2048 MiB in steps of 512; set one of those or another taskCpu',
+    ],
+    [
+      'the DynamoDB store, whose worker has no VPC for the tasks',
+      { store: 'dynamodb' },
+      'runtime "fargate" needs store "postgres" (given store "dynamodb"): the poller service runs in the VPC of the database proxy, and a DynamoDB worker has no VPC; use runtime "lambda" with store "dynamodb", or store "postgres"',
+    ],
+    [
+      'X-Ray tracing, which would need a daemon in the task',
+      { tracing: true },
+      'tracing (true) is not available with runtime "fargate": X-Ray tracing of the poller needs an X-Ray daemon next to it in the task, which this construct does not deploy; remove tracing or use runtime "lambda"',
+    ],
+    [
+      'a Lambda-only prop',
+      { maxConcurrency: 10 },
+      'maxConcurrency (10) applies only to runtime "lambda" (given runtime "fargate"); remove maxConcurrency',
+    ],
+  ] as const)('refuses %s, naming the value and the fix', (_case, worker, message) => {
+    expect(() => synth(worker as SqsInboxWorkerStackProps['worker'])).toThrow(message);
+  });
+
+  it('collects every problem in one error', () => {
+    expect(() =>
+      synth({
+        pollerStopTimeout: Duration.seconds(45),
+        maxTasks: 8,
+        visibilityTimeout: Duration.seconds(30),
+      }),
+    ).toThrow(/has 3 unsafe setting\(s\)/);
+  });
+
+  it('refuses the Fargate props on the Lambda runtime', () => {
+    const app = new App({ context: noBundling });
+    expect(
+      () =>
+        new SqsInboxWorkerStack(app, 'Lambda', {
+          worker: { alarms: 'none', production: false, minTasks: 2, taskCpu: 1024 },
+        }),
+    ).toThrow(
+      'minTasks (2) applies only to runtime "fargate" (given runtime "lambda"); remove minTasks or set runtime "fargate"',
+    );
+  });
+
+  it('accepts the largest drain Fargate allows once the lease covers it', () => {
+    // Act
+    const { template } = synth({
+      pollerStopTimeout: Duration.seconds(110),
+      pollerVisibility: Duration.seconds(220),
+    });
+
+    // Assess
+    template.hasResourceProperties('AWS::ECS::TaskDefinition', {
+      ContainerDefinitions: [Match.objectLike({ StopTimeout: 120 })],
+    });
+  });
+
+  it('derives more tasks from a larger database, and honours minTasks', () => {
+    // Act: (400 − 40) / 12 = 30 tasks of 12 connections
+    const { template } = synth({
+      dbMaxConnections: 400,
+      dbReservedConnections: 40,
+      dbPoolSize: 12,
+      minTasks: 2,
+    });
+
+    // Assess
+    template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
+      MinCapacity: 2,
+      MaxCapacity: 30,
+    });
+    template.hasResourceProperties('AWS::ECS::Service', {
+      DeploymentConfiguration: Match.objectLike({ MaximumPercent: 100, MinimumHealthyPercent: 50 }),
+    });
+    // The proxy takes what the tasks can open plus the relay and the migration: ⌈100 × (30 × 12 + 2) / 400⌉.
+    template.hasResourceProperties('AWS::RDS::DBProxyTargetGroup', {
+      ConnectionPoolConfigurationInfo: Match.objectLike({ MaxConnectionsPercent: 91 }),
+    });
+  });
+});
+
+describe('Class: PollerService', () => {
+  it('lets the task decrypt a queue encrypted with a KMS key, with that key only', () => {
+    // Prepare
+    const stack = new Stack(new App(), 'Kms');
+    const vpc = new ec2.Vpc(stack, 'Vpc', { natGateways: 0 });
+    const key = new kms.Key(stack, 'Key');
+    const queue = new sqs.Queue(stack, 'Queue', {
+      encryption: sqs.QueueEncryption.KMS,
+      encryptionMasterKey: key,
+    });
+    const problems: string[] = [];
+    const settings = resolvePollerSettings(
+      { runtime: 'fargate' },
+      Duration.seconds(60),
+      1024,
+      undefined,
+      false,
+      problems,
+    );
+
+    // Act
+    const poller = new PollerService(stack, 'Poller', {
+      vpc,
+      vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_ISOLATED },
+      queue,
+      settings,
+      environment: {},
+      imageDirectory: join(import.meta.dirname, '../..'),
+    });
+
+    // Assess
+    expect(problems).toEqual([]);
+    const template = Template.fromStack(stack);
+    const roleId = stack.getLogicalId(poller.taskRole.node.defaultChild as never);
+    const statements = Object.values(template.findResources('AWS::IAM::Policy'))
+      .filter((policy) => (policy.Properties.Roles as { Ref: string }[]).some((role) => role.Ref === roleId))
+      .flatMap(
+        (policy) => policy.Properties.PolicyDocument.Statement as { Action: unknown; Resource: unknown }[],
+      );
+    expect(statements.find((s) => s.Action === 'kms:Decrypt')).toEqual({
+      Action: 'kms:Decrypt',
+      Effect: 'Allow',
+      Resource: { 'Fn::GetAtt': [stack.getLogicalId(key.node.defaultChild as kms.CfnKey), 'Arn'] },
+    });
+  });
+});
+
+describe('Stage fargate of cdk.json', () => {
+  it('synthesizes the poller service with the dev-sized database and no worker function', () => {
+    // Prepare
+    const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as {
+      context: { stages: Record<string, unknown> };
+    };
+    const app = new App({ context: { ...noBundling, stage: 'fargate' } });
+
+    // Act
+    const stack = new SqsInboxWorkerStack(app, 'SqsInboxWorker-fargate', {
+      worker: stageSettings('fargate', cdkJson.context.stages.fargate),
+    });
+    const template = Template.fromStack(stack);
+
+    // Assess
+    expect(stack.worker.settings.runtime).toBe('fargate');
+    template.resourceCountIs('AWS::ECS::Service', 1);
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 0);
+    template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
+      MinCapacity: 1,
+      MaxCapacity: 7,
+    });
+    expect(new AwsSolutionsChecks(app).validateScope(app).violations).toEqual([]);
+  });
+
+  it('reads the poller settings of a stage in seconds, and refuses an unknown one', () => {
+    // Act
+    const props = stageSettings('fargate', {
+      runtime: 'fargate',
+      pollerVisibilitySeconds: 120,
+      pollerStopTimeoutSeconds: 50,
+      pollerMaxExtensionSeconds: 3600,
+      pollerWaitTimeSeconds: 10,
+      minTasks: 2,
+      maxTasks: 4,
+      taskCpu: 1024,
+      taskMemoryMiB: 2048,
+    });
+
+    // Assess
+    expect(props.pollerVisibility?.toSeconds()).toBe(120);
+    expect(props.pollerStopTimeout?.toSeconds()).toBe(50);
+    expect(props.pollerMaxExtension?.toSeconds()).toBe(3600);
+    expect(props.pollerWaitTime?.toSeconds()).toBe(10);
+    expect(props).toMatchObject({
+      runtime: 'fargate',
+      minTasks: 2,
+      maxTasks: 4,
+      taskCpu: 1024,
+      taskMemoryMiB: 2048,
+    });
+    expect(() => stageSettings('fargate', { pollerLeaseSeconds: 60 })).toThrow(
+      'stages.fargate.pollerLeaseSeconds is not a known setting',
+    );
+    expect(() => synthRuntime('ecs')).toThrow(
+      'runtime ("ecs") must be "lambda" or "fargate"; set one of them',
+    );
+  });
+});
+
+function synthRuntime(runtime: string) {
+  const app = new App({ context: noBundling });
+  return new SqsInboxWorkerStack(app, 'Runtime', {
+    worker: { ...stageSettings('x', { runtime, alarms: 'none', production: false }) },
+  });
+}

@@ -1,0 +1,90 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildPoller } from '../../tools/build/build-poller.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+
+describe('Poller image: the Dockerfile and its build step (tools/build/build-poller.ts)', () => {
+  const outdir = mkdtempSync(join(tmpdir(), 'poller-image-'));
+  afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
+  it('bundles bin/poller.ts by default and starts the file the build writes, as a non-root user on SIGTERM', () => {
+    // Assess: the build stage's entry and output are what the runtime stage starts
+    expect(dockerfile).toMatch(/^ARG POLLER_ENTRY=bin\/poller\.ts$/m);
+    expect(dockerfile).toMatch(/^RUN npx tsx tools\/build\/build-poller\.ts "\$POLLER_ENTRY" \/out$/m);
+    expect(dockerfile).toMatch(/^COPY --from=build \/out\/ \/app\/$/m);
+    expect(dockerfile).toMatch(/^CMD \["node", "poller\.mjs"\]$/m);
+    expect(dockerfile).toMatch(/^USER node$/m);
+    expect(dockerfile).toMatch(/^STOPSIGNAL SIGTERM$/m);
+    // Two stages, both on the Node.js the bundle targets
+    expect(dockerfile.match(/^FROM .*node:20-bookworm-slim/gm)).toHaveLength(2);
+  });
+
+  it('bundles the real bin/poller.ts, whose bundle starts alone and names a missing variable (exit 2)', async () => {
+    // Prepare
+    const out = join(outdir, 'real');
+    await buildPoller(join(ROOT, 'bin/poller.ts'), out);
+
+    // Act: the bundle without node_modules and without its configuration
+    const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['poller.mjs'], {
+        cwd: out,
+        env: { PATH: process.env.PATH ?? '' },
+      });
+      let errors = '';
+      child.stderr.on('data', (chunk) => {
+        errors += String(chunk);
+      });
+      child.on('exit', (exitCode) => resolve({ code: exitCode, stderr: errors }));
+    });
+
+    // Assess
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^poller not started: Invalid poller configuration:/);
+    expect(stderr).toContain('WORKER_QUEUE_URL is required by the poller');
+  });
+
+  it('produces a bundle that runs on its own with Node.js, reads the worker configuration and ends on SIGTERM', async () => {
+    // Prepare
+    await buildPoller(join(ROOT, 'test/fixtures/poller-entry/entry.ts'), outdir);
+    expect(existsSync(join(outdir, 'poller.mjs'))).toBe(true);
+
+    // Act: no node_modules next to it (the runtime stage has none), only the container's environment
+    const child = spawn(process.execPath, ['poller.mjs'], {
+      cwd: outdir,
+      env: {
+        PATH: process.env.PATH ?? '',
+        DATABASE_URL: 'postgres://worker:secret@127.0.0.1:5432/worker',
+        WORKER_CONSUMER: 'image-test',
+        DB_POOL_SIZE: '4',
+      },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += String(chunk);
+    });
+    const ready = new Promise<void>((resolve) =>
+      child.stdout.on('data', (chunk) => {
+        stdout += String(chunk);
+        if (stdout.includes('\n')) resolve();
+      }),
+    );
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    await ready;
+    child.kill('SIGTERM');
+    const code = await exited;
+
+    // Assess
+    expect({ code, stdout, stderr }).toEqual({
+      code: 0,
+      stdout: 'ready image-test 4\nstopped\n',
+      stderr: '',
+    });
+  });
+});
