@@ -11,8 +11,8 @@ export interface WorkerNetworkProps {
   readonly flowLogRetention?: logs.RetentionDays;
   /**
    * Add what Fargate tasks need from isolated subnets (the worker's `runtime: 'fargate'`): ECR API and Docker
-   * interface endpoints and an S3 gateway endpoint (image layers), and a CloudWatch Logs interface endpoint (the
-   * tasks' `awslogs` driver). Three more interface endpoints cost ~$0.01 per AZ per hour each (docs/deploy.md).
+   * interface endpoints (image layers come through the S3 gateway endpoint every network has), and a CloudWatch
+   * Logs interface endpoint (the tasks' `awslogs` driver). Three more interface endpoints cost ~$0.01 per AZ per hour each (docs/deploy.md).
    * @default false
    */
   readonly containerEndpoints?: boolean;
@@ -20,9 +20,9 @@ export interface WorkerNetworkProps {
 
 /**
  * A VPC with private isolated subnets only (no internet, no NAT), flow logs of all traffic to CloudWatch Logs,
- * and the interface endpoints the functions need from inside: SQS (the worker changes message visibility, the
- * relay sends), Secrets Manager (the migration function and the rotation function read the master secret) and
- * Lambda (the breaker disables and enables the worker's event source mapping).
+ * and the endpoints the functions need from inside: SQS (the worker changes message visibility, the relay sends),
+ * Secrets Manager (the migration function and the rotation function read the master secret), Lambda (the breaker
+ * disables and enables the worker's event source mapping) and an S3 gateway (payload objects by reference).
  */
 export class WorkerNetwork extends Construct {
   /** The VPC. */
@@ -57,15 +57,13 @@ export class WorkerNetwork extends Construct {
       ['EcrDockerEndpoint', ec2.InterfaceVpcEndpointAwsService.ECR_DOCKER],
       ['LogsEndpoint', ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_LOGS],
     ] as const;
-    if (props.containerEndpoints) {
-      // ECR serves image layers from S3: a gateway endpoint (no hourly charge) on the subnets' route tables.
-      this.containerEndpoints.add(
-        this.vpc.addGatewayEndpoint('S3Endpoint', {
-          service: ec2.GatewayVpcEndpointAwsService.S3,
-          subnets: [this.subnets],
-        }),
-      );
-    }
+    // S3 from the isolated subnets: the worker reads `payloadRef` objects, the relay offloads large payloads and ECR
+    // serves a Fargate task's image layers from S3. A gateway endpoint on the subnets' route tables, no hourly charge.
+    const s3Endpoint = this.vpc.addGatewayEndpoint('S3Endpoint', {
+      service: ec2.GatewayVpcEndpointAwsService.S3,
+      subnets: [this.subnets],
+    });
+    if (props.containerEndpoints) this.containerEndpoints.add(s3Endpoint);
     for (const [name, service] of [
       ['SqsEndpoint', ec2.InterfaceVpcEndpointAwsService.SQS],
       ['SecretsManagerEndpoint', ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER],

@@ -248,7 +248,7 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     });
   });
 
-  it('builds an isolated VPC with flow logs and SQS and Secrets Manager endpoints', () => {
+  it('builds an isolated VPC with flow logs, SQS and Secrets Manager endpoints, and an S3 gateway for payload objects', () => {
     template.resourceCountIs('AWS::EC2::NatGateway', 0);
     template.resourceCountIs('AWS::EC2::InternetGateway', 0);
     template.hasResourceProperties('AWS::EC2::FlowLog', { TrafficType: 'ALL', ResourceType: 'VPC' });
@@ -259,6 +259,13 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
         ServiceName: Match.objectLike({ 'Fn::Join': ['', Match.arrayWith([`.${service}`])] }),
       });
     }
+    // The worker reads payloadRef objects and the relay offloads them from subnets without internet.
+    template.hasResourceProperties('AWS::EC2::VPCEndpoint', {
+      VpcEndpointType: 'Gateway',
+      ServiceName: Match.objectLike({
+        'Fn::Join': ['', Match.arrayWith([Match.stringLikeRegexp('\\.s3$')])],
+      }),
+    });
   });
 
   it('applies migrations on deploy with a trigger that runs before the worker', () => {
