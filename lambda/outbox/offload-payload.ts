@@ -46,7 +46,7 @@ export async function offloadPayload(target: PayloadOffloadTarget, envelope: Env
   const key = `${target.keyPrefix ?? 'payloads/'}sha256/${sha256}`;
   let versionId: string | undefined;
   try {
-    const { PutObjectCommand } = await import('@aws-sdk/client-s3');
+    const { PutObjectCommand } = await import('../s3-sdk.ts');
     const response = await target.s3.send(
       new PutObjectCommand({
         Bucket: target.bucket,
