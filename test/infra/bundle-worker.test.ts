@@ -15,9 +15,11 @@ import { App, Stack } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { build, type Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enqueueOutbox } from '../../lambda/outbox/index.ts';
 import type { Envelope } from '../../lambda/worker/envelope.ts';
+import { bundleOptions, PROJECT_ROOT } from '../../lib/bundled-function.ts';
 import { SqsDatabaseWorker } from '../../lib/sqs-database-worker.ts';
 import { s3ClientFor } from '../../tools/local/local-s3.ts';
 import { startLocalSqs } from '../../tools/local/local-sqs.ts';
@@ -137,6 +139,82 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
       chunks.some((f) => readFileSync(join(dir, 'chunks', f), 'utf8').includes('AWS_XRAY_DAEMON_ADDRESS')),
     ).toBe(true);
     expect(totalBytes).toBeLessThan(10 * 1024 * 1024);
+  });
+
+  it('keeps what only some records need out of the static graph of the entry: S3, SQS, X-Ray, tracer, DynamoDB', async () => {
+    // Prepare: the worker bundled with the stack's options, its metafile kept (what each output holds and imports).
+    const outdir = mkdtempSync(join(tmpdir(), 'bundle-graph-'));
+    const { metafile } = await build({
+      ...bundleOptions(join(PROJECT_ROOT, 'lambda/handlers/worker.ts'), outdir),
+      metafile: true,
+      write: false,
+      absWorkingDir: outdir,
+      logLevel: 'silent',
+    });
+
+    // Act: the outputs a cold start loads (the entry and what it imports statically, transitively), and the npm
+    // packages of every input they hold.
+    const closure = (from: string, outputs: Metafile['outputs']) => {
+      const seen = new Set([from]);
+      for (const path of seen) {
+        for (const imported of outputs[path]?.imports ?? []) {
+          if (imported.kind === 'import-statement' && !imported.external) seen.add(imported.path);
+        }
+      }
+      return seen;
+    };
+    const packagesIn = (paths: Iterable<string>) =>
+      new Set(
+        [...paths].flatMap((path) =>
+          Object.keys(metafile.outputs[path]?.inputs ?? {}).map((input) => {
+            const parts = input.slice(input.lastIndexOf('node_modules/') + 'node_modules/'.length).split('/');
+            return input.includes('node_modules/')
+              ? parts.slice(0, parts[0]?.startsWith('@') ? 2 : 1).join('/')
+              : '(project)';
+          }),
+        ),
+      );
+    const cold = closure('index.mjs', metafile.outputs);
+    const coldPackages = packagesIn(cold);
+    const deployedPackages = packagesIn(
+      Object.keys(metafile.outputs).filter((path) => path.endsWith('.mjs')),
+    );
+
+    // Assess: none of them is loaded by a cold start, each is deployed as a chunk of its own (loaded by import()),
+    // and postgres.js, which every invocation needs, is in the cold graph.
+    expect(coldPackages).toContain('postgres');
+    for (const name of [
+      '@aws-sdk/client-s3',
+      '@aws-sdk/client-sqs',
+      '@aws-sdk/rds-signer',
+      'aws-xray-sdk-core',
+      '@aws-lambda-powertools/tracer',
+      '@aws-sdk/client-dynamodb',
+      '@aws-sdk/lib-dynamodb',
+      '@smithy/core',
+    ]) {
+      expect(coldPackages, name).not.toContain(name);
+    }
+    for (const name of [
+      '@aws-sdk/client-s3',
+      '@aws-sdk/client-sqs',
+      'aws-xray-sdk-core',
+      '@aws-lambda-powertools/tracer',
+    ]) {
+      expect(deployedPackages, name).toContain(name);
+    }
+    // The S3 chunk holds the commands the package sends, not the whole client: a dynamic import of
+    // `@aws-sdk/client-s3` itself would bring every command (lambda/s3-sdk.ts).
+    const inputs = Object.values(metafile.outputs).flatMap((output) => Object.keys(output.inputs));
+    expect(inputs.some((input) => input.endsWith('client-s3/dist-es/commands/GetObjectCommand.js'))).toBe(
+      true,
+    );
+    expect(inputs.some((input) => input.endsWith('client-s3/dist-es/commands/ListBucketsCommand.js'))).toBe(
+      false,
+    );
+    expect(inputs.some((input) => input.endsWith('client-sqs/dist-es/commands/SendMessageCommand.js'))).toBe(
+      false,
+    );
   });
 
   it("keeps postgres.js's PostgresError name through minification, which the SQLSTATE classification reads", () => {
