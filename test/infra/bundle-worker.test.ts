@@ -203,6 +203,9 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     ]) {
       expect(deployedPackages, name).toContain(name);
     }
+    // Nor are the credential providers a Lambda function never reaches deployed (lib/lambda-credential-stub.ts).
+    expect(deployedPackages).not.toContain('@aws-sdk/nested-clients');
+    expect(deployedPackages).not.toContain('@aws-sdk/credential-provider-ini');
     // The S3 chunk holds the commands the package sends, not the whole client: a dynamic import of
     // `@aws-sdk/client-s3` itself would bring every command (lambda/s3-sdk.ts).
     const inputs = Object.values(metafile.outputs).flatMap((output) => Object.keys(output.inputs));
