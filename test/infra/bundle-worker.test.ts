@@ -309,8 +309,8 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     expect(laterVisibleInMs()).toBeGreaterThan(3_000_000);
   });
 
-  it('runs bundled: reads a payloadRef through the lazily loaded S3 chunk and applies it', async () => {
-    // Prepare: the payload in fauxqs S3 (same endpoint as its SQS), the message refers to it.
+  /** A payload in fauxqs S3 (same endpoint as its SQS) and a one-record event whose message refers to it. */
+  async function payloadRefEvent() {
     const s3 = s3ClientFor(sqs.endpoint);
     const bucket = `bundle-${randomUUID().slice(0, 8)}`;
     const { payload, ...rest } = envelopeFactory();
@@ -342,17 +342,64 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
         },
       ],
     };
+    return { event, consumer, env: { ...workerEnv(consumer), S3_ENDPOINT: sqs.endpoint } };
+  }
+
+  it('runs bundled: reads a payloadRef through the lazily loaded S3 chunk and applies it', async () => {
+    // Prepare
+    const { event, consumer, env } = await payloadRefEvent();
 
     // Act
-    const { response } = await invokeBundle<SQSBatchResponse>(assetOf(worker.workerFunction), event, {
-      ...workerEnv(consumer),
-      S3_ENDPOINT: sqs.endpoint,
-    });
+    const { response } = await invokeBundle<SQSBatchResponse>(assetOf(worker.workerFunction), event, env);
 
     // Assess
     expect(response).toEqual({ batchItemFailures: [] });
     const inbox = await db.sql`select status from worker_inbox where consumer = ${consumer}`;
     expect(inbox).toEqual([{ status: 'COMPLETED' }]);
+  });
+
+  it('retries a payloadRef when the S3 chunk cannot load: PAYLOAD_READER_MISSING, the failure logged', async () => {
+    // Prepare: a copy of the bundle without the S3 client's chunks.
+    const dir = mkdtempSync(join(tmpdir(), 'bundle-no-s3-'));
+    cpSync(assetOf(worker.workerFunction), dir, { recursive: true });
+    const removed = readdirSync(join(dir, 'chunks')).filter(
+      (file) =>
+        file.endsWith('.mjs') &&
+        readFileSync(join(dir, 'chunks', file), 'utf8').includes('x-amz-checksum-mode'),
+    );
+    expect(removed.length).toBeGreaterThan(0);
+    for (const file of removed) rmSync(join(dir, 'chunks', file));
+    const { event, consumer, env } = await payloadRefEvent();
+    // An inline record beside it: a batch whose every record fails fails the invocation instead.
+    const [byRef] = event.Records;
+    if (!byRef) throw new Error('payloadRefEvent makes one record');
+    const inline = envelopeFactory();
+    event.Records.push({ ...byRef, messageId: randomUUID(), body: JSON.stringify(inline) });
+
+    // Act
+    const { response, logs } = await invokeBundle<SQSBatchResponse>(dir, event, env);
+
+    // Assess: the record reported and recorded retryable, the chunk's failure logged once as a warning, the
+    // inline record applied.
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: byRef.messageId }] });
+    const inbox = await db.sql`
+      select idempotency_key, status, failure_code from worker_inbox where consumer = ${consumer}`;
+    expect(inbox).toHaveLength(2);
+    expect(inbox).toContainEqual({
+      idempotency_key: JSON.parse(byRef.body).idempotencyKey,
+      status: 'FAILED_RETRYABLE',
+      failure_code: 'PAYLOAD_READER_MISSING',
+    });
+    expect(inbox).toContainEqual({
+      idempotency_key: inline.idempotencyKey,
+      status: 'COMPLETED',
+      failure_code: null,
+    });
+    const unavailable = logs.filter((line) => String(line.message).endsWith('_unavailable'));
+    expect(unavailable.map((line) => [line.message, line.level])).toEqual([
+      ['worker_s3_client_unavailable', 'WARN'],
+    ]);
+    expect(String(unavailable[0]?.error)).toContain('Cannot find module');
   });
 
   // A deployment whose lazily loaded code is missing (a partial upload, a broken chunk): the batch must still
