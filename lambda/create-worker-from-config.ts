@@ -51,14 +51,14 @@ export function createWorkerFromConfig(options: WorkerFromConfigOptions): Worker
   const serviceName = process.env.POWERTOOLS_SERVICE_NAME ?? config.consumer;
   // Made (once, by the engine) when a record first needs a backoff: the SDK's SQS code is a chunk of its own.
   const sqs = async () => {
-    const { SQSClient } = await import('@aws-sdk/client-sqs');
+    const { SQSClient } = await import('./sqs-sdk.ts');
     return new SQSClient(
       config.sqsEndpoint ? { endpoint: config.sqsEndpoint, useQueueUrlAsEndpoint: false } : {},
     );
   };
   // Made when a record first carries a payloadRef: cold starts without references never load the SDK's S3 code.
   const s3 = async () => {
-    const { S3Client } = await import('@aws-sdk/client-s3');
+    const { S3Client } = await import('./s3-sdk.ts');
     return new S3Client(config.s3Endpoint ? { endpoint: config.s3Endpoint, forcePathStyle: true } : {});
   };
   const workerOptions: Omit<WorkerOptions, 'sql' | 'store'> = {

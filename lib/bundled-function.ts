@@ -36,7 +36,9 @@ export const ESBUILD_TARGET = 'node24';
  * what loading the handler needs, and every module a handler loads with `import()` (the worker's SQS client,
  * needed on the first backoff only, and the RDS IAM signer, needed on the first connection) goes into
  * `chunks/`, so a cold start compiles only the code it runs. `bowser` (browser-only SDK code) is replaced by
- * a stub (lib/bowser-stub.ts). ESM bundles of CommonJS dependencies need `require`, hence the banner. Class
+ * a stub (lib/bowser-stub.ts), and so are the credential providers a Lambda function never reaches (SSO, config
+ * files, `credential_process`, web identity: lib/lambda-credential-stub.ts; the provider collection the RDS signer
+ * imports: lib/credential-providers-stub.ts) — esbuild ships every `import()` target, used or not. ESM bundles of CommonJS dependencies need `require`, hence the banner. Class
  * and function names survive minification (`keepNames`): errors are told apart by `error.name`.
  *
  * @internal
@@ -60,7 +62,16 @@ export function bundleOptions(entry: string, outdir: string): BuildOptions {
     sourcemap: 'linked',
     sourcesContent: false,
     mainFields: ['module', 'main'],
-    alias: { bowser: join(PROJECT_ROOT, 'lib/bowser-stub.ts') },
+    alias: {
+      bowser: join(PROJECT_ROOT, 'lib/bowser-stub.ts'),
+      '@aws-sdk/credential-providers': join(PROJECT_ROOT, 'lib/credential-providers-stub.ts'),
+      ...Object.fromEntries(
+        ['sso', 'ini', 'process', 'web-identity'].map((provider) => [
+          `@aws-sdk/credential-provider-${provider}`,
+          join(PROJECT_ROOT, 'lib/lambda-credential-stub.ts'),
+        ]),
+      ),
+    },
     banner: {
       js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
     },

@@ -1,5 +1,6 @@
-// Loaded with import() by enqueueOutbox only when a payload is offloaded: the SDK's S3 code stays out of
-// bundles that never offload (the worker's entry imports the outbox API too).
+// Imported statically by the package's public API (lambda/index.ts), which every entry file imports: the SDK's S3
+// code is therefore loaded with import() inside offloadPayload, on the first offload, so it stays out of the
+// static graph (and the cold start) of bundles that never offload (test/infra/bundle-worker.test.ts).
 import { hash } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Envelope } from '../worker/envelope.ts';
@@ -45,9 +46,9 @@ export async function offloadPayload(target: PayloadOffloadTarget, envelope: Env
   const key = `${target.keyPrefix ?? 'payloads/'}sha256/${sha256}`;
   let versionId: string | undefined;
   try {
-    // Imported on first use: `lambda/index.ts` re-exports this function, and a static import put the S3 SDK in
-    // every worker's cold start (docs/performance.md).
-    const { PutObjectCommand } = await import('@aws-sdk/client-s3');
+    // Imported on first use, through the module that names only the commands sent: `lambda/index.ts` re-exports
+    // this function, and a static import put the S3 SDK in every worker's cold start (docs/performance.md).
+    const { PutObjectCommand } = await import('../s3-sdk.ts');
     const response = await target.s3.send(
       new PutObjectCommand({
         Bucket: target.bucket,

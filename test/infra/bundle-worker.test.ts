@@ -15,9 +15,11 @@ import { App, Stack } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { build, type Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enqueueOutbox } from '../../lambda/outbox/index.ts';
 import type { Envelope } from '../../lambda/worker/envelope.ts';
+import { bundleOptions, PROJECT_ROOT } from '../../lib/bundled-function.ts';
 import { SqsDatabaseWorker } from '../../lib/sqs-database-worker.ts';
 import { s3ClientFor } from '../../tools/local/local-s3.ts';
 import { startLocalSqs } from '../../tools/local/local-sqs.ts';
@@ -145,6 +147,85 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     expect(totalBytes).toBeLessThan(10 * 1024 * 1024);
   });
 
+  it('keeps what only some records need out of the static graph of the entry: S3, SQS, X-Ray, tracer, DynamoDB', async () => {
+    // Prepare: the worker bundled with the stack's options, its metafile kept (what each output holds and imports).
+    const outdir = mkdtempSync(join(tmpdir(), 'bundle-graph-'));
+    const { metafile } = await build({
+      ...bundleOptions(join(PROJECT_ROOT, 'lambda/handlers/worker.ts'), outdir),
+      metafile: true,
+      write: false,
+      absWorkingDir: outdir,
+      logLevel: 'silent',
+    });
+
+    // Act: the outputs a cold start loads (the entry and what it imports statically, transitively), and the npm
+    // packages of every input they hold.
+    const closure = (from: string, outputs: Metafile['outputs']) => {
+      const seen = new Set([from]);
+      for (const path of seen) {
+        for (const imported of outputs[path]?.imports ?? []) {
+          if (imported.kind === 'import-statement' && !imported.external) seen.add(imported.path);
+        }
+      }
+      return seen;
+    };
+    const packagesIn = (paths: Iterable<string>) =>
+      new Set(
+        [...paths].flatMap((path) =>
+          Object.keys(metafile.outputs[path]?.inputs ?? {}).map((input) => {
+            const parts = input.slice(input.lastIndexOf('node_modules/') + 'node_modules/'.length).split('/');
+            return input.includes('node_modules/')
+              ? parts.slice(0, parts[0]?.startsWith('@') ? 2 : 1).join('/')
+              : '(project)';
+          }),
+        ),
+      );
+    const cold = closure('index.mjs', metafile.outputs);
+    const coldPackages = packagesIn(cold);
+    const deployedPackages = packagesIn(
+      Object.keys(metafile.outputs).filter((path) => path.endsWith('.mjs')),
+    );
+
+    // Assess: none of them is loaded by a cold start, each is deployed as a chunk of its own (loaded by import()),
+    // and postgres.js, which every invocation needs, is in the cold graph.
+    expect(coldPackages).toContain('postgres');
+    for (const name of [
+      '@aws-sdk/client-s3',
+      '@aws-sdk/client-sqs',
+      '@aws-sdk/rds-signer',
+      'aws-xray-sdk-core',
+      '@aws-lambda-powertools/tracer',
+      '@aws-sdk/client-dynamodb',
+      '@aws-sdk/lib-dynamodb',
+      '@smithy/core',
+    ]) {
+      expect(coldPackages, name).not.toContain(name);
+    }
+    for (const name of [
+      '@aws-sdk/client-s3',
+      '@aws-sdk/client-sqs',
+      'aws-xray-sdk-core',
+      '@aws-lambda-powertools/tracer',
+    ]) {
+      expect(deployedPackages, name).toContain(name);
+    }
+    // Nor are the credential providers a Lambda function never reaches deployed (lib/lambda-credential-stub.ts).
+    expect(deployedPackages).not.toContain('@aws-sdk/nested-clients');
+    expect(deployedPackages).not.toContain('@aws-sdk/credential-provider-ini');
+    // The S3 chunk holds the commands the package sends, not the whole client: a dynamic import of
+    // `@aws-sdk/client-s3` itself would bring every command (lambda/s3-sdk.ts).
+    const inputs = Object.values(metafile.outputs).flatMap((output) => Object.keys(output.inputs));
+    expect(inputs.some((input) => input.endsWith('client-s3/dist-es/commands/GetObjectCommand.js'))).toBe(
+      true,
+    );
+    expect(inputs.some((input) => input.endsWith('client-s3/dist-es/commands/ListBucketsCommand.js'))).toBe(
+      false,
+    );
+    expect(inputs.some((input) => input.endsWith('client-sqs/dist-es/commands/SendMessageCommand.js'))).toBe(
+      false,
+    );
+  });
+
   it("keeps postgres.js's PostgresError name through minification, which the SQLSTATE classification reads", () => {
     // Act: esbuild's keepNames wraps a renamed class as __name(Oe, "PostgresError"); without it the class calls
     // itself Oe and `error.name === 'PostgresError'` never holds in the deployed bundle.
@@ -234,8 +315,8 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     expect(laterVisibleInMs()).toBeGreaterThan(3_000_000);
   });
 
-  it('runs bundled: reads a payloadRef through the lazily loaded S3 chunk and applies it', async () => {
-    // Prepare: the payload in fauxqs S3 (same endpoint as its SQS), the message refers to it.
+  /** A payload in fauxqs S3 (same endpoint as its SQS) and a one-record event whose message refers to it. */
+  async function payloadRefEvent() {
     const s3 = s3ClientFor(sqs.endpoint);
     const bucket = `bundle-${randomUUID().slice(0, 8)}`;
     const { payload, ...rest } = envelopeFactory();
@@ -267,17 +348,64 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
         },
       ],
     };
+    return { event, consumer, env: { ...workerEnv(consumer), S3_ENDPOINT: sqs.endpoint } };
+  }
+
+  it('runs bundled: reads a payloadRef through the lazily loaded S3 chunk and applies it', async () => {
+    // Prepare
+    const { event, consumer, env } = await payloadRefEvent();
 
     // Act
-    const { response } = await invokeBundle<SQSBatchResponse>(assetOf(worker.workerFunction), event, {
-      ...workerEnv(consumer),
-      S3_ENDPOINT: sqs.endpoint,
-    });
+    const { response } = await invokeBundle<SQSBatchResponse>(assetOf(worker.workerFunction), event, env);
 
     // Assess
     expect(response).toEqual({ batchItemFailures: [] });
     const inbox = await db.sql`select status from worker_inbox where consumer = ${consumer}`;
     expect(inbox).toEqual([{ status: 'COMPLETED' }]);
+  });
+
+  it('retries a payloadRef when the S3 chunk cannot load: PAYLOAD_READER_MISSING, the failure logged', async () => {
+    // Prepare: a copy of the bundle without the S3 client's chunks.
+    const dir = mkdtempSync(join(tmpdir(), 'bundle-no-s3-'));
+    cpSync(assetOf(worker.workerFunction), dir, { recursive: true });
+    const removed = readdirSync(join(dir, 'chunks')).filter(
+      (file) =>
+        file.endsWith('.mjs') &&
+        readFileSync(join(dir, 'chunks', file), 'utf8').includes('x-amz-checksum-mode'),
+    );
+    expect(removed.length).toBeGreaterThan(0);
+    for (const file of removed) rmSync(join(dir, 'chunks', file));
+    const { event, consumer, env } = await payloadRefEvent();
+    // An inline record beside it: a batch whose every record fails fails the invocation instead.
+    const [byRef] = event.Records;
+    if (!byRef) throw new Error('payloadRefEvent makes one record');
+    const inline = envelopeFactory();
+    event.Records.push({ ...byRef, messageId: randomUUID(), body: JSON.stringify(inline) });
+
+    // Act
+    const { response, logs } = await invokeBundle<SQSBatchResponse>(dir, event, env);
+
+    // Assess: the record reported and recorded retryable, the chunk's failure logged once as a warning, the
+    // inline record applied.
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: byRef.messageId }] });
+    const inbox = await db.sql`
+      select idempotency_key, status, failure_code from worker_inbox where consumer = ${consumer}`;
+    expect(inbox).toHaveLength(2);
+    expect(inbox).toContainEqual({
+      idempotency_key: JSON.parse(byRef.body).idempotencyKey,
+      status: 'FAILED_RETRYABLE',
+      failure_code: 'PAYLOAD_READER_MISSING',
+    });
+    expect(inbox).toContainEqual({
+      idempotency_key: inline.idempotencyKey,
+      status: 'COMPLETED',
+      failure_code: null,
+    });
+    const unavailable = logs.filter((line) => String(line.message).endsWith('_unavailable'));
+    expect(unavailable.map((line) => [line.message, line.level])).toEqual([
+      ['worker_s3_client_unavailable', 'WARN'],
+    ]);
+    expect(String(unavailable[0]?.error)).toContain('Cannot find module');
   });
 
   // A deployment whose lazily loaded code is missing (a partial upload, a broken chunk): the batch must still

@@ -190,8 +190,10 @@ export function renderBundle(bundle: WorkerBundle, coldLoad: ColdLoad): string {
     '@aws-sdk/rds-signer': 'first IAM-authenticated connection',
     '@aws-lambda-powertools/tracer': 'at init, with tracing on only',
   };
+  const tracer = bundle.lazyChunks.find((chunk) => chunk.loads === '@aws-lambda-powertools/tracer');
   return [
-    `worker bundle: ${formatKiB(bundle.bytes)} deployed (index.mjs and chunks/), of which a cold start loads ` +
+    `worker bundle: ${formatKiB(bundle.bytes)} deployed (index.mjs and chunks/` +
+      `${tracer ? `; ${formatKiB(bundle.bytes - tracer.bytes)} without the tracer chunk` : ''}), of which a cold start loads ` +
       `${formatKiB(bundle.coldBytes)}; source maps ${formatKiB(bundle.mapBytes)}, separate files`,
     `  largest parts: ${top}`,
     `cold load, median of ${coldLoad.runs} fresh processes: bare \`node -e 0\` ${formatMs(coldLoad.bareNodeMs)}, ` +
