@@ -3,6 +3,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Envelope } from '../../worker/envelope.ts';
+import { documentClient } from './document-client.ts';
 import type { DynamoStore } from './dynamo-store.ts';
 import type { DynamoInboxItem } from './inbox-item.ts';
 import { inboxExpiry } from './inbox-ttl.ts';
@@ -102,7 +103,7 @@ export async function claimDynamoInbox(
       ...(e.correlationId ? { correlationId: e.correlationId } : {}),
       ...(entry.traceId ? { traceId: entry.traceId } : {}),
     };
-    await store.doc.send(
+    await documentClient(store).send(
       new PutCommand({
         TableName: store.tableName,
         Item: item,
@@ -130,7 +131,7 @@ export async function claimDynamoInbox(
   }
   // FAILED_RETRYABLE, or PROCESSING with an expired lease: take it, once.
   try {
-    await store.doc.send(
+    await documentClient(store).send(
       new UpdateCommand({
         TableName: store.tableName,
         Key: key,
@@ -170,7 +171,7 @@ async function read(
   store: DynamoStore,
   key: { PK: string; SK: string },
 ): Promise<DynamoInboxItem | undefined> {
-  const result = await store.doc.send(
+  const result = await documentClient(store).send(
     new GetCommand({ TableName: store.tableName, Key: key, ConsistentRead: true }),
   );
   return result.Item as DynamoInboxItem | undefined;

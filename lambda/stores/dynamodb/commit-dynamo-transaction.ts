@@ -1,6 +1,7 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { type CancellationCause, classifyCancellation } from './classify-cancellation.ts';
+import { documentClient } from './document-client.ts';
 import type { DynamoTransactItem, DynamoWrite } from './dynamo-handler.ts';
 import { MAX_DOMAIN_WRITES } from './dynamo-handler.ts';
 import type { DynamoStore } from './dynamo-store.ts';
@@ -55,7 +56,7 @@ export async function commitDynamoTransaction(
     { Update: { ...inbox, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
   ];
   try {
-    await store.doc.send(new TransactWriteCommand({ TransactItems: items }), { abortSignal });
+    await documentClient(store).send(new TransactWriteCommand({ TransactItems: items }), { abortSignal });
     return { kind: 'committed' };
   } catch (error) {
     if (error instanceof TransactionCanceledException) {

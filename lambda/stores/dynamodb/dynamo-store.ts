@@ -1,9 +1,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConfigError } from '../../errors.ts';
 import type { QueueRetentions } from '../../retention/retention-guard.ts';
 import type { CommitStrategy, EngineSettings } from '../../worker/commit-strategy.ts';
-import { createDynamoDbCommit } from './commit-dynamodb.ts';
 import { inboxTtlSeconds } from './inbox-ttl.ts';
 
 /** Options of {@link createDynamoStore}. */
@@ -32,8 +30,6 @@ export interface DynamoStoreOptions {
 export interface DynamoStore {
   readonly kind: 'dynamodb';
   readonly client: DynamoDBClient;
-  /** Document client (native values; undefined attributes left out). */
-  readonly doc: DynamoDBDocumentClient;
   readonly tableName: string;
   /** Seconds an inbox item lives after its last write (TTL). */
   readonly inboxTtlSeconds: number;
@@ -77,17 +73,27 @@ export function createDynamoStore(options: DynamoStoreOptions): DynamoStore {
   }
   if (problems.length > 0)
     throw new ConfigError(`Invalid DynamoDB store options:\n- ${problems.join('\n- ')}`);
-  return {
+  const store: DynamoStore = {
     kind: 'dynamodb',
     client: options.client,
-    doc: DynamoDBDocumentClient.from(options.client, {
-      marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
-    }),
     tableName: options.tableName,
     inboxTtlSeconds: inboxTtlSeconds(retention),
     leaseMarginMs: leaseMarginSeconds * 1000,
     commitStrategy(settings) {
-      return createDynamoDbCommit(this, settings);
+      // The strategy's code (and with it the DynamoDB SDK) is imported on the first batch: `lambda/index.ts`
+      // re-exports this module, so a static import would load the SDK in every worker's cold start.
+      let strategy: Promise<CommitStrategy> | undefined;
+      return {
+        concurrent: true,
+        commitReserveMs: 0,
+        async commit(batch) {
+          strategy ??= import('./commit-dynamodb.ts').then(({ createDynamoDbCommit }) =>
+            createDynamoDbCommit(store, settings),
+          );
+          return (await strategy).commit(batch);
+        },
+      };
     },
   };
+  return store;
 }

@@ -15,6 +15,7 @@ import { withinDeadline } from '../../worker/within-deadline.ts';
 import { claimDynamoInbox, type DynamoGate, dynamoCompletedAlready } from './claim-dynamo-inbox.ts';
 import { classifyDynamoError } from './classify-dynamo-error.ts';
 import { commitDynamoTransaction } from './commit-dynamo-transaction.ts';
+import { documentClient } from './document-client.ts';
 import type { DynamoHandlerResult, DynamoMessageHandler } from './dynamo-handler.ts';
 import type { DynamoStore } from './dynamo-store.ts';
 import { completeInboxUpdate, failInboxUpdate } from './inbox-updates.ts';
@@ -220,7 +221,7 @@ export async function processDynamoRecord(
     const budgetMs = state.remainingMs() - HANDLER_MARGIN_MS;
     result = await withinDeadline(
       handler.handle({
-        client: store.doc,
+        client: documentClient(store),
         table: store.tableName,
         consumer: deps.consumer,
         payload: message.payload,
@@ -275,7 +276,9 @@ export async function processDynamoRecord(
   if (ruling instanceof Error) return finish(await settleClaimed(classifyDynamoError(ruling)));
   // Stale or already applied: the inbox item is completed alone, under the lease.
   try {
-    await timed((signal) => store.doc.send(new UpdateCommand(completion), { abortSignal: signal }));
+    await timed((signal) =>
+      documentClient(store).send(new UpdateCommand(completion), { abortSignal: signal }),
+    );
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return finish(leaseLost());
     return finish(await settleClaimed(classifyDynamoError(error)));
@@ -323,7 +326,7 @@ export async function processDynamoRecord(
     try {
       await timed<unknown>((signal) =>
         quarantined
-          ? store.doc.send(
+          ? documentClient(store).send(
               new TransactWriteCommand({
                 TransactItems: [
                   { Update: inbox },
@@ -339,7 +342,7 @@ export async function processDynamoRecord(
               }),
               { abortSignal: signal },
             )
-          : store.doc.send(new UpdateCommand(inbox), { abortSignal: signal }),
+          : documentClient(store).send(new UpdateCommand(inbox), { abortSignal: signal }),
       );
     } catch (error) {
       const leaseGone =
@@ -378,7 +381,7 @@ export async function processDynamoRecord(
     if (quarantined) {
       try {
         await timed((signal) =>
-          store.doc.send(
+          documentClient(store).send(
             new UpdateCommand(
               quarantineUpdate(store, {
                 consumer: deps.consumer,
