@@ -139,6 +139,8 @@ describe('Poller database-health pause (database cut by a TCP proxy for 10 s)', 
       },
       15_000,
     );
+    // Half-open receives one record at a time until halfOpenMs of good probes close it; the queue may drain first.
+    await waitFor('the pause closed', () => poller.status === 'closed', 10_000);
 
     // Assess: while paused (from the pause's own event times), ReceiveMessage calls at most the probes — none, in
     // fact: the pause aborts a pending long poll and the loop waits for the probes.

@@ -145,7 +145,7 @@ export interface EventSourceMapping {
   setEnabled(enabled: boolean): void;
   /** Changes `MaximumConcurrency` (ScalingConfig) while running: 1–1000. */
   setMaxConcurrency(maxConcurrency: number): void;
-  /** Resolves when no batch is being gathered or invoked (the queue may still hold messages). */
+  /** Resolves when no batch is being gathered or invoked and, while disabled, no receive is pending (the queue may still hold messages). */
   idle(): Promise<void>;
   /**
    * Resolves when the queue has no visible, in-flight or delayed message and the mapping is idle, i.e. every
@@ -329,7 +329,15 @@ export async function startEventSourceMapping(
   let stopping = false;
   const abort = new AbortController();
   let busy = 0; // batches being gathered (with at least one message) or invoked
+  /** ReceiveMessage calls in progress, and what aborts them when the mapping is disabled. */
+  let receiving = 0;
+  let receiveAbort = new AbortController();
   const idleWaiters: (() => void)[] = [];
+  /** Idle: no batch in progress and, while disabled, no receive that could still return messages. */
+  const isIdle = () => busy === 0 && (enabled || receiving === 0);
+  const notifyIdle = () => {
+    if (isIdle()) for (const resolve of idleWaiters.splice(0)) resolve();
+  };
   const inFlight = new Set<Promise<void>>();
   /** FIFO: message group → the invocation currently holding it. */
   const groupsInFlight = new Map<string, Promise<void>>();
@@ -339,24 +347,32 @@ export async function startEventSourceMapping(
   };
   const markDone = () => {
     busy -= 1;
-    if (busy === 0) for (const resolve of idleWaiters.splice(0)) resolve();
+    notifyIdle();
   };
 
   async function receive(max: number, wait: number): Promise<Message[]> {
     stats.receives += 1;
-    const { Messages = [] } = await sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: queueUrl,
-        MaxNumberOfMessages: max,
-        WaitTimeSeconds: wait,
-        MessageSystemAttributeNames: ['All'],
-        MessageAttributeNames: ['All'],
-        ...(options.visibilityTimeoutSeconds !== undefined
-          ? { VisibilityTimeout: options.visibilityTimeoutSeconds }
-          : {}),
-      }),
-      { abortSignal: abort.signal },
-    );
+    receiving += 1;
+    // Disabling the mapping aborts a pending receive: from then on it receives nothing (like stop()).
+    const signal = AbortSignal.any([abort.signal, receiveAbort.signal]);
+    const { Messages = [] } = await sqs
+      .send(
+        new ReceiveMessageCommand({
+          QueueUrl: queueUrl,
+          MaxNumberOfMessages: max,
+          WaitTimeSeconds: wait,
+          MessageSystemAttributeNames: ['All'],
+          MessageAttributeNames: ['All'],
+          ...(options.visibilityTimeoutSeconds !== undefined
+            ? { VisibilityTimeout: options.visibilityTimeoutSeconds }
+            : {}),
+        }),
+        { abortSignal: signal },
+      )
+      .finally(() => {
+        receiving -= 1;
+        notifyIdle();
+      });
     stats.messagesReceived += Messages.length;
     return Messages;
   }
@@ -559,6 +575,7 @@ export async function startEventSourceMapping(
       } catch (error) {
         slots.release();
         if (stopping) break; // the idle long poll was aborted by stop()
+        if (!enabled) continue; // aborted by setEnabled(false)
         stats.receiveErrors += 1;
         failures += 1;
         logger.warn('ReceiveMessage failed; retrying', { queueUrl, poller, error: describeError(error) });
@@ -586,7 +603,7 @@ export async function startEventSourceMapping(
   });
 
   const idle = () =>
-    busy === 0
+    isIdle()
       ? Promise.resolve()
       : new Promise<void>((resolve) => {
           idleWaiters.push(resolve);
@@ -610,6 +627,10 @@ export async function startEventSourceMapping(
       enabled = next;
       lastModified = Date.now();
       if (next) for (const resolve of enableWaiters.splice(0)) resolve();
+      else {
+        receiveAbort.abort();
+        receiveAbort = new AbortController();
+      }
       logger.info(next ? 'Event source mapping enabled' : 'Event source mapping disabled', { queueUrl });
     },
     setMaxConcurrency(next) {
