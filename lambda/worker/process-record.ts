@@ -2,7 +2,7 @@ import type postgres from 'postgres';
 import { HandlerTimeoutError, RetryableError } from '../errors.ts';
 import type { TerminalPolicy } from '../types.ts';
 import { type AttemptDefaults, applyAttemptPolicy, msUntilDue } from './attempt-policy.ts';
-import { type BackoffSettings, backoffSeconds, MAX_VISIBILITY_SECONDS } from './backoff.ts';
+import { type BackoffSettings, MAX_VISIBILITY_SECONDS } from './backoff.ts';
 import type { BatchClaims } from './batch-claims.ts';
 import { classifyError, type Failure, truncate } from './classify-error.ts';
 import type { BatchRecord, BatchState, EngineSettings } from './commit-strategy.ts';
@@ -18,9 +18,9 @@ import {
   markInboxTerminal,
   recordInboxFailure,
 } from './inbox.ts';
-import { type RecordFacts, type RecordOutcome, recordOutcome, type Verdict, verdicts } from './outcome.ts';
+import { type RecordOutcome, type Verdict, verdicts } from './outcome.ts';
 import { quarantineMessage } from './quarantine.ts';
-import { recordTrace } from './record-trace.ts';
+import { decodedIds, startRecordRun } from './record-run.ts';
 import type { RecordTracer } from './record-tracer.ts';
 import { redactValues } from './redact-values.ts';
 import { type PayloadReader, type ResolvedPayload, resolvePayload } from './resolve-payload.ts';
@@ -118,18 +118,11 @@ export async function processRecord(
   batch: BatchState,
 ): Promise<RecordOutcome> {
   const { record, receiveCount } = item;
-  const startedAt = deps.now();
-  const sentAt = Number(record.attributes?.SentTimestamp);
-  let dbTransactionMs = 0;
   /** True when the record's inbox row was claimed with its batch (per-batch mode), not by the record. */
   let claimedInBatch = false;
-  // The producer's trace: on the record's log line (its outcome) and its subsegment. A bad header is ignored.
-  const trace = recordTrace(record);
-  const span = deps.tracer ? (await deps.tracer())?.open(record, trace) : undefined;
-  let ids: Pick<RecordFacts, 'messageType' | 'idempotencyKey' | 'aggregateId' | 'correlationId' | 'traceId'> =
-    {
-      traceId: trace?.traceId,
-    };
+  // The producer's trace: on the record's log line (its outcome) and its subsegment.
+  const run = await startRecordRun(record, receiveCount, deps);
+  const { trace, finish, retry } = run;
 
   // Every database call is timed and bounded by the Lambda time left (see withinDeadline).
   const timed = async <T>(fn: () => Promise<T>): Promise<T> => {
@@ -137,26 +130,9 @@ export async function processRecord(
     try {
       return await withinDeadline(fn(), batch.remainingMs() - CLIENT_DEADLINE_MARGIN_MS);
     } finally {
-      dbTransactionMs += deps.now() - t;
+      run.dbTransactionMs += deps.now() - t;
     }
   };
-  const finish = (verdict: Decision): RecordOutcome => {
-    const outcome = recordOutcome(
-      {
-        messageId: record.messageId,
-        receiveCount,
-        processingMs: deps.now() - startedAt,
-        dbTransactionMs,
-        messageAgeMs: Number.isFinite(sentAt) && sentAt > 0 ? Math.max(0, startedAt - sentAt) : 0,
-        ...ids,
-      },
-      verdict,
-    );
-    span?.close(outcome);
-    return outcome;
-  };
-  const retry = (failure: Pick<Failure, 'code' | 'message'>, attempts?: number): Decision =>
-    verdicts.retryable(failure, backoffSeconds(receiveCount, deps.backoff, deps.random), attempts);
 
   if (batch.databaseDown) {
     return finish(
@@ -168,13 +144,8 @@ export async function processRecord(
   }
 
   const { decoded } = item;
-  ids = {
-    traceId: trace?.traceId,
-    messageType: decoded.ok ? decoded.envelope.messageType : decoded.messageType,
-    idempotencyKey: decoded.ok ? decoded.envelope.idempotencyKey : decoded.idempotencyKey,
-    aggregateId: decoded.envelope?.aggregateId,
-    correlationId: decoded.envelope?.correlationId ?? undefined,
-  };
+  run.ids = decodedIds(decoded, trace?.traceId);
+  const { ids } = run;
   if (!decoded.ok) {
     const failure: Failure = {
       retryable: false,

@@ -2,12 +2,12 @@ import { ConditionalCheckFailedException, TransactionCanceledException } from '@
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { DatabaseTimeoutError, HandlerTimeoutError, RetryableError } from '../../errors.ts';
 import { applyAttemptPolicy, msUntilDue } from '../../worker/attempt-policy.ts';
-import { backoffSeconds, MAX_VISIBILITY_SECONDS } from '../../worker/backoff.ts';
+import { MAX_VISIBILITY_SECONDS } from '../../worker/backoff.ts';
 import { type Failure, truncate } from '../../worker/classify-error.ts';
 import type { BatchRecord, BatchState, EngineSettings } from '../../worker/commit-strategy.ts';
 import type { DecodedRecord } from '../../worker/decode-record.ts';
-import { type RecordOutcome, recordOutcome, type Verdict, verdicts } from '../../worker/outcome.ts';
-import { recordTrace } from '../../worker/record-trace.ts';
+import { type RecordOutcome, type Verdict, verdicts } from '../../worker/outcome.ts';
+import { decodedIds, startRecordRun } from '../../worker/record-run.ts';
 import { redactValues } from '../../worker/redact-values.ts';
 import { resolvePayload } from '../../worker/resolve-payload.ts';
 import { CLIENT_DEADLINE_MARGIN_MS, HANDLER_MARGIN_MS } from '../../worker/transaction-timeouts.ts';
@@ -49,9 +49,11 @@ export async function processDynamoRecord(
 ): Promise<RecordOutcome> {
   const { record, receiveCount, decoded } = item;
   const { store } = deps;
-  const startedAt = deps.now();
-  const sentAt = Number(record.attributes?.SentTimestamp);
-  let dbTransactionMs = 0;
+  // The producer's trace: on the record's log line (its outcome), its inbox item and its subsegment.
+  const run = await startRecordRun(record, receiveCount, deps);
+  const { trace, finish, retry } = run;
+  run.ids = decodedIds(decoded, trace?.traceId);
+  const { ids } = run;
 
   /** Every DynamoDB call is timed and bounded by the time left; past it the request is aborted. */
   const timed = async <T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> => {
@@ -67,36 +69,9 @@ export async function processDynamoRecord(
         },
       );
     } finally {
-      dbTransactionMs += deps.now() - t;
+      run.dbTransactionMs += deps.now() - t;
     }
   };
-  // The producer's trace: on the record's log line (its outcome), its inbox item and its subsegment.
-  const trace = recordTrace(record);
-  const span = deps.tracer ? (await deps.tracer())?.open(record, trace) : undefined;
-  const ids = {
-    traceId: trace?.traceId,
-    messageType: decoded.ok ? decoded.envelope.messageType : decoded.messageType,
-    idempotencyKey: decoded.ok ? decoded.envelope.idempotencyKey : decoded.idempotencyKey,
-    aggregateId: decoded.envelope?.aggregateId,
-    correlationId: decoded.envelope?.correlationId ?? undefined,
-  };
-  const finish = (verdict: Verdict): RecordOutcome => {
-    const outcome = recordOutcome(
-      {
-        messageId: record.messageId,
-        receiveCount,
-        processingMs: deps.now() - startedAt,
-        dbTransactionMs,
-        messageAgeMs: Number.isFinite(sentAt) && sentAt > 0 ? Math.max(0, startedAt - sentAt) : 0,
-        ...ids,
-      },
-      verdict,
-    );
-    span?.close(outcome);
-    return outcome;
-  };
-  const retry = (failure: Pick<Failure, 'code' | 'message'>, attempts?: number): Verdict =>
-    verdicts.retryable(failure, backoffSeconds(receiveCount, deps.backoff, deps.random), attempts);
   const terminalVerdict = (
     failure: Pick<Failure, 'code' | 'message'>,
     quarantined: boolean,

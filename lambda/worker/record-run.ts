@@ -1,0 +1,97 @@
+import type { SQSRecord } from 'aws-lambda';
+import { type BackoffSettings, backoffSeconds } from './backoff.ts';
+import type { Failure } from './classify-error.ts';
+import type { DecodedRecord, UndecodableRecord } from './decode-record.ts';
+import { type RecordFacts, type RecordOutcome, recordOutcome, type Verdict, verdicts } from './outcome.ts';
+import { recordTrace } from './record-trace.ts';
+import type { RecordTracer } from './record-tracer.ts';
+
+/** The identifiers a record's outcome carries (its log line and metrics). */
+export type RecordIds = Pick<
+  RecordFacts,
+  'messageType' | 'idempotencyKey' | 'aggregateId' | 'correlationId' | 'traceId'
+>;
+
+type RecordTrace = ReturnType<typeof recordTrace>;
+
+/**
+ * One record's run, shared by every store's record processor: its clock, its producer's trace and subsegment,
+ * the time spent in database calls, and the one way its outcome is built.
+ *
+ * @internal
+ */
+export interface RecordRun {
+  /** The producer's trace (AWSTraceHeader or traceparent); undefined when absent or unreadable. */
+  readonly trace: RecordTrace;
+  /** Milliseconds spent in database calls so far: the store's timed calls add to it. */
+  dbTransactionMs: number;
+  /** Identifiers the outcome carries: the trace id at first, the envelope's once it is decoded. */
+  ids: RecordIds;
+  /** The record's outcome from a verdict: its facts (timings, message age, ids) added, its subsegment closed. */
+  finish(verdict: Verdict): RecordOutcome;
+  /** A retryable verdict with the backoff of this delivery's receive count. */
+  retry(failure: Pick<Failure, 'code' | 'message'>, attempts?: number): Verdict;
+}
+
+/**
+ * Starts a record's run: reads its trace, opens its subsegment when tracing is on, starts its clock.
+ *
+ * @internal
+ */
+export async function startRecordRun(
+  record: SQSRecord,
+  receiveCount: number,
+  deps: {
+    readonly now: () => number;
+    readonly random: () => number;
+    readonly backoff: BackoffSettings;
+    readonly tracer?: () => Promise<RecordTracer | undefined>;
+  },
+): Promise<RecordRun> {
+  const startedAt = deps.now();
+  const sentAt = Number(record.attributes?.SentTimestamp);
+  // A bad trace header is ignored: the record runs without a trace.
+  const trace = recordTrace(record);
+  const span = deps.tracer ? (await deps.tracer())?.open(record, trace) : undefined;
+  const run: RecordRun = {
+    trace,
+    dbTransactionMs: 0,
+    ids: { traceId: trace?.traceId },
+    finish(verdict) {
+      const outcome = recordOutcome(
+        {
+          messageId: record.messageId,
+          receiveCount,
+          processingMs: deps.now() - startedAt,
+          dbTransactionMs: run.dbTransactionMs,
+          messageAgeMs: Number.isFinite(sentAt) && sentAt > 0 ? Math.max(0, startedAt - sentAt) : 0,
+          ...run.ids,
+        },
+        verdict,
+      );
+      span?.close(outcome);
+      return outcome;
+    },
+    retry: (failure, attempts) =>
+      verdicts.retryable(failure, backoffSeconds(receiveCount, deps.backoff, deps.random), attempts),
+  };
+  return run;
+}
+
+/**
+ * The identifiers of a decoded (or undecodable) record, with its trace id.
+ *
+ * @internal
+ */
+export function decodedIds(
+  decoded: DecodedRecord | UndecodableRecord,
+  traceId: string | undefined,
+): RecordIds {
+  return {
+    traceId,
+    messageType: decoded.ok ? decoded.envelope.messageType : decoded.messageType,
+    idempotencyKey: decoded.ok ? decoded.envelope.idempotencyKey : decoded.idempotencyKey,
+    aggregateId: decoded.envelope?.aggregateId,
+    correlationId: decoded.envelope?.correlationId ?? undefined,
+  };
+}
