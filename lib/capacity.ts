@@ -71,30 +71,58 @@ export function safeWorkerConcurrency(inputs: CapacityInputs): CapacityResult {
     }
   }
   const perWorker = inputs.connectionsPerWorker ?? 1;
-  const terms: Array<{ term: CapacityTerm; value: number; formula: string }> = [
+  const terms: Term[] = [
     {
       term: 'db_connections',
       value: inputs.dbAvailableConnections / perWorker,
       formula: `db_available_connections ${inputs.dbAvailableConnections} / connection_per_worker ${perWorker}`,
     },
   ];
-  const ratio = (term: CapacityTerm, a: string, x: number | undefined, b: string, y: number | undefined) => {
-    if (x === undefined && y === undefined) return;
-    if (x === undefined || y === undefined) {
-      throw new RangeError(
-        `Capacity inputs ${a} and ${b} go together (given ${a}=${String(x)}, ${b}=${String(y)})`,
-      );
-    }
-    terms.push({ term, value: x / y, formula: `${a} ${x} / ${b} ${y}` });
-  };
-  ratio(
+  pushRatio(
+    terms,
     'write_iops',
     'db_write_iops_budget',
     inputs.dbWriteIopsBudget,
     'write_iops_per_message',
     inputs.writeIopsPerMessage,
   );
-  ratio(
+  return boundConcurrency(terms, inputs);
+}
+
+/** One term of a capacity derivation: the concurrency it allows, and how. */
+type Term = { term: CapacityTerm; value: number; formula: string };
+
+/** Adds the term `x / y` when both inputs are given; one without the other is a RangeError naming both. */
+function pushRatio(
+  terms: Term[],
+  term: CapacityTerm,
+  a: string,
+  x: number | undefined,
+  b: string,
+  y: number | undefined,
+) {
+  if (x === undefined && y === undefined) return;
+  if (x === undefined || y === undefined) {
+    throw new RangeError(
+      `Capacity inputs ${a} and ${b} go together (given ${a}=${String(x)}, ${b}=${String(y)})`,
+    );
+  }
+  terms.push({ term, value: x / y, formula: `${a} ${x} / ${b} ${y}` });
+}
+
+/**
+ * The safe concurrency of a store's own terms and the ones every store shares (downstream rate, lock contention):
+ * the smallest term, rounded down, and the term that binds.
+ *
+ * @internal
+ */
+export function boundConcurrency(
+  storeTerms: readonly Term[],
+  inputs: Pick<CapacityInputs, 'downstreamRateLimit' | 'callsPerMessage' | 'lockContentionSafeParallelism'>,
+): CapacityResult {
+  const terms = [...storeTerms];
+  pushRatio(
+    terms,
     'downstream_rate',
     'downstream_rate_limit',
     inputs.downstreamRateLimit,

@@ -19,7 +19,7 @@
  * 1,000. A latency estimate on the low side is the safe side (a faster worker writes more per second).
  * Pure: no CDK, no I/O.
  */
-import type { CapacityResult, CapacityTerm } from './capacity.ts';
+import { boundConcurrency, type CapacityResult, type CapacityTerm } from './capacity.ts';
 
 /** Defaults of {@link DynamoDbCapacityInputs}, shared by the construct and `sqs-worker capacity --store dynamodb`. */
 export const DYNAMODB_CAPACITY_DEFAULTS = {
@@ -125,33 +125,8 @@ export function safeDynamoDbConcurrency(inputs: DynamoDbCapacityInputs): DynamoD
       formula: `max_write_units_per_second ${budget} / (write_units_per_message ${writeUnitsPerMessage} × messages_per_second_per_worker ${round(messagesPerSecondPerWorker)})`,
     },
   ];
-  const { downstreamRateLimit, callsPerMessage } = inputs;
-  if (downstreamRateLimit !== undefined || callsPerMessage !== undefined) {
-    if (downstreamRateLimit === undefined || callsPerMessage === undefined) {
-      throw new RangeError(
-        `Capacity inputs downstream_rate_limit and calls_per_message go together (given downstream_rate_limit=${String(downstreamRateLimit)}, calls_per_message=${String(callsPerMessage)})`,
-      );
-    }
-    terms.push({
-      term: 'downstream_rate',
-      value: downstreamRateLimit / callsPerMessage,
-      formula: `downstream_rate_limit ${downstreamRateLimit} / calls_per_message ${callsPerMessage}`,
-    });
-  }
-  if (inputs.lockContentionSafeParallelism !== undefined) {
-    terms.push({
-      term: 'lock_contention',
-      value: inputs.lockContentionSafeParallelism,
-      formula: `lock_contention_safe_parallelism ${inputs.lockContentionSafeParallelism}`,
-    });
-  }
-  const smallest = terms.reduce((min, term) => (term.value < min.value ? term : min));
-  const safeConcurrency = Math.max(0, Math.floor(smallest.value));
   return {
-    safeConcurrency,
-    binding: smallest.term,
-    terms,
-    explanation: `safe worker concurrency ${safeConcurrency}, bound by ${smallest.term} (${smallest.formula})`,
+    ...boundConcurrency(terms, inputs),
     writeUnitsPerMessage,
     messagesPerSecondPerWorker,
     writeUnitsPerSecondPerWorker,
