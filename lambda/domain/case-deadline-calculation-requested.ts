@@ -6,6 +6,13 @@ export const STAGE_SLA_DAYS: Readonly<Record<string, number>> = { INVESTIGATION:
 
 const DAY_MS = 86_400_000;
 
+/** The payload of `CaseDeadlineCalculationRequested` v1, the message's contract on either store. */
+export const caseDeadlineCalculationRequestedPayload = z.object({
+  caseId: z.string().check(z.minLength(1), z.maxLength(200)),
+  stage: z.string().check(z.minLength(1), z.maxLength(50)),
+  effectiveAt: z.iso.datetime({ offset: true }),
+});
+
 /**
  * `CaseDeadlineCalculationRequested` v1 `{ caseId, stage, effectiveAt }`: upserts the case's
  * `<STAGE>_SLA` deadline (`effectiveAt` + SLA), sets `cases.deadline_at` and increments
@@ -22,11 +29,7 @@ const DAY_MS = 86_400_000;
 export const caseDeadlineCalculationRequested = defineHandler({
   messageType: 'CaseDeadlineCalculationRequested',
   schemaVersion: 1,
-  payload: z.object({
-    caseId: z.string().check(z.minLength(1), z.maxLength(200)),
-    stage: z.string().check(z.minLength(1), z.maxLength(50)),
-    effectiveAt: z.iso.datetime({ offset: true }),
-  }),
+  payload: caseDeadlineCalculationRequestedPayload,
   // Known from the payload: stored by the inbox claim, no statement after the handler.
   resultRef: ({ payload }) => `case_deadlines/${payload.caseId}/${payload.stage}_SLA`,
   async handle({ sql, payload, envelope }) {

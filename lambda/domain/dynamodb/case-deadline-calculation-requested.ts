@@ -1,6 +1,8 @@
-import * as z from 'zod/mini';
 import { defineDynamoHandler, RetryableError, TerminalError } from '../../index.ts';
-import { STAGE_SLA_DAYS } from '../case-deadline-calculation-requested.ts';
+import {
+  caseDeadlineCalculationRequestedPayload,
+  STAGE_SLA_DAYS,
+} from '../case-deadline-calculation-requested.ts';
 import { caseItemKey } from './case-stage-changed.ts';
 
 const DAY_MS = 86_400_000;
@@ -18,11 +20,7 @@ const DAY_MS = 86_400_000;
 export const caseDeadlineCalculationRequestedDynamo = defineDynamoHandler({
   messageType: 'CaseDeadlineCalculationRequested',
   schemaVersion: 1,
-  payload: z.object({
-    caseId: z.string().check(z.minLength(1), z.maxLength(200)),
-    stage: z.string().check(z.minLength(1), z.maxLength(50)),
-    effectiveAt: z.iso.datetime({ offset: true }),
-  }),
+  payload: caseDeadlineCalculationRequestedPayload,
   async handle({ table, payload, envelope }) {
     const days = STAGE_SLA_DAYS[payload.stage];
     if (days === undefined) {

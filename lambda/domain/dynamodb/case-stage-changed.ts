@@ -1,5 +1,5 @@
-import * as z from 'zod/mini';
 import { defineDynamoHandler } from '../../index.ts';
+import { caseStageChangedPayload } from '../case-stage-changed.ts';
 
 /** The key of a case's item in the DynamoDB example domain. */
 export const caseItemKey = (caseId: string) => ({ PK: `CASE#${caseId}`, SK: 'META' });
@@ -13,11 +13,7 @@ export const caseItemKey = (caseId: string) => ({ PK: `CASE#${caseId}`, SK: 'MET
 export const caseStageChangedDynamo = defineDynamoHandler({
   messageType: 'CaseStageChanged',
   schemaVersion: 1,
-  payload: z.object({
-    caseId: z.string().check(z.minLength(1), z.maxLength(200)),
-    stage: z.string().check(z.minLength(1), z.maxLength(50)),
-    version: z.int().check(z.minimum(1)),
-  }),
+  payload: caseStageChangedPayload,
   async handle({ table, payload }) {
     return {
       writes: [

@@ -1,7 +1,7 @@
 // From util-dynamodb (the marshaller), not lib-dynamodb: the worker's entry does not load the DynamoDB client for it.
 import { NumberValueImpl as NumberValue } from '@aws-sdk/util-dynamodb';
-import * as z from 'zod/mini';
 import { defineDynamoHandler } from '../../index.ts';
+import { paymentCapturedPayload } from '../payment-captured.ts';
 
 /** The key of a payment's ledger item in the DynamoDB example domain. */
 export const ledgerItemKey = (paymentId: string) => ({ PK: `LEDGER#${paymentId}`, SK: 'ENTRY' });
@@ -21,12 +21,7 @@ export const balanceItemKey = (accountId: string, currency: string) => ({
 export const paymentCapturedDynamo = defineDynamoHandler({
   messageType: 'PaymentCaptured',
   schemaVersion: 1,
-  payload: z.object({
-    paymentId: z.string().check(z.minLength(1), z.maxLength(200)),
-    accountId: z.string().check(z.minLength(1), z.maxLength(200)),
-    amount: z.union([z.number(), z.string().check(z.regex(/^-?\d+(\.\d+)?$/))]),
-    currency: z.string().check(z.regex(/^[A-Z]{3}$/)),
-  }),
+  payload: paymentCapturedPayload,
   async handle({ table, payload, envelope }) {
     const amount = NumberValue.from(String(payload.amount));
     return {
