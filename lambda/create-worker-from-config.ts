@@ -3,6 +3,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { loadConfig, type WorkerConfig } from './config.ts';
 import { DEFAULT_METRICS_NAMESPACE } from './constants.ts';
 import { createSql } from './db.ts';
+import { ConfigError } from './errors.ts';
 import type { DynamoMessageHandler } from './stores/dynamodb/dynamo-handler.ts';
 import { createWorker, type WorkerHandler, type WorkerOptions } from './worker/create-worker.ts';
 import type { MessageHandler } from './worker/message-handler.ts';
@@ -82,14 +83,22 @@ export function createWorkerFromConfig(options: WorkerFromConfigOptions): Worker
     failInvocationOnFullBatchFailure: config.failInvocationOnFullBatchFailure,
   };
   if (config.store.kind === 'dynamodb') {
-    // Loaded for a DynamoDB worker only: a PostgreSQL worker's bundle never loads the DynamoDB SDK at cold start.
-    const storeConfig = config.store;
-    const ready = import('./stores/dynamodb/dynamo-store-from-config.ts').then(({ dynamoStoreFromConfig }) =>
-      createWorker({ ...workerOptions, store: dynamoStoreFromConfig(storeConfig) }),
+    // A bundle the stack built for the PostgreSQL store holds no DynamoDB code: esbuild replaces the name with
+    // "postgres", which makes the import dead code it leaves out (lib/worker-bundle-profile.ts). Unbundled, it is
+    // unset. Loaded for a DynamoDB worker only: a PostgreSQL worker never loads the DynamoDB SDK.
+    if (process.env.WORKER_BUNDLED_STORE !== 'postgres') {
+      const storeConfig = config.store;
+      const ready = import('./stores/dynamodb/dynamo-store-from-config.ts').then(
+        ({ dynamoStoreFromConfig }) =>
+          createWorker({ ...workerOptions, store: dynamoStoreFromConfig(storeConfig) }),
+      );
+      // A ConfigError is thrown by the first invocation (and fails it), not left as an unhandled rejection.
+      ready.catch(() => {});
+      return async (event, context) => (await ready)(event, context);
+    }
+    throw new ConfigError(
+      'WORKER_STORE is "dynamodb", but this worker was bundled for the PostgreSQL store, without the DynamoDB store code. Deploy it with store: "dynamodb" on SqsDatabaseWorker (the stage setting store), or remove WORKER_STORE from its environment.',
     );
-    // A ConfigError is thrown by the first invocation (and fails it), not left as an unhandled rejection.
-    ready.catch(() => {});
-    return async (event, context) => (await ready)(event, context);
   }
   return createWorker({
     ...workerOptions,

@@ -7,6 +7,11 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { type BuildOptions, buildSync } from 'esbuild';
+import {
+  describeWorkerBundleProfile,
+  type WorkerBundleProfile,
+  workerBundleDefines,
+} from './worker-bundle-profile.ts';
 
 /**
  * Root of the project (the folder holding package.json), resolved from this file.
@@ -38,12 +43,15 @@ export const ESBUILD_TARGET = 'node24';
  * `chunks/`, so a cold start compiles only the code it runs. `bowser` (browser-only SDK code) is replaced by
  * a stub (lib/bowser-stub.ts), and so are the credential providers a Lambda function never reaches (SSO, config
  * files, `credential_process`, web identity: lib/lambda-credential-stub.ts; the provider collection the RDS signer
- * imports: lib/credential-providers-stub.ts) — esbuild ships every `import()` target, used or not. ESM bundles of CommonJS dependencies need `require`, hence the banner. Class
- * and function names survive minification (`keepNames`): errors are told apart by `error.name`.
+ * imports: lib/credential-providers-stub.ts) — esbuild ships every `import()` target, used or not. For the same
+ * reason a worker is bundled with its `profile` (lib/worker-bundle-profile.ts): the store and tracing setting it
+ * is deployed with, so the parts only the other settings load are left out. ESM bundles of CommonJS dependencies
+ * need `require`, hence the banner. Class and function names survive minification (`keepNames`): errors are told
+ * apart by `error.name`.
  *
  * @internal
  */
-export function bundleOptions(entry: string, outdir: string): BuildOptions {
+export function bundleOptions(entry: string, outdir: string, profile?: WorkerBundleProfile): BuildOptions {
   return {
     entryPoints: { index: entry },
     outdir,
@@ -72,6 +80,7 @@ export function bundleOptions(entry: string, outdir: string): BuildOptions {
         ]),
       ),
     },
+    ...(profile ? { define: workerBundleDefines(profile) } : {}),
     banner: {
       js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
     },
@@ -113,6 +122,8 @@ export interface BundledFunctionOptions {
   readonly files?: readonly BundledFiles[];
   /** X-Ray tracing mode; CDK adds the X-Ray write permissions to the role for `ACTIVE`. @default none (PassThrough) */
   readonly tracing?: lambda.Tracing;
+  /** The worker's store and tracing setting, which decide what its bundle leaves out. @default none: nothing left out */
+  readonly profile?: WorkerBundleProfile;
 }
 
 /**
@@ -141,13 +152,14 @@ export function bundledFunction(
       command: [
         'esbuild',
         relative(PROJECT_ROOT, options.entry),
+        ...(options.profile ? [`profile ${describeWorkerBundleProfile(options.profile)}`] : []),
         ...(options.files ?? []).map(
           (files) => `copy ${relative(PROJECT_ROOT, files.from)}/*${files.suffix}`,
         ),
       ],
       local: {
         tryBundle(outputDir: string): boolean {
-          buildSync(bundleOptions(options.entry, outputDir));
+          buildSync(bundleOptions(options.entry, outputDir, options.profile));
           for (const files of options.files ?? []) {
             mkdirSync(join(outputDir, files.into), { recursive: true });
             for (const name of readdirSync(files.from).filter((file) => file.endsWith(files.suffix))) {

@@ -307,6 +307,7 @@ export class SqsDatabaseWorker extends Construct {
         memorySize: settings.memorySize,
         reservedConcurrentExecutions: settings.reservedConcurrency,
         ...(props.tracing ? { tracing: lambda.Tracing.ACTIVE } : {}),
+        profile: { store: database ? 'postgres' : 'dynamodb', tracing: props.tracing ?? false },
         environment: {
           ...proxyDbEnvironment,
           ...(database && { DB_USER: dbUsers.worker, DB_POOL_SIZE: String(settings.dbPoolSize) }),
@@ -388,6 +389,7 @@ export class SqsDatabaseWorker extends Construct {
         reservedConcurrentExecutions: settings.reserveConcurrency ? 1 : undefined,
         // The relay's invocations in X-Ray; the messages carry their producers' traces, not the relay's.
         ...(props.tracing ? { tracing: lambda.Tracing.ACTIVE } : {}),
+        profile: { store: database ? 'postgres' : 'dynamodb', tracing: props.tracing ?? false },
         environment: {
           ...proxyDbEnvironment,
           DB_USER: dbUsers.relay,

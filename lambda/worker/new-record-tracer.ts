@@ -1,3 +1,4 @@
+import { ConfigError } from '../errors.ts';
 import { createRecordTracer, type RecordTracer } from './record-tracer.ts';
 
 /**
@@ -16,6 +17,13 @@ import { createRecordTracer, type RecordTracer } from './record-tracer.ts';
  * ```
  */
 export async function newRecordTracer(serviceName: string): Promise<RecordTracer> {
-  const { Tracer } = await import('@aws-lambda-powertools/tracer');
-  return createRecordTracer(new Tracer({ serviceName }), serviceName);
+  // A bundle the stack built without tracing holds no Tracer: esbuild replaces the name with "off", which makes
+  // the import dead code it leaves out, chunk and all (lib/worker-bundle-profile.ts). Unbundled, the name is unset.
+  if (process.env.WORKER_BUNDLED_TRACING !== 'off') {
+    const { Tracer } = await import('@aws-lambda-powertools/tracer');
+    return createRecordTracer(new Tracer({ serviceName }), serviceName);
+  }
+  throw new ConfigError(
+    'POWERTOOLS_TRACE_ENABLED is "true", but this worker was bundled without tracing, without Powertools Tracer and the X-Ray SDK. Deploy it with tracing: true on SqsDatabaseWorker (the stage setting tracing), or remove POWERTOOLS_TRACE_ENABLED from its environment.',
+  );
 }

@@ -21,6 +21,7 @@ import { enqueueOutbox } from '../../lambda/outbox/index.ts';
 import type { Envelope } from '../../lambda/worker/envelope.ts';
 import { bundleOptions, PROJECT_ROOT } from '../../lib/bundled-function.ts';
 import { SqsDatabaseWorker } from '../../lib/sqs-database-worker.ts';
+import { DEFAULT_WORKER_BUNDLE_PROFILE } from '../../lib/worker-bundle-profile.ts';
 import { s3ClientFor } from '../../tools/local/local-s3.ts';
 import { startLocalSqs } from '../../tools/local/local-sqs.ts';
 import { createTestDatabase } from '../support/database.ts';
@@ -78,19 +79,36 @@ afterAll(() => sqs.stop());
 describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
   let assembly: string;
   let worker: SqsDatabaseWorker;
+  let tracedWorker: SqsDatabaseWorker;
+  let dynamoWorker: SqsDatabaseWorker;
   beforeAll(() => {
     assembly = mkdtempSync(join(tmpdir(), 'cdk-bundle-'));
     const app = new App({ outdir: assembly });
+    // A production worker synthesizes only with its queues' identity recorded (the same ids in each stack).
+    const queueIdentity = {
+      fifo: false,
+      queueLogicalId: 'WorkerQueue9380F652',
+      deadLetterQueueLogicalId: 'WorkerDeadLetterQueue2879C389',
+    };
     const stack = new Stack(app, 'Bundled');
     worker = new SqsDatabaseWorker(stack, 'Worker', {
       vpc: new ec2.Vpc(stack, 'Vpc', { natGateways: 0 }),
       alarms: 'none',
-      // A production worker synthesizes only with its queues' identity recorded.
-      queueIdentity: {
-        fifo: false,
-        queueLogicalId: 'WorkerQueue9380F652',
-        deadLetterQueueLogicalId: 'WorkerDeadLetterQueue2879C389',
-      },
+      queueIdentity,
+    });
+    // The two settings that change what the worker's bundle holds (lib/worker-bundle-profile.ts).
+    const traced = new Stack(app, 'BundledTraced');
+    tracedWorker = new SqsDatabaseWorker(traced, 'Worker', {
+      vpc: new ec2.Vpc(traced, 'Vpc', { natGateways: 0 }),
+      alarms: 'none',
+      queueIdentity,
+      tracing: true,
+    });
+    const dynamo = new Stack(app, 'BundledDynamo');
+    dynamoWorker = new SqsDatabaseWorker(dynamo, 'Worker', {
+      store: 'dynamodb',
+      alarms: 'none',
+      queueIdentity,
     });
     app.synth();
   });
@@ -134,97 +152,133 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     expect(s3Chunks.length).toBeGreaterThan(0);
     expect(entry).not.toContain('x-amz-checksum-mode');
     expect(entry).not.toContain('bowser');
-    // The DynamoDB store (WORKER_STORE=dynamodb) is a chunk of its own: a PostgreSQL worker never loads its SDK.
-    expect(entry).not.toContain('DynamoDB_20120810');
-    expect(
-      chunks.some((f) => readFileSync(join(dir, 'chunks', f), 'utf8').includes('DynamoDB_20120810')),
-    ).toBe(true);
-    // Powertools Tracer and the X-Ray SDK are chunks of their own, loaded only with tracing on (docs/tracing.md).
-    expect(entry).not.toContain('AWS_XRAY_DAEMON_ADDRESS');
-    expect(
-      chunks.some((f) => readFileSync(join(dir, 'chunks', f), 'utf8').includes('AWS_XRAY_DAEMON_ADDRESS')),
-    ).toBe(true);
+    // Neither the DynamoDB store nor Powertools Tracer and the X-Ray SDK are deployed with a PostgreSQL worker
+    // without tracing: nothing it runs can load them (lib/worker-bundle-profile.ts).
+    const everyFile = [entry, ...chunks.map((f) => readFileSync(join(dir, 'chunks', f), 'utf8'))];
+    expect(everyFile.some((text) => text.includes('DynamoDB_20120810'))).toBe(false);
+    expect(everyFile.some((text) => text.includes('AWS_XRAY_DAEMON_ADDRESS'))).toBe(false);
     expect(totalBytes).toBeLessThan(10 * 1024 * 1024);
   });
 
-  it('keeps what only some records need out of the static graph of the entry: S3, SQS, X-Ray, tracer, DynamoDB', async () => {
-    // Prepare: the worker bundled with the stack's options, its metafile kept (what each output holds and imports).
-    const outdir = mkdtempSync(join(tmpdir(), 'bundle-graph-'));
-    const { metafile } = await build({
-      ...bundleOptions(join(PROJECT_ROOT, 'lambda/handlers/worker.ts'), outdir),
-      metafile: true,
-      write: false,
-      absWorkingDir: outdir,
-      logLevel: 'silent',
-    });
+  it.each([
+    { setting: 'tracing: true', holds: 'AWS_XRAY_DAEMON_ADDRESS', lacks: 'DynamoDB_20120810', traced: true },
+    {
+      setting: 'store: "dynamodb"',
+      holds: 'DynamoDB_20120810',
+      lacks: 'AWS_XRAY_DAEMON_ADDRESS',
+      traced: false,
+    },
+  ])(
+    'bundles the worker of $setting with what that setting loads, in chunks of their own',
+    ({ holds, lacks, traced }) => {
+      // Act
+      const dir = assetOf(traced ? tracedWorker.workerFunction : dynamoWorker.workerFunction);
+      const entry = readFileSync(join(dir, 'index.mjs'), 'utf8');
+      const chunks = readdirSync(join(dir, 'chunks'))
+        .filter((f) => f.endsWith('.mjs'))
+        .map((f) => readFileSync(join(dir, 'chunks', f), 'utf8'));
 
-    // Act: the outputs a cold start loads (the entry and what it imports statically, transitively), and the npm
-    // packages of every input they hold.
-    const closure = (from: string, outputs: Metafile['outputs']) => {
-      const seen = new Set([from]);
-      for (const path of seen) {
-        for (const imported of outputs[path]?.imports ?? []) {
-          if (imported.kind === 'import-statement' && !imported.external) seen.add(imported.path);
+      // Assess: a chunk holds it, the entry does not (loaded on first use), and the other setting's part is absent.
+      expect(dir).not.toBe(assetOf(worker.workerFunction));
+      expect(entry).not.toContain(holds);
+      expect(chunks.some((text) => text.includes(holds))).toBe(true);
+      expect([entry, ...chunks].some((text) => text.includes(lacks))).toBe(false);
+    },
+  );
+
+  it.each([
+    { profile: DEFAULT_WORKER_BUNDLE_PROFILE, deployed: [] },
+    {
+      profile: { ...DEFAULT_WORKER_BUNDLE_PROFILE, tracing: true },
+      deployed: ['aws-xray-sdk-core', '@aws-lambda-powertools/tracer'],
+    },
+    {
+      profile: { store: 'dynamodb', tracing: false } as const,
+      deployed: ['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb'],
+    },
+  ])(
+    'keeps what only some records need out of the static graph of the entry, bundled for $profile.store, tracing $profile.tracing',
+    async ({ profile, deployed }) => {
+      // Prepare: the worker bundled with the stack's options, its metafile kept (what each output holds and imports).
+      const outdir = mkdtempSync(join(tmpdir(), 'bundle-graph-'));
+      const { metafile } = await build({
+        ...bundleOptions(join(PROJECT_ROOT, 'lambda/handlers/worker.ts'), outdir, profile),
+        metafile: true,
+        write: false,
+        absWorkingDir: outdir,
+        logLevel: 'silent',
+      });
+
+      // Act: the outputs a cold start loads (the entry and what it imports statically, transitively), and the npm
+      // packages of every input they hold.
+      const closure = (from: string, outputs: Metafile['outputs']) => {
+        const seen = new Set([from]);
+        for (const path of seen) {
+          for (const imported of outputs[path]?.imports ?? []) {
+            if (imported.kind === 'import-statement' && !imported.external) seen.add(imported.path);
+          }
         }
-      }
-      return seen;
-    };
-    const packagesIn = (paths: Iterable<string>) =>
-      new Set(
-        [...paths].flatMap((path) =>
-          Object.keys(metafile.outputs[path]?.inputs ?? {}).map((input) => {
-            const parts = input.slice(input.lastIndexOf('node_modules/') + 'node_modules/'.length).split('/');
-            return input.includes('node_modules/')
-              ? parts.slice(0, parts[0]?.startsWith('@') ? 2 : 1).join('/')
-              : '(project)';
-          }),
-        ),
+        return seen;
+      };
+      const packagesIn = (paths: Iterable<string>) =>
+        new Set(
+          [...paths].flatMap((path) =>
+            Object.keys(metafile.outputs[path]?.inputs ?? {}).map((input) => {
+              const parts = input
+                .slice(input.lastIndexOf('node_modules/') + 'node_modules/'.length)
+                .split('/');
+              return input.includes('node_modules/')
+                ? parts.slice(0, parts[0]?.startsWith('@') ? 2 : 1).join('/')
+                : '(project)';
+            }),
+          ),
+        );
+      const cold = closure('index.mjs', metafile.outputs);
+      const coldPackages = packagesIn(cold);
+      const deployedPackages = packagesIn(
+        Object.keys(metafile.outputs).filter((path) => path.endsWith('.mjs')),
       );
-    const cold = closure('index.mjs', metafile.outputs);
-    const coldPackages = packagesIn(cold);
-    const deployedPackages = packagesIn(
-      Object.keys(metafile.outputs).filter((path) => path.endsWith('.mjs')),
-    );
 
-    // Assess: none of them is loaded by a cold start, each is deployed as a chunk of its own (loaded by import()),
-    // and postgres.js, which every invocation needs, is in the cold graph.
-    expect(coldPackages).toContain('postgres');
-    for (const name of [
-      '@aws-sdk/client-s3',
-      '@aws-sdk/client-sqs',
-      '@aws-sdk/rds-signer',
-      'aws-xray-sdk-core',
-      '@aws-lambda-powertools/tracer',
-      '@aws-sdk/client-dynamodb',
-      '@aws-sdk/lib-dynamodb',
-      '@smithy/core',
-    ]) {
-      expect(coldPackages, name).not.toContain(name);
-    }
-    for (const name of [
-      '@aws-sdk/client-s3',
-      '@aws-sdk/client-sqs',
-      'aws-xray-sdk-core',
-      '@aws-lambda-powertools/tracer',
-    ]) {
-      expect(deployedPackages, name).toContain(name);
-    }
-    // Nor are the credential providers a Lambda function never reaches deployed (lib/lambda-credential-stub.ts).
-    expect(deployedPackages).not.toContain('@aws-sdk/nested-clients');
-    expect(deployedPackages).not.toContain('@aws-sdk/credential-provider-ini');
-    // The S3 chunk holds the commands the package sends, not the whole client: a dynamic import of
-    // `@aws-sdk/client-s3` itself would bring every command (lambda/s3-sdk.ts).
-    const inputs = Object.values(metafile.outputs).flatMap((output) => Object.keys(output.inputs));
-    expect(inputs.some((input) => input.endsWith('client-s3/dist-es/commands/GetObjectCommand.js'))).toBe(
-      true,
-    );
-    expect(inputs.some((input) => input.endsWith('client-s3/dist-es/commands/ListBucketsCommand.js'))).toBe(
-      false,
-    );
-    expect(inputs.some((input) => input.endsWith('client-sqs/dist-es/commands/SendMessageCommand.js'))).toBe(
-      false,
-    );
-  });
+      // Assess: none of them is loaded by a cold start; the SDK clients every worker may need are deployed as chunks
+      // of their own (loaded by import()), and of the store's and the tracer's, exactly those of the profile.
+      // postgres.js, which every invocation of the shipped entry loads, is in the cold graph.
+      expect(coldPackages).toContain('postgres');
+      const optional = [
+        'aws-xray-sdk-core',
+        '@aws-lambda-powertools/tracer',
+        '@aws-sdk/client-dynamodb',
+        '@aws-sdk/lib-dynamodb',
+      ];
+      for (const name of [
+        '@aws-sdk/client-s3',
+        '@aws-sdk/client-sqs',
+        '@aws-sdk/rds-signer',
+        '@smithy/core',
+        ...optional,
+      ]) {
+        expect(coldPackages, name).not.toContain(name);
+      }
+      for (const name of ['@aws-sdk/client-s3', '@aws-sdk/client-sqs', '@aws-sdk/rds-signer']) {
+        expect(deployedPackages, name).toContain(name);
+      }
+      expect(optional.filter((name) => deployedPackages.has(name))).toEqual(deployed);
+      // Nor are the credential providers a Lambda function never reaches deployed (lib/lambda-credential-stub.ts).
+      expect(deployedPackages).not.toContain('@aws-sdk/nested-clients');
+      expect(deployedPackages).not.toContain('@aws-sdk/credential-provider-ini');
+      // The S3 chunk holds the commands the package sends, not the whole client: a dynamic import of
+      // `@aws-sdk/client-s3` itself would bring every command (lambda/s3-sdk.ts).
+      const inputs = Object.values(metafile.outputs).flatMap((output) => Object.keys(output.inputs));
+      expect(inputs.some((input) => input.endsWith('client-s3/dist-es/commands/GetObjectCommand.js'))).toBe(
+        true,
+      );
+      expect(inputs.some((input) => input.endsWith('client-s3/dist-es/commands/ListBucketsCommand.js'))).toBe(
+        false,
+      );
+      expect(
+        inputs.some((input) => input.endsWith('client-sqs/dist-es/commands/SendMessageCommand.js')),
+      ).toBe(false);
+    },
+  );
 
   it("keeps postgres.js's PostgresError name through minification, which the SQLSTATE classification reads", () => {
     // Act: esbuild's keepNames wraps a renamed class as __name(Oe, "PostgresError"); without it the class calls
@@ -362,6 +416,90 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     expect(response).toEqual({ batchItemFailures: [] });
     const inbox = await db.sql`select status from worker_inbox where consumer = ${consumer}`;
     expect(inbox).toEqual([{ status: 'COMPLETED' }]);
+  });
+
+  /** A one-record event carrying an inline example message, and that message. */
+  function inlineEvent() {
+    const envelope = envelopeFactory();
+    const event = {
+      Records: [
+        {
+          messageId: randomUUID(),
+          receiptHandle: 'rh',
+          body: JSON.stringify(envelope),
+          attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()) },
+          messageAttributes: {},
+          eventSource: 'aws:sqs',
+          eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:bundle-inline',
+          awsRegion: 'us-east-1',
+        },
+      ],
+    };
+    return { event, envelope };
+  }
+
+  it('refuses WORKER_STORE=dynamodb at cold start in a worker bundled for PostgreSQL, naming the setting to change', async () => {
+    // Prepare: the DynamoDB worker's environment (no database), given to the PostgreSQL worker's bundle.
+    const { DATABASE_URL: _url, ...env } = workerEnv('bundle-wrong-store');
+    const { event } = inlineEvent();
+
+    // Act
+    const run = invokeBundle(assetOf(worker.workerFunction), event, {
+      ...env,
+      WORKER_STORE: 'dynamodb',
+      DYNAMODB_TABLE: 'inbox',
+    });
+
+    // Assess: the module fails to load (Lambda reports an init error), with the ConfigError's fix.
+    await expect(run).rejects.toThrow(
+      /ConfigError: WORKER_STORE is "dynamodb", but this worker was bundled for the PostgreSQL store.*store: "dynamodb" on SqsDatabaseWorker/,
+    );
+  });
+
+  it('processes records untraced, saying why, when tracing is switched on in a worker bundled without it', async () => {
+    // Prepare
+    const consumer = `bundle-untraced-${randomUUID().slice(0, 8)}`;
+    const { event, envelope } = inlineEvent();
+
+    // Act
+    const { response, logs } = await invokeBundle<SQSBatchResponse>(assetOf(worker.workerFunction), event, {
+      ...workerEnv(consumer),
+      POWERTOOLS_TRACE_ENABLED: 'true',
+    });
+
+    // Assess: the record applied; one warning naming the setting that would bring the tracer.
+    expect(response).toEqual({ batchItemFailures: [] });
+    const inbox = await db.sql`select idempotency_key, status from worker_inbox where consumer = ${consumer}`;
+    expect(inbox).toEqual([{ idempotency_key: envelope.idempotencyKey, status: 'COMPLETED' }]);
+    const unavailable = logs.filter((line) => String(line.message).endsWith('_unavailable'));
+    expect(unavailable.map((line) => [line.message, line.level])).toEqual([
+      ['worker_tracer_unavailable', 'WARN'],
+    ]);
+    expect(JSON.stringify(unavailable[0]?.error)).toContain(
+      'bundled without tracing, without Powertools Tracer and the X-Ray SDK. Deploy it with tracing: true',
+    );
+  });
+
+  it('runs the worker bundled for tracing with tracing on: the tracer loads and the record is applied', async () => {
+    // Prepare
+    const consumer = `bundle-traced-${randomUUID().slice(0, 8)}`;
+    const { event, envelope } = inlineEvent();
+
+    // Act
+    const { response, logs } = await invokeBundle<SQSBatchResponse>(
+      assetOf(tracedWorker.workerFunction),
+      event,
+      {
+        ...workerEnv(consumer),
+        POWERTOOLS_TRACE_ENABLED: 'true',
+      },
+    );
+
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [] });
+    const inbox = await db.sql`select idempotency_key, status from worker_inbox where consumer = ${consumer}`;
+    expect(inbox).toEqual([{ idempotency_key: envelope.idempotencyKey, status: 'COMPLETED' }]);
+    expect(logs.filter((line) => String(line.message).endsWith('_unavailable'))).toEqual([]);
   });
 
   it('retries a payloadRef when the S3 chunk cannot load: PAYLOAD_READER_MISSING, the failure logged', async () => {

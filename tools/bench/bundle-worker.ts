@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { build, type Metafile } from 'esbuild';
 import { bundleOptions, PROJECT_ROOT } from '../../lib/bundled-function.ts';
+import { DEFAULT_WORKER_BUNDLE_PROFILE, type WorkerBundleProfile } from '../../lib/worker-bundle-profile.ts';
 
 /** A chunk the bundle loads with `import()` only when some code path first needs it. */
 export interface LazyChunk {
@@ -19,6 +20,8 @@ export interface LazyChunk {
 
 /** The worker bundle built by {@link bundleWorker}. */
 export interface WorkerBundle {
+  /** The store and tracing setting it was bundled for. */
+  readonly profile: WorkerBundleProfile;
   /** Absolute path of `index.mjs`, the entry. */
   readonly file: string;
   /** Bytes of every `.mjs` file: what is deployed. */
@@ -86,14 +89,17 @@ function lazyPartName(packages: readonly { name: string }[], fallback: string): 
 }
 
 /**
- * Bundles `lambda/handlers/worker.ts` exactly as the stack does (`bundleOptions` of lib/bundled-function.ts:
- * ESM, minified, code splitting, linked source maps, everything bundled including the AWS SDK) into a temp
- * folder, and measures it: deployed bytes, bytes a cold start loads, and the chunks loaded later on first use.
+ * Bundles `lambda/handlers/worker.ts` exactly as the stack does for a worker of `profile` (`bundleOptions` of
+ * lib/bundled-function.ts: ESM, minified, code splitting, linked source maps, everything bundled including the AWS
+ * SDK, the parts the profile cannot reach left out) into a temp folder, and measures it: deployed bytes, bytes a
+ * cold start loads, and the chunks loaded later on first use.
  */
-export async function bundleWorker(): Promise<WorkerBundle> {
+export async function bundleWorker(
+  profile: WorkerBundleProfile = DEFAULT_WORKER_BUNDLE_PROFILE,
+): Promise<WorkerBundle> {
   const outdir = await mkdtemp(join(tmpdir(), 'sqs-inbox-worker-bench-bundle-'));
   const result = await build({
-    ...bundleOptions(join(PROJECT_ROOT, 'lambda/handlers/worker.ts'), outdir),
+    ...bundleOptions(join(PROJECT_ROOT, 'lambda/handlers/worker.ts'), outdir, profile),
     metafile: true,
     absWorkingDir: outdir,
     logLevel: 'silent',
@@ -114,6 +120,7 @@ export async function bundleWorker(): Promise<WorkerBundle> {
   const bytesOf = (paths: Iterable<string>) =>
     [...paths].reduce((sum, path) => sum + (metafile.outputs[path]?.bytes ?? 0), 0);
   return {
+    profile,
     file: join(outdir, basename(entry)),
     bytes: bytesOf(scripts.map(([path]) => path)),
     coldBytes: bytesOf(cold),

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import type { WorkerBundle } from './bundle-worker.ts';
@@ -15,17 +17,31 @@ export interface LazyLoad {
 /** Cold-load timings of {@link coldLoad}, medians over the runs, in milliseconds. */
 export interface ColdLoad {
   readonly bareNodeMs: number;
+  /**
+   * An ESM module with nothing in it, imported as the bundle is: what the module loader costs any ESM handler. The
+   * Lambda runtime imports every handler this way.
+   */
+  readonly emptyModuleMs: number;
+  /**
+   * That empty module importing only the Node.js built-ins postgres.js imports (`net`, `tls`, `crypto`, `stream`,
+   * `perf_hooks`, `os`, `fs`): what any handler with postgres.js pays before a line of its own code runs.
+   */
+  readonly postgresBuiltinsMs: number;
   readonly bundleMs: number;
   readonly bundleWithSourceMapsMs: number;
   /**
-   * The import of the bundle with tracing on (`POWERTOOLS_TRACE_ENABLED=true`, as in Lambda): the entry starts
-   * loading Powertools Tracer and the X-Ray SDK at init, and the process ends once the Tracer is made.
+   * The import of the tracing bundle (bundled with tracing on, as the stack does for `tracing: true`) with tracing on
+   * (`POWERTOOLS_TRACE_ENABLED=true`, as in Lambda): the entry starts loading Powertools Tracer and the X-Ray SDK at
+   * init, and the process ends once the Tracer is made.
    */
   readonly bundleWithTracingMs: number;
   /** The parts loaded on first use (first backoff, first IAM-authenticated connection). */
   readonly lazy: readonly LazyLoad[];
   readonly runs: number;
 }
+
+/** The Node.js built-ins postgres.js imports (its `src/*.js`). */
+const POSTGRES_BUILTINS = ['net', 'tls', 'crypto', 'stream', 'perf_hooks', 'os', 'fs'];
 
 /**
  * The environment the bundle needs to load, and nothing more: loading reads the configuration and builds
@@ -79,12 +95,13 @@ function loader(entry: string, chunks: readonly string[] = []): string[] {
 
 /**
  * Median wall time of `runs` fresh `node` processes that import the bundle's entry, beside `runs` bare
- * `node -e 0` starts; also with `--enable-source-maps`, which the stack sets on its functions, and with tracing
- * on (the entry then loads the tracer during init; the process exits once it is loaded); and, per lazy
- * part of the bundle, what importing its chunks after the entry adds. The kinds are interleaved so that machine
- * noise spreads evenly.
+ * `node -e 0` starts and the imports of an empty module and of the built-ins postgres.js loads (what any handler
+ * pays, {@link ColdLoad}); also with `--enable-source-maps`, which the stack sets on its functions; the
+ * `tracing` bundle with tracing on (its entry then loads the tracer during init; the process exits once it is
+ * loaded); and, per lazy part of the bundle, what importing its chunks after the entry adds. The kinds are
+ * interleaved so that machine noise spreads evenly.
  */
-export async function coldLoad(bundle: WorkerBundle, runs = 5): Promise<ColdLoad> {
+export async function coldLoad(bundle: WorkerBundle, tracing: WorkerBundle, runs = 5): Promise<ColdLoad> {
   const parts = new Map<string, { files: string[]; bytes: number }>();
   for (const chunk of bundle.lazyChunks) {
     const part = parts.get(chunk.loads) ?? { files: [], bytes: 0 };
@@ -92,23 +109,38 @@ export async function coldLoad(bundle: WorkerBundle, runs = 5): Promise<ColdLoad
     part.bytes = Math.max(part.bytes, chunk.bytes); // a part's chunks share most of their code
     parts.set(chunk.loads, part);
   }
+  const empty = join(dirname(bundle.file), 'empty-handler.mjs');
+  const builtins = join(dirname(bundle.file), 'postgres-builtins-handler.mjs');
+  await writeFile(empty, 'export const handler = async () => {};\n');
+  await writeFile(
+    builtins,
+    `${POSTGRES_BUILTINS.map((name, i) => `import * as b${i} from 'node:${name}';`).join(' ')}\n` +
+      `export const handler = async () => [${POSTGRES_BUILTINS.map((_, i) => `b${i}`).join(', ')}];\n`,
+  );
   const bare: number[] = [];
+  const emptyModule: number[] = [];
+  const postgresBuiltins: number[] = [];
   const entry: number[] = [];
   const withMaps: number[] = [];
   const withTracing: number[] = [];
   const lazy = new Map<string, number[]>([...parts.keys()].map((name) => [name, []]));
   await timeNode(loader(bundle.file), LOAD_ENV); // file cache warm, as on a warm Lambda host
+  await timeNode(loader(tracing.file), TRACING_ENV);
   for (let run = 0; run < runs; run += 1) {
     bare.push(await timeNode(['-e', '0'], {}));
+    emptyModule.push(await timeNode(loader(empty), {}));
+    postgresBuiltins.push(await timeNode(loader(builtins), {}));
     entry.push(await timeNode(loader(bundle.file), LOAD_ENV));
     withMaps.push(await timeNode(loader(bundle.file), { ...LOAD_ENV, NODE_OPTIONS: '--enable-source-maps' }));
-    withTracing.push(await timeNode(loader(bundle.file), TRACING_ENV));
+    withTracing.push(await timeNode(loader(tracing.file), TRACING_ENV));
     for (const [name, part] of parts)
       lazy.get(name)?.push(await timeNode(loader(bundle.file, part.files), LOAD_ENV));
   }
   const bundleMs = median(entry);
   return {
     bareNodeMs: median(bare),
+    emptyModuleMs: median(emptyModule),
+    postgresBuiltinsMs: median(postgresBuiltins),
     bundleMs,
     bundleWithSourceMapsMs: median(withMaps),
     bundleWithTracingMs: median(withTracing),

@@ -6,7 +6,7 @@
  * each concurrency, round trips and statements counted through the proxy without delay; the statements of every
  * mode checked against RDS Proxy's pinning conditions; then the worker bundle's size and cold load; then the
  * retention purge's effect on worker_inbox's size and on the worker's throughput (`retention-purge.ts`;
- * `-- --only purge` runs that line alone). Prints figures and its targets beside them; always exits 0 unless the
+ * `-- --only purge` runs that line alone; `-- --only bundle` the bundle line). Prints figures and its targets beside them; always exits 0 unless the
  * bench itself fails.
  *
  * Database: DATABASE_URL when set (migrated first; the bench adds rows under consumer `bench-worker`),
@@ -23,10 +23,9 @@ import { DEFAULT_ROLE_TIMEOUTS, setRoleTimeouts } from '../../lambda/provision-r
 import { runMigrations } from '../../lambda/run-migrations.ts';
 import { PROJECT_ROOT } from '../../lib/bundled-function.ts';
 import { type LocalPostgres, startLocalPostgres } from '../local/local-postgres.ts';
+import { benchBundle, runBundleAlone } from './bench-bundle.ts';
 import { benchConfig, type ConfigResult, medianRun, pairedRatio, since } from './bench-config.ts';
 import type { BenchMode } from './bench-lanes.ts';
-import { bundleWorker } from './bundle-worker.ts';
-import { coldLoad } from './cold-load.ts';
 import { startLaneThreads } from './lane-threads.ts';
 import {
   type BenchReport,
@@ -73,6 +72,7 @@ const USAGE = `usage: npm run bench [-- options]
   --warmup N              warm-up messages before each configuration (default 200)
   --purge-rows N          old inbox rows the retention purge line deletes (default 100000, 1000 to 10000000)
   --only purge            run the retention purge line alone
+  --only bundle           run the bundle and cold-load line alone (no database)
   --help                  this text`;
 
 /** Prints what was wrong with the options and the usage, and exits 2 (nothing has started yet). */
@@ -155,9 +155,9 @@ if (!(Number.isInteger(purgeRows) && purgeRows >= 1000 && purgeRows <= 10_000_00
   usageError(`--purge-rows must be a whole number from 1000 to 10000000 (given ${values['purge-rows']})`);
 }
 if (values.only !== undefined) {
-  if (values.only !== 'purge')
-    usageError(`--only takes purge, the one line that runs alone (given ${values.only})`);
-  await runRetentionPurgeAlone(purgeRows);
+  if (values.only === 'purge') await runRetentionPurgeAlone(purgeRows);
+  else if (values.only === 'bundle') await runBundleAlone();
+  else usageError(`--only takes purge or bundle, the lines that run alone (given ${values.only})`);
   process.exit(0);
 }
 
@@ -306,10 +306,9 @@ try {
   const purge = await benchRetentionPurge({ rows: purgeRows, runId, admin, url, threads, log });
 
   log(`[${since(started)}] bundling the worker and timing its cold load`);
-  const bundle = await bundleWorker();
-  const cold = await coldLoad(bundle);
+  const bundle = await benchBundle();
 
-  const report: BenchReport = { results, network, bundle, coldLoad: cold };
+  const report: BenchReport = { results, network, bundle };
   console.log(
     [
       `sqs-inbox-worker bench — ${availableParallelism()} cores, load average ${loadavg()
@@ -336,7 +335,7 @@ try {
       'Statement audit (RDS Proxy pinning conditions, every statement the modes sent):',
       renderPinningAudit([...network, ...results]),
       '',
-      renderBundle(bundle, cold),
+      renderBundle(bundle),
       '',
       renderRetentionPurge(purge),
       '',

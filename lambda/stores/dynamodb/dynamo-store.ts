@@ -81,16 +81,22 @@ export function createDynamoStore(options: DynamoStoreOptions): DynamoStore {
     leaseMarginMs: leaseMarginSeconds * 1000,
     commitStrategy(settings) {
       // The strategy's code (and with it the DynamoDB SDK) is imported on the first batch: `lambda/index.ts`
-      // re-exports this module, so a static import would load the SDK in every worker's cold start.
+      // re-exports this module, so a static import would load the SDK in every worker's cold start. A bundle the
+      // stack built for the PostgreSQL store leaves it out (lib/worker-bundle-profile.ts).
       let strategy: Promise<CommitStrategy> | undefined;
       return {
         concurrent: true,
         commitReserveMs: 0,
         async commit(batch) {
-          strategy ??= import('./commit-dynamodb.ts').then(({ createDynamoDbCommit }) =>
-            createDynamoDbCommit(store, settings),
+          if (process.env.WORKER_BUNDLED_STORE !== 'postgres') {
+            strategy ??= import('./commit-dynamodb.ts').then(({ createDynamoDbCommit }) =>
+              createDynamoDbCommit(store, settings),
+            );
+            return (await strategy).commit(batch);
+          }
+          throw new ConfigError(
+            'This worker was bundled for the PostgreSQL store, without the DynamoDB store code. Deploy it with store: "dynamodb" on SqsDatabaseWorker (the stage setting store).',
           );
-          return (await strategy).commit(batch);
         },
       };
     },

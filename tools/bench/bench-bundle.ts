@@ -1,0 +1,32 @@
+import { DEFAULT_WORKER_BUNDLE_PROFILE } from '../../lib/worker-bundle-profile.ts';
+import { bundleWorker, type WorkerBundle } from './bundle-worker.ts';
+import { type ColdLoad, coldLoad } from './cold-load.ts';
+import { renderBundle, renderBundleTargets } from './render-report.ts';
+
+/** The bundle line of the bench: the default worker's bundle and cold load, and the other profiles' sizes. */
+export interface BundleBench {
+  /** The worker the stack deploys by default (PostgreSQL, tracing off): the one the targets are about. */
+  readonly bundle: WorkerBundle;
+  /** The same worker bundled for tracing on, and for the DynamoDB store. */
+  readonly variants: readonly WorkerBundle[];
+  readonly coldLoad: ColdLoad;
+}
+
+/**
+ * Bundles the worker for the default profile and for the others (lib/worker-bundle-profile.ts), and times the
+ * default bundle's cold load (the tracing one's too, with tracing on) over `runs` fresh processes of each kind.
+ */
+export async function benchBundle(runs = 15): Promise<BundleBench> {
+  const bundle = await bundleWorker(DEFAULT_WORKER_BUNDLE_PROFILE);
+  const tracing = await bundleWorker({ ...DEFAULT_WORKER_BUNDLE_PROFILE, tracing: true });
+  const dynamodb = await bundleWorker({ store: 'dynamodb', tracing: false });
+  return { bundle, variants: [tracing, dynamodb], coldLoad: await coldLoad(bundle, tracing, runs) };
+}
+
+/** `npm run bench -- --only bundle`: the bundle line and its two targets alone (no database needed). */
+export async function runBundleAlone(): Promise<void> {
+  process.stderr.write('bundling the worker and timing its cold load\n');
+  const bench = await benchBundle();
+  console.log(`${renderBundle(bench)}\n\nTargets (figures only: a missed target does not fail the bench)`);
+  console.log(renderBundleTargets(bench));
+}
