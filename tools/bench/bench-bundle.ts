@@ -16,7 +16,7 @@ export interface BundleBench {
  * Bundles the worker for the default profile and for the others (lib/worker-bundle-profile.ts), and times the
  * default bundle's cold load (the tracing one's too, with tracing on) over `runs` fresh processes of each kind.
  */
-export async function benchBundle(runs = 15): Promise<BundleBench> {
+export async function benchBundle(runs = 25): Promise<BundleBench> {
   const bundle = await bundleWorker(DEFAULT_WORKER_BUNDLE_PROFILE);
   const tracing = await bundleWorker({ ...DEFAULT_WORKER_BUNDLE_PROFILE, tracing: true });
   const dynamodb = await bundleWorker({ store: 'dynamodb', tracing: false });

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import type { WorkerBundle } from './bundle-worker.ts';
-import { median } from './statistics.ts';
+import { median, percentile } from './statistics.ts';
 
 /** What loading a lazy part of the bundle adds to a warm process, in milliseconds (median over the runs). */
 export interface LazyLoad {
@@ -28,6 +28,12 @@ export interface ColdLoad {
    */
   readonly postgresBuiltinsMs: number;
   readonly bundleMs: number;
+  /**
+   * What the bundle's import adds to a bare start, from the runs' paired differences (each run's import minus the
+   * same run's bare start, so that slow drifts of the machine cancel): their median, which the target is read
+   * against, and their interquartile range, which shows the machine's noise.
+   */
+  readonly overBareNode: { readonly medianMs: number; readonly p25Ms: number; readonly p75Ms: number };
   readonly bundleWithSourceMapsMs: number;
   /**
    * The import of the tracing bundle (bundled with tracing on, as the stack does for `tracing: true`) with tracing on
@@ -137,11 +143,13 @@ export async function coldLoad(bundle: WorkerBundle, tracing: WorkerBundle, runs
       lazy.get(name)?.push(await timeNode(loader(bundle.file, part.files), LOAD_ENV));
   }
   const bundleMs = median(entry);
+  const paired = entry.map((ms, run) => ms - (bare[run] as number));
   return {
     bareNodeMs: median(bare),
     emptyModuleMs: median(emptyModule),
     postgresBuiltinsMs: median(postgresBuiltins),
     bundleMs,
+    overBareNode: { medianMs: median(paired), p25Ms: percentile(paired, 25), p75Ms: percentile(paired, 75) },
     bundleWithSourceMapsMs: median(withMaps),
     bundleWithTracingMs: median(withTracing),
     lazy: [...parts].map(([loads, part]) => ({
