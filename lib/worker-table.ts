@@ -23,12 +23,14 @@ export const TABLE_TTL_ATTRIBUTE = 'ttl';
 /**
  * What the worker does on the table, and nothing more: the gate (conditional PutItem), reads of an inbox or
  * domain item (GetItem), failure bookkeeping and quarantine counts (UpdateItem), the domain mutation with the
- * inbox completion (TransactWriteItems, authorized item by item as PutItem / UpdateItem / ConditionCheckItem —
- * there is no `dynamodb:TransactWriteItems` IAM action), and item collections of one key (Query). No Scan, no
- * DeleteItem (retention is the TTL's), no batch writes, no table administration.
+ * inbox completion (TransactWriteItems, authorized item by item as PutItem / UpdateItem / DeleteItem /
+ * ConditionCheckItem — there is no `dynamodb:TransactWriteItems` IAM action; DeleteItem because a handler's
+ * writes may be `Delete`s, which the handler API offers), and item collections of one key (Query). No Scan, no
+ * batch writes, no table administration; the engine itself deletes nothing (retention is the TTL's).
  */
 export const WORKER_TABLE_ACTIONS = [
   'dynamodb:ConditionCheckItem',
+  'dynamodb:DeleteItem',
   'dynamodb:GetItem',
   'dynamodb:PutItem',
   'dynamodb:Query',

@@ -127,6 +127,7 @@ describe('Class: SqsInboxWorkerStack (store dynamodb, production)', () => {
     expect(dynamoStatements[0]?.roles).toEqual([{ Ref: roleRef.asString() }]);
     expect(dynamoStatements[0]?.statement.Action).toEqual([
       'dynamodb:ConditionCheckItem',
+      'dynamodb:DeleteItem',
       'dynamodb:GetItem',
       'dynamodb:PutItem',
       'dynamodb:Query',
