@@ -389,7 +389,6 @@ export class SqsDatabaseWorker extends Construct {
         reservedConcurrentExecutions: settings.reserveConcurrency ? 1 : undefined,
         // The relay's invocations in X-Ray; the messages carry their producers' traces, not the relay's.
         ...(props.tracing ? { tracing: lambda.Tracing.ACTIVE } : {}),
-        profile: { store: database ? 'postgres' : 'dynamodb', tracing: props.tracing ?? false },
         environment: {
           ...proxyDbEnvironment,
           DB_USER: dbUsers.relay,

@@ -186,6 +186,11 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     },
   );
 
+  it("bundles only the worker per setting: the relay of a traced stack is the same asset as an untraced stack's", () => {
+    expect(assetOf(tracedWorker.outboxRelayFunction)).toBe(assetOf(worker.outboxRelayFunction));
+    expect(assetOf(tracedWorker.workerFunction)).not.toBe(assetOf(worker.workerFunction));
+  });
+
   it.each([
     { profile: DEFAULT_WORKER_BUNDLE_PROFILE, deployed: [] },
     {
