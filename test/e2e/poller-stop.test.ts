@@ -120,7 +120,11 @@ async function expectAppliedOnce(options: {
   // completed the stage change, and the payments it received again (their delete was abandoned) are duplicates.
   expect(keysOf(stopped, 'worker_message_completed')).not.toContain(options.stageKey);
   expect(keysOf(fresh, 'worker_message_completed')).toEqual([options.stageKey]);
-  expect(keysOf(fresh, 'worker_message_duplicate')).toHaveLength(options.inFlightAtExit - 1);
+  // Both payments were still in flight at the exit, unless a lease renewal had deleted them (together) first.
+  expect([1, 3]).toContain(options.inFlightAtExit);
+  expect(keysOf(fresh, 'worker_message_duplicate')).toEqual(
+    options.inFlightAtExit === 3 ? [`${prefix}-pay-0`, `${prefix}-pay-1`] : [],
+  );
   expect(fresh.count('worker_message_retryable_failure')).toBe(0);
   const [ledger] = await db.sql`
     select count(*)::int as entries, count(distinct source_event_id)::int as keys
@@ -141,8 +145,11 @@ async function expectAppliedOnce(options: {
   expect(await queueCounts(fixture.sqs, options.dlqUrl)).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
 }
 
-/** The stopped poller's transaction left nothing: the stage change is not completed, the case unchanged. */
-async function expectRolledBack(caseId: string, stageKey: string) {
+/**
+ * Nothing of the stopped poller's transaction committed: the stage change is not completed, the case unchanged
+ * (the server rolls the transaction back once its lock wait ends: its connection is gone).
+ */
+async function expectNotCommitted(caseId: string, stageKey: string) {
   const completed = await db.sql`
     select 1 from worker_inbox where idempotency_key = ${stageKey} and status = 'COMPLETED'
   `;
@@ -165,7 +172,7 @@ describe('Poller stop (bin/poller.ts, real signals)', () => {
     poller.child.kill('SIGTERM');
     const exit = await poller.exited;
     const atExit = await queueCounts(fixture.sqs, queueUrl);
-    await expectRolledBack(caseId, stageKey);
+    await expectNotCommitted(caseId, stageKey);
     const fresh = await redeliver(queueUrl, stageKey, release);
 
     // Assess: exit 1 once the stop timeout passed — not before it, and not only when the row was released.
@@ -209,7 +216,7 @@ describe('Poller stop (bin/poller.ts, real signals)', () => {
     poller.child.kill('SIGINT');
     const exit = await poller.exited;
     const atExit = await queueCounts(fixture.sqs, queueUrl);
-    await expectRolledBack(caseId, stageKey);
+    await expectNotCommitted(caseId, stageKey);
     const fresh = await redeliver(queueUrl, stageKey, release);
 
     // Assess: exit 1 at the second signal (liveness bound, a third of the stop timeout), without a stop result.
