@@ -119,9 +119,10 @@ export interface Poller {
   /** Resolves when no record is in flight. */
   idle(): Promise<void>;
   /**
-   * Stops receiving at once (an idle long poll is aborted), hands back what it receives from then on
-   * (visibility 0), lets the records in flight settle for at most `timeoutMs` (records not yet started by the
-   * engine see the stop in their budget and are handed back unstarted), and resolves. After a timeout nothing more
+   * Stops receiving: a pending long poll is left to finish within `timeoutMs` (aborting it would not cancel
+   * it in SQS, and what it took would stay invisible for a lease) and what it returns is handed back (visibility
+   * 0); lets the records in flight settle for at most `timeoutMs` (records not yet started by the engine see the
+   * stop in their budget and are handed back unstarted), and resolves. After a timeout nothing more
    * is deleted or changed: whatever did not settle comes back after its lease.
    */
   stop(options?: { timeoutMs?: number }): Promise<PollerStopResult>;
@@ -492,11 +493,15 @@ export async function startPoller(options: PollerOptions): Promise<Poller> {
         stopping = true;
         stopDeadline = now() + timeoutMs;
         logger.info('poller_stopping', { inFlight: stats.inFlight, timeoutMs });
-        receiveAbort?.abort();
         stopped.abort();
         wakeCapacity();
       }
+      // A pending long poll is left to finish (within `waitSeconds`) and what it returns is handed back at once:
+      // aborting the request does not cancel it in SQS, which would still deliver to it, and whatever it took
+      // would stay invisible for a whole lease. Only a long poll still pending at the stop timeout is aborted.
+      const pollTimer = setTimeout(() => receiveAbort?.abort(), Math.max(0, stopDeadline - now()));
       await polling;
+      clearTimeout(pollTimer);
       const left = Math.max(0, stopDeadline - now());
       let timer: NodeJS.Timeout | undefined;
       const drained = await Promise.race([

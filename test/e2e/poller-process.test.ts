@@ -1,105 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
 import { holdCaseLock } from '../../tools/local/hold-case-lock.ts';
 import { queueCounts } from '../../tools/local/local-queues.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
+import { pollerProcesses, waitFor } from './poller-process-fixture.ts';
 
 const db = await createTestDatabase();
 const fixture = await localQueueFixture();
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-/** A `bin/poller.ts` child process, its log lines parsed as they arrive. */
-interface PollerChild {
-  readonly child: ChildProcess;
-  /** Powertools JSON lines of stdout, parsed. */
-  readonly lines: Record<string, unknown>[];
-  readonly stderr: () => string;
-  /** Resolves with the exit code (or the signal's name) and when it happened. */
-  readonly exited: Promise<{ code: number | string; at: number }>;
-  /** Lines whose message is `message`. */
-  count(message: string): number;
-}
-
-const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const child of children)
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-});
-
-/** Starts `npm run poller`'s entry as a child, with the poller settings the tests need. */
-function startPollerProcess(queueUrl: string, env: Record<string, string> = {}): PollerChild {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/poller.ts'], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
-      AWS_REGION: 'us-east-1',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      POWERTOOLS_METRICS_DISABLED: 'true',
-      POWERTOOLS_LOG_LEVEL: 'INFO',
-      DATABASE_URL: db.url,
-      DB_POOL_SIZE: '8',
-      WORKER_QUEUE_URL: queueUrl,
-      SQS_ENDPOINT: fixture.endpoint,
-      POLLER_CONCURRENCY: '8',
-      POLLER_WAIT_SECONDS: '1',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  const lines: Record<string, unknown>[] = [];
-  let partial = '';
-  let stderr = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-    const parts = (partial + chunk).split('\n');
-    partial = parts.pop() ?? '';
-    for (const part of parts) {
-      if (!part.startsWith('{')) continue;
-      try {
-        lines.push(JSON.parse(part) as Record<string, unknown>);
-      } catch {
-        // not a log line
-      }
-    }
-  });
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<{ code: number | string; at: number }>((resolve) => {
-    child.once('exit', (code, signal) => resolve({ code: code ?? signal ?? -1, at: Date.now() }));
-  });
-  return {
-    child,
-    lines,
-    stderr: () => stderr,
-    exited,
-    count: (message) => lines.filter((line) => line.message === message).length,
-  };
-}
-
-/** Polls `condition`; fails at once, with its stderr, when one of `running` exits early. */
-async function waitFor(
-  what: string,
-  condition: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  running: readonly PollerChild[] = [],
-) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const gone = running.find(({ child }) => child.exitCode !== null || child.signalCode !== null);
-    if (gone) throw new Error(`a poller exited while waiting for ${what}: ${gone.stderr().slice(0, 2000)}`);
-    if (await condition()) return Date.now();
-    await sleep(100);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}
+const startPollerProcess = pollerProcesses({ databaseUrl: db.url, sqsEndpoint: fixture.endpoint });
 
 const payment = (id: string) =>
   JSON.stringify(
