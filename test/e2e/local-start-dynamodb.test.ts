@@ -5,17 +5,19 @@ import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-/** PIDs of DynamoDB Local processes on this machine (other test files may run their own). */
-const dynamoDbLocalPids = () =>
-  new Set(
-    spawnSync('pgrep', ['-f', 'DynamoDBLocal'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean),
-  );
+/**
+ * PIDs of the DynamoDB Local processes listening on `port` (other test files and other checkouts run their own, on
+ * other ports: only the one the child started is its to stop).
+ */
+const dynamoDbLocalPids = (port: string) =>
+  spawnSync('pgrep', ['-f', `DynamoDBLocal.jar .*-port ${port}( |$)`], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .filter(Boolean);
 
 describe('npm start -- --store dynamodb (bin/local.ts)', () => {
   it('runs the scenario on DynamoDB Local, prints the summary with every check passing, leaves no java behind', async () => {
     // Prepare: fauxqs and DynamoDB Local run in the child.
     const env = { ...process.env, SQS_ENDPOINT: '', DATABASE_URL: '' };
-    const before = dynamoDbLocalPids();
 
     // Act
     const { stdout, stderr } = await promisify(execFile)(
@@ -41,7 +43,10 @@ describe('npm start -- --store dynamodb (bin/local.ts)', () => {
     expect(stdout.match(/│ PASS /g)).toHaveLength(7);
     expect(stdout).not.toMatch(/│ FAIL /);
     expect(stdout).toMatch(/│ IDEMPOTENCY_HASH_MISMATCH +│ 1 +│/);
-    expect([...dynamoDbLocalPids()].filter((pid) => !before.has(pid))).toEqual([]);
+    // The server the child started (its port is in the log line) is gone with the child.
+    const port = /DynamoDB Local at http:\/\/127\.0\.0\.1:(\d+)/.exec(stderr)?.[1];
+    expect(port).toMatch(/^\d+$/);
+    expect(dynamoDbLocalPids(port as string)).toEqual([]);
   });
 
   it('refuses --handlers with --store dynamodb before starting anything (exit 2)', async () => {
