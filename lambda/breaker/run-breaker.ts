@@ -18,6 +18,7 @@ import {
   type MappingScaling,
   readMapping,
 } from './mapping-control.ts';
+import { runProbe } from './run-probe.ts';
 
 /** The metric counted on every transition into a status (EMF, dimension `service`). */
 export const BREAKER_METRICS = {
@@ -95,26 +96,10 @@ export function createBreaker(options: BreakerOptions): Breaker {
   const { client, mappingUuid, logger, metrics, settings } = options;
   let state: BreakerState | undefined;
 
-  async function probe(): Promise<'ok' | 'failed'> {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([
-        options.probe(),
-        new Promise((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`no answer within ${options.probeTimeoutMs} ms`)),
-            options.probeTimeoutMs,
-          );
-        }),
-      ]);
-      return 'ok';
-    } catch (error) {
-      logger.warn('breaker_probe_failed', { mappingUuid, error: describeError(error) });
-      return 'failed';
-    } finally {
-      clearTimeout(timer);
-    }
-  }
+  const probe = () =>
+    runProbe(options.probe, options.probeTimeoutMs, (error) =>
+      logger.warn('breaker_probe_failed', { mappingUuid, error: describeError(error) }),
+    );
 
   async function apply(step: BreakerStep): Promise<void> {
     switch (step.action) {

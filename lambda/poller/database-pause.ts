@@ -7,6 +7,7 @@ import {
   initialBreakerState,
   stepBreaker,
 } from '../breaker/breaker-state.ts';
+import { runProbe } from '../breaker/run-probe.ts';
 import { METRIC_NAMES } from '../constants.ts';
 import { describeError, type PollerLogger, type PollerMetrics } from './poller-telemetry.ts';
 
@@ -108,26 +109,9 @@ export function createDatabasePause(options: DatabasePauseOptions): DatabasePaus
 
   async function probeOnce(): Promise<'ok' | 'failed'> {
     probes += 1;
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([
-        options.probe(),
-        new Promise((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`no answer within ${settings.probeTimeoutMs} ms`)),
-            settings.probeTimeoutMs,
-          );
-        }),
-      ]);
-      return 'ok';
-    } catch (error) {
-      logger.warn('poller_probe_failed', {
-        error: describeError(error),
-      });
-      return 'failed';
-    } finally {
-      clearTimeout(timer);
-    }
+    return runProbe(options.probe, settings.probeTimeoutMs, (error) =>
+      logger.warn('poller_probe_failed', { error: describeError(error) }),
+    );
   }
 
   /** Probes while not closed: when due while open, every `probeBackoffBaseMs` while half-open. */

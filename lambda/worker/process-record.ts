@@ -1,8 +1,8 @@
 import type postgres from 'postgres';
 import { HandlerTimeoutError, RetryableError } from '../errors.ts';
 import type { TerminalPolicy } from '../types.ts';
-import { type AttemptDefaults, applyAttemptPolicy, msUntilDue } from './attempt-policy.ts';
-import { type BackoffSettings, MAX_VISIBILITY_SECONDS } from './backoff.ts';
+import { type AttemptDefaults, applyAttemptPolicy } from './attempt-policy.ts';
+import type { BackoffSettings } from './backoff.ts';
 import type { BatchClaims } from './batch-claims.ts';
 import { classifyError, type Failure, truncate } from './classify-error.ts';
 import type { BatchRecord, BatchState, EngineSettings } from './commit-strategy.ts';
@@ -19,12 +19,13 @@ import {
   recordInboxFailure,
 } from './inbox.ts';
 import { type RecordOutcome, type Verdict, verdicts } from './outcome.ts';
+import { prepareRecord } from './prepare-record.ts';
 import { quarantineMessage } from './quarantine.ts';
 import { decodedIds, startRecordRun } from './record-run.ts';
 import type { RecordTracer } from './record-tracer.ts';
 import { redactValues } from './redact-values.ts';
-import { type PayloadReader, type ResolvedPayload, resolvePayload } from './resolve-payload.ts';
-import { CLIENT_DEADLINE_MARGIN_MS, HANDLER_MARGIN_MS } from './transaction-timeouts.ts';
+import type { PayloadReader, ResolvedPayload } from './resolve-payload.ts';
+import { HANDLER_MARGIN_MS } from './transaction-timeouts.ts';
 import { withinDeadline } from './within-deadline.ts';
 
 /**
@@ -121,18 +122,8 @@ export async function processRecord(
   /** True when the record's inbox row was claimed with its batch (per-batch mode), not by the record. */
   let claimedInBatch = false;
   // The producer's trace: on the record's log line (its outcome) and its subsegment.
-  const run = await startRecordRun(record, receiveCount, deps);
-  const { trace, finish, retry } = run;
-
-  // Every database call is timed and bounded by the Lambda time left (see withinDeadline).
-  const timed = async <T>(fn: () => Promise<T>): Promise<T> => {
-    const t = deps.now();
-    try {
-      return await withinDeadline(fn(), batch.remainingMs() - CLIENT_DEADLINE_MARGIN_MS);
-    } finally {
-      run.dbTransactionMs += deps.now() - t;
-    }
-  };
+  const run = await startRecordRun(record, receiveCount, deps, batch);
+  const { trace, finish, retry, timed } = run;
 
   if (batch.databaseDown) {
     return finish(
@@ -143,52 +134,17 @@ export async function processRecord(
     );
   }
 
-  const { decoded } = item;
-  run.ids = decodedIds(decoded, trace?.traceId);
+  run.ids = decodedIds(item.decoded, trace?.traceId);
   const { ids } = run;
-  if (!decoded.ok) {
-    const failure: Failure = {
-      retryable: false,
-      code: decoded.code,
-      message: decoded.message,
-      connection: false,
-    };
-    return finish(await settleFailure(failure, decoded));
-  }
-
-  const dueInMs = msUntilDue(decoded.envelope.attemptPolicy, deps.now());
-  if (dueInMs > 0) {
-    const waitSeconds = Math.ceil(dueInMs / 1000);
-    return finish(
-      verdicts.notYetDue(
-        decoded.envelope.attemptPolicy?.notBefore ?? undefined,
-        waitSeconds,
-        Math.min(waitSeconds, MAX_VISIBILITY_SECONDS),
-      ),
-    );
-  }
-
-  // A payload in S3 is read and verified now, before any transaction: no database connection waits on S3.
-  let message: DecodedRecord = decoded;
-  if (decoded.pendingRef) {
-    let resolved = deps.resolved?.get(record.messageId);
-    if (!resolved) {
-      let duplicate = false;
-      try {
-        duplicate = await timed(() =>
-          deps.completedAlready(decoded.envelope.idempotencyKey, decoded.requestHash),
-        );
-      } catch (error) {
-        return finish(await settleFailure(classifyError(error), decoded));
-      }
-      // A duplicate goes on unread: its transaction finds COMPLETED and acknowledges it.
-      resolved = duplicate
-        ? { ok: true, decoded }
-        : await resolvePayload(decoded, deps.payloads, batch.remainingMs() - HANDLER_MARGIN_MS);
-    }
-    if (!resolved.ok) return finish(await settleFailure(resolved.failure, decoded));
-    message = resolved.decoded;
-  }
+  // A duplicate of a referenced message goes on unread: its transaction finds COMPLETED and acknowledges it.
+  const prepared = await prepareRecord(item, run, deps, {
+    resolved: deps.resolved?.get(record.messageId),
+    completedAlready: deps.completedAlready,
+    classify: classifyError,
+    settle: (failure) => settleFailure(failure, item.decoded),
+  });
+  if (prepared.kind === 'settled') return finish(prepared.verdict);
+  const { decoded, message, context } = prepared;
 
   const entry: InboxEntry = {
     consumer: deps.consumer,
@@ -266,14 +222,7 @@ export async function processRecord(
     let result: Awaited<ReturnType<typeof message.handler.handle>>;
     try {
       result = await withinDeadline(
-        message.handler.handle({
-          sql: fenced.sql,
-          consumer: deps.consumer,
-          payload: message.payload,
-          ...(message.document ? { document: message.document } : {}),
-          envelope: message.envelope,
-          record,
-        }),
+        message.handler.handle({ sql: fenced.sql, ...context }),
         budgetMs,
         (waited) => {
           fenced.close({ cancelRunning: true });
@@ -375,12 +324,7 @@ export async function processRecord(
     } catch (error) {
       // The bookkeeping itself failed (or waited past the role's lock timeout for a row): report the record
       // so SQS keeps it. A terminal message is never acknowledged without its quarantine row.
-      const bookkeepingFailure = classifyError(error);
-      if (bookkeepingFailure.connection) batch.databaseDown = true;
-      return retry({
-        code: failure.code,
-        message: `${failure.message} [bookkeeping failed: ${bookkeepingFailure.code}]`,
-      });
+      return run.unsettled(failure, classifyError(error));
     }
   }
 }

@@ -1,10 +1,14 @@
 import type { SQSRecord } from 'aws-lambda';
+import { DatabaseTimeoutError } from '../errors.ts';
 import { type BackoffSettings, backoffSeconds } from './backoff.ts';
 import type { Failure } from './classify-error.ts';
+import type { BatchState } from './commit-strategy.ts';
 import type { DecodedRecord, UndecodableRecord } from './decode-record.ts';
 import { type RecordFacts, type RecordOutcome, recordOutcome, type Verdict, verdicts } from './outcome.ts';
 import { recordTrace } from './record-trace.ts';
 import type { RecordTracer } from './record-tracer.ts';
+import { CLIENT_DEADLINE_MARGIN_MS } from './transaction-timeouts.ts';
+import { withinDeadline } from './within-deadline.ts';
 
 /** The identifiers a record's outcome carries (its log line and metrics). */
 export type RecordIds = Pick<
@@ -16,11 +20,13 @@ type RecordTrace = ReturnType<typeof recordTrace>;
 
 /**
  * One record's run, shared by every store's record processor: its clock, its producer's trace and subsegment,
- * the time spent in database calls, and the one way its outcome is built.
+ * its store calls (timed and bounded by the time left), and the one way its outcome is built.
  *
  * @internal
  */
 export interface RecordRun {
+  /** The batch the record runs in: its time left, and whether its database already failed. */
+  readonly batch: BatchState;
   /** The producer's trace (AWSTraceHeader or traceparent); undefined when absent or unreadable. */
   readonly trace: RecordTrace;
   /** Milliseconds spent in database calls so far: the store's timed calls add to it. */
@@ -31,10 +37,26 @@ export interface RecordRun {
   finish(verdict: Verdict): RecordOutcome;
   /** A retryable verdict with the backoff of this delivery's receive count. */
   retry(failure: Pick<Failure, 'code' | 'message'>, attempts?: number): Verdict;
+  /**
+   * Runs one store call, timed into `dbTransactionMs` and bounded by the batch's time left: past it the call is
+   * abandoned with a `DatabaseTimeoutError` and `signal` aborted (a client that takes one stops its request).
+   */
+  timed<T>(call: (signal: AbortSignal) => Promise<T>): Promise<T>;
+  /**
+   * The verdict of a failure whose bookkeeping (or quarantine) write failed with `cause`: retryable, so SQS keeps the
+   * record (a terminal message is never acknowledged without its quarantine), the failed step and the cause's code
+   * added to the message; a connection-class cause marks the batch's database down.
+   */
+  unsettled(
+    failure: Pick<Failure, 'code' | 'message'>,
+    cause: Failure,
+    attempts?: number,
+    step?: 'bookkeeping' | 'quarantine',
+  ): Verdict;
 }
 
 /**
- * Starts a record's run: reads its trace, opens its subsegment when tracing is on, starts its clock.
+ * Starts a record's run in its batch: reads its trace, opens its subsegment when tracing is on, starts its clock.
  *
  * @internal
  */
@@ -47,6 +69,7 @@ export async function startRecordRun(
     readonly backoff: BackoffSettings;
     readonly tracer?: () => Promise<RecordTracer | undefined>;
   },
+  batch: BatchState,
 ): Promise<RecordRun> {
   const startedAt = deps.now();
   const sentAt = Number(record.attributes?.SentTimestamp);
@@ -54,6 +77,7 @@ export async function startRecordRun(
   const trace = recordTrace(record);
   const span = deps.tracer ? (await deps.tracer())?.open(record, trace) : undefined;
   const run: RecordRun = {
+    batch,
     trace,
     dbTransactionMs: 0,
     ids: { traceId: trace?.traceId },
@@ -74,6 +98,29 @@ export async function startRecordRun(
     },
     retry: (failure, attempts) =>
       verdicts.retryable(failure, backoffSeconds(receiveCount, deps.backoff, deps.random), attempts),
+    async timed(call) {
+      const controller = new AbortController();
+      const t = deps.now();
+      try {
+        return await withinDeadline(
+          call(controller.signal),
+          batch.remainingMs() - CLIENT_DEADLINE_MARGIN_MS,
+          (waited) => {
+            controller.abort();
+            return new DatabaseTimeoutError(waited);
+          },
+        );
+      } finally {
+        run.dbTransactionMs += deps.now() - t;
+      }
+    },
+    unsettled(failure, cause, attempts, step = 'bookkeeping') {
+      if (cause.connection) batch.databaseDown = true;
+      return run.retry(
+        { code: failure.code, message: `${failure.message} [${step} failed: ${cause.code}]` },
+        attempts,
+      );
+    },
   };
   return run;
 }

@@ -2,43 +2,24 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSEvent } from 'aws-lambda';
-import postgres from 'postgres';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createDatabaseProbe } from '../../lambda/breaker/create-database-probe.ts';
 import { BREAKER_METRICS, createBreaker, runBreaker } from '../../lambda/breaker/run-breaker.ts';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { createWorker } from '../../lambda/worker/create-worker.ts';
 import { startEventSourceMapping } from '../../tools/local/event-source-mapping.ts';
-import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
 import { queueCounts } from '../../tools/local/local-queues.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { paymentBody } from '../support/payment-body.ts';
+import { proxiedDatabase } from '../support/proxied-database.ts';
 import { recordedLambdaClient } from '../support/recorded-lambda-client.ts';
-import { startTcpProxy } from '../support/tcp-proxy.ts';
+import { waitFor } from '../support/wait-for.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 
 const db = await createTestDatabase();
 const fixture = await localQueueFixture();
 
-const payment = (id: string) =>
-  JSON.stringify(
-    exampleEnvelope({
-      messageType: 'PaymentCaptured',
-      idempotencyKey: `payment:${id}`,
-      aggregateType: 'Payment',
-      aggregateId: id,
-      payload: { paymentId: id, accountId: 'acct-breaker', amount: 10, currency: 'EUR' },
-    }),
-  );
-
-/** Polls `condition` every 20 ms; resolves with the time it became true, rejects after `timeoutMs`. */
-async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await condition()) return Date.now();
-    await sleep(20);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}
+const payment = (id: string) => paymentBody(id, 'acct-breaker');
 
 /** Log lines and metrics the breaker wrote, captured. */
 function telemetry() {
@@ -61,27 +42,9 @@ function telemetry() {
 }
 
 describe('Circuit breaker over the local event source mapping (database cut by a TCP proxy)', () => {
-  const proxyTarget = new URL(db.url);
-  const clients: postgres.Sql[] = [];
-  afterAll(async () => {
-    await Promise.all(clients.map((sql) => sql.end({ timeout: 0 }).catch(() => {})));
-  });
-
   it('disables the mapping while the database is down, so no receive count grows and nothing reaches the DLQ; re-enables it half-open, restores it, and the backlog drains with one effect per key', async () => {
     // Prepare: worker and breaker reach the database through one proxy, as both go through RDS Proxy when deployed.
-    const proxy = await startTcpProxy({ host: proxyTarget.hostname, port: Number(proxyTarget.port) });
-    const viaProxy = new URL(db.url);
-    viaProxy.port = String(proxy.port);
-    const connect = (max: number) => {
-      const sql = postgres(viaProxy.toString(), {
-        max,
-        prepare: false,
-        connect_timeout: 1,
-        onnotice: () => {},
-      });
-      clients.push(sql);
-      return sql;
-    };
+    const { proxy, connect } = await proxiedDatabase(db.url);
     const { queueUrl, dlqUrl } = await fixture.queues({ maxReceiveCount: 5, visibilityTimeoutSeconds: 2 });
     const worker = createWorker({
       consumer: 'case-worker',
@@ -161,7 +124,7 @@ describe('Circuit breaker over the local event source mapping (database cut by a
       const cutAt = Date.now();
       const backlog = Array.from({ length: 20 }, (_, i) => payment(`during-${i}`));
       await fixture.send(queueUrl, [...backlog, ...backlog.slice(0, 5)]);
-      const disabledAt = await waitFor('the mapping to be disabled', () => !esm.enabled, 10_000);
+      const disabledAt = await waitFor('the mapping to be disabled', () => !esm.enabled, 10_000, 20);
 
       // Assess 2: disabled within the window, and from then on nothing is received: the mapping receives no
       // more, the queue attributes stay where they were (fauxqs moves an expired message back to visible when a
@@ -198,7 +161,7 @@ describe('Circuit breaker over the local event source mapping (database cut by a
       // Act 3: the database returns.
       proxy.up();
       const upAt = Date.now();
-      await waitFor('the mapping to be restored', () => breaker.state?.status === 'closed', 15_000);
+      await waitFor('the mapping to be restored', () => breaker.state?.status === 'closed', 15_000, 20);
       await esm.drain({ timeoutMs: 20_000 });
 
       // Assess 3: half-open at the low concurrency first, then the configured one.

@@ -1,17 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import postgres from 'postgres';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createDatabaseProbe } from '../../lambda/breaker/create-database-probe.ts';
-import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
-import { createLocalQueues, queueCounts } from '../../tools/local/local-queues.ts';
-import { startLocalSqs } from '../../tools/local/local-sqs.ts';
+import { queueCounts } from '../../tools/local/local-queues.ts';
 import { createTestDatabase } from '../support/database.ts';
-import { startTcpProxy } from '../support/tcp-proxy.ts';
+import { paymentBody } from '../support/payment-body.ts';
+import { proxiedDatabase } from '../support/proxied-database.ts';
+import { waitFor } from '../support/wait-for.ts';
+import { localQueueFixture } from './local-queue-fixture.ts';
 import { startTestPoller } from './poller-fixture.ts';
 
 const db = await createTestDatabase();
-const local = await startLocalSqs();
-const sqs = local.client();
+const fixture = await localQueueFixture();
+const { sqs } = fixture;
 /** Every ReceiveMessage the poller's client sends, with its time: counted at the SDK, below the poller. */
 const receiveCalls: number[] = [];
 sqs.middlewareStack.add(
@@ -22,67 +22,15 @@ sqs.middlewareStack.add(
   { step: 'initialize', name: 'countReceives' },
 );
 
-async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await condition()) return Date.now();
-    await sleep(50);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}
-
-const payment = (id: string) =>
-  JSON.stringify(
-    exampleEnvelope({
-      messageType: 'PaymentCaptured',
-      idempotencyKey: `payment:${id}`,
-      aggregateType: 'Payment',
-      aggregateId: id,
-      payload: { paymentId: id, accountId: 'acct-pause', amount: 10, currency: 'EUR' },
-    }),
-  );
-
-async function send(queueUrl: string, bodies: readonly string[]) {
-  const { SendMessageBatchCommand } = await import('@aws-sdk/client-sqs');
-  for (let i = 0; i < bodies.length; i += 10) {
-    await sqs.send(
-      new SendMessageBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: bodies.slice(i, i + 10).map((body, index) => ({ Id: String(index), MessageBody: body })),
-      }),
-    );
-  }
-}
+const payment = (id: string) => paymentBody(id, 'acct-pause');
 
 describe('Poller database-health pause (database cut by a TCP proxy for 10 s)', () => {
-  const clients: postgres.Sql[] = [];
-  afterAll(async () => {
-    await Promise.all(clients.map((sql) => sql.end({ timeout: 0 }).catch(() => {})));
-  });
-
   it('stops receiving (no receive beyond the probes while paused), spends at most one receive count per message, and resumes by itself with one effect per key', async () => {
     // Prepare: engine and probe reach the database through one proxy.
-    const target = new URL(db.url);
-    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
-    const viaProxy = new URL(db.url);
-    viaProxy.port = String(proxy.port);
-    const connect = (max: number) => {
-      const sql = postgres(viaProxy.toString(), {
-        max,
-        prepare: false,
-        connect_timeout: 1,
-        onnotice: () => {},
-      });
-      clients.push(sql);
-      return sql;
-    };
+    const { proxy, connect } = await proxiedDatabase(db.url);
     const probeCalls: number[] = [];
     const probe = createDatabaseProbe(() => connect(1), 1000);
-    const { queueUrl, dlqUrl } = await createLocalQueues(sqs, {
-      name: `pause-${Date.now()}`,
-      maxReceiveCount: 5,
-      visibilityTimeoutSeconds: 5,
-    });
+    const { queueUrl, dlqUrl } = await fixture.queues({ maxReceiveCount: 5, visibilityTimeoutSeconds: 5 });
     const { poller, events, deliveries } = await startTestPoller({
       sqs,
       queueUrl,
@@ -98,7 +46,7 @@ describe('Poller database-health pause (database cut by a TCP proxy for 10 s)', 
     });
 
     // Act 1: healthy.
-    await send(
+    await fixture.send(
       queueUrl,
       Array.from({ length: 10 }, (_, i) => payment(`before-${i}`)),
     );
@@ -114,7 +62,7 @@ describe('Poller database-health pause (database cut by a TCP proxy for 10 s)', 
     // Act 2: cut the database for 10 s while a backlog arrives.
     proxy.down();
     const cutAt = Date.now();
-    await send(
+    await fixture.send(
       queueUrl,
       Array.from({ length: 30 }, (_, i) => payment(`during-${i}`)),
     );

@@ -1,9 +1,7 @@
-import { createHash } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
-import type { SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { caseItemKey, exampleDynamoHandlers } from '../../lambda/domain/dynamodb/index.ts';
 import type { Poller } from '../../lambda/poller/start-poller.ts';
@@ -11,11 +9,11 @@ import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts'
 import { createBatchEngine } from '../../lambda/worker/batch-engine.ts';
 import { createWorker } from '../../lambda/worker/create-worker.ts';
 import { startEventSourceMapping } from '../../tools/local/event-source-mapping.ts';
-import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
 import { startLocalPoller } from '../../tools/local/local-poller.ts';
 import { queueCounts } from '../../tools/local/local-queues.ts';
 import { OutcomeRecorder } from '../../tools/local/outcome-recorder.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';
+import { SOAK_MAPPING, soakMessages } from '../support/soak-messages.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
@@ -33,8 +31,6 @@ const EFFECTFUL = UNIQUE - POISON - TERMINAL;
 const PAYMENTS = Math.floor(EFFECTFUL / 2);
 const DEADLINES = EFFECTFUL - PAYMENTS;
 const ACCOUNTS = 13;
-
-const hashOf = (text: string) => createHash('sha256').update(text).digest();
 
 // The PostgreSQL soak (worker-soak.test.ts) on the DynamoDB store, with both runtimes: the local event source mapping
 // (Lambda's batch rules, two of its pollers) and two long-running pollers (lambda/poller/) over engines of their own,
@@ -58,51 +54,14 @@ describe.each(['event-source-mapping', 'poller'] as const)(
           }),
         );
       }
-      const envelope = (
-        messageType: string,
-        key: string,
-        aggregateId: string,
-        payload: Record<string, unknown>,
-      ) =>
-        JSON.stringify(
-          exampleEnvelope({ messageType, idempotencyKey: key, aggregateType: 'Soak', aggregateId, payload }),
-        );
-      const effectful = [
-        ...Array.from({ length: PAYMENTS }, (_, i) =>
-          envelope('PaymentCaptured', `soak-pay-${i}`, `p-${i}`, {
-            paymentId: `soak-pay-${i}`,
-            accountId: `acct-${i % ACCOUNTS}`,
-            amount: i + 1,
-            currency: 'EUR',
-          }),
-        ),
-        ...Array.from({ length: DEADLINES }, (_, i) =>
-          envelope('CaseDeadlineCalculationRequested', `soak-deadline-${i + 1}`, `soak-case-${i + 1}`, {
-            caseId: `soak-case-${i + 1}`,
-            stage: 'REVIEW',
-            effectiveAt: '2026-07-06T10:15:30Z',
-          }),
-        ),
-      ];
-      const poison = Array.from({ length: POISON }, (_, i) => `soak poison ${i} {`);
-      const terminal = Array.from({ length: TERMINAL }, (_, i) => {
-        const body = JSON.parse(
-          envelope('CaseDeadlineCalculationRequested', `soak-missing-${i}`, `missing-${i}`, {
-            caseId: `soak-missing-case-${i}`,
-            stage: 'REVIEW',
-            effectiveAt: '2026-07-06T10:15:30Z',
-          }),
-        );
-        return JSON.stringify({ ...body, attemptPolicy: { terminalAfterCodes: ['CASE_NOT_FOUND'] } });
+      const { bodies, hooks } = soakMessages({
+        payments: PAYMENTS,
+        accounts: ACCOUNTS,
+        deadlines: DEADLINES,
+        poison: POISON,
+        terminal: TERMINAL,
+        duplicates: DUPLICATES,
       });
-      const duplicates = Array.from(
-        { length: DUPLICATES },
-        (_, i) => effectful[(i * 7) % effectful.length] as string,
-      );
-      // Interleaved, so that duplicates often arrive while their first copy is in flight.
-      const bodies = [...effectful, ...poison, ...terminal];
-      for (const [i, body] of duplicates.entries())
-        bodies.splice(Math.min(bodies.length, i * 3 + 5), 0, body);
       expect(bodies).toHaveLength(TOTAL);
 
       const { queueUrl, dlqUrl } = await fixture.queues({ visibilityTimeoutSeconds: 2, maxReceiveCount: 5 });
@@ -117,15 +76,6 @@ describe.each(['event-source-mapping', 'poller'] as const)(
         backoff: { baseSeconds: 1, maxSeconds: 2 },
         onOutcome: recorder.onOutcome,
       });
-      const effectfulBodies = new Set(effectful);
-      const crashes = (messageId: string) => (hashOf(messageId)[0] as number) < 256 * 0.05;
-      // 5 % of first deliveries of effectful messages crash between the commit and the delete.
-      const hooks = {
-        dropDeleteAfterSuccess: (record: SQSRecord) =>
-          record.attributes.ApproximateReceiveCount === '1' &&
-          effectfulBodies.has(record.body) &&
-          crashes(record.messageId),
-      };
       /** A poller over an engine and a DynamoDB client of its own; its pause probe reads the table's description. */
       const startDynamoPoller = async () => {
         let poller: Poller | undefined;
@@ -160,12 +110,7 @@ describe.each(['event-source-mapping', 'poller'] as const)(
           sqs: fixture.sqs,
           queueUrl,
           handler: createWorker({ ...workerOptions(), sqs: fixture.sqs }),
-          batchSize: 10,
-          maxBatchingWindowMs: 20,
-          maxConcurrency: 4,
-          pollers: 2,
-          waitTimeSeconds: 1,
-          functionTimeoutMs: 10_000,
+          ...SOAK_MAPPING,
           hooks,
         });
         try {

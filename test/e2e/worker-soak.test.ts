@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { startEventSourceMapping } from '../../tools/local/event-source-mapping.ts';
-import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
 import { holdCaseLock } from '../../tools/local/hold-case-lock.ts';
 import { queueCounts } from '../../tools/local/local-queues.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { SOAK_MAPPING, soakEnvelope, soakMessages } from '../support/soak-messages.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 import { exampleWorker } from './worker-fixture.ts';
 
@@ -22,8 +21,6 @@ const EFFECTFUL = UNIQUE - POISON - TERMINAL - STUCK;
 const PAYMENTS = EFFECTFUL / 2;
 const DEADLINES = EFFECTFUL - PAYMENTS;
 
-const hashOf = (text: string) => createHash('sha256').update(text).digest();
-
 describe('Soak: 2,000 messages, 30 % duplicates, 5 % crashes after commit, 2 pollers', () => {
   it('applies every idempotency key exactly once and accounts for every key', async () => {
     // Prepare: cases for the deadline requests. Each request increments cases.deadline_version, an effect
@@ -34,62 +31,29 @@ describe('Soak: 2,000 messages, 30 % duplicates, 5 % crashes after commit, 2 pol
     `;
     await db.sql`insert into cases (case_id, stage, version) values ('soak-stuck', 'INVESTIGATION', 1)`;
     const releaseStuck = await holdCaseLock(db.client({ max: 1 }), 'soak-stuck');
-    const envelope = (
-      messageType: string,
-      key: string,
-      aggregateId: string,
-      payload: Record<string, unknown>,
-    ) =>
-      JSON.stringify(
-        exampleEnvelope({ messageType, idempotencyKey: key, aggregateType: 'Soak', aggregateId, payload }),
-      );
-    const effectful = [
-      ...Array.from({ length: PAYMENTS }, (_, i) =>
-        envelope('PaymentCaptured', `soak-pay-${i}`, `p-${i}`, {
-          paymentId: `soak-pay-${i}`,
-          accountId: `acct-${i % 13}`,
-          amount: i + 1,
-          currency: 'EUR',
-        }),
-      ),
-      ...Array.from({ length: DEADLINES }, (_, i) =>
-        envelope('CaseDeadlineCalculationRequested', `soak-deadline-${i + 1}`, `soak-case-${i + 1}`, {
-          caseId: `soak-case-${i + 1}`,
-          stage: 'REVIEW',
-          effectiveAt: '2026-07-06T10:15:30Z',
-        }),
-      ),
-    ];
-    const poison = Array.from({ length: POISON }, (_, i) => `soak poison ${i} {`);
-    // A missing case is retryable by default (it may arrive later); these producers make it terminal at once.
-    const terminal = Array.from({ length: TERMINAL }, (_, i) => {
-      const body = JSON.parse(
-        envelope('CaseDeadlineCalculationRequested', `soak-missing-${i}`, `missing-${i}`, {
-          caseId: `soak-missing-case-${i}`,
-          stage: 'REVIEW',
-          effectiveAt: '2026-07-06T10:15:30Z',
-        }),
-      );
-      return JSON.stringify({ ...body, attemptPolicy: { terminalAfterCodes: ['CASE_NOT_FOUND'] } });
-    });
     const stuck = Array.from({ length: STUCK }, (_, i) =>
-      envelope('CaseStageChanged', `soak-stuck-v${i + 2}`, 'soak-stuck', {
+      soakEnvelope('CaseStageChanged', `soak-stuck-v${i + 2}`, 'soak-stuck', {
         caseId: 'soak-stuck',
         stage: 'REVIEW',
         version: i + 2,
       }),
     );
-    const duplicates = Array.from({ length: DUPLICATES }, (_, i) => effectful[(i * 7) % effectful.length]);
-    // Interleave so that duplicates often arrive while their first copy is in flight.
-    const bodies = [...effectful, ...poison, ...terminal, ...stuck];
-    for (const [i, body] of duplicates.entries()) bodies.splice(Math.min(bodies.length, i * 3 + 5), 0, body);
+    // 5 % of first deliveries of effectful messages crash between the commit and the delete (hooks, by message id).
+    const { bodies, hooks } = soakMessages(
+      {
+        payments: PAYMENTS,
+        accounts: 13,
+        deadlines: DEADLINES,
+        poison: POISON,
+        terminal: TERMINAL,
+        duplicates: DUPLICATES,
+      },
+      stuck,
+    );
     expect(bodies).toHaveLength(TOTAL);
 
     const { queueUrl, dlqUrl } = await fixture.queues({ visibilityTimeoutSeconds: 2, maxReceiveCount: 3 });
     const { handler, outcomes: recorder } = exampleWorker(db, fixture.sqs, { pool: 4 });
-    // 5 % of first deliveries of effectful messages crash between the commit and the delete (by message id).
-    const effectfulBodies = new Set(effectful);
-    const crashes = (messageId: string) => (hashOf(messageId)[0] as number) < 256 * 0.05;
 
     // Act
     const started = Date.now();
@@ -98,18 +62,8 @@ describe('Soak: 2,000 messages, 30 % duplicates, 5 % crashes after commit, 2 pol
       sqs: fixture.sqs,
       queueUrl,
       handler,
-      batchSize: 10,
-      maxBatchingWindowMs: 20,
-      maxConcurrency: 4,
-      pollers: 2,
-      waitTimeSeconds: 1,
-      functionTimeoutMs: 10_000,
-      hooks: {
-        dropDeleteAfterSuccess: (record) =>
-          record.attributes.ApproximateReceiveCount === '1' &&
-          effectfulBodies.has(record.body) &&
-          crashes(record.messageId),
-      },
+      ...SOAK_MAPPING,
+      hooks,
     });
     // Releases the held case lock once the stuck messages reached the DLQ; bounded, and aborted below so it
     // never polls an emulator that was stopped after a failure.

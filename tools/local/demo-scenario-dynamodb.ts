@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, PutCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
@@ -8,16 +6,19 @@ import type { SQSRecord } from 'aws-lambda';
 import { caseItemKey, exampleDynamoHandlers } from '../../lambda/domain/dynamodb/index.ts';
 import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
 import { createWorker } from '../../lambda/worker/create-worker.ts';
+import { buildDemoMessages, demoMessageCount, keyOf, type ScenarioCase } from './demo-messages.ts';
 import {
+  accountedCheck,
+  countBy,
   type DemoCheck,
   type DemoSummary,
+  demoWorkerOptions,
   peekQueue,
-  type ScenarioCase,
+  reportProgress,
   sendAll,
   waitFor,
 } from './demo-scenario.ts';
 import { startEventSourceMapping } from './event-source-mapping.ts';
-import { exampleEnvelope } from './example-envelope.ts';
 import { type LocalQueues, queueCounts } from './local-queues.ts';
 import { OutcomeRecorder } from './outcome-recorder.ts';
 
@@ -39,13 +40,6 @@ export interface DynamoDbDemoScenarioOptions {
   readonly onProgress?: (settled: number, total: number) => void;
 }
 
-interface Message {
-  readonly body: string;
-  readonly kind: ScenarioCase;
-  readonly key?: string;
-  readonly phase: 1 | 2;
-}
-
 /**
  * `npm start -- --store dynamodb`: the scenario of `runDemoScenario` on the DynamoDB store (DynamoDB Local, the
  * example domain's DynamoDB handlers), through the local event source mapping and the real engine, with the same
@@ -65,94 +59,19 @@ interface Message {
 export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptions): Promise<DemoSummary> {
   const started = Date.now();
   const runId = `r${randomBytes(3).toString('hex')}`;
-  const count = options.messages ?? 200;
-  if (!Number.isInteger(count) || count < 20 || count > 100_000) {
-    throw new Error(`messages must be a whole number from 20 to 100000 (given ${count})`);
-  }
+  const count = demoMessageCount(options.messages);
   const consumer = options.consumer ?? 'case-worker';
   const timeoutMs = options.timeoutMs ?? 90_000;
   const { sqs, queues } = options;
   const table = options.dynamodb.tableName;
   const doc = DynamoDBDocumentClient.from(options.dynamodb.client);
 
-  // The scenario.
-  const keyOf = (body: string) => {
-    try {
-      return (JSON.parse(body) as { idempotencyKey?: string }).idempotencyKey;
-    } catch {
-      return undefined;
-    }
-  };
-  const messages: Message[] = [];
-  const add = (kind: ScenarioCase, envelope: object | string, phase: 1 | 2 = 1) => {
-    const body = typeof envelope === 'string' ? envelope : JSON.stringify(envelope);
-    const key = keyOf(body);
-    messages.push({ body, kind, key, phase });
-    return body;
-  };
-  const stage = (caseId: string, version: number, stageName: string) =>
-    exampleEnvelope({
-      messageType: 'CaseStageChanged',
-      idempotencyKey: `${caseId}:stage:v${version}`,
-      aggregateType: 'Case',
-      aggregateId: caseId,
-      payload: { caseId, stage: stageName, version },
+  // The scenario: the messages of every store, then this store's retryable and never-recovering cases.
+  const { messages, add, deadline, caseIds, outOfOrder, paymentCount, phase2After, crashBodies } =
+    buildDemoMessages(runId, count, {
+      accountId: (index) => `${runId}-acct-${index % 7}`,
+      deadlinesViaOutbox: false,
     });
-  const deadline = (caseId: string, stageName: string, attemptPolicy?: object) => ({
-    ...exampleEnvelope({
-      messageType: 'CaseDeadlineCalculationRequested',
-      idempotencyKey: `${caseId}:deadline:${stageName}`,
-      aggregateType: 'Case',
-      aggregateId: caseId,
-      payload: { caseId, stage: stageName, effectiveAt: '2026-07-06T10:15:30Z' },
-    }),
-    ...(attemptPolicy ? { attemptPolicy } : {}),
-  });
-  const payment = (index: number, amount = 10 + (index % 90)) =>
-    exampleEnvelope({
-      messageType: 'PaymentCaptured',
-      idempotencyKey: `${runId}-payment-${index}`,
-      aggregateType: 'Payment',
-      aggregateId: `${runId}-payment-${index}`,
-      payload: {
-        paymentId: `${runId}-payment-${index}`,
-        accountId: `${runId}-acct-${index % 7}`,
-        amount,
-        currency: 'EUR',
-      },
-    });
-  const caseIds = Array.from(
-    { length: Math.max(5, Math.floor(count / 10)) },
-    (_, i) => `${runId}-case-${i + 1}`,
-  );
-  const outOfOrder = caseIds.slice(0, 3);
-  for (const caseId of outOfOrder) add('out-of-order', stage(caseId, 3, 'REVIEW'));
-  for (const caseId of outOfOrder) add('out-of-order', stage(caseId, 2, 'INVESTIGATION'), 2);
-  const deadlines = caseIds
-    .slice(3)
-    .flatMap((caseId) => [deadline(caseId, 'INVESTIGATION'), deadline(caseId, 'REVIEW')]);
-  const payments: string[] = [];
-  let paymentIndex = 0;
-  for (let i = 0; i < count - outOfOrder.length * 2; i += 1) {
-    const next = i % 5 === 1 ? deadlines.shift() : undefined;
-    if (next) add('normal', next);
-    else payments.push(add('normal', payment(++paymentIndex)));
-  }
-  for (const body of payments.filter((_, i) => i % 10 === 3)) add('duplicate', body);
-  add('same-key-different-payload', payment(1, 999_999), 2);
-  add('poison', `{"messageId": "${runId}-broken", this is not json`);
-  add(
-    'poison',
-    exampleEnvelope({
-      messageType: 'CaseArchivedV0',
-      idempotencyKey: `${runId}-unknown-type`,
-      aggregateType: 'Case',
-      aggregateId: 'x',
-      payload: {},
-    }),
-  );
-  add('terminal', deadline(caseIds[3] as string, 'CLOSED'));
-  add('terminal', deadline(`${runId}-case-missing`, 'REVIEW', { terminalAfterCodes: ['CASE_NOT_FOUND'] }));
   // Retryable: a deadline for a case that does not exist yet; the case is created after two failed attempts.
   const lateCase = `${runId}-case-late`;
   add('retryable-then-succeeds', deadline(lateCase, 'REVIEW'));
@@ -160,7 +79,6 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
   // Never recovers: its case never exists, and its attempt budget outlasts the queue's maxReceiveCount.
   const neverCase = `${runId}-case-never`;
   const neverBody = add('never-recovers', deadline(neverCase, 'REVIEW', { maxBusinessAttempts: 100 }));
-  const crashBodies = new Set(payments.filter((_, i) => i % 50 === 7));
   const total = messages.length;
 
   // State the producers already have: the cases exist at version 1.
@@ -179,20 +97,11 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
     handlers: exampleDynamoHandlers,
     store: createDynamoStore({ client: options.dynamodb.client, tableName: table }),
     sqs,
-    logger: new Logger({ serviceName: consumer, logLevel: 'SILENT' }),
-    metrics: new Metrics({ namespace: 'SqsInboxWorkerLocal', serviceName: consumer }),
-    onOutcome: recorder.onOutcome,
+    ...demoWorkerOptions(consumer, recorder),
     recordConcurrency: 4,
-    backoff: { baseSeconds: 1, maxSeconds: 4 },
   });
-  const completed = (key: string) =>
-    recorder.outcomes.some((outcome) => outcome.idempotencyKey === key && outcome.result === 'COMPLETED');
-  const retries = (key: string) =>
-    recorder.outcomes.filter(
-      (outcome) => outcome.idempotencyKey === key && outcome.result === 'RETRYABLE_FAILURE',
-    ).length;
+  const retries = (key: string) => recorder.countOf(key, 'RETRYABLE_FAILURE');
 
-  let dlqVisible = 0;
   const esm = await startEventSourceMapping({
     sqs,
     queueUrl: queues.queueUrl,
@@ -209,14 +118,7 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
         record.attributes.ApproximateReceiveCount === '1' && crashBodies.has(record.body),
     },
   });
-  const progress = setInterval(() => {
-    queueCounts(sqs, queues.dlqUrl)
-      .then((counts) => {
-        dlqVisible = counts.visible + counts.inFlight;
-      })
-      .catch(() => {});
-    options.onProgress?.(Math.min(total, esm.stats.deleted + dlqVisible), total);
-  }, 100);
+  const stopProgress = reportProgress(sqs, queues.dlqUrl, total, () => esm.stats.deleted, options.onProgress);
   const problems: string[] = [];
   try {
     await sendAll(
@@ -230,8 +132,9 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
         new PutCommand({ TableName: table, Item: { ...caseItemKey(lateCase), stage: 'REVIEW', version: 1 } }),
       );
     });
-    const phase2After = [...outOfOrder.map((caseId) => `${caseId}:stage:v3`), `${runId}-payment-1`];
-    if (!(await waitFor(() => phase2After.every(completed), timeoutMs))) {
+    if (
+      !(await waitFor(() => phase2After.every((key) => recorder.countOf(key, 'COMPLETED') > 0), timeoutMs))
+    ) {
       problems.push('phase 1 messages did not complete in time');
     }
     await sendAll(
@@ -251,7 +154,7 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
         problems.push(error.message);
       });
   } finally {
-    clearInterval(progress);
+    stopProgress();
     await esm.stop();
   }
 
@@ -268,11 +171,6 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
   );
   const ledger = run(`LEDGER#${runId}`);
   const caseItems = run(`CASE#${runId}`);
-  const countBy = <T>(list: readonly T[], key: (item: T) => string) => {
-    const counts: Record<string, number> = {};
-    for (const item of list) counts[key(item)] = (counts[key(item)] ?? 0) + 1;
-    return counts;
-  };
   const inbox = new Map(inboxItems.map((item) => [String(item.PK).slice('IDEMP#'.length), item]));
   const quarantinedKeys = new Set(quarantineItems.map((item) => item.idempotencyKey));
   const quarantinedBodies = new Set(quarantineItems.map((item) => item.body));
@@ -290,20 +188,11 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
       : !quarantinedBodies.has(m.body),
   );
   const checks: DemoCheck[] = [
-    {
-      name: 'every message is accounted for (effect, quarantine or DLQ)',
-      ok: unaccounted.length === 0 && problems.length === 0,
-      detail:
-        unaccounted.length === 0 && problems.length === 0
-          ? `${total} sent, 0 unaccounted`
-          : `${unaccounted.length} unaccounted (${Object.entries(countBy(unaccounted, (m) => m.kind))
-              .map(([kind, n]) => `${kind} ${n}`)
-              .join(', ')}); ${problems.join('; ') || 'no other problem'}`,
-    },
+    accountedCheck(unaccounted, problems, total),
     {
       name: 'one ledger entry per payment despite duplicates and crashes',
-      ok: ledger.length === paymentIndex,
-      detail: `${ledger.length} ledger items for ${paymentIndex} payments`,
+      ok: ledger.length === paymentCount,
+      detail: `${ledger.length} ledger items for ${paymentCount} payments`,
     },
     {
       name: 'duplicates and redeliveries after a crash are no-ops',

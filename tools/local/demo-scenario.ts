@@ -21,6 +21,13 @@ import { createBatchEngine } from '../../lambda/worker/batch-engine.ts';
 import { createWorker } from '../../lambda/worker/create-worker.ts';
 import type { Envelope, PayloadRef } from '../../lambda/worker/envelope.ts';
 import type { OutcomeResult } from '../../lambda/worker/outcome.ts';
+import {
+  buildDemoMessages,
+  demoMessageCount,
+  keyOf,
+  type ScenarioCase,
+  type ScenarioMessage,
+} from './demo-messages.ts';
 import { type EventSourceMappingStats, startEventSourceMapping } from './event-source-mapping.ts';
 import { exampleEnvelope } from './example-envelope.ts';
 import { holdCaseLock } from './hold-case-lock.ts';
@@ -28,6 +35,8 @@ import { startLocalPoller } from './local-poller.ts';
 import { type LocalQueues, queueCounts } from './local-queues.ts';
 import { runOutboxRelayLoop } from './outbox-relay-loop.ts';
 import { OutcomeRecorder } from './outcome-recorder.ts';
+
+export type { ScenarioCase } from './demo-messages.ts';
 
 /** Options of {@link runDemoScenario}. */
 export interface DemoScenarioOptions {
@@ -106,128 +115,17 @@ export interface DemoSummary {
   readonly durationMs: number;
 }
 
-/** The cases of the pattern document's failure list that the scenario covers. */
-export type ScenarioCase =
-  | 'normal'
-  | 'duplicate'
-  | 'same-key-different-payload'
-  | 'poison'
-  | 'out-of-order'
-  | 'retryable-then-succeeds'
-  | 'never-recovers'
-  | 'terminal'
-  | 'payload-ref'
-  | 'payload-ref-broken';
-
-interface ScenarioMessage {
-  readonly body: string;
-  readonly kind: ScenarioCase;
-  /** Undefined for poison messages. */
-  readonly key?: string;
-  /** Sent only after `after` keys completed (to force an order that a standard queue does not give). */
-  readonly phase: 1 | 2;
-  /** Written by a producer transaction to `outbox_events` and published by the relay, not sent directly. */
-  readonly viaOutbox?: boolean;
-}
-
-/** The idempotency key of a body, or undefined when it has none. */
-const keyOf = (body: string): string | undefined => {
-  try {
-    return (JSON.parse(body) as { idempotencyKey?: string }).idempotencyKey;
-  } catch {
-    return undefined;
-  }
-};
-
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** Builds the scenario's messages; all ids are prefixed with `runId` so runs never collide. */
 function buildScenario(runId: string, count: number, documents?: DemoDocuments) {
-  const messages: ScenarioMessage[] = [];
-  const add = (kind: ScenarioCase, envelope: object | string, phase: 1 | 2 = 1, viaOutbox = false) => {
-    const body = typeof envelope === 'string' ? envelope : JSON.stringify(envelope);
-    const key = keyOf(body);
-    messages.push({ body, kind, key, phase, viaOutbox });
-    return body;
-  };
-  const caseIds = Array.from(
-    { length: Math.max(5, Math.floor(count / 10)) },
-    (_, i) => `${runId}-case-${i + 1}`,
-  );
+  // Deadline requests take the producer path: outbox row in the producer's transaction, then the relay.
+  const { add, stage, ...demo } = buildDemoMessages(runId, count, {
+    accountId: (index) => `acct-${index % 7}`,
+    deadlinesViaOutbox: true,
+  });
   const lockedCase = `${runId}-case-locked`;
   const stuckCase = `${runId}-case-stuck`;
-  const stage = (caseId: string, version: number, stageName: string) =>
-    exampleEnvelope({
-      messageType: 'CaseStageChanged',
-      idempotencyKey: `${caseId}:stage:v${version}`,
-      aggregateType: 'Case',
-      aggregateId: caseId,
-      payload: { caseId, stage: stageName, version },
-    });
-  const deadline = (caseId: string, stageName: string) =>
-    exampleEnvelope({
-      messageType: 'CaseDeadlineCalculationRequested',
-      idempotencyKey: `${caseId}:deadline:${stageName}`,
-      aggregateType: 'Case',
-      aggregateId: caseId,
-      payload: { caseId, stage: stageName, effectiveAt: '2026-07-06T10:15:30Z' },
-    });
-  const payment = (index: number, amount = 10 + (index % 90)) =>
-    exampleEnvelope({
-      messageType: 'PaymentCaptured',
-      idempotencyKey: `${runId}-payment-${index}`,
-      aggregateType: 'Payment',
-      aggregateId: `${runId}-payment-${index}`,
-      payload: {
-        paymentId: `${runId}-payment-${index}`,
-        accountId: `acct-${index % 7}`,
-        amount,
-        currency: 'EUR',
-      },
-    });
-
-  // Out of order: version 3 first; version 2 is sent once version 3 is applied, and must change nothing.
-  const outOfOrder = caseIds.slice(0, 3);
-  for (const caseId of outOfOrder) add('out-of-order', stage(caseId, 3, 'REVIEW'));
-  for (const caseId of outOfOrder) add('out-of-order', stage(caseId, 2, 'INVESTIGATION'), 2);
-  // Normal traffic: payments, and deadline requests (two stages for each regular case).
-  const normal = count - outOfOrder.length * 2;
-  const regular = caseIds.slice(3);
-  const deadlines = regular.flatMap((caseId) => [
-    deadline(caseId, 'INVESTIGATION'),
-    deadline(caseId, 'REVIEW'),
-  ]);
-  const payments: string[] = [];
-  let paymentIndex = 0;
-  for (let i = 0; i < normal; i += 1) {
-    const next = i % 5 === 1 ? deadlines.shift() : undefined;
-    // Deadline requests take the producer path: outbox row in the producer's transaction, then the relay.
-    if (next) add('normal', next, 1, true);
-    else payments.push(add('normal', payment(++paymentIndex)));
-  }
-  // Duplicates: 10 % of the payments delivered twice (a producer retry or an SQS redelivery).
-  for (const body of payments.filter((_, i) => i % 10 === 3)) add('duplicate', body);
-  // Same key, different payload: payment 1 again with another amount (after payment 1 is applied).
-  add('same-key-different-payload', payment(1, 999_999), 2);
-  // Poison: not JSON, and an envelope of a type nobody handles.
-  add('poison', `{"messageId": "${runId}-broken", this is not json`);
-  add(
-    'poison',
-    exampleEnvelope({
-      messageType: 'CaseArchivedV0',
-      idempotencyKey: `${runId}-unknown-type`,
-      aggregateType: 'Case',
-      aggregateId: 'x',
-      payload: {},
-    }),
-  );
-  // Terminal: a stage without an SLA, and a case that does not exist (retryable by default, since it may arrive
-  // later; this producer's attempt policy makes the code terminal at once).
-  add('terminal', deadline(caseIds[3] as string, 'CLOSED'));
-  add('terminal', {
-    ...deadline(`${runId}-case-missing`, 'REVIEW'),
-    attemptPolicy: { terminalAfterCodes: ['CASE_NOT_FOUND'] },
-  });
   // Retryable: the case row is locked by another transaction; released after two failed attempts.
   add('retryable-then-succeeds', stage(lockedCase, 2, 'REVIEW'));
   // Never recovers: its case stays locked until SQS has moved it to the DLQ.
@@ -275,18 +173,17 @@ function buildScenario(runId: string, count: number, documents?: DemoDocuments) 
   }
 
   return {
-    messages,
-    caseIds: [...caseIds, lockedCase, stuckCase],
+    messages: demo.messages,
+    caseIds: [...demo.caseIds, lockedCase, stuckCase],
     lockedKey: `${lockedCase}:stage:v2`,
     stuckKey: `${stuckCase}:stage:v2`,
     lockedCase,
     stuckCase,
-    outOfOrder,
-    phase2After: [...outOfOrder.map((caseId) => `${caseId}:stage:v3`), `${runId}-payment-1`],
-    /** Payment bodies whose first delete is dropped (a crash between commit and delete): 2 %. */
-    crashBodies: new Set(payments.filter((_, i) => i % 50 === 7)),
+    outOfOrder: demo.outOfOrder,
+    phase2After: demo.phase2After,
+    crashBodies: demo.crashBodies,
     paymentIds: [
-      ...Array.from({ length: paymentIndex }, (_, i) => `${runId}-payment-${i + 1}`),
+      ...Array.from({ length: demo.paymentCount }, (_, i) => `${runId}-payment-${i + 1}`),
       ...(documents ? [bigPaymentId] : []),
     ],
   };
@@ -379,6 +276,80 @@ export async function peekQueue(sqs: SQSClient, queueUrl: string): Promise<strin
 }
 
 /**
+ * Counts `items` by `key`.
+ *
+ * @internal
+ */
+export function countBy<T>(items: readonly T[], key: (item: T) => string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const item of items) counts[key(item)] = (counts[key(item)] ?? 0) + 1;
+  return counts;
+}
+
+/**
+ * The worker options every demo run shares: silent logs, metrics under the local namespace, outcomes into
+ * `recorder`, and a short backoff (1 to 4 s) so that retries happen within the run.
+ *
+ * @internal
+ */
+export function demoWorkerOptions(consumer: string, recorder: OutcomeRecorder) {
+  return {
+    logger: new Logger({ serviceName: consumer, logLevel: 'SILENT' }),
+    metrics: new Metrics({ namespace: 'SqsInboxWorkerLocal', serviceName: consumer }),
+    onOutcome: recorder.onOutcome,
+    backoff: { baseSeconds: 1, maxSeconds: 4 },
+  };
+}
+
+/**
+ * Calls `onProgress` about ten times a second with the messages settled so far: those `deleted` returns, and those
+ * in the DLQ. Returns the function that stops it.
+ *
+ * @internal
+ */
+export function reportProgress(
+  sqs: SQSClient,
+  dlqUrl: string,
+  total: number,
+  deleted: () => number,
+  onProgress?: (settled: number, total: number) => void,
+): () => void {
+  let dlqVisible = 0;
+  const progress = setInterval(() => {
+    queueCounts(sqs, dlqUrl)
+      .then((counts) => {
+        dlqVisible = counts.visible + counts.inFlight;
+      })
+      .catch(() => {});
+    onProgress?.(Math.min(total, deleted() + dlqVisible), total);
+  }, 100);
+  return () => clearInterval(progress);
+}
+
+/**
+ * The first check of every demo run: each message has its effect, its quarantine entry or its DLQ copy, and the
+ * run met no other problem; what is missing is counted by scenario case.
+ *
+ * @internal
+ */
+export function accountedCheck(
+  unaccounted: readonly ScenarioMessage[],
+  problems: readonly string[],
+  total: number,
+): DemoCheck {
+  const ok = unaccounted.length === 0 && problems.length === 0;
+  return {
+    name: 'every message is accounted for (effect, quarantine or DLQ)',
+    ok,
+    detail: ok
+      ? `${total} sent, 0 unaccounted`
+      : `${unaccounted.length} unaccounted (${Object.entries(countBy(unaccounted, (m) => m.kind))
+          .map(([kind, n]) => `${kind} ${n}`)
+          .join(', ')}); ${problems.join('; ') || 'no other problem'}`,
+  };
+}
+
+/**
  * Polls `predicate` every 50 ms until it holds (true) or `timeoutMs` passed (false).
  *
  * @internal
@@ -418,10 +389,7 @@ export async function waitFor(
 export async function runDemoScenario(options: DemoScenarioOptions): Promise<DemoSummary> {
   const started = Date.now();
   const runId = `r${randomBytes(3).toString('hex')}`;
-  const count = options.messages ?? 200;
-  if (!Number.isInteger(count) || count < 20 || count > 100_000) {
-    throw new Error(`messages must be a whole number from 20 to 100000 (given ${count})`);
-  }
+  const count = demoMessageCount(options.messages);
   const concurrency = options.concurrency ?? 4;
   const consumer = options.consumer ?? 'case-worker';
   const timeoutMs = options.timeoutMs ?? 90_000;
@@ -452,18 +420,9 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
     sql,
     sqs,
     s3: options.s3,
-    logger: new Logger({ serviceName: consumer, logLevel: 'SILENT' }),
-    metrics: new Metrics({ namespace: 'SqsInboxWorkerLocal', serviceName: consumer }),
-    onOutcome: recorder.onOutcome,
+    ...demoWorkerOptions(consumer, recorder),
     recordConcurrency: 1,
-    backoff: { baseSeconds: 1, maxSeconds: 4 },
   };
-  const completed = (key: string) =>
-    recorder.outcomes.some((outcome) => outcome.idempotencyKey === key && outcome.result === 'COMPLETED');
-  const retries = (key: string) =>
-    recorder.outcomes.filter(
-      (outcome) => outcome.idempotencyKey === key && outcome.result === 'RETRYABLE_FAILURE',
-    ).length;
 
   // State the producers already have: the cases exist at version 1.
   for (const caseId of scenario.caseIds) {
@@ -472,7 +431,6 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
   const releaseLocked = await holdCaseLock(side, scenario.lockedCase);
   const releaseStuck = await holdCaseLock(side, scenario.stuckCase);
 
-  let dlqVisible = 0;
   const hooks = {
     dropDeleteAfterSuccess: (record: SQSRecord) =>
       record.attributes.ApproximateReceiveCount === '1' && scenario.crashBodies.has(record.body),
@@ -523,14 +481,7 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
       hooks,
     });
   }
-  const progress = setInterval(() => {
-    queueCounts(sqs, queues.dlqUrl)
-      .then((counts) => {
-        dlqVisible = counts.visible + counts.inFlight;
-      })
-      .catch(() => {});
-    options.onProgress?.(Math.min(total, esm.stats.deleted + dlqVisible), total);
-  }, 100);
+  const stopProgress = reportProgress(sqs, queues.dlqUrl, total, () => esm.stats.deleted, options.onProgress);
 
   // The producer side runs too: the relay loop publishes what producer transactions wrote to the outbox.
   const stopRelay = new AbortController();
@@ -558,11 +509,19 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
       queues.queueUrl,
       scenario.messages.filter((m) => m.phase === 1 && !m.viaOutbox).map((m) => m.body),
     );
-    const lockWatch = waitFor(() => retries(scenario.lockedKey) >= 2, timeoutMs).then(async (ok) => {
+    const lockWatch = waitFor(
+      () => recorder.countOf(scenario.lockedKey, 'RETRYABLE_FAILURE') >= 2,
+      timeoutMs,
+    ).then(async (ok) => {
       if (!ok) problems.push('the locked case never failed twice');
       await releaseLocked();
     });
-    if (!(await waitFor(() => scenario.phase2After.every(completed), timeoutMs))) {
+    if (
+      !(await waitFor(
+        () => scenario.phase2After.every((key) => recorder.countOf(key, 'COMPLETED') > 0),
+        timeoutMs,
+      ))
+    ) {
       problems.push('phase 1 messages did not complete in time');
     }
     await sendAll(
@@ -592,7 +551,7 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
       });
     await Promise.all([lockWatch, stuckWatch]);
   } finally {
-    clearInterval(progress);
+    stopProgress();
     stopRelay.abort();
     await esm.stop();
     await probe.close();
@@ -642,11 +601,6 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
   const quarantinedKeys = new Set(quarantineRows.map((row) => row.idempotency_key));
   const quarantinedBodies = new Set(quarantineRows.map((row) => row.body_hash));
   const dlqKeys = dlqBodies.map((body) => keyOf(body) ?? '(undecodable)');
-  const countBy = <T>(items: readonly T[], key: (item: T) => string) => {
-    const counts: Record<string, number> = {};
-    for (const item of items) counts[key(item)] = (counts[key(item)] ?? 0) + 1;
-    return counts;
-  };
   const outcomes = recorder.counts();
   const byKind = countBy(scenario.messages, (m) => m.kind) as Record<ScenarioCase, number>;
   const versions = new Map(caseRows.map((row) => [row.case_id, row.version]));
@@ -659,14 +613,7 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
   );
   const duplicatesExpected = byKind.duplicate + esm.stats.deletesDropped;
   const checks: DemoCheck[] = [
-    {
-      name: 'every message is accounted for (effect, quarantine or DLQ)',
-      ok: unaccounted.length === 0 && problems.length === 0,
-      detail:
-        unaccounted.length === 0 && problems.length === 0
-          ? `${total} sent, 0 unaccounted`
-          : `${unaccounted.length} unaccounted; ${problems.join('; ') || 'no other problem'}`,
-    },
+    accountedCheck(unaccounted, problems, total),
     {
       name: 'every outbox event is published by the relay and applied once',
       ok:
@@ -698,7 +645,7 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
     {
       name: 'a retryable failure backs off, then succeeds',
       ok: inbox.get(scenario.lockedKey)?.status === 'COMPLETED' && versions.get(scenario.lockedCase) === 2,
-      detail: `${retries(scenario.lockedKey)} retryable failures, then ${inbox.get(scenario.lockedKey)?.status}`,
+      detail: `${recorder.countOf(scenario.lockedKey, 'RETRYABLE_FAILURE')} retryable failures, then ${inbox.get(scenario.lockedKey)?.status}`,
     },
     {
       name: 'poison, terminal and mismatched messages are quarantined, not retried',

@@ -26,6 +26,13 @@ export class OutcomeRecorder {
     this.outcomes.push({ ...outcome, at: Date.now() });
   };
 
+  /** How many outcomes of `idempotencyKey` had `result` (every delivery counts). */
+  countOf(idempotencyKey: string, result: OutcomeResult): number {
+    return this.outcomes.filter(
+      (outcome) => outcome.idempotencyKey === idempotencyKey && outcome.result === result,
+    ).length;
+  }
+
   /** Outcome counts by result. */
   counts(): Partial<Record<OutcomeResult, number>> {
     const counts: Partial<Record<OutcomeResult, number>> = {};

@@ -1,16 +1,14 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { DatabaseTimeoutError, HandlerTimeoutError, RetryableError } from '../../errors.ts';
-import { applyAttemptPolicy, msUntilDue } from '../../worker/attempt-policy.ts';
-import { MAX_VISIBILITY_SECONDS } from '../../worker/backoff.ts';
+import { HandlerTimeoutError, RetryableError } from '../../errors.ts';
+import { applyAttemptPolicy } from '../../worker/attempt-policy.ts';
 import { type Failure, truncate } from '../../worker/classify-error.ts';
 import type { BatchRecord, BatchState, EngineSettings } from '../../worker/commit-strategy.ts';
-import type { DecodedRecord } from '../../worker/decode-record.ts';
 import { type RecordOutcome, type Verdict, verdicts } from '../../worker/outcome.ts';
+import { prepareRecord } from '../../worker/prepare-record.ts';
 import { decodedIds, startRecordRun } from '../../worker/record-run.ts';
 import { redactValues } from '../../worker/redact-values.ts';
-import { resolvePayload } from '../../worker/resolve-payload.ts';
-import { CLIENT_DEADLINE_MARGIN_MS, HANDLER_MARGIN_MS } from '../../worker/transaction-timeouts.ts';
+import { HANDLER_MARGIN_MS } from '../../worker/transaction-timeouts.ts';
 import { withinDeadline } from '../../worker/within-deadline.ts';
 import { claimDynamoInbox, type DynamoGate, dynamoCompletedAlready } from './claim-dynamo-inbox.ts';
 import { classifyDynamoError } from './classify-dynamo-error.ts';
@@ -47,31 +45,14 @@ export async function processDynamoRecord(
   deps: DynamoRecordDependencies,
   state: BatchState,
 ): Promise<RecordOutcome> {
-  const { record, receiveCount, decoded } = item;
+  const { record, receiveCount } = item;
   const { store } = deps;
   // The producer's trace: on the record's log line (its outcome), its inbox item and its subsegment.
-  const run = await startRecordRun(record, receiveCount, deps);
-  const { trace, finish, retry } = run;
-  run.ids = decodedIds(decoded, trace?.traceId);
+  const run = await startRecordRun(record, receiveCount, deps, state);
+  const { trace, finish, retry, timed } = run;
+  run.ids = decodedIds(item.decoded, trace?.traceId);
   const { ids } = run;
 
-  /** Every DynamoDB call is timed and bounded by the time left; past it the request is aborted. */
-  const timed = async <T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> => {
-    const controller = new AbortController();
-    const t = deps.now();
-    try {
-      return await withinDeadline(
-        fn(controller.signal),
-        state.remainingMs() - CLIENT_DEADLINE_MARGIN_MS,
-        (waited) => {
-          controller.abort();
-          return new DatabaseTimeoutError(waited);
-        },
-      );
-    } finally {
-      run.dbTransactionMs += deps.now() - t;
-    }
-  };
   const terminalVerdict = (
     failure: Pick<Failure, 'code' | 'message'>,
     quarantined: boolean,
@@ -92,43 +73,15 @@ export async function processDynamoRecord(
       }),
     );
   }
-  if (!decoded.ok) {
-    return finish(
-      await settleUnclaimed({
-        retryable: false,
-        code: decoded.code,
-        message: decoded.message,
-        connection: false,
-      }),
-    );
-  }
-  const dueInMs = msUntilDue(decoded.envelope.attemptPolicy, deps.now());
-  if (dueInMs > 0) {
-    const waitSeconds = Math.ceil(dueInMs / 1000);
-    return finish(
-      verdicts.notYetDue(
-        decoded.envelope.attemptPolicy?.notBefore ?? undefined,
-        waitSeconds,
-        Math.min(waitSeconds, MAX_VISIBILITY_SECONDS),
-      ),
-    );
-  }
-
-  // A payload in S3 is read and verified before the gate, unless the key is already COMPLETED with this request.
-  let message: DecodedRecord = decoded;
-  if (decoded.pendingRef) {
-    try {
-      const duplicate = await timed(() =>
-        dynamoCompletedAlready(store, deps.consumer, decoded.envelope.idempotencyKey, decoded.requestHash),
-      );
-      if (duplicate) return finish(verdicts.duplicate(undefined));
-    } catch (error) {
-      return finish(await settleUnclaimed(classifyDynamoError(error)));
-    }
-    const resolved = await resolvePayload(decoded, deps.payloads, state.remainingMs() - HANDLER_MARGIN_MS);
-    if (!resolved.ok) return finish(await settleUnclaimed(resolved.failure));
-    message = resolved.decoded;
-  }
+  const prepared = await prepareRecord(item, run, deps, {
+    completedAlready: (key, hash) => dynamoCompletedAlready(store, deps.consumer, key, hash),
+    classify: classifyDynamoError,
+    settle: (failure) => settleUnclaimed(failure),
+  });
+  if (prepared.kind === 'settled') return finish(prepared.verdict);
+  const { decoded, message, context } = prepared;
+  // A referenced payload of a key COMPLETED with this request was not read: the duplicate is acknowledged here.
+  if (prepared.completedAlready) return finish(verdicts.duplicate(undefined));
 
   let gate: DynamoGate;
   try {
@@ -195,15 +148,7 @@ export async function processDynamoRecord(
   try {
     const budgetMs = state.remainingMs() - HANDLER_MARGIN_MS;
     result = await withinDeadline(
-      handler.handle({
-        client: documentClient(store),
-        table: store.tableName,
-        consumer: deps.consumer,
-        payload: message.payload,
-        ...(message.document ? { document: message.document } : {}),
-        envelope: message.envelope,
-        record,
-      }),
+      handler.handle({ client: documentClient(store), table: store.tableName, ...context }),
       budgetMs,
       (waited) => new HandlerTimeoutError(waited),
     );
@@ -325,12 +270,7 @@ export async function processDynamoRecord(
         (error instanceof TransactionCanceledException &&
           error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed');
       if (leaseGone) return leaseLost();
-      const bookkeeping = classifyDynamoError(error);
-      if (bookkeeping.connection) state.databaseDown = true;
-      return retry(
-        { code: failure.code, message: `${failure.message} [bookkeeping failed: ${bookkeeping.code}]` },
-        attempts,
-      );
+      return run.unsettled(failure, classifyDynamoError(error), attempts);
     }
     return decided.retryable ? retry(decided, attempts) : terminalVerdict(decided, quarantined, attempts);
   }
@@ -346,7 +286,7 @@ export async function processDynamoRecord(
       return retry(failure);
     }
     const decided = applyAttemptPolicy(failure, {
-      policy: decoded.ok ? decoded.envelope.attemptPolicy : decoded.envelope?.attemptPolicy,
+      policy: item.decoded.ok ? item.decoded.envelope.attemptPolicy : item.decoded.envelope?.attemptPolicy,
       attempts: receiveCount,
       now: new Date(deps.now()),
       defaults: deps.attemptDefaults,
@@ -369,12 +309,7 @@ export async function processDynamoRecord(
           ),
         );
       } catch (error) {
-        const bookkeeping = classifyDynamoError(error);
-        if (bookkeeping.connection) state.databaseDown = true;
-        return retry({
-          code: decided.code,
-          message: `${decided.message} [quarantine failed: ${bookkeeping.code}]`,
-        });
+        return run.unsettled(decided, classifyDynamoError(error), undefined, 'quarantine');
       }
     }
     return terminalVerdict(decided, quarantined, undefined, hashMismatch);
