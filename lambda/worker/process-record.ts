@@ -167,9 +167,10 @@ export async function processRecord(
   } catch (error) {
     // A handler's message is its author's text: values of the payload it quotes are taken out before the
     // message is logged or stored (a safety net; docs/writing-handlers.md asks for messages without values).
+    // The payload as the handler saw it: for a `payloadRef`, the one read from S3 (`decoded` has none yet).
     const failure = classifyError(error);
-    const message = redactValues(failure.message, [decoded.envelope.payload, decoded.payload]);
-    return finish(await settleFailure({ ...failure, message }, decoded, attempts));
+    const redacted = redactValues(failure.message, [decoded.envelope.payload, message.payload]);
+    return finish(await settleFailure({ ...failure, message: redacted }, decoded, attempts));
   }
 
   /** The inbox transaction: claim, checks, effect, COMPLETED. Throws to roll back. */

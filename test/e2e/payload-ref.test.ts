@@ -9,7 +9,10 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as zod from 'zod/mini';
+import { TerminalError } from '../../lambda/errors.ts';
 import type { PayloadRef } from '../../lambda/worker/envelope.ts';
+import { defineHandler } from '../../lambda/worker/message-handler.ts';
 import { s3ClientFor } from '../../tools/local/local-s3.ts';
 import { startLocalSqs } from '../../tools/local/local-sqs.ts';
 import { captureOutput, emfSum } from '../support/capture-output.ts';
@@ -79,6 +82,52 @@ describe.each(['per-message', 'per-batch'] as const)(
       expect(r2.batchItemFailures).toEqual([]);
       expect(await ledgerCount(paymentId)).toBe(1);
       expect(await inboxRow(envelope.idempotencyKey)).toMatchObject({ status: 'COMPLETED' });
+    });
+
+    it("keeps the values of a referenced payload out of a handler's failure message, as for an inline one", async () => {
+      // Prepare: a handler whose error quotes the payload it was given (read from S3), and a worker with it.
+      const marker = `MARKER-${randomUUID()}`;
+      const consumer = `ref-redact-${randomUUID().slice(0, 8)}`;
+      const quoting = defineHandler({
+        messageType: 'NoteQuoted',
+        schemaVersion: 1,
+        payload: zod.object({ note: zod.string() }),
+        async handle({ payload }) {
+          throw new TerminalError('NOTE_REJECTED', `note ${payload.note} was rejected`);
+        },
+      });
+      const quotingWorker = exampleWorker(db.sql, {
+        commitMode,
+        s3,
+        consumer,
+        handlers: [quoting],
+        logger: new Logger({ serviceName: consumer, logLevel: 'DEBUG' }),
+      });
+      const key = `note:${randomUUID()}`;
+      const envelope = {
+        ...paymentByRef(await upload(Buffer.from(JSON.stringify({ note: marker }))), key),
+        messageType: 'NoteQuoted',
+      };
+
+      // Act
+      const logs = await captureOutput(() =>
+        quotingWorker(sqsEvent([sqsRecordFactory(envelope)]), lambdaContext()),
+      );
+
+      // Assess: terminal and quarantined, its message stored and logged with the value taken out.
+      const [row] = await db.sql`
+        select status, failure_code, failure_message from worker_inbox
+        where consumer = ${consumer} and idempotency_key = ${key}`;
+      expect(row).toEqual({
+        status: 'FAILED_TERMINAL',
+        failure_code: 'NOTE_REJECTED',
+        failure_message: 'note <value> was rejected',
+      });
+      const [quarantined] = await db.sql`
+        select reason_message from worker_quarantine where consumer = ${consumer} and idempotency_key = ${key}`;
+      expect(quarantined?.reason_message).toBe('note <value> was rejected');
+      expect(logs.raw).toContain('note <value> was rejected');
+      expect(logs.raw).not.toContain(marker);
     });
 
     it('acknowledges a duplicate of a completed message without reading S3 again, even once the object is gone', async () => {
