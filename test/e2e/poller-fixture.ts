@@ -2,7 +2,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type postgres from 'postgres';
-import { afterAll } from 'vitest';
+import { onTestFinished } from 'vitest';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import type { BatchResult, ProcessBatch } from '../../lambda/poller/process-batch.ts';
 import {
@@ -35,7 +35,7 @@ export interface CapturedLine {
 
 /**
  * Starts the poller in this process over the real engine (the example handlers plus the test handlers), with a
- * capturing logger, every event and every delivery recorded. Stopped after the file.
+ * capturing logger, every event and every delivery recorded. Stopped when the test that started it ends.
  */
 export async function startTestPoller(options: {
   readonly sqs: SQSClient;
@@ -104,6 +104,7 @@ export async function startTestPoller(options: {
     ...options.poller,
   });
   const running = poller;
-  afterAll(() => running.stop({ timeoutMs: 5000 }));
+  // Stopped when the test that started it ends (an afterAll registered inside a test would never run).
+  onTestFinished(() => running.stop({ timeoutMs: 5000 }).then(() => {}));
   return { poller: running, outcomes, lines, events, deliveries, results };
 }
