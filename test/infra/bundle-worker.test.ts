@@ -374,6 +374,24 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     expect(laterVisibleInMs()).toBeGreaterThan(3_000_000);
   });
 
+  /** A Lambda event of one first-delivery record whose body is `body`, from the queue named `queue`. */
+  function oneRecordEvent(body: unknown, queue: string) {
+    return {
+      Records: [
+        {
+          messageId: randomUUID(),
+          receiptHandle: 'rh',
+          body: JSON.stringify(body),
+          attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()) },
+          messageAttributes: {},
+          eventSource: 'aws:sqs',
+          eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${queue}`,
+          awsRegion: 'us-east-1',
+        },
+      ],
+    };
+  }
+
   /** A payload in fauxqs S3 (same endpoint as its SQS) and a one-record event whose message refers to it. */
   async function payloadRefEvent() {
     const s3 = s3ClientFor(sqs.endpoint);
@@ -393,20 +411,7 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
       },
     };
     const consumer = `bundle-ref-${randomUUID().slice(0, 8)}`;
-    const event = {
-      Records: [
-        {
-          messageId: randomUUID(),
-          receiptHandle: 'rh',
-          body: JSON.stringify(envelope),
-          attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()) },
-          messageAttributes: {},
-          eventSource: 'aws:sqs',
-          eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:bundle-ref',
-          awsRegion: 'us-east-1',
-        },
-      ],
-    };
+    const event = oneRecordEvent(envelope, 'bundle-ref');
     return { event, consumer, env: { ...workerEnv(consumer), S3_ENDPOINT: sqs.endpoint } };
   }
 
@@ -426,21 +431,7 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
   /** A one-record event carrying an inline example message, and that message. */
   function inlineEvent() {
     const envelope = envelopeFactory();
-    const event = {
-      Records: [
-        {
-          messageId: randomUUID(),
-          receiptHandle: 'rh',
-          body: JSON.stringify(envelope),
-          attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()) },
-          messageAttributes: {},
-          eventSource: 'aws:sqs',
-          eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:bundle-inline',
-          awsRegion: 'us-east-1',
-        },
-      ],
-    };
-    return { event, envelope };
+    return { event: oneRecordEvent(envelope, 'bundle-inline'), envelope };
   }
 
   it('refuses WORKER_STORE=dynamodb at cold start in a worker bundled for PostgreSQL, naming the setting to change', async () => {
