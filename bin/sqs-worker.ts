@@ -280,18 +280,22 @@ quarantine
   .option('--all', 'include released entries')
   .option('--reason <code>', 'only this reason code')
   .option('--limit <n>', 'at most N entries', '50')
+  .option(
+    '--store <store>',
+    'postgres or dynamodb: the store of the quarantine (env WORKER_STORE, default postgres); dynamodb scans the table',
+  )
   .action(
-    act('quarantine list', (s, opts) =>
-      ops.quarantineList(
-        { sql: s.sql(), out: s.out },
-        {
-          consumer: s.settings.consumer,
-          includeReleased: opts.all === true,
-          reasonCode: str(opts.reason),
-          limit: parseCount(str(opts.limit) ?? '50', '--limit', 1, 10_000),
-        },
-      ),
-    ),
+    act('quarantine list', (s, opts) => {
+      const options = {
+        consumer: s.settings.consumer,
+        includeReleased: opts.all === true,
+        reasonCode: str(opts.reason),
+        limit: parseCount(str(opts.limit) ?? '50', '--limit', 1, 10_000),
+      };
+      return s.settings.store === 'dynamodb'
+        ? ops.dynamoQuarantineList({ dynamo: s.dynamo(), out: s.out }, options)
+        : ops.quarantineList({ sql: s.sql(), out: s.out }, options);
+    }),
   );
 quarantine
   .command('show')

@@ -15,6 +15,7 @@ export { dlqPeek, groupByFingerprint } from './dlq-peek.ts';
 export { dlqRedrive, parseRedriveFilters } from './dlq-redrive.ts';
 export { dynamoInboxShow } from './dynamo-inbox-show.ts';
 export { type DynamoOpsTarget, dynamoInboxStats } from './dynamo-inbox-stats.ts';
+export { dynamoQuarantineList } from './dynamo-quarantine-list.ts';
 export { dynamoDbCapacity } from './dynamodb-capacity.ts';
 export { EXIT_CODES, OperationError, OpsError, OutOfOrderReleaseError, UsageError } from './errors.ts';
 export { health } from './health.ts';
