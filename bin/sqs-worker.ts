@@ -299,11 +299,20 @@ quarantine
   );
 quarantine
   .command('show')
-  .argument('<id>', 'quarantine id')
+  .argument('<id>', 'quarantine id (dynamodb: the body hash, or a unique prefix of 8+ characters)')
   .description('one entry WITH ITS BODY: prints payload values, on purpose; redact before sharing')
+  .option(
+    '--store <store>',
+    'postgres or dynamodb: the store of the quarantine (env WORKER_STORE, default postgres)',
+  )
   .action(
     act('quarantine show', (s, _opts, [id]) =>
-      ops.quarantineShow({ sql: s.sql(), out: s.out }, { quarantineId: id as string }),
+      s.settings.store === 'dynamodb'
+        ? ops.dynamoQuarantineShow(
+            { dynamo: s.dynamo(), out: s.out },
+            { consumer: s.settings.consumer, quarantineId: id as string },
+          )
+        : ops.quarantineShow({ sql: s.sql(), out: s.out }, { quarantineId: id as string }),
     ),
   );
 quarantine

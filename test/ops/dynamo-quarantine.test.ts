@@ -4,11 +4,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { exampleDynamoHandlers } from '../../lambda/domain/dynamodb/index.ts';
 import { quarantineKey } from '../../lambda/stores/dynamodb/item-keys.ts';
 import { dynamoQuarantineList } from '../../tools/ops/dynamo-quarantine-list.ts';
+import { dynamoQuarantineShow } from '../../tools/ops/dynamo-quarantine-show.ts';
+import { OperationError } from '../../tools/ops/errors.ts';
 import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
 import { dynamoProcessor } from '../support/dynamo-processor.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';
 import { runEntry } from '../support/run-entry.ts';
-import { envelopeFactory, sqsRecordFactory } from '../support/sqs-event.ts';
+import { caseStageEnvelope, envelopeFactory, sqsRecordFactory } from '../support/sqs-event.ts';
 
 const dynamo = useTestDynamoDb();
 const hashOf = (body: string) => createHash('sha256').update(body).digest('hex');
@@ -37,11 +39,19 @@ async function quarantinedTable() {
   const other = dynamoProcessor(dynamo, table, exampleDynamoHandlers, { consumer: 'other-worker' });
   const garbage = `not json ${randomUUID()}`;
   await process(sqsRecordFactory(garbage));
-  const deadline = deadlineFor(`CASE-${randomUUID()}`);
+  const caseId = `CASE-${randomUUID()}`;
+  const deadline = deadlineFor(caseId);
   const deadlineBody = JSON.stringify(deadline);
-  await process(sqsRecordFactory(deadlineBody));
-  await other(sqsRecordFactory(JSON.stringify(deadlineFor(`CASE-${randomUUID()}`))));
-  return { table, garbage, deadline, deadlineBody, process };
+  await process(
+    sqsRecordFactory(deadlineBody, {
+      messageAttributes: {
+        tenant: { stringValue: 'acme', stringListValues: [], binaryListValues: [], dataType: 'String' },
+      },
+    }),
+  );
+  const otherBody = JSON.stringify(deadlineFor(`CASE-${randomUUID()}`));
+  const otherOutcome = await other(sqsRecordFactory(otherBody));
+  return { table, garbage, caseId, deadline, deadlineBody, otherBody, otherOutcome, process };
 }
 
 describe('Function: dynamoQuarantineList()', () => {
@@ -131,6 +141,97 @@ describe('Function: dynamoQuarantineList()', () => {
   });
 });
 
+describe('Function: dynamoQuarantineShow()', () => {
+  let fixture: Awaited<ReturnType<typeof quarantinedTable>>;
+  beforeAll(async () => {
+    fixture = await quarantinedTable();
+  });
+  const target = () => ({ doc: dynamo.doc, tableName: fixture.table });
+  const show = (quarantineId: string, consumer = 'case-worker', out = createMemoryOutput()) =>
+    dynamoQuarantineShow({ dynamo: target(), out }, { consumer, quarantineId });
+
+  it('shows the item with its body, attributes, reason and aggregate', async () => {
+    // Prepare
+    const out = createMemoryOutput();
+    const id = hashOf(fixture.deadlineBody);
+
+    // Act
+    const result = await show(id, 'case-worker', out);
+
+    // Assess
+    expect(result).toMatchObject({
+      quarantineId: id,
+      consumer: 'case-worker',
+      body: fixture.deadlineBody,
+      bodyTruncated: false,
+      idempotencyKey: fixture.deadline.idempotencyKey,
+      messageType: 'CaseDeadlineCalculationRequested',
+      reasonCode: 'CASE_NOT_FOUND',
+      messageAttributes: { tenant: { stringValue: 'acme', dataType: 'String' } },
+      occurrences: 1,
+      releasedAt: null,
+      releaseClaim: null,
+      aggregateType: 'case',
+      aggregateId: fixture.caseId,
+      newerCompletedEvents: 0,
+    });
+    expect(result.sqsAttributes).toMatchObject({ ApproximateReceiveCount: '1' });
+    expect(out.stdout()).toContain('Body (contains payload values):');
+    expect(out.stdout()).toContain('"stage": "REVIEW"');
+    expect(out.stdout()).toContain(`of case "${fixture.caseId}" (matched by id`);
+  });
+
+  it('takes a unique prefix of the body hash, as inbox show prints it', async () => {
+    const result = await show(hashOf(fixture.garbage).slice(0, 12));
+    expect(result).toMatchObject({ reasonCode: 'INVALID_JSON', body: fixture.garbage, aggregateId: null });
+    expect(result.newerCompletedEvents).toBeNull();
+  });
+
+  it('counts the events of the aggregate completed after the message was first seen', async () => {
+    // Prepare: the case is created afterwards (its CaseStageChanged completes)
+    const own = await quarantinedTable();
+    await own.process(sqsRecordFactory(caseStageEnvelope(own.caseId, 1)));
+    await own.process(sqsRecordFactory(caseStageEnvelope(`CASE-${randomUUID()}`, 1))); // another case
+    const out = createMemoryOutput();
+
+    // Act
+    const result = await dynamoQuarantineShow(
+      { dynamo: { doc: dynamo.doc, tableName: own.table }, out },
+      { consumer: 'case-worker', quarantineId: hashOf(own.deadlineBody) },
+    );
+
+    // Assess
+    expect(result.newerCompletedEvents).toBe(1);
+    expect(out.stdout()).toMatch(
+      /: 1\. "quarantine release [0-9a-f]{64} --store dynamodb" lists them and refuses/,
+    );
+  });
+
+  it('names the id, the consumer that has it and the fix when the consumer has no such item (exit 1)', async () => {
+    // Prepare: the other consumer's item
+    expect(fixture.otherOutcome).toMatchObject({ result: 'TERMINAL_FAILURE', acknowledged: true });
+    const othersHash = hashOf(fixture.otherBody);
+
+    // Act
+    const error = await show(othersHash).catch((caught: unknown) => caught);
+    const unknown = await show('0123456789abcdef').catch((caught: unknown) => caught);
+    const malformed = await show('42').catch((caught: unknown) => caught);
+
+    // Assess
+    expect(error).toBeInstanceOf(OperationError);
+    expect((error as OperationError).exitCode).toBe(1);
+    expect((error as Error).message).toContain(
+      `No quarantine item "${othersHash}" for consumer "case-worker"`,
+    );
+    expect((error as Error).message).toContain('quarantined for consumer "other-worker": pass --consumer');
+    expect((unknown as Error).message).toMatch(
+      /No quarantine item "0123456789abcdef".*"sqs-worker quarantine list --all --store dynamodb"/,
+    );
+    expect((malformed as Error).message).toContain('must be the body hash');
+    expect((malformed as Error).message).toContain('(given "42")');
+  });
+});
+
 describe('CLI: sqs-worker quarantine --store dynamodb', () => {
   let fixture: Awaited<ReturnType<typeof quarantinedTable>>;
   beforeAll(async () => {
@@ -152,5 +253,16 @@ describe('CLI: sqs-worker quarantine --store dynamodb', () => {
     expect(JSON.parse(stdout).entries.map((e: { quarantineId: string }) => e.quarantineId)).toEqual([
       hashOf(fixture.deadlineBody),
     ]);
+  });
+
+  it('shows an item with its body by the prefix of its hash (exit 0)', async () => {
+    const { code, stdout } = await runEntry(
+      'bin/sqs-worker.js',
+      ['quarantine', 'show', hashOf(fixture.deadlineBody).slice(0, 12), '--store', 'dynamodb'],
+      env(),
+    );
+    expect(code).toBe(0);
+    expect(stdout).toContain(hashOf(fixture.deadlineBody));
+    expect(stdout).toContain('"stage": "REVIEW"');
   });
 });
