@@ -317,7 +317,7 @@ quarantine
   );
 quarantine
   .command('release')
-  .argument('<id>', 'quarantine id')
+  .argument('<id>', 'quarantine id (dynamodb: the body hash, or a unique prefix of 8+ characters)')
   .description(
     'after a fix: re-send the stored message to the source queue and mark it released, audited; refuses when ' +
       'newer events of the same aggregate have completed since it was first seen',
@@ -327,18 +327,25 @@ quarantine
     'release even though newer events of its aggregate completed: the older event is then applied after ' +
       'them and may roll state back unless its handler guards by version; check that first',
   )
+  .option(
+    '--store <store>',
+    'postgres or dynamodb: the store of the quarantine (env WORKER_STORE, default postgres)',
+  )
   .action(
-    act('quarantine release', (s, opts, [id]) =>
-      ops.quarantineRelease(
-        { sql: s.sql(), sqs: s.sqs(), out: s.out },
-        {
-          quarantineId: id as string,
-          queueUrl: s.require('queueUrl'),
-          consumer: s.settings.consumer,
-          force: opts.force === true,
-        },
-      ),
-    ),
+    act('quarantine release', (s, opts, [id]) => {
+      const options = {
+        quarantineId: id as string,
+        queueUrl: s.require('queueUrl'),
+        consumer: s.settings.consumer,
+        force: opts.force === true,
+      };
+      return s.settings.store === 'dynamodb'
+        ? ops.dynamoQuarantineRelease(
+            { dynamo: s.dynamo(), sqs: s.sqs(), out: s.out, clock: s.clock },
+            options,
+          )
+        : ops.quarantineRelease({ sql: s.sql(), sqs: s.sqs(), out: s.out }, options);
+    }),
   );
 
 const breaker = program

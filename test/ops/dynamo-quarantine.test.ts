@@ -1,18 +1,23 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { exampleDynamoHandlers } from '../../lambda/domain/dynamodb/index.ts';
-import { quarantineKey } from '../../lambda/stores/dynamodb/item-keys.ts';
+import { inboxKey, quarantineKey } from '../../lambda/stores/dynamodb/item-keys.ts';
+import { dynamoInboxStats } from '../../tools/ops/dynamo-inbox-stats.ts';
 import { dynamoQuarantineList } from '../../tools/ops/dynamo-quarantine-list.ts';
+import { dynamoQuarantineRelease } from '../../tools/ops/dynamo-quarantine-release.ts';
 import { dynamoQuarantineShow } from '../../tools/ops/dynamo-quarantine-show.ts';
-import { OperationError } from '../../tools/ops/errors.ts';
+import { OperationError, OutOfOrderReleaseError } from '../../tools/ops/errors.ts';
 import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
 import { dynamoProcessor } from '../support/dynamo-processor.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';
 import { runEntry } from '../support/run-entry.ts';
 import { caseStageEnvelope, envelopeFactory, sqsRecordFactory } from '../support/sqs-event.ts';
+import { createQueues, depth, startOpsSqs } from './ops-fixture.ts';
 
 const dynamo = useTestDynamoDb();
+const { sqs, endpoint: sqsEndpoint } = await startOpsSqs();
 const hashOf = (body: string) => createHash('sha256').update(body).digest('hex');
 
 /**
@@ -232,6 +237,262 @@ describe('Function: dynamoQuarantineShow()', () => {
   });
 });
 
+/** The item as stored now (consistent read). */
+async function itemOf(table: string, key: { PK: string; SK: string }) {
+  const { Item } = await dynamo.doc.send(
+    new GetCommand({ TableName: table, Key: key, ConsistentRead: true }),
+  );
+  return Item;
+}
+
+describe('Function: dynamoQuarantineRelease()', () => {
+  const release = (
+    fixture: { table: string },
+    quarantineId: string,
+    queueUrl: string,
+    extra: { force?: boolean; out?: ReturnType<typeof createMemoryOutput> } = {},
+  ) =>
+    dynamoQuarantineRelease(
+      { dynamo: { doc: dynamo.doc, tableName: fixture.table }, sqs, out: extra.out ?? createMemoryOutput() },
+      { quarantineId, queueUrl, consumer: 'case-worker', actor: 'test-operator', force: extra.force },
+    );
+
+  /** The item is open and unclaimed, its inbox item as the failure left it, and nothing was sent. */
+  async function expectNothingChanged(
+    fixture: Awaited<ReturnType<typeof quarantinedTable>>,
+    queueUrl: string,
+  ) {
+    const item = await itemOf(fixture.table, quarantineKey('case-worker', hashOf(fixture.deadlineBody)));
+    expect(item).not.toHaveProperty('releasedAt');
+    expect(item).not.toHaveProperty('releaseClaim');
+    const inbox = await itemOf(fixture.table, inboxKey('case-worker', fixture.deadline.idempotencyKey));
+    expect(inbox).toMatchObject({ status: 'FAILED_TERMINAL', attempts: 1, failureCode: 'CASE_NOT_FOUND' });
+    expect(await depth(sqs, queueUrl)).toEqual({ visible: 0, inFlight: 0 });
+  }
+
+  it('re-sends the body with its attributes, re-arms the inbox item, marks the item released with an audit item', async () => {
+    // Prepare: the case now exists (created through another consumer, so no newer event of this consumer)
+    const fixture = await quarantinedTable();
+    const creator = dynamoProcessor(dynamo, fixture.table, exampleDynamoHandlers, { consumer: 'case-admin' });
+    expect(await creator(sqsRecordFactory(caseStageEnvelope(fixture.caseId, 1)))).toMatchObject({
+      result: 'COMPLETED',
+    });
+    const { queueUrl } = await createQueues(sqs);
+    const id = hashOf(fixture.deadlineBody);
+    const out = createMemoryOutput();
+
+    // Act
+    const result = await release(fixture, id, queueUrl, { out });
+
+    // Assess: the message, the item, the inbox item, the audit item
+    const received = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MessageAttributeNames: ['All'], WaitTimeSeconds: 1 }),
+    );
+    const [message] = received.Messages ?? [];
+    expect(message?.Body).toBe(fixture.deadlineBody);
+    expect(message?.MessageAttributes?.tenant?.StringValue).toBe('acme');
+    expect(result).toMatchObject({
+      quarantineId: id,
+      releasedMessageId: message?.MessageId,
+      inboxStatusBefore: 'FAILED_TERMINAL',
+      inboxRearmed: true,
+      newerCompletedEvents: 0,
+      forced: false,
+    });
+    const item = await itemOf(fixture.table, quarantineKey('case-worker', id));
+    expect(item).toMatchObject({ releasedMessageId: message?.MessageId, releasedBy: 'test-operator' });
+    expect(Date.parse(String(item?.releasedAt))).not.toBeNaN();
+    expect(item).not.toHaveProperty('releaseClaim');
+    const inbox = await itemOf(fixture.table, inboxKey('case-worker', fixture.deadline.idempotencyKey));
+    expect(inbox).toMatchObject({ status: 'FAILED_RETRYABLE', attempts: 0 });
+    const audit = await itemOf(fixture.table, { PK: `AUDIT#${result.auditId}`, SK: 'WORKER#case-worker' });
+    expect(audit).toMatchObject({
+      action: 'quarantine_release',
+      outcome: 'DONE',
+      actor: 'test-operator',
+      targetQueue: queueUrl,
+      newMessageId: message?.MessageId,
+      idempotencyKey: fixture.deadline.idempotencyKey,
+      detail: { quarantineId: id, inboxStatusBefore: 'FAILED_TERMINAL', inboxRearmed: true, forced: false },
+    });
+    expect(JSON.stringify(audit)).not.toContain('REVIEW'); // no payload in the audit
+    expect(out.stdout()).toContain(`as message ${message?.MessageId}`);
+    expect(
+      await dynamoQuarantineList(
+        { dynamo: { doc: dynamo.doc, tableName: fixture.table }, out: createMemoryOutput() },
+        { consumer: 'case-worker' },
+      ).then((r) => r.entries.map((e) => e.quarantineId)),
+    ).not.toContain(id);
+
+    // Act: the worker receives the released message, with a fresh attempt budget
+    const outcome = await fixture.process(
+      sqsRecordFactory(message?.Body, { messageId: message?.MessageId ?? 'm' }),
+    );
+
+    // Assess
+    expect(outcome).toMatchObject({ result: 'COMPLETED', attempts: 1 });
+    const stats = await dynamoInboxStats(
+      {
+        dynamo: { doc: dynamo.doc, tableName: fixture.table },
+        out: createMemoryOutput(),
+        clock: { now: () => new Date(), sleep: async () => {} },
+      },
+      { consumer: 'case-worker' },
+    );
+    expect(stats.byStatus).toEqual({ PROCESSING: 0, COMPLETED: 1, FAILED_RETRYABLE: 0, FAILED_TERMINAL: 0 });
+    expect(stats.openQuarantine).toBe(1); // the undecodable body; the audit item is not counted
+  });
+
+  it('refuses to release an item twice and sends nothing the second time', async () => {
+    const fixture = await quarantinedTable();
+    const { queueUrl } = await createQueues(sqs);
+    const id = hashOf(fixture.deadlineBody);
+    const first = await release(fixture, id, queueUrl);
+
+    const error = await release(fixture, id, queueUrl).catch((caught: unknown) => caught);
+
+    expect(error).toBeInstanceOf(OperationError);
+    expect((error as Error).message).toContain(`was already released at`);
+    expect((error as Error).message).toContain(`as message ${first.releasedMessageId}`);
+    expect(await depth(sqs, queueUrl)).toEqual({ visible: 1, inFlight: 0 });
+  });
+
+  it('lets one of two operators releasing at once send it, and refuses the other', async () => {
+    const fixture = await quarantinedTable();
+    const { queueUrl } = await createQueues(sqs);
+    const id = hashOf(fixture.deadlineBody);
+
+    const settled = await Promise.allSettled([
+      release(fixture, id, queueUrl),
+      release(fixture, id, queueUrl),
+    ]);
+
+    expect(settled.filter((s) => s.status === 'fulfilled')).toHaveLength(1);
+    const [refused] = settled.filter((s) => s.status === 'rejected');
+    expect((refused as PromiseRejectedResult).reason).toBeInstanceOf(OperationError);
+    expect(await depth(sqs, queueUrl)).toEqual({ visible: 1, inFlight: 0 });
+  });
+
+  it('refuses without force when newer events of the aggregate completed, then releases with force, audited', async () => {
+    // Prepare: the case's CaseStageChanged completed for this consumer after the request was quarantined
+    const fixture = await quarantinedTable();
+    const stage = caseStageEnvelope(fixture.caseId, 1);
+    await fixture.process(sqsRecordFactory(stage));
+    await fixture.process(sqsRecordFactory(caseStageEnvelope(`CASE-${randomUUID()}`, 1))); // another case
+    const { queueUrl } = await createQueues(sqs);
+    const id = hashOf(fixture.deadlineBody);
+
+    // Act
+    const error = await release(fixture, id, queueUrl).catch((caught: unknown) => caught);
+
+    // Assess
+    expect(error).toBeInstanceOf(OutOfOrderReleaseError);
+    const refused = error as OutOfOrderReleaseError;
+    expect(refused.exitCode).toBe(1);
+    expect(refused.message).toContain(`1 newer event(s) of case "${fixture.caseId}"`);
+    expect(refused.message).toContain(`CaseStageChanged (key ${stage.idempotencyKey}) completed at`);
+    expect(refused.message).toContain('keep the aggregate id but not its type');
+    expect(refused.message).toContain(`"sqs-worker quarantine release ${id} --store dynamodb --force"`);
+    expect(refused.message).not.toContain('REVIEW');
+    expect(refused.data).toMatchObject({ quarantineId: id, newerCompletedEvents: 1 });
+    await expectNothingChanged(fixture, queueUrl);
+
+    // Act: forced
+    const forced = await release(fixture, id, queueUrl, { force: true });
+
+    // Assess
+    expect(forced).toMatchObject({ forced: true, newerCompletedEvents: 1, inboxRearmed: true });
+    const audit = await itemOf(fixture.table, { PK: `AUDIT#${forced.auditId}`, SK: 'WORKER#case-worker' });
+    expect(audit?.detail).toMatchObject({ forced: true, newerCompletedEvents: 1 });
+    expect(await depth(sqs, queueUrl)).toEqual({ visible: 1, inFlight: 0 });
+  });
+
+  it('undoes the claim and the inbox re-arm when the send fails: nothing sent, nothing changed', async () => {
+    const fixture = await quarantinedTable();
+    const { queueUrl } = await createQueues(sqs);
+
+    // Act: a queue that does not exist makes the real SendMessage fail.
+    const error = await release(fixture, hashOf(fixture.deadlineBody), `${queueUrl}-missing`).catch(
+      (caught: unknown) => caught,
+    );
+
+    // Assess
+    expect(error).toBeInstanceOf(OperationError);
+    expect((error as Error).message).toContain(
+      'Nothing was sent; the claim and the inbox re-arm were undone',
+    );
+    await expectNothingChanged(fixture, queueUrl);
+  });
+
+  it('refuses while another release holds the item, and takes over a claim that ran out', async () => {
+    // Prepare: a claim of a live release
+    const fixture = await quarantinedTable();
+    const { queueUrl } = await createQueues(sqs);
+    const id = hashOf(fixture.deadlineBody);
+    const claim = (expiresAt: number) =>
+      dynamo.doc.send(
+        new UpdateCommand({
+          TableName: fixture.table,
+          Key: quarantineKey('case-worker', id),
+          UpdateExpression: 'SET releaseClaim = :claim',
+          ExpressionAttributeValues: {
+            ':claim': {
+              token: randomUUID(),
+              actor: 'other-operator',
+              at: new Date().toISOString(),
+              expiresAt,
+            },
+          },
+        }),
+      );
+    await claim(Date.now() + 60_000);
+
+    // Act
+    const error = await release(fixture, id, queueUrl).catch((caught: unknown) => caught);
+
+    // Assess
+    expect((error as Error).message).toContain(`is being released by other-operator since`);
+    expect(await depth(sqs, queueUrl)).toEqual({ visible: 0, inFlight: 0 });
+
+    // Act: that release died; its claim ran out
+    await claim(Date.now() - 1);
+    const result = await release(fixture, id, queueUrl);
+
+    // Assess
+    expect(result.inboxRearmed).toBe(true);
+    expect(await itemOf(fixture.table, quarantineKey('case-worker', id))).not.toHaveProperty('releaseClaim');
+    expect(await depth(sqs, queueUrl)).toEqual({ visible: 1, inFlight: 0 });
+  });
+
+  it('refuses a body the store cut at 300 KiB, and a FIFO queue without the group id, changing nothing', async () => {
+    // Prepare
+    const fixture = await quarantinedTable();
+    const big = `${'x'.repeat(310 * 1024)} not json`;
+    await fixture.process(sqsRecordFactory(big));
+    const { queueUrl } = await createQueues(sqs);
+    const fifo = await createQueues(sqs, { fifo: true });
+
+    // Act
+    const cut = await release(fixture, hashOf(big), queueUrl).catch((caught: unknown) => caught);
+    const noGroup = await release(fixture, hashOf(fixture.deadlineBody), fifo.queueUrl).catch(
+      (caught: unknown) => caught,
+    );
+    const shown = await dynamoQuarantineShow(
+      { dynamo: { doc: dynamo.doc, tableName: fixture.table }, out: createMemoryOutput() },
+      { consumer: 'case-worker', quarantineId: hashOf(big) },
+    );
+
+    // Assess
+    expect((cut as Error).message).toContain('keeps only the first 300 KiB of its body');
+    expect(shown.bodyTruncated).toBe(true);
+    expect((noGroup as Error).message).toContain(
+      `has no MessageGroupId but ${fifo.queueUrl} is a FIFO queue`,
+    );
+    expect(await depth(sqs, fifo.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
+    await expectNothingChanged(fixture, queueUrl);
+  });
+});
+
 describe('CLI: sqs-worker quarantine --store dynamodb', () => {
   let fixture: Awaited<ReturnType<typeof quarantinedTable>>;
   beforeAll(async () => {
@@ -264,5 +525,44 @@ describe('CLI: sqs-worker quarantine --store dynamodb', () => {
     expect(code).toBe(0);
     expect(stdout).toContain(hashOf(fixture.deadlineBody));
     expect(stdout).toContain('"stage": "REVIEW"');
+  });
+
+  it('releases with --store dynamodb, then refuses a second release (exit 0, then 1)', async () => {
+    // Prepare
+    const { queueUrl } = await createQueues(sqs);
+    const id = hashOf(fixture.garbage);
+    const releaseEnv = {
+      ...env(),
+      WORKER_QUEUE_URL: queueUrl,
+      SQS_ENDPOINT: sqsEndpoint,
+      SQS_WORKER_ACTOR: 'cli-test',
+    };
+
+    // Act
+    const first = await runEntry(
+      'bin/sqs-worker.js',
+      ['quarantine', 'release', id, '--store', 'dynamodb', '--json'],
+      releaseEnv,
+    );
+    const second = await runEntry(
+      'bin/sqs-worker.js',
+      ['quarantine', 'release', id, '--store', 'dynamodb', '--json'],
+      releaseEnv,
+    );
+
+    // Assess
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({
+      quarantineId: id,
+      inboxRearmed: false,
+      aggregate: null,
+    });
+    expect(await depth(sqs, queueUrl)).toEqual({ visible: 1, inFlight: 0 });
+    expect(await itemOf(fixture.table, quarantineKey('case-worker', id))).toMatchObject({
+      releasedBy: 'cli-test',
+    });
+    expect(second.code).toBe(1);
+    expect(JSON.parse(second.stdout).error).toMatchObject({ type: 'OperationError', exitCode: 1 });
+    expect(second.stderr).toContain('was already released at');
   });
 });

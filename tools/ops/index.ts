@@ -16,6 +16,7 @@ export { dlqRedrive, parseRedriveFilters } from './dlq-redrive.ts';
 export { dynamoInboxShow } from './dynamo-inbox-show.ts';
 export { type DynamoOpsTarget, dynamoInboxStats } from './dynamo-inbox-stats.ts';
 export { dynamoQuarantineList } from './dynamo-quarantine-list.ts';
+export { dynamoQuarantineRelease } from './dynamo-quarantine-release.ts';
 export { dynamoQuarantineShow } from './dynamo-quarantine-show.ts';
 export { dynamoDbCapacity } from './dynamodb-capacity.ts';
 export { EXIT_CODES, OperationError, OpsError, OutOfOrderReleaseError, UsageError } from './errors.ts';
