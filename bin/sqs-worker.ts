@@ -40,6 +40,12 @@ const act =
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
+/** `--store` of a command that reads PostgreSQL tables: dynamodb fails with what to use instead (postgres-only.ts). */
+const POSTGRES_ONLY_STORE = [
+  '--store <store>',
+  'the store of the worker (env WORKER_STORE, default postgres); this command reads PostgreSQL: dynamodb is refused, naming what to use instead',
+] as const;
+
 const program = new Command('sqs-worker')
   .description(
     'Operations for the SQS → Lambda → PostgreSQL worker: inbox, queue, DLQ, quarantine, breaker, capacity.',
@@ -82,6 +88,7 @@ program
     'a transaction on the worker tables older than this is long-running',
     '30s',
   )
+  .option(...POSTGRES_ONLY_STORE)
   .action(
     act('health', (s, opts) =>
       ops.health(
@@ -146,6 +153,7 @@ inbox
   .option('--dlq-retention <duration>', "DLQ retention (default: the DLQ's MessageRetentionPeriod)")
   .option('--batch-size <n>', 'rows per delete statement', '1000')
   .option('--dry-run', 'count, delete nothing')
+  .option(...POSTGRES_ONLY_STORE)
   .action(
     act('inbox purge', (s, opts) => {
       const sourceRetention = str(opts.sourceRetention);
@@ -176,6 +184,10 @@ program
   .description(
     'depth, in flight, delayed, DLQ depth, retention, oldest unfinished message (needs --queue-url)',
   )
+  .option(
+    '--store <store>',
+    'the store of the worker (env WORKER_STORE, default postgres); the oldest unfinished message is read from PostgreSQL only',
+  )
   .action(
     act('queue status', (s) =>
       ops.queueStatus(
@@ -190,6 +202,7 @@ dlq
   .command('peek')
   .description('read up to N DLQ messages without removing them, joined with the inbox, grouped by failure')
   .option('--max <n>', 'messages to read (1-1000)', '10')
+  .option(...POSTGRES_ONLY_STORE)
   .action(
     act('dlq peek', (s, opts) =>
       ops.dlqPeek(
@@ -210,6 +223,7 @@ dlq
   .option('--filter <field=value>', 'messageType=<type> or code=<failure code> (repeatable)', collect, [])
   .option('--dry-run', 'show what would move; send and delete nothing')
   .option('--no-rearm', 'leave failed inbox rows as they are (the worker then repeats a terminal outcome)')
+  .option(...POSTGRES_ONLY_STORE)
   .action(
     act('dlq redrive', (s, opts) =>
       ops.dlqRedrive(

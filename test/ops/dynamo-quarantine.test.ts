@@ -566,3 +566,44 @@ describe('CLI: sqs-worker quarantine --store dynamodb', () => {
     expect(second.stderr).toContain('was already released at');
   });
 });
+
+describe('CLI: PostgreSQL-only commands with --store dynamodb', () => {
+  it('refuses them naming the store and what to use instead, without connecting to a database (exit 2)', async () => {
+    // An unreachable database: a command that tried it would fail on the connection instead.
+    const env = { DATABASE_URL: 'postgres://ops@127.0.0.1:9/none', AWS_REGION: 'us-east-1' };
+
+    const health = await runEntry('bin/sqs-worker.js', ['health', '--store', 'dynamodb'], env);
+    const redrive = await runEntry('bin/sqs-worker.js', ['dlq', 'redrive', '--max', '1', '--json'], {
+      ...env,
+      WORKER_STORE: 'dynamodb',
+      WORKER_DLQ_URL: 'http://127.0.0.1:9/q-dlq',
+      WORKER_QUEUE_URL: 'http://127.0.0.1:9/q',
+    });
+
+    expect(health.code).toBe(2);
+    expect(health.stderr).toContain(
+      '"sqs-worker health" reads the PostgreSQL store and is not available with --store dynamodb',
+    );
+    expect(health.stderr).toContain('"sqs-worker inbox stats --store dynamodb"');
+    expect(redrive.code).toBe(2);
+    expect(JSON.parse(redrive.stdout).error).toMatchObject({ type: 'UsageError', exitCode: 2 });
+    expect(redrive.stderr).toContain('"sqs-worker quarantine release <id> --store dynamodb"');
+  });
+
+  it('runs queue status without the inbox join (the database is not read)', async () => {
+    const { queueUrl } = await createQueues(sqs);
+
+    const status = await runEntry('bin/sqs-worker.js', ['queue', 'status', '--store', 'dynamodb', '--json'], {
+      DATABASE_URL: 'postgres://ops@127.0.0.1:9/none',
+      WORKER_QUEUE_URL: queueUrl,
+      SQS_ENDPOINT: sqsEndpoint,
+      AWS_REGION: 'us-east-1',
+    });
+
+    expect(status.code).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      oldestUnfinishedKey: null,
+      oldestUnfinishedAgeSeconds: null,
+    });
+  });
+});
