@@ -287,7 +287,9 @@ moveTask
     ),
   );
 
-const quarantine = program.command('quarantine').description('terminal messages kept in worker_quarantine');
+const quarantine = program
+  .command('quarantine')
+  .description("terminal messages kept in worker_quarantine (or the DynamoDB store's quarantine items)");
 quarantine
   .command('list')
   .description('unreleased entries, newest first (no bodies)')
