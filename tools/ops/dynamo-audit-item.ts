@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { WORKER_SK_PREFIX } from '../../lambda/stores/dynamodb/item-keys.ts';
 import type { AuditEntry } from './record-audit.ts';
 
-/** Prefix of an operator audit item's partition key in the DynamoDB store's table: `AUDIT#<auditId>`. */
+/**
+ * Prefix of an operator audit item's partition key in the DynamoDB store's table: `AUDIT#<auditId>`.
+ *
+ * @internal
+ */
 export const AUDIT_PK_PREFIX = 'AUDIT#';
 
 /**

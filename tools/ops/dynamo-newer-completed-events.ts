@@ -8,6 +8,8 @@ import type { QuarantineEntry } from './quarantine-show.ts';
 /**
  * The aggregate type named when only the inbox item names the aggregate: DynamoDB inbox items keep `aggregateId` but
  * no `aggregateType`, so every type is matched.
+ *
+ * @internal
  */
 export const ANY_AGGREGATE_TYPE = '(any type)';
 

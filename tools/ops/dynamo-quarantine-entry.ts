@@ -1,6 +1,10 @@
 import type { QuarantineEntry } from './quarantine-show.ts';
 
-/** An operator's hold on a quarantine item while `quarantine release --store dynamodb` sends it. */
+/**
+ * An operator's hold on a quarantine item while `quarantine release --store dynamodb` sends it.
+ *
+ * @internal
+ */
 export interface ReleaseClaim {
   readonly token: string;
   readonly actor: string;

@@ -22,7 +22,11 @@ import { toSendAttributes } from './to-send-attributes.ts';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
-/** How long a release may hold an item before another operator may take it (its command died). */
+/**
+ * How long a release may hold an item before another operator may take it (its command died).
+ *
+ * @internal
+ */
 export const RELEASE_CLAIM_MS = 120_000;
 
 /** The inbox item as the release found it, when it re-arms it. */
