@@ -40,6 +40,12 @@ const act =
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
+/** `--store` of a command that reads PostgreSQL tables: dynamodb fails with what to use instead (postgres-only.ts). */
+const POSTGRES_ONLY_STORE = [
+  '--store <store>',
+  'the store of the worker (env WORKER_STORE, default postgres); this command reads PostgreSQL: dynamodb is refused, naming what to use instead',
+] as const;
+
 const program = new Command('sqs-worker')
   .description(
     'Operations for the SQS → Lambda → PostgreSQL worker: inbox, queue, DLQ, quarantine, breaker, capacity.',
@@ -82,6 +88,7 @@ program
     'a transaction on the worker tables older than this is long-running',
     '30s',
   )
+  .option(...POSTGRES_ONLY_STORE)
   .action(
     act('health', (s, opts) =>
       ops.health(
@@ -146,6 +153,7 @@ inbox
   .option('--dlq-retention <duration>', "DLQ retention (default: the DLQ's MessageRetentionPeriod)")
   .option('--batch-size <n>', 'rows per delete statement', '1000')
   .option('--dry-run', 'count, delete nothing')
+  .option(...POSTGRES_ONLY_STORE)
   .action(
     act('inbox purge', (s, opts) => {
       const sourceRetention = str(opts.sourceRetention);
@@ -176,6 +184,10 @@ program
   .description(
     'depth, in flight, delayed, DLQ depth, retention, oldest unfinished message (needs --queue-url)',
   )
+  .option(
+    '--store <store>',
+    'the store of the worker (env WORKER_STORE, default postgres); the oldest unfinished message is read from PostgreSQL only',
+  )
   .action(
     act('queue status', (s) =>
       ops.queueStatus(
@@ -190,6 +202,7 @@ dlq
   .command('peek')
   .description('read up to N DLQ messages without removing them, joined with the inbox, grouped by failure')
   .option('--max <n>', 'messages to read (1-1000)', '10')
+  .option(...POSTGRES_ONLY_STORE)
   .action(
     act('dlq peek', (s, opts) =>
       ops.dlqPeek(
@@ -210,6 +223,7 @@ dlq
   .option('--filter <field=value>', 'messageType=<type> or code=<failure code> (repeatable)', collect, [])
   .option('--dry-run', 'show what would move; send and delete nothing')
   .option('--no-rearm', 'leave failed inbox rows as they are (the worker then repeats a terminal outcome)')
+  .option(...POSTGRES_ONLY_STORE)
   .action(
     act('dlq redrive', (s, opts) =>
       ops.dlqRedrive(
@@ -273,38 +287,53 @@ moveTask
     ),
   );
 
-const quarantine = program.command('quarantine').description('terminal messages kept in worker_quarantine');
+const quarantine = program
+  .command('quarantine')
+  .description("terminal messages kept in worker_quarantine (or the DynamoDB store's quarantine items)");
 quarantine
   .command('list')
   .description('unreleased entries, newest first (no bodies)')
   .option('--all', 'include released entries')
   .option('--reason <code>', 'only this reason code')
   .option('--limit <n>', 'at most N entries', '50')
+  .option(
+    '--store <store>',
+    'postgres or dynamodb: the store of the quarantine (env WORKER_STORE, default postgres); dynamodb scans the table',
+  )
   .action(
-    act('quarantine list', (s, opts) =>
-      ops.quarantineList(
-        { sql: s.sql(), out: s.out },
-        {
-          consumer: s.settings.consumer,
-          includeReleased: opts.all === true,
-          reasonCode: str(opts.reason),
-          limit: parseCount(str(opts.limit) ?? '50', '--limit', 1, 10_000),
-        },
-      ),
-    ),
+    act('quarantine list', (s, opts) => {
+      const options = {
+        consumer: s.settings.consumer,
+        includeReleased: opts.all === true,
+        reasonCode: str(opts.reason),
+        limit: parseCount(str(opts.limit) ?? '50', '--limit', 1, 10_000),
+      };
+      return s.settings.store === 'dynamodb'
+        ? ops.dynamoQuarantineList({ dynamo: s.dynamo(), out: s.out }, options)
+        : ops.quarantineList({ sql: s.sql(), out: s.out }, options);
+    }),
   );
 quarantine
   .command('show')
-  .argument('<id>', 'quarantine id')
+  .argument('<id>', 'quarantine id (dynamodb: the body hash, or a unique prefix of 8+ characters)')
   .description('one entry WITH ITS BODY: prints payload values, on purpose; redact before sharing')
+  .option(
+    '--store <store>',
+    'postgres or dynamodb: the store of the quarantine (env WORKER_STORE, default postgres)',
+  )
   .action(
     act('quarantine show', (s, _opts, [id]) =>
-      ops.quarantineShow({ sql: s.sql(), out: s.out }, { quarantineId: id as string }),
+      s.settings.store === 'dynamodb'
+        ? ops.dynamoQuarantineShow(
+            { dynamo: s.dynamo(), out: s.out },
+            { consumer: s.settings.consumer, quarantineId: id as string },
+          )
+        : ops.quarantineShow({ sql: s.sql(), out: s.out }, { quarantineId: id as string }),
     ),
   );
 quarantine
   .command('release')
-  .argument('<id>', 'quarantine id')
+  .argument('<id>', 'quarantine id (dynamodb: the body hash, or a unique prefix of 8+ characters)')
   .description(
     'after a fix: re-send the stored message to the source queue and mark it released, audited; refuses when ' +
       'newer events of the same aggregate have completed since it was first seen',
@@ -314,18 +343,25 @@ quarantine
     'release even though newer events of its aggregate completed: the older event is then applied after ' +
       'them and may roll state back unless its handler guards by version; check that first',
   )
+  .option(
+    '--store <store>',
+    'postgres or dynamodb: the store of the quarantine (env WORKER_STORE, default postgres)',
+  )
   .action(
-    act('quarantine release', (s, opts, [id]) =>
-      ops.quarantineRelease(
-        { sql: s.sql(), sqs: s.sqs(), out: s.out },
-        {
-          quarantineId: id as string,
-          queueUrl: s.require('queueUrl'),
-          consumer: s.settings.consumer,
-          force: opts.force === true,
-        },
-      ),
-    ),
+    act('quarantine release', (s, opts, [id]) => {
+      const options = {
+        quarantineId: id as string,
+        queueUrl: s.require('queueUrl'),
+        consumer: s.settings.consumer,
+        force: opts.force === true,
+      };
+      return s.settings.store === 'dynamodb'
+        ? ops.dynamoQuarantineRelease(
+            { dynamo: s.dynamo(), sqs: s.sqs(), out: s.out, clock: s.clock },
+            options,
+          )
+        : ops.quarantineRelease({ sql: s.sql(), sqs: s.sqs(), out: s.out }, options);
+    }),
   );
 
 const breaker = program

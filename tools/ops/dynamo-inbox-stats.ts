@@ -1,5 +1,9 @@
 import { type DynamoDBDocumentClient, paginateScan } from '@aws-sdk/lib-dynamodb';
-import { QUARANTINE_PK_PREFIX, WORKER_SK_PREFIX } from '../../lambda/stores/dynamodb/item-keys.ts';
+import {
+  INBOX_PK_PREFIX,
+  QUARANTINE_PK_PREFIX,
+  WORKER_SK_PREFIX,
+} from '../../lambda/stores/dynamodb/item-keys.ts';
 import type { Clock } from './clock.ts';
 import { type InboxStatsResult, renderInboxStats } from './inbox-stats.ts';
 import type { OpsOutput } from './output.ts';
@@ -47,6 +51,7 @@ export async function dynamoInboxStats(
         if (item.releasedAt === undefined) openQuarantine += 1;
         continue;
       }
+      if (!pk.startsWith(INBOX_PK_PREFIX)) continue; // an operator's audit item (quarantine release)
       const status = String(item.status);
       byStatus[status] = (byStatus[status] ?? 0) + 1;
       if (status === 'COMPLETED') {

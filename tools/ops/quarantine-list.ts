@@ -47,29 +47,29 @@ export async function quarantineList(
   const byReason: Record<string, number> = {};
   for (const entry of entries) byReason[entry.reasonCode] = (byReason[entry.reasonCode] ?? 0) + 1;
   const result: QuarantineListResult = { consumer: options.consumer, entries: [...entries], byReason };
-  emit(out, result, () =>
-    entries.length === 0
-      ? `No ${options.includeReleased ? '' : 'unreleased '}quarantine entries for consumer ${options.consumer}.`
-      : table(
-          [
-            'id',
-            'messageType',
-            'idempotency key',
-            'reason',
-            'occurrences',
-            'last quarantined',
-            'released at',
-          ],
-          entries.map((e) => [
-            e.quarantineId,
-            e.messageType,
-            e.idempotencyKey,
-            e.reasonCode,
-            e.occurrences,
-            e.lastQuarantinedAt,
-            e.releasedAt,
-          ]),
-        ),
-  );
+  emit(out, result, () => renderQuarantineList(result, options.includeReleased === true));
   return result;
+}
+
+/**
+ * The table of `quarantine list` (no bodies), shared by both stores.
+ *
+ * @internal
+ */
+export function renderQuarantineList(result: QuarantineListResult, includeReleased: boolean): string {
+  const { entries } = result;
+  return entries.length === 0
+    ? `No ${includeReleased ? '' : 'unreleased '}quarantine entries for consumer ${result.consumer}.`
+    : table(
+        ['id', 'messageType', 'idempotency key', 'reason', 'occurrences', 'last quarantined', 'released at'],
+        entries.map((e) => [
+          e.quarantineId,
+          e.messageType,
+          e.idempotencyKey,
+          e.reasonCode,
+          e.occurrences,
+          e.lastQuarantinedAt,
+          e.releasedAt,
+        ]),
+      );
 }

@@ -14,6 +14,7 @@ import { OpsError, UsageError } from './errors.ts';
 import type { OpsFlags, OpsSettings, RequiredSetting } from './ops-settings.ts';
 import { requireSetting, resolveOpsSettings } from './ops-settings.ts';
 import type { OpsOutput } from './output.ts';
+import { postgresOnlyError } from './postgres-only.ts';
 import { createProcessOutput } from './process-output.ts';
 
 /** What a command's action gets: settings, output, clock and lazily opened clients. */
@@ -23,9 +24,12 @@ export interface OpsSession {
   readonly clock: Clock;
   /** A required setting, or a UsageError naming its flag and environment variable. */
   require(name: RequiredSetting): string;
-  /** The database client (opened on first use); requires --database-url / DATABASE_URL. */
+  /**
+   * The database client (opened on first use); requires --database-url / DATABASE_URL, and refuses (naming what to
+   * use instead) when the store setting is dynamodb.
+   */
   sql(): postgres.Sql;
-  /** The database client when a URL is configured, otherwise undefined. */
+  /** The database client when a URL is configured and the store is postgres, otherwise undefined. */
   optionalSql(): postgres.Sql | undefined;
   /** The SQS client (opened on first use). */
   sqs(): SQSClient;
@@ -104,6 +108,7 @@ export async function runOpsCommand(
     require: (setting) => requireSetting(settings, setting, name),
     sql() {
       if (sql) return sql;
+      if (settings.store === 'dynamodb') throw postgresOnlyError(name);
       const setting = settings.databaseUrlSetting;
       const checked = parseDatabaseUrl(requireSetting(settings, 'databaseUrl', name), setting);
       if ('problem' in checked) throw new UsageError(checked.problem);
@@ -112,7 +117,7 @@ export async function runOpsCommand(
       return sql;
     },
     optionalSql() {
-      return settings.databaseUrl ? session.sql() : undefined;
+      return settings.databaseUrl && settings.store !== 'dynamodb' ? session.sql() : undefined;
     },
     sqs() {
       sqs ??= createOpsSqs(settings);
