@@ -183,7 +183,7 @@ describe('Function: dynamoQuarantineShow()', () => {
     expect(result.sqsAttributes).toMatchObject({ ApproximateReceiveCount: '1' });
     expect(out.stdout()).toContain('Body (contains payload values):');
     expect(out.stdout()).toContain('"stage": "REVIEW"');
-    expect(out.stdout()).toContain(`of case "${fixture.caseId}" (matched by id`);
+    expect(out.stdout()).toContain(`of case "${fixture.caseId}" completed after this message was first seen`);
   });
 
   it('takes a unique prefix of the body hash, as inbox show prints it', async () => {
@@ -192,11 +192,24 @@ describe('Function: dynamoQuarantineShow()', () => {
     expect(result.newerCompletedEvents).toBeNull();
   });
 
-  it('counts the events of the aggregate completed after the message was first seen', async () => {
-    // Prepare: the case is created afterwards (its CaseStageChanged completes)
+  it('counts the events of the aggregate completed after the message was first seen, of its type only', async () => {
+    // Prepare: the case is created afterwards (its CaseStageChanged completes); another case, and a payment whose
+    // aggregate id is the case's (another aggregate type), complete too.
     const own = await quarantinedTable();
     await own.process(sqsRecordFactory(caseStageEnvelope(own.caseId, 1)));
     await own.process(sqsRecordFactory(caseStageEnvelope(`CASE-${randomUUID()}`, 1))); // another case
+    const paymentId = `PAY-${randomUUID()}`;
+    const payment = await own.process(
+      sqsRecordFactory(
+        envelopeFactory({
+          idempotencyKey: `payment:${paymentId}:captured`,
+          aggregateType: 'payment',
+          aggregateId: own.caseId,
+          payload: { paymentId, accountId: 'ACC-1', amount: '1.00', currency: 'EUR' },
+        }),
+      ),
+    );
+    expect(payment.result).toBe('COMPLETED');
     const out = createMemoryOutput();
 
     // Act

@@ -6,8 +6,8 @@ import type { NewerCompletedEvent, NewerCompletedEvents } from './newer-complete
 import type { QuarantineEntry } from './quarantine-show.ts';
 
 /**
- * The aggregate type named when only the inbox item names the aggregate: DynamoDB inbox items keep `aggregateId` but
- * no `aggregateType`, so every type is matched.
+ * The aggregate type named when the aggregate comes from an inbox item without `aggregateType` (an item written
+ * before the type was kept), so every type is matched.
  *
  * @internal
  */
@@ -17,11 +17,11 @@ export const ANY_AGGREGATE_TYPE = '(any type)';
  * The DynamoDB store's {@link findNewerCompletedEvents}: the events of a quarantined message's aggregate that the same
  * consumer completed after the message was first seen (re-sending it then applies an older event after newer ones).
  *
- * The aggregate comes from the envelope of the stored body (type and id), else from the inbox item (id only).
- * "First seen" is the earlier of the inbox item's `firstSeenAt` and the item's `firstQuarantinedAt`. The inbox items
- * keep `aggregateId` but not `aggregateType`, so the match is on the id alone: a COMPLETED item of another aggregate
- * type with the same id counts too. That errs on the safe side (a release refuses, the operator checks and uses
- * `--force`), never the other way. The table has no index by aggregate: this scans it (consistent reads). Inbox
+ * The aggregate comes from the envelope of the stored body (type and id), else from the inbox item (type and id).
+ * "First seen" is the earlier of the inbox item's `firstSeenAt` and the item's `firstQuarantinedAt`. An inbox item
+ * written before `aggregateType` was kept matches on its id alone (a COMPLETED item of another aggregate type with
+ * the same id counts too): that errs on the safe side (a release refuses, the operator checks and uses `--force`),
+ * never the other way. The table has no index by aggregate: this scans it (consistent reads). Inbox
  * items expire by TTL (retention + 1 day), so events completed before that are no longer seen, as after an `inbox
  * purge` on PostgreSQL.
  *
@@ -40,7 +40,7 @@ export async function findDynamoNewerCompletedEvents(
             TableName: dynamo.tableName,
             Key: inboxKey(entry.consumer, entry.idempotencyKey),
             ConsistentRead: true,
-            ProjectionExpression: 'aggregateId, firstSeenAt',
+            ProjectionExpression: 'aggregateType, aggregateId, firstSeenAt',
           }),
         )
       ).Item
@@ -56,7 +56,8 @@ export async function findDynamoNewerCompletedEvents(
   if (decoded.aggregateType && decoded.aggregateId) {
     aggregate = { type: decoded.aggregateType, id: decoded.aggregateId, source: 'envelope' };
   } else if (typeof inbox?.aggregateId === 'string' && inbox.aggregateId !== '') {
-    aggregate = { type: ANY_AGGREGATE_TYPE, id: inbox.aggregateId, source: 'inbox' };
+    const type = typeof inbox.aggregateType === 'string' ? inbox.aggregateType : ANY_AGGREGATE_TYPE;
+    aggregate = { type, id: inbox.aggregateId, source: 'inbox' };
   }
   if (!aggregate) return { aggregate, since, count: 0, events: [] };
   const filters = [
@@ -73,6 +74,11 @@ export async function findDynamoNewerCompletedEvents(
     ':completed': 'COMPLETED',
     ':since': since.toISOString(),
   };
+  if (aggregate.type !== ANY_AGGREGATE_TYPE) {
+    // Items without the type (written before it was kept) still count: on the safe side.
+    filters.push('(attribute_not_exists(aggregateType) OR aggregateType = :type)');
+    values[':type'] = aggregate.type;
+  }
   if (entry.idempotencyKey) {
     filters.push('PK <> :own');
     values[':own'] = `${INBOX_PK_PREFIX}${entry.idempotencyKey}`;

@@ -64,7 +64,7 @@ interface InboxBefore {
  * Refuses, sending nothing and changing nothing: an item already released or being released, an
  * IDEMPOTENCY_HASH_MISMATCH, a body the store cut at 300 KiB (it is not the message any more), a FIFO queue without
  * the message's group id, and — without `force` — a message of an aggregate id with newer COMPLETED inbox items
- * ({@link findDynamoNewerCompletedEvents}: matched by id, as the inbox items keep no aggregate type).
+ * ({@link findDynamoNewerCompletedEvents}: matched by the aggregate's type and id).
  *
  * @throws OperationError (exit 1) for the refusals above, an unknown id, or a failed send or write.
  * @throws OutOfOrderReleaseError (exit 1) when newer events of its aggregate completed and `force` is not set.

@@ -165,7 +165,7 @@ function newerLine(result: DynamoQuarantineShowResult, since: Date): string {
   const of =
     result.aggregateType === ANY_AGGREGATE_TYPE
       ? `of aggregate id "${result.aggregateId}" (any type)`
-      : `of ${result.aggregateType} "${result.aggregateId}" (matched by id: DynamoDB inbox items keep no aggregate type)`;
+      : `of ${result.aggregateType} "${result.aggregateId}"`;
   const line = `Newer completed events ${of} completed after this message was first seen (${since.toISOString()})`;
   return result.newerCompletedEvents === 0
     ? `${line}: 0.`

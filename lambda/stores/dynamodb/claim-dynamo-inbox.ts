@@ -92,6 +92,7 @@ export async function claimDynamoInbox(
       status: 'PROCESSING',
       requestHash: entry.requestHash,
       messageType: e.messageType,
+      aggregateType: e.aggregateType,
       aggregateId: e.aggregateId,
       startedAt: now,
       leaseExpiresAt,

@@ -22,6 +22,8 @@ export interface DynamoInboxItem {
   /** sha256 of the canonical request (the same as `worker_inbox.request_hash`). */
   readonly requestHash: string;
   readonly messageType: string;
+  /** The envelope's aggregate (absent on items written before the type was kept: their aggregate type is unknown). */
+  readonly aggregateType?: string;
   readonly aggregateId: string;
   /** ISO time the current lease started (the gate or a takeover). */
   readonly startedAt: string;
