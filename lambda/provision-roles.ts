@@ -138,6 +138,19 @@ export interface RoleTimeouts {
 /** The defaults of {@link RoleTimeouts}. */
 export const DEFAULT_ROLE_TIMEOUTS: RoleTimeouts = { statementTimeoutMs: 15_000, lockTimeoutMs: 5000 };
 
+/**
+ * `client_connection_check_interval` of the worker's and the relay's sessions, in milliseconds: while a statement
+ * runs or waits for a lock, the server checks this often that its client is still there, and ends the session
+ * (rolling its transaction back, releasing its row locks) once the client is gone — a Lambda that timed out, a
+ * poller that exited at once, a connection cut. Without it, a session whose client vanished holds its locks until
+ * its statement ends (up to `lock_timeout` / `statement_timeout`), and every redelivery of a message that needs
+ * those rows meets them. The check is a cheap poll of the socket, made only while a statement runs
+ * (PostgreSQL 14+; skipped on an older server).
+ *
+ * @internal
+ */
+export const CLIENT_CONNECTION_CHECK_INTERVAL_MS = 1000;
+
 /** Functions whose roles get {@link RoleTimeouts}: the ones that run per message. Ops commands may run long. */
 const TIMED_FUNCTIONS: ReadonlySet<RoleFunction> = new Set(['worker', 'relay']);
 
@@ -175,9 +188,10 @@ export function roleTimeoutsFromEnvironment(env: Record<string, string | undefin
 }
 
 /**
- * Sets `statement_timeout` and `lock_timeout` as defaults of `role` in `database` only (`alter role … in
- * database … set`): they apply to every session the role opens there from then on, direct or through RDS Proxy
- * (the proxy signs in as the same user), and to no other database.
+ * Sets `statement_timeout`, `lock_timeout` and `client_connection_check_interval`
+ * ({@link CLIENT_CONNECTION_CHECK_INTERVAL_MS}, on PostgreSQL 14 and later) as defaults of `role` in `database` only
+ * (`alter role … in database … set`): they apply to every session the role opens there from then on, direct or
+ * through RDS Proxy (the proxy signs in as the same user), and to no other database.
  *
  * @internal
  */
@@ -196,6 +210,10 @@ export async function setRoleTimeouts(
     }
     // ALTER ROLE takes no bound parameters; the name is a constant and the value a checked integer (milliseconds).
     await sql`alter role ${sql(role)} in database ${sql(database)} set ${sql.unsafe(setting)} = ${sql.unsafe(String(value))}`;
+  }
+  const [known] = await sql`select 1 from pg_settings where name = 'client_connection_check_interval'`;
+  if (known) {
+    await sql`alter role ${sql(role)} in database ${sql(database)} set client_connection_check_interval = ${sql.unsafe(String(CLIENT_CONNECTION_CHECK_INTERVAL_MS))}`;
   }
 }
 

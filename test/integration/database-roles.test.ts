@@ -23,7 +23,9 @@ import {
   sqsEvent,
   sqsRecordFactory,
 } from '../support/sqs-event.ts';
+import { startTcpProxy } from '../support/tcp-proxy.ts';
 import { exampleWorker } from '../support/test-worker.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 // Each function's database role, provisioned by the migration function's code, then used over real connections
 // (a password is set for the test only; deployed roles log in with IAM tokens). Roles are cluster-wide, hence
@@ -387,22 +389,74 @@ describe('Function: runOpsCommand() — as the wrong database user', () => {
 });
 
 describe('Function: provisionRoles() — timeouts', () => {
-  it("gives the worker's and the relay's sessions the configured statement and lock timeouts, and ops none", async () => {
+  it("gives the worker's and the relay's sessions the configured statement and lock timeouts and the client check, and ops none", async () => {
     // Act: a later deploy with other values.
     await provisionRoles(db.sql, roles, { statementTimeoutMs: 12_000, lockTimeoutMs: 3000 });
     const settings = async (role: string) => {
       const session = db.client({ max: 1, username: role, password: PASSWORD });
       const [row] = await session`
-        select current_setting('statement_timeout') as statement, current_setting('lock_timeout') as lock
+        select current_setting('statement_timeout') as statement, current_setting('lock_timeout') as lock,
+               current_setting('client_connection_check_interval') as "clientCheck"
       `;
       await session.end({ timeout: 1 });
       return row;
     };
 
     // Assess: every new session of the role starts with them, without a statement of its own.
-    expect(await settings(roles.worker)).toEqual({ statement: '12s', lock: '3s' });
-    expect(await settings(roles.relay)).toEqual({ statement: '12s', lock: '3s' });
-    expect(await settings(roles.ops)).toEqual({ statement: '0', lock: '0' });
+    expect(await settings(roles.worker)).toEqual({ statement: '12s', lock: '3s', clientCheck: '1s' });
+    expect(await settings(roles.relay)).toEqual({ statement: '12s', lock: '3s', clientCheck: '1s' });
+    expect(await settings(roles.ops)).toEqual({ statement: '0', lock: '0', clientCheck: '0' });
+  });
+
+  it('ends a worker session whose client is gone while it waits for a lock, releasing what it held, long before lock_timeout', async () => {
+    // Prepare: another transaction holds a row; the worker's role (lock_timeout 20 s) waits for it through a TCP
+    // proxy, holding a row of its own.
+    await provisionRoles(db.sql, roles, { statementTimeoutMs: 30_000, lockTimeoutMs: 20_000 });
+    await db.sql`create table if not exists role_test_rows (id int primary key, v int not null)`;
+    await db.sql`grant select, update on role_test_rows to ${db.sql(roles.worker)}`;
+    await db.sql`insert into role_test_rows values (1, 0), (2, 0) on conflict do nothing`;
+    const holder = await db.sql.reserve();
+    await holder`begin`;
+    await holder`select * from role_test_rows where id = 1 for update`;
+    const target = new URL(db.url);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
+    const victim = db.client({ max: 1, username: roles.worker, password: PASSWORD, port: proxy.port });
+    // Plain statements on one connection (no sql.begin, whose rollback would be written to the cut socket).
+    await victim`begin`;
+    await victim`update role_test_rows set v = v + 1 where id = 2`;
+    const waiting = victim`update role_test_rows set v = v + 1 where id = 1`.catch((error: unknown) => error);
+    let pid = 0;
+    await waitFor(
+      "the worker's session waiting for the row lock",
+      async () => {
+        const [row] = await db.sql<{ pid: number }[]>`
+          select pid from pg_stat_activity where usename = ${roles.worker} and wait_event_type = 'Lock'`;
+        pid = row?.pid ?? 0;
+        return pid !== 0;
+      },
+      10_000,
+    );
+
+    // Act: the client vanishes (a Lambda timed out, a poller exited at once).
+    const cutAt = Date.now();
+    proxy.down();
+    const goneAt = await waitFor(
+      'the session to end',
+      async () => (await db.sql`select 1 from pg_stat_activity where pid = ${pid}`).length === 0,
+      19_000,
+    );
+    const goneAfterMs = goneAt - cutAt;
+
+    // Assess: the session ended well before its 20 s lock_timeout, its update of row 2 rolled back and the row
+    // free (a NOWAIT lock succeeds).
+    expect(goneAfterMs).toBeLessThan(10_000);
+    const [row2] = await db.sql`select v from role_test_rows where id = 2 for update nowait`;
+    expect(row2).toEqual({ v: 0 });
+    await holder`rollback`;
+    holder.release();
+    await waiting;
+    await victim.end({ timeout: 0 }).catch(() => {});
+    await proxy.close();
   });
 
   it('reads the timeouts from the environment, with defaults, naming a bad value and its range', () => {
