@@ -33,8 +33,13 @@ const CONNECTION_SQLSTATES: Record<string, string> = {
   '57P03': 'CANNOT_CONNECT_NOW',
 };
 
-/** Network and postgres.js connection error codes. */
-const CONNECTION_ERROR_CODES = new Set([
+/**
+ * Node's network error codes: the endpoint cannot be reached or the connection broke (any client's, the DynamoDB
+ * store's SDK included).
+ *
+ * @internal
+ */
+export const NETWORK_ERROR_CODES: ReadonlySet<string> = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
   'ETIMEDOUT',
@@ -44,10 +49,6 @@ const CONNECTION_ERROR_CODES = new Set([
   'ENOTFOUND',
   'EAI_AGAIN',
   'ECONNABORTED',
-  'CONNECTION_CLOSED',
-  'CONNECTION_ENDED',
-  'CONNECTION_DESTROYED',
-  'CONNECT_TIMEOUT',
 ]);
 
 /** Codes only postgres.js raises (a closed or timed-out database connection), with or without a query. */
@@ -57,6 +58,9 @@ const POSTGRES_JS_CONNECTION_CODES = new Set([
   'CONNECTION_DESTROYED',
   'CONNECT_TIMEOUT',
 ]);
+
+/** Network and postgres.js connection error codes. */
+const CONNECTION_ERROR_CODES = new Set([...NETWORK_ERROR_CODES, ...POSTGRES_JS_CONNECTION_CODES]);
 
 const MAX_MESSAGE = 500;
 

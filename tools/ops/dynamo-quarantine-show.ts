@@ -9,7 +9,8 @@ import { ANY_AGGREGATE_TYPE, findDynamoNewerCompletedEvents } from './dynamo-new
 import { type DynamoQuarantineEntry, toDynamoQuarantineEntry } from './dynamo-quarantine-entry.ts';
 import { OperationError } from './errors.ts';
 import type { OpsOutput } from './output.ts';
-import { emit, recordTable } from './output.ts';
+import { emit } from './output.ts';
+import { newerEventsFields, renderQuarantineEntry } from './quarantine-show.ts';
 
 /** Result of {@link dynamoQuarantineShow}: the entry and what a release would re-send it after. */
 export interface DynamoQuarantineShowResult extends DynamoQuarantineEntry {
@@ -124,35 +125,30 @@ export async function dynamoQuarantineShow(
 ): Promise<DynamoQuarantineShowResult> {
   const entry = await loadDynamoQuarantineEntry(deps.dynamo, options.consumer, options.quarantineId);
   const newer = await findDynamoNewerCompletedEvents(deps.dynamo, entry, { limit: 0 });
-  const result: DynamoQuarantineShowResult = {
-    ...entry,
-    aggregateType: newer.aggregate?.type ?? null,
-    aggregateId: newer.aggregate?.id ?? null,
-    newerCompletedEvents: newer.aggregate ? newer.count : null,
-  };
+  const result: DynamoQuarantineShowResult = { ...entry, ...newerEventsFields(newer) };
   emit(deps.out, result, () => {
-    const { body, sqsAttributes, messageAttributes, releaseClaim, ...rest } = result;
-    let pretty = body;
-    try {
-      pretty = JSON.stringify(JSON.parse(body), null, 2);
-    } catch {
-      // not JSON (or cut): shown as stored
-    }
-    return [
-      recordTable({ ...rest }),
-      `SQS attributes: ${JSON.stringify(sqsAttributes)}`,
-      `Message attributes: ${JSON.stringify(messageAttributes)}`,
-      ...(releaseClaim
-        ? [
-            `Being released by ${releaseClaim.actor} since ${releaseClaim.at} (claim ends ${new Date(releaseClaim.expiresAt).toISOString()}).`,
-          ]
-        : []),
-      newerLine(result, newer.since),
+    const {
+      body: _body,
+      sqsAttributes: _sqs,
+      messageAttributes: _attributes,
+      releaseClaim,
+      ...fields
+    } = result;
+    return renderQuarantineEntry(
+      fields,
+      result,
+      [
+        ...(releaseClaim
+          ? [
+              `Being released by ${releaseClaim.actor} since ${releaseClaim.at} (claim ends ${new Date(releaseClaim.expiresAt).toISOString()}).`,
+            ]
+          : []),
+        newerLine(result, newer.since),
+      ],
       result.bodyTruncated
         ? 'Body (contains payload values; CUT at 300 KiB by the store, the SHA-256 is of the whole body):'
-        : 'Body (contains payload values):',
-      pretty,
-    ].join('\n');
+        : undefined,
+    );
   });
   return result;
 }

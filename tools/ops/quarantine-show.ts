@@ -1,7 +1,7 @@
 import type postgres from 'postgres';
 import { OperationError } from './errors.ts';
-import { findNewerCompletedEvents } from './newer-completed-events.ts';
-import type { OpsOutput } from './output.ts';
+import { findNewerCompletedEvents, type NewerCompletedEvents } from './newer-completed-events.ts';
+import type { Cell, OpsOutput } from './output.ts';
 import { emit, recordTable } from './output.ts';
 
 /** A full quarantine entry, body included. */
@@ -83,28 +83,10 @@ export async function quarantineShow(
 ): Promise<QuarantineShowResult> {
   const entry = await loadQuarantineEntry(deps.sql, options.quarantineId);
   const newer = await findNewerCompletedEvents(deps.sql, entry, { limit: 0 });
-  const result: QuarantineShowResult = {
-    ...entry,
-    aggregateType: newer.aggregate?.type ?? null,
-    aggregateId: newer.aggregate?.id ?? null,
-    newerCompletedEvents: newer.aggregate ? newer.count : null,
-  };
+  const result: QuarantineShowResult = { ...entry, ...newerEventsFields(newer) };
   emit(deps.out, result, () => {
-    const { body, sqsAttributes, messageAttributes, ...rest } = result;
-    let pretty = body;
-    try {
-      pretty = JSON.stringify(JSON.parse(body), null, 2);
-    } catch {
-      // not JSON: shown as stored
-    }
-    return [
-      recordTable({ ...rest }),
-      `SQS attributes: ${JSON.stringify(sqsAttributes)}`,
-      `Message attributes: ${JSON.stringify(messageAttributes)}`,
-      newerLine(result, newer.since),
-      'Body (contains payload values):',
-      pretty,
-    ].join('\n');
+    const { body: _body, sqsAttributes: _sqs, messageAttributes: _attributes, ...fields } = result;
+    return renderQuarantineEntry(fields, result, [newerLine(result, newer.since)]);
   });
   return result;
 }
@@ -119,4 +101,49 @@ function newerLine(result: QuarantineShowResult, since: Date): string {
     ? `Newer completed events ${of}: 0.`
     : `Newer completed events ${of}: ${result.newerCompletedEvents}. "quarantine release ${result.quarantineId}" ` +
         'lists them and refuses without --force: this older event would be applied after them.';
+}
+
+/**
+ * The aggregate fields of a `quarantine show` result, from the newer-events check of either store.
+ *
+ * @internal
+ */
+export function newerEventsFields(newer: NewerCompletedEvents): {
+  aggregateType: string | null;
+  aggregateId: string | null;
+  newerCompletedEvents: number | null;
+} {
+  return {
+    aggregateType: newer.aggregate?.type ?? null,
+    aggregateId: newer.aggregate?.id ?? null,
+    newerCompletedEvents: newer.aggregate ? newer.count : null,
+  };
+}
+
+/**
+ * The text of `quarantine show` for either store: the entry's fields, its SQS and message attributes, the store's
+ * `notes` (the newer-events line, …), the body's heading and the body (pretty-printed when it is JSON).
+ *
+ * @internal
+ */
+export function renderQuarantineEntry(
+  fields: Readonly<Record<string, Cell>>,
+  entry: { body: string; sqsAttributes: unknown; messageAttributes: unknown },
+  notes: readonly string[],
+  bodyHeading = 'Body (contains payload values):',
+): string {
+  let pretty = entry.body;
+  try {
+    pretty = JSON.stringify(JSON.parse(entry.body), null, 2);
+  } catch {
+    // not JSON (or cut by the store): shown as stored
+  }
+  return [
+    recordTable(fields),
+    `SQS attributes: ${JSON.stringify(entry.sqsAttributes)}`,
+    `Message attributes: ${JSON.stringify(entry.messageAttributes)}`,
+    ...notes,
+    bodyHeading,
+    pretty,
+  ].join('\n');
 }

@@ -1,4 +1,4 @@
-import { classifyError, type Failure, truncate } from '../../worker/classify-error.ts';
+import { classifyError, type Failure, NETWORK_ERROR_CODES, truncate } from '../../worker/classify-error.ts';
 
 /** Error names of the DynamoDB API that clear on their own. */
 const THROTTLING = new Set([
@@ -6,19 +6,6 @@ const THROTTLING = new Set([
   'ThrottlingException',
   'RequestLimitExceeded',
   'LimitExceededException',
-]);
-
-/** Network error codes of the SDK's HTTP handler: the endpoint cannot be reached. */
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ECONNABORTED',
 ]);
 
 interface SdkLikeError {
@@ -77,7 +64,7 @@ export function classifyDynamoError(error: unknown): Failure {
       connection: false,
     };
   }
-  if ((e.code && NETWORK_CODES.has(e.code)) || name === 'TimeoutError') {
+  if ((e.code && NETWORK_ERROR_CODES.has(e.code)) || name === 'TimeoutError') {
     return {
       retryable: true,
       code: 'DATABASE_UNAVAILABLE',
