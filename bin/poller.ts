@@ -1,27 +1,14 @@
 #!/usr/bin/env node
 // npm run poller: the long-running SQS poller (ECS/Fargate) over the example domain, configured by environment.
-import { caseEscalationRequested, exampleHandlers } from '../lambda/domain/index.ts';
+import { exampleHandlersFor } from '../lambda/domain/index.ts';
 import { ConfigError } from '../lambda/errors.ts';
-import { createSql, httpNotificationProvider } from '../lambda/index.ts';
 import { startPollerFromConfig, stopOnSignals } from '../lambda/poller/index.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const running = await startPollerFromConfig({
   // As the Lambda worker (lambda/handlers/worker.ts): the escalation example only with NOTIFICATION_URL.
-  handlers: (config) =>
-    config.notificationUrl
-      ? [
-          ...exampleHandlers,
-          caseEscalationRequested({
-            effectsSql: createSql(
-              { ...config.database, poolSize: 1 },
-              { applicationName: `${config.consumer}-effects` },
-            ),
-            provider: httpNotificationProvider({ url: config.notificationUrl }),
-          }),
-        ]
-      : exampleHandlers,
+  handlers: exampleHandlersFor,
 }).catch((error: unknown) => {
   // A bad variable or an unusable queue: one message naming it, exit 2 (the container does not restart-loop silently).
   if (!(error instanceof ConfigError)) throw error;

@@ -6,6 +6,31 @@ export const STAGE_SLA_DAYS: Readonly<Record<string, number>> = { INVESTIGATION:
 
 const DAY_MS = 86_400_000;
 
+/**
+ * The deadline a request asks for, the same on either store: `<STAGE>_SLA`, due `effectiveAt` + the stage's SLA.
+ *
+ * @throws TerminalError `INVALID_STAGE` for a stage without an SLA (the message names the rule, not the value).
+ */
+export function stageDeadline(payload: { stage: string; effectiveAt: string }): {
+  deadlineType: string;
+  effectiveAt: Date;
+  deadlineAt: Date;
+} {
+  const days = STAGE_SLA_DAYS[payload.stage];
+  if (days === undefined) {
+    throw new TerminalError(
+      'INVALID_STAGE',
+      `the payload's stage has no SLA (supported: ${Object.keys(STAGE_SLA_DAYS).join(', ')})`,
+    );
+  }
+  const effectiveAt = new Date(Date.parse(payload.effectiveAt));
+  return {
+    deadlineType: `${payload.stage}_SLA`,
+    effectiveAt,
+    deadlineAt: new Date(effectiveAt.getTime() + days * DAY_MS),
+  };
+}
+
 /** The payload of `CaseDeadlineCalculationRequested` v1, the message's contract on either store. */
 export const caseDeadlineCalculationRequestedPayload = z.object({
   caseId: z.string().check(z.minLength(1), z.maxLength(200)),
@@ -33,17 +58,7 @@ export const caseDeadlineCalculationRequested = defineHandler({
   // Known from the payload: stored by the inbox claim, no statement after the handler.
   resultRef: ({ payload }) => `case_deadlines/${payload.caseId}/${payload.stage}_SLA`,
   async handle({ sql, payload, envelope }) {
-    const days = STAGE_SLA_DAYS[payload.stage];
-    if (days === undefined) {
-      // The stage is a payload value: the stored message names the rule, not the value.
-      throw new TerminalError(
-        'INVALID_STAGE',
-        `the payload's stage has no SLA (supported: ${Object.keys(STAGE_SLA_DAYS).join(', ')})`,
-      );
-    }
-    const deadlineType = `${payload.stage}_SLA`;
-    const effectiveAt = new Date(Date.parse(payload.effectiveAt));
-    const deadlineAt = new Date(effectiveAt.getTime() + days * DAY_MS);
+    const { deadlineType, effectiveAt, deadlineAt } = stageDeadline(payload);
     const [outcome] = await sql<{ found: boolean; applied: boolean }[]>`
       with updated_case as (
         update cases

@@ -1,5 +1,6 @@
-import type { MessageHandler } from '../index.ts';
+import { createSql, httpNotificationProvider, type MessageHandler, type WorkerConfig } from '../index.ts';
 import { caseDeadlineCalculationRequested } from './case-deadline-calculation-requested.ts';
+import { caseEscalationRequested } from './case-escalation-requested.ts';
 import { caseStageChanged } from './case-stage-changed.ts';
 import { documentMetadataExtractionRequested } from './document-metadata-extraction-requested.ts';
 import { paymentCaptured } from './payment-captured.ts';
@@ -22,3 +23,23 @@ export const exampleHandlers: readonly MessageHandler<any>[] = [
   paymentCaptured,
   documentMetadataExtractionRequested,
 ];
+
+/**
+ * The example domain's handlers for a PostgreSQL worker of `config`, as the shipped Lambda worker and poller register
+ * them: the escalation example too when `NOTIFICATION_URL` is set (it calls an external service through the effect
+ * log, which needs a connection of its own).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: handlers of any payload schema
+export function exampleHandlersFor(config: WorkerConfig): readonly MessageHandler<any>[] {
+  if (!config.notificationUrl) return exampleHandlers;
+  return [
+    ...exampleHandlers,
+    caseEscalationRequested({
+      effectsSql: createSql(
+        { ...config.database, poolSize: 1 },
+        { applicationName: `${config.consumer}-effects` },
+      ),
+      provider: httpNotificationProvider({ url: config.notificationUrl }),
+    }),
+  ];
+}

@@ -53,18 +53,32 @@ export function capacity(deps: { out: OpsOutput }, inputs: CapacityCommandInputs
   const result: CapacityCommandResult = { ...computed, dbAvailableConnections };
   emit(deps.out, result, () =>
     [
-      table(
-        ['term', 'value', 'formula', ''],
-        result.terms.map((t) => [
-          t.term,
-          Number(t.value.toFixed(2)),
-          t.formula,
-          t.term === result.binding ? '← binding' : ' ',
-        ]),
-      ),
-      `Safe worker concurrency: ${result.safeConcurrency} (binding: ${result.binding}).`,
+      ...capacityLines(result),
       `Set the event source mapping's MaximumConcurrency (and reserved concurrency ≥ it) to at most ${result.safeConcurrency}.`,
     ].join('\n'),
   );
   return result;
+}
+
+/**
+ * The terms of a capacity result as a table, the binding one marked, and the safe concurrency: the lines both
+ * stores' `capacity` print.
+ *
+ * @internal
+ */
+export function capacityLines(
+  result: Pick<CapacityResult, 'terms' | 'binding' | 'safeConcurrency'>,
+): string[] {
+  return [
+    table(
+      ['term', 'value', 'formula', ''],
+      result.terms.map((t) => [
+        t.term,
+        Number(t.value.toFixed(2)),
+        t.formula,
+        t.term === result.binding ? '← binding' : ' ',
+      ]),
+    ),
+    `Safe worker concurrency: ${result.safeConcurrency} (binding: ${result.binding}).`,
+  ];
 }

@@ -3,9 +3,10 @@ import {
   type DynamoDbCapacityResult,
   safeDynamoDbConcurrency,
 } from '../../lib/dynamodb-capacity.ts';
+import { capacityLines } from './capacity.ts';
 import { UsageError } from './errors.ts';
 import type { OpsOutput } from './output.ts';
-import { emit, table } from './output.ts';
+import { emit } from './output.ts';
 
 /** Flags of the formula's inputs, for messages that name what the operator typed. */
 const FLAGS: Record<string, string> = {
@@ -44,16 +45,7 @@ export function dynamoDbCapacity(
     [
       `Write units per message: ${result.writeUnitsPerMessage} (1 gate put + 2 × each TransactWriteItems item, per started KB).`,
       `One worker: ${Number(result.messagesPerSecondPerWorker.toFixed(2))} messages/s, ${Number(result.writeUnitsPerSecondPerWorker.toFixed(2))} write units/s.`,
-      table(
-        ['term', 'value', 'formula', ''],
-        result.terms.map((t) => [
-          t.term,
-          Number(t.value.toFixed(2)),
-          t.formula,
-          t.term === result.binding ? '← binding' : ' ',
-        ]),
-      ),
-      `Safe worker concurrency: ${result.safeConcurrency} (binding: ${result.binding}).`,
+      ...capacityLines(result),
       result.safeConcurrency < 2
         ? 'Below the event source minimum of 2: the construct refuses this at synth. Raise --max-write-units-per-second, or lower --transact-items-per-message or --record-concurrency.'
         : `Set the event source mapping's MaximumConcurrency (and reserved concurrency ≥ it) to at most ${result.safeConcurrency}; the construct derives it from the same inputs (store "dynamodb").`,

@@ -1,11 +1,9 @@
-import { defineDynamoHandler, RetryableError, TerminalError } from '../../index.ts';
+import { defineDynamoHandler, RetryableError } from '../../index.ts';
 import {
   caseDeadlineCalculationRequestedPayload,
-  STAGE_SLA_DAYS,
+  stageDeadline,
 } from '../case-deadline-calculation-requested.ts';
 import { caseItemKey } from './case-stage-changed.ts';
-
-const DAY_MS = 86_400_000;
 
 /**
  * `CaseDeadlineCalculationRequested` v1 `{ caseId, stage, effectiveAt }` on DynamoDB: in one transaction, sets the
@@ -22,17 +20,10 @@ export const caseDeadlineCalculationRequestedDynamo = defineDynamoHandler({
   schemaVersion: 1,
   payload: caseDeadlineCalculationRequestedPayload,
   async handle({ table, payload, envelope }) {
-    const days = STAGE_SLA_DAYS[payload.stage];
-    if (days === undefined) {
-      throw new TerminalError(
-        'INVALID_STAGE',
-        `the payload's stage has no SLA (supported: ${Object.keys(STAGE_SLA_DAYS).join(', ')})`,
-      );
-    }
-    const deadlineType = `${payload.stage}_SLA`;
+    const deadline = stageDeadline(payload);
+    const { deadlineType, effectiveAt } = deadline;
     // ISO strings in UTC with milliseconds compare in time order: the condition can use <=.
-    const effectiveAt = new Date(Date.parse(payload.effectiveAt));
-    const deadlineAt = new Date(effectiveAt.getTime() + days * DAY_MS).toISOString();
+    const deadlineAt = deadline.deadlineAt.toISOString();
     return {
       writes: [
         {
