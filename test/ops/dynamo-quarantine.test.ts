@@ -504,6 +504,63 @@ describe('Function: dynamoQuarantineRelease()', () => {
     expect(await depth(sqs, fifo.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
     await expectNothingChanged(fixture, queueUrl);
   });
+
+  it('refuses an item whose message attributes the store dropped to fit 400 KB, which show names; and says a FIFO group id was dropped', async () => {
+    // Prepare: a 290 KiB body with a 150 KB message attribute, and one with a 150 KB MessageGroupId
+    const fixture = await quarantinedTable();
+    const attribute = (value: string) => ({
+      stringValue: value,
+      stringListValues: [],
+      binaryListValues: [],
+      dataType: 'String',
+    });
+    const big = `${'x'.repeat(290 * 1024)} not json ${randomUUID()}`;
+    await fixture.process(
+      sqsRecordFactory(big, {
+        messageAttributes: { tenant: attribute('acme'), big: attribute('b'.repeat(150_000)) },
+      }),
+    );
+    const grouped = `${'y'.repeat(290 * 1024)} not json ${randomUUID()}`;
+    const record = sqsRecordFactory(grouped);
+    await fixture.process({
+      ...record,
+      attributes: { ...record.attributes, MessageGroupId: 'g'.repeat(150_000) },
+    });
+    const { queueUrl } = await createQueues(sqs);
+    const fifo = await createQueues(sqs, { fifo: true });
+    const out = createMemoryOutput();
+
+    // Act
+    const dropped = await release(fixture, hashOf(big), queueUrl).catch((caught: unknown) => caught);
+    const noGroup = await release(fixture, hashOf(grouped), fifo.queueUrl).catch((caught: unknown) => caught);
+    const shown = await dynamoQuarantineShow(
+      { dynamo: { doc: dynamo.doc, tableName: fixture.table }, out },
+      { consumer: 'case-worker', quarantineId: hashOf(big) },
+    );
+
+    // Assess
+    expect(dropped).toBeInstanceOf(OperationError);
+    expect((dropped as Error).message).toContain('does not keep its message attributes big');
+    expect((noGroup as Error).message).toContain(
+      `has no MessageGroupId (the store did not keep it: the item would not have fit 400 KB) but ${fifo.queueUrl}`,
+    );
+    expect(shown).toMatchObject({
+      body: big,
+      bodyTruncated: false,
+      messageAttributes: { tenant: attribute('acme') },
+      messageAttributesDropped: ['big'],
+      sqsAttributesDropped: [],
+    });
+    expect(out.stdout()).toContain(
+      "Message attributes NOT kept by the store (the item would not fit DynamoDB's 400 KB with them): big.",
+    );
+    expect(out.stdout()).not.toContain('bbbb'); // the dropped value
+    expect(await depth(sqs, queueUrl)).toEqual({ visible: 0, inFlight: 0 });
+    expect(await depth(sqs, fifo.queueUrl)).toEqual({ visible: 0, inFlight: 0 });
+    expect(await itemOf(fixture.table, quarantineKey('case-worker', hashOf(big)))).not.toHaveProperty(
+      'releaseClaim',
+    );
+  });
 });
 
 describe('CLI: sqs-worker quarantine --store dynamodb', () => {

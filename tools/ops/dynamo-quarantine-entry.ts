@@ -21,12 +21,22 @@ export interface ReleaseClaim {
 export interface DynamoQuarantineEntry extends QuarantineEntry {
   /** True when the stored body was cut at 300 KiB (an item holds 400 KB): it cannot be re-sent as stored. */
   readonly bodyTruncated: boolean;
+  /**
+   * Names of the message attributes the store did not keep, the largest first, because the item would not have fit
+   * 400 KB with them (at most 10, then `… N more`); empty when all were kept. The message cannot be re-sent as stored.
+   */
+  readonly messageAttributesDropped: readonly string[];
+  /** Names of the SQS attributes the store did not keep, as {@link messageAttributesDropped}. */
+  readonly sqsAttributesDropped: readonly string[];
   /** A release in progress (or one whose operator died before it finished), else null. */
   readonly releaseClaim: ReleaseClaim | null;
 }
 
 const text = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
 const date = (value: unknown): Date | null => (typeof value === 'string' ? new Date(value) : null);
+/** A list of names as stored (absent on items written before the store dropped attributes: nothing dropped). */
+const names = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((name): name is string => typeof name === 'string') : [];
 
 /** The message attributes as stored: the JSON text of the Lambda record's `messageAttributes`. */
 function messageAttributes(value: unknown): Record<string, unknown> {
@@ -55,6 +65,8 @@ export function toDynamoQuarantineEntry(item: Record<string, unknown>): DynamoQu
     bodyHash,
     body: typeof item.body === 'string' ? item.body : '',
     bodyTruncated: item.bodyTruncated === true,
+    messageAttributesDropped: names(item.messageAttributesDropped),
+    sqsAttributesDropped: names(item.sqsAttributesDropped),
     sqsMessageId: text(item.sqsMessageId),
     idempotencyKey: text(item.idempotencyKey),
     messageType: text(item.messageType),

@@ -40,7 +40,8 @@ interface InboxBefore {
 /*
  * A release on a timeline (one quarantine item; DynamoDB has no row lock to hold across the send):
  *
- *   read the item (consistent) ─► refuse: released, hash mismatch, body cut, claimed, newer events without --force
+ *   read the item (consistent) ─► refuse: released, hash mismatch, body cut or attributes dropped, claimed, newer
+ *                                  events without --force
  *   transaction 1: claim the item (releaseClaim = token, until now + 2 min; condition: not released, not claimed or
  *                  claim expired, lastQuarantinedAt unchanged) + re-arm the inbox item (condition: unchanged)
  *   SendMessage ─► fails: transaction undoing both (conditioned on the token), "nothing was sent"
@@ -62,8 +63,8 @@ interface InboxBefore {
  * failed send undoes the claim and the re-arm.
  *
  * Refuses, sending nothing and changing nothing: an item already released or being released, an
- * IDEMPOTENCY_HASH_MISMATCH, a body the store cut at 300 KiB (it is not the message any more), a FIFO queue without
- * the message's group id, and — without `force` — a message of an aggregate id with newer COMPLETED inbox items
+ * IDEMPOTENCY_HASH_MISMATCH, a body the store cut at 300 KiB or message attributes it dropped to fit the item in
+ * 400 KB (it is not the message any more), a FIFO queue without the message's group id, and — without `force` — a message of an aggregate id with newer COMPLETED inbox items
  * ({@link findDynamoNewerCompletedEvents}: matched by the aggregate's type and id).
  *
  * @throws OperationError (exit 1) for the refusals above, an unknown id, or a failed send or write.
@@ -292,6 +293,13 @@ function refuseUnreleasable(entry: DynamoQuarantineEntry, now: Date): void {
         'publish it again, or send the whole message by hand.',
     );
   }
+  if (entry.messageAttributesDropped.length > 0) {
+    throw new OperationError(
+      `Quarantine item ${id} does not keep its message attributes ${entry.messageAttributesDropped.join(', ')} (with ` +
+        "them the item would not have fit DynamoDB's 400 KB), so re-sending it would send a different message; " +
+        'nothing was sent. Have the producer publish it again, or send the whole message by hand.',
+    );
+  }
 }
 
 /** The SendMessage input: body and message attributes as stored; for a FIFO queue its group and a deduplication id. */
@@ -304,9 +312,12 @@ function sendInput(entry: DynamoQuarantineEntry, queueUrl: string): SendMessageC
   if (queueUrl.endsWith('.fifo')) {
     const groupId = (entry.sqsAttributes as { MessageGroupId?: string }).MessageGroupId;
     if (!groupId) {
+      const dropped = entry.sqsAttributesDropped.includes('MessageGroupId')
+        ? ' (the store did not keep it: the item would not have fit 400 KB)'
+        : '';
       throw new OperationError(
-        `Quarantine item ${entry.quarantineId} has no MessageGroupId but ${queueUrl} is a FIFO queue; nothing was ` +
-          'sent. Send it by hand with its group id.',
+        `Quarantine item ${entry.quarantineId} has no MessageGroupId${dropped} but ${queueUrl} is a FIFO queue; ` +
+          'nothing was sent. Send it by hand with its group id.',
       );
     }
     input.MessageGroupId = groupId;

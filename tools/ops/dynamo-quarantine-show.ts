@@ -111,7 +111,8 @@ async function consumersOf(dynamo: DynamoOpsTarget, bodyHash: string): Promise<s
 /**
  * `quarantine show <id>` on the DynamoDB store: one quarantine item with its reason, SQS attributes, message
  * attributes and its BODY (payload values, on purpose: do not paste the output into tickets or chat without
- * redacting), as on PostgreSQL. A body cut at 300 KiB by the store (`bodyTruncated`) is shown as stored and said so.
+ * redacting), as on PostgreSQL. A body cut at 300 KiB by the store (`bodyTruncated`) is shown as stored and said so,
+ * and so are the message and SQS attributes the store dropped to fit the item in 400 KB (named, without values).
  *
  * It also counts the COMPLETED inbox items of the message's aggregate id after the message was first seen, so the
  * operator sees before a release that it would re-send an older event after newer ones (see
@@ -131,6 +132,8 @@ export async function dynamoQuarantineShow(
       body: _body,
       sqsAttributes: _sqs,
       messageAttributes: _attributes,
+      messageAttributesDropped: _droppedMessage,
+      sqsAttributesDropped: _droppedSqs,
       releaseClaim,
       ...fields
     } = result;
@@ -138,6 +141,7 @@ export async function dynamoQuarantineShow(
       fields,
       result,
       [
+        ...droppedLines(result),
         ...(releaseClaim
           ? [
               `Being released by ${releaseClaim.actor} since ${releaseClaim.at} (claim ends ${new Date(releaseClaim.expiresAt).toISOString()}).`,
@@ -151,6 +155,18 @@ export async function dynamoQuarantineShow(
     );
   });
   return result;
+}
+
+/** The lines naming the attributes the store did not keep (names only: an attribute's value may be a payload's). */
+function droppedLines(entry: DynamoQuarantineEntry): string[] {
+  const line = (what: string, dropped: readonly string[]) =>
+    `${what} NOT kept by the store (the item would not fit DynamoDB's 400 KB with them): ${dropped.join(', ')}.`;
+  return [
+    ...(entry.messageAttributesDropped.length > 0
+      ? [line('Message attributes', entry.messageAttributesDropped)]
+      : []),
+    ...(entry.sqsAttributesDropped.length > 0 ? [line('SQS attributes', entry.sqsAttributesDropped)] : []),
+  ];
 }
 
 /** The line about newer completed events of the aggregate (no payload values). */

@@ -1,5 +1,7 @@
+import { cutUtf8 } from './cut-utf8.ts';
 import type { DynamoStore } from './dynamo-store.ts';
 import { inboxExpiry } from './inbox-ttl.ts';
+import { MAX_FAILURE_CODE_BYTES, MAX_FAILURE_MESSAGE_BYTES } from './item-bounds.ts';
 import { inboxKey } from './item-keys.ts';
 
 /** The `Update` of a TransactWriteItems entry (or of an UpdateItem) in the document client's form. */
@@ -45,6 +47,8 @@ export function completeInboxUpdate(
 /**
  * A failed attempt of the lease holder: FAILED_RETRYABLE (the next delivery takes the item, attempt n + 1) or
  * FAILED_TERMINAL (it stays terminal), with code and message. The attempt was counted when the lease was taken.
+ * Code and message are cut at their bounds (`item-bounds.ts`): a handler's code is its author's text, of any length,
+ * and an item too large for DynamoDB would fail this write on every delivery.
  *
  * @internal
  */
@@ -72,8 +76,8 @@ export function failInboxUpdate(
       ':processing': 'PROCESSING',
       ':token': input.leaseToken,
       ':now': new Date(input.nowMs).toISOString(),
-      ':code': input.code,
-      ':message': input.message,
+      ':code': cutUtf8(input.code, MAX_FAILURE_CODE_BYTES, '…'),
+      ':message': cutUtf8(input.message, MAX_FAILURE_MESSAGE_BYTES, '…'),
       ':ttl': inboxExpiry(input.nowMs, store.inboxTtlSeconds),
     },
   };
