@@ -1,5 +1,6 @@
 import { missingTable } from '../describe-database-error.ts';
 import { DatabaseConnectError, DatabaseTimeoutError, RetryableError, TerminalError } from '../errors.ts';
+import { ENVELOPE_LIMITS } from './envelope.ts';
 
 /**
  * A failure after classification.
@@ -83,6 +84,14 @@ export function truncate(text: string, max = MAX_MESSAGE): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
+/**
+ * A handler's own code as the stores keep it: at most {@link ENVELOPE_LIMITS.failureCode} characters (the
+ * `failure_code` and `reason_code` columns), cut rather than refused, so an overlong code cannot make its
+ * bookkeeping or quarantine write fail on every delivery until the DLQ.
+ */
+const handlerCode = (code: string): string =>
+  Array.from(String(code)).slice(0, ENVELOPE_LIMITS.failureCode).join('');
+
 function postgresWhere(error: PostgresLikeError): string {
   const parts = [
     error.table_name && `table ${error.table_name}`,
@@ -95,7 +104,7 @@ function postgresWhere(error: PostgresLikeError): string {
 /**
  * Classifies any error thrown while processing a record (DESIGN.md rule 4).
  *
- * - `RetryableError` / `TerminalError` from a handler keep their code.
+ * - `RetryableError` / `TerminalError` from a handler keep their code (cut to 100 characters).
  * - PostgreSQL: 40001, 40P01, 55P03, 57014 → retryable; 53300, 57P01–57P03 and class 08 → retryable and
  *   connection-class; class 22 (data) and 23 (constraint) → terminal; any other SQLSTATE → retryable (42P01
  *   names the missing table and the migrations to apply).
@@ -111,13 +120,23 @@ function postgresWhere(error: PostgresLikeError): string {
  */
 export function classifyError(error: unknown): Failure {
   if (error instanceof TerminalError) {
-    return { retryable: false, code: error.code, message: truncate(error.message), connection: false };
+    return {
+      retryable: false,
+      code: handlerCode(error.code),
+      message: truncate(error.message),
+      connection: false,
+    };
   }
   if (error instanceof DatabaseTimeoutError) {
     return { retryable: true, code: error.code, message: error.message, connection: true };
   }
   if (error instanceof RetryableError) {
-    return { retryable: true, code: error.code, message: truncate(error.message), connection: false };
+    return {
+      retryable: true,
+      code: handlerCode(error.code),
+      message: truncate(error.message),
+      connection: false,
+    };
   }
   const e = (typeof error === 'object' && error !== null ? error : {}) as PostgresLikeError;
   const code = typeof e.code === 'string' ? e.code : undefined;

@@ -142,6 +142,58 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     ]);
   });
 
+  it('quarantines and acknowledges a TerminalError whose code is longer than a code may be, with the code cut', async () => {
+    // Prepare: a handler's code of 450 characters; the inbox and quarantine keep codes of up to 100.
+    const longCode = `CODE_${'X'.repeat(445)}`;
+    const longCoded = defineHandler({
+      messageType: 'LongCoded',
+      schemaVersion: 1,
+      payload: z.object({}),
+      async handle() {
+        throw new TerminalError(longCode, 'the handler refused it');
+      },
+    });
+    const longWorker = exampleWorker(db.sql, { commitMode, handlers: [...handlers, longCoded] });
+    const envelope = envelopeFactory({
+      messageType: 'LongCoded',
+      idempotencyKey: `long:${randomUUID()}`,
+      payload: {},
+    });
+    const good = payment();
+    const seen: RecordOutcome[] = [];
+    const observed = exampleWorker(db.sql, {
+      commitMode,
+      handlers: [...handlers, longCoded],
+      onOutcome: (outcome) => seen.push(outcome),
+    });
+
+    // Act
+    const response = await longWorker(
+      sqsEvent([sqsRecordFactory(envelope), sqsRecordFactory(good)]),
+      lambdaContext(),
+    );
+    const redelivered = await observed(
+      sqsEvent([sqsRecordFactory(envelope, { receiveCount: 2 })]),
+      lambdaContext(),
+    );
+
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(redelivered).toEqual({ batchItemFailures: [] });
+    expect(await ledgerCount([paymentId(good)])).toBe(1);
+    expect(await inboxRow(envelope.idempotencyKey)).toMatchObject({
+      status: 'FAILED_TERMINAL',
+      failure_code: longCode.slice(0, 100),
+    });
+    const [row] = await db.sql`
+      select reason_code, occurrences from worker_quarantine where idempotency_key = ${envelope.idempotencyKey}
+    `;
+    expect(row).toEqual({ reason_code: longCode.slice(0, 100), occurrences: 2 });
+    expect(seen.map((outcome) => [outcome.result, outcome.failureCode])).toEqual([
+      ['TERMINAL_FAILURE', longCode.slice(0, 100)],
+    ]);
+  });
+
   it('reports a retryable failure twice and makes it terminal on the third attempt (maxBusinessAttempts 3)', async () => {
     // Prepare
     const envelope = envelopeFactory({
