@@ -78,7 +78,7 @@ export function decodeRecord(
   record: SQSRecord,
   registry: HandlerRegistry,
 ): DecodedRecord | UndecodableRecord {
-  const progress: DecodeProgress = { step: 'the JSON parse' };
+  const progress: DecodeProgress = { step: 'the JSON parse and the depth check' };
   try {
     return decodeBody(record.body, registry, progress);
   } catch (error) {
@@ -89,8 +89,8 @@ export function decodeRecord(
       code: 'DECODE_FAILED',
       message: `decoding threw ${name} (in ${progress.step}); ${
         inSchema
-          ? 'fix the schema, then release the message from quarantine'
-          : 'an engine defect: report it; the message is kept in quarantine'
+          ? 'fix the schema, then release or redrive the message'
+          : 'an engine defect: report it with the message body'
       }`,
       ...progress.known,
     };
@@ -120,7 +120,6 @@ function decodeBody(
   };
   // Before anything recursive sees the body: JSON.parse does not recurse, but JSON.stringify (the request hash),
   // a recursive payload schema and a handler walking its payload do. One scan of the text, no allocation.
-  progress.step = 'the depth check';
   const depth = jsonTextDepth(text);
   if (depth > MAX_BODY_DEPTH) {
     return {

@@ -99,7 +99,7 @@ describe('Function: decodeRecord()', () => {
       ok: false,
       code: 'DECODE_FAILED',
       message:
-        'decoding threw TypeError (in the payload schema of ThrowingSchema v1); fix the schema, then release the message from quarantine',
+        'decoding threw TypeError (in the payload schema of ThrowingSchema v1); fix the schema, then release or redrive the message',
       idempotencyKey: envelope.idempotencyKey,
       messageType: 'ThrowingSchema',
     });
