@@ -130,6 +130,25 @@ export class ConfigError extends WorkerError {
 }
 
 /**
+ * Thrown by the request hash's canonical JSON (`canonicalJson`) for a value nested deeper than its bound, before
+ * JavaScript's recursive JSON code could overflow the stack. The worker refuses such a body before hashing it
+ * (`PAYLOAD_TOO_DEEP`) and the outbox before storing it: reaching this error is a caller's own deep value.
+ *
+ * @internal
+ */
+export class JsonTooDeepError extends WorkerError {
+  /** The deepest nesting of objects and arrays allowed. */
+  readonly limit: number;
+  constructor(limit: number) {
+    super(
+      `the value nests more than ${limit} levels of objects and arrays, the bound of the request hash (docs/semantics.md); flatten it`,
+    );
+    this.name = 'JsonTooDeepError';
+    this.limit = limit;
+  }
+}
+
+/**
  * Thrown when the migrations on disk or in the database are inconsistent.
  *
  * @internal

@@ -126,6 +126,8 @@ export {
 // The worker: a Lambda SQS handler built from domain handlers.
 export { createWorker, type WorkerHandler } from './worker/create-worker.ts';
 export type { AttemptPolicy, Envelope, PayloadRef } from './worker/envelope.ts';
+// The deepest payload a message may carry: producer and worker refuse deeper ones (docs/semantics.md).
+export { MAX_PAYLOAD_DEPTH } from './worker/json-depth.ts';
 export {
   defineHandler,
   type HandlerContext,

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type postgres from 'postgres';
-import { RetryableError, TerminalError } from '../errors.ts';
+import { JsonTooDeepError, RetryableError, TerminalError } from '../errors.ts';
 import { describeUnknownError } from '../worker/classify-error.ts';
+import { MAX_PAYLOAD_DEPTH } from '../worker/json-depth.ts';
 import { canonicalJson } from '../worker/request-hash.ts';
 import { EFFECT_KEY_MAX } from './effect-key.ts';
 
@@ -61,6 +62,27 @@ function describe(error: unknown): string {
 }
 
 /**
+ * sha256 (hex) of the canonical JSON of an effect's provider, operation and request: what a retry must send again.
+ * A request nested deeper than a payload may be is refused as `EFFECT_INVALID` (terminal) before anything is written.
+ */
+function effectRequestHash(
+  effectKey: string,
+  effect: { provider: string; operation: string; request: unknown },
+): string {
+  let canonical: string;
+  try {
+    canonical = canonicalJson(effect);
+  } catch (error) {
+    if (!(error instanceof JsonTooDeepError)) throw error;
+    throw new TerminalError(
+      'EFFECT_INVALID',
+      `External effect ${effectKey}: its request nests more than ${MAX_PAYLOAD_DEPTH} levels of objects and arrays (the bound of a payload, docs/semantics.md); send a flatter request`,
+    );
+  }
+  return createHash('sha256').update(canonical).digest('hex');
+}
+
+/**
  * Performs an external side effect at most once per `effectKey` as far as the provider can tell
  * (pattern document §17, `external_effect_log`):
  *
@@ -113,9 +135,7 @@ export async function performExternalEffect(
       );
     }
   }
-  const requestHash = createHash('sha256')
-    .update(canonicalJson({ provider, operation, request: options.request }))
-    .digest('hex');
+  const requestHash = effectRequestHash(effectKey, { provider, operation, request: options.request });
 
   const [row] = await sql<LogRow[]>`
     insert into external_effect_log (effect_key, provider_key, provider, operation, status, request_hash, attempts)

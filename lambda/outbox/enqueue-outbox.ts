@@ -10,6 +10,7 @@ import {
 import { type Envelope, envelopeSchema } from '../worker/envelope.ts';
 import { describeIssues, parseSchema } from '../worker/parse-schema.ts';
 import { requestHash } from '../worker/request-hash.ts';
+import { checkPayloadDepth } from './check-payload-depth.ts';
 import { InvalidOutboxEnvelopeError, OutboxConflictError, OutboxUsageError } from './errors.ts';
 import type { PayloadOffloadTarget } from './offload-payload.ts';
 
@@ -63,8 +64,9 @@ export interface EnqueueOutboxResult {
  * Writes an envelope to `outbox_events` inside the caller's transaction (pattern document §16): the event
  * commits if and only if the producer's state change commits, and the relay publishes it afterwards.
  *
- * - The envelope is validated with `envelopeSchema` and must serialize to at most `maxMessageBytes` (1 MiB, the
- *   SQS maximum), so a row that is stored can always be sent. With `offload`, a payload that would make it
+ * - The envelope is validated with `envelopeSchema`, its payload may nest at most `MAX_PAYLOAD_DEPTH` (64) levels of
+ *   objects and arrays, and it must serialize to at most `maxMessageBytes` (1 MiB, the SQS maximum), so a row that
+ *   is stored can always be sent and processed. With `offload`, a payload that would make it
  *   larger than `offloadAboveBytes` is written to S3 first (content-addressed key, SHA-256 and versionId
  *   recorded) and the row carries the `payloadRef`; the worker reads and verifies it before its handler runs.
  *   The upload happens inside the caller's transaction: call `offloadPayload` before `sql.begin` to keep it out.
@@ -79,7 +81,7 @@ export interface EnqueueOutboxResult {
  *   X-Ray header, else a new trace id, so every message has one the worker logs (docs/tracing.md). A message
  *   may carry at most `maxMessageBytes` less the 72 bytes of the relay's `traceparent` attribute.
  *
- * @throws InvalidOutboxEnvelopeError when the envelope is invalid or too large.
+ * @throws InvalidOutboxEnvelopeError when the envelope is invalid, too deep or too large.
  * @throws OutboxOffloadError when the payload could not be written to S3.
  * @throws OutboxConflictError when the key or messageId is taken by a different event.
  * @throws OutboxUsageError when `sql` is not a transaction, or `trace` is not a trace header.
@@ -116,6 +118,8 @@ export async function enqueueOutbox(
   if (!parsed.success) {
     throw new InvalidOutboxEnvelopeError(`Invalid outbox envelope: ${describeIssues(parsed.error)}`);
   }
+  // Before anything serializes it: JSON.stringify overflows the stack on a few thousand levels.
+  checkPayloadDepth(parsed.data);
   const queueMaxBytes = options.maxMessageBytes ?? OUTBOX_MAX_MESSAGE_BYTES;
   if (!Number.isInteger(queueMaxBytes) || queueMaxBytes < 1024 || queueMaxBytes > OUTBOX_MAX_MESSAGE_BYTES) {
     throw new OutboxUsageError(

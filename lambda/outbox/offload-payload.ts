@@ -5,6 +5,7 @@ import { hash } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Envelope } from '../worker/envelope.ts';
 import { canonicalJson } from '../worker/request-hash.ts';
+import { checkPayloadDepth } from './check-payload-depth.ts';
 import { OutboxOffloadError } from './errors.ts';
 
 /**
@@ -30,6 +31,7 @@ export interface PayloadOffloadTarget {
  * let `enqueueOutbox` call it. An object whose transaction rolls back stays behind, unreferenced: the bucket's
  * lifecycle removes it.
  *
+ * @throws InvalidOutboxEnvelopeError when the payload nests deeper than `MAX_PAYLOAD_DEPTH` (64) levels.
  * @throws OutboxOffloadError when the upload fails (the producer transaction should roll back and retry).
  *
  * @example
@@ -40,6 +42,7 @@ export interface PayloadOffloadTarget {
  */
 export async function offloadPayload(target: PayloadOffloadTarget, envelope: Envelope): Promise<Envelope> {
   if (envelope.payload === undefined) return envelope;
+  checkPayloadDepth(envelope);
   const body = Buffer.from(canonicalJson(envelope.payload), 'utf8');
   const digest = hash('sha256', body, 'buffer');
   const sha256 = digest.toString('hex');

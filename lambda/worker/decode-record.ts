@@ -1,6 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
 import { type Envelope, envelopeSchema, type PayloadRef } from './envelope.ts';
 import type { HandlerRegistry } from './handler-registry.ts';
+import { jsonTextDepth, MAX_PAYLOAD_DEPTH } from './json-depth.ts';
 import type { MessageHandler, ReferencedDocument } from './message-handler.ts';
 import { describeIssues, parseSchema } from './parse-schema.ts';
 import { requestHash } from './request-hash.ts';
@@ -35,6 +36,8 @@ export interface UndecodableRecord {
   readonly ok: false;
   readonly code:
     | 'INVALID_JSON'
+    | 'PAYLOAD_TOO_DEEP'
+    | 'DECODE_FAILED'
     | 'INVALID_ENVELOPE'
     | 'UNKNOWN_MESSAGE_TYPE'
     | 'UNSUPPORTED_SCHEMA_VERSION'
@@ -52,9 +55,22 @@ export interface UndecodableRecord {
 const shortString = (value: unknown, max: number) =>
   typeof value === 'string' && value.length <= max ? value : undefined;
 
+/** Deepest nesting of a body: a payload of {@link MAX_PAYLOAD_DEPTH} levels inside its envelope. */
+const MAX_BODY_DEPTH = MAX_PAYLOAD_DEPTH + 1;
+
+/** How far decoding got: what a throw is reported with. */
+interface DecodeProgress {
+  step: string;
+  known?: Pick<UndecodableRecord, 'envelope' | 'requestHash' | 'idempotencyKey' | 'messageType'>;
+}
+
 /**
- * Parses and routes one SQS record: JSON → envelope schema → handler by messageType and schemaVersion →
- * the handler's payload schema. Pure: no I/O.
+ * Parses and routes one SQS record: JSON → depth bound → envelope schema → handler by messageType and
+ * schemaVersion → the handler's payload schema. Pure: no I/O.
+ *
+ * Never throws: decoding runs the handler's payload schema (its refinements and transforms are code that can throw),
+ * and one record's content must never fail its batch. A throw becomes `DECODE_FAILED`, terminal for this record
+ * alone, named by the error's name and the step it was thrown in (not its message, which can quote the input).
  *
  * @internal
  */
@@ -62,28 +78,69 @@ export function decodeRecord(
   record: SQSRecord,
   registry: HandlerRegistry,
 ): DecodedRecord | UndecodableRecord {
+  const progress: DecodeProgress = { step: 'the JSON parse and the depth check' };
+  try {
+    return decodeBody(record.body, registry, progress);
+  } catch (error) {
+    const name = (error instanceof Error ? error.name : typeof error).slice(0, 100);
+    const inSchema = progress.step.startsWith('the payload schema');
+    return {
+      ok: false,
+      code: 'DECODE_FAILED',
+      message: `decoding threw ${name} (in ${progress.step}); ${
+        inSchema
+          ? 'fix the schema, then release or redrive the message'
+          : 'an engine defect: report it with the message body'
+      }`,
+      ...progress.known,
+    };
+  }
+}
+
+/** {@link decodeRecord}'s steps, recording in `progress` how far they got. */
+function decodeBody(
+  text: string,
+  registry: HandlerRegistry,
+  progress: DecodeProgress,
+): DecodedRecord | UndecodableRecord {
   let body: unknown;
   try {
-    body = JSON.parse(record.body);
+    body = JSON.parse(text);
   } catch {
     return {
       ok: false,
       code: 'INVALID_JSON',
-      message: `body is not JSON (${record.body.length} characters)`,
+      message: `body is not JSON (${text.length} characters)`,
     };
   }
+  const raw = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  const rawIds = {
+    idempotencyKey: shortString(raw.idempotencyKey, 200),
+    messageType: shortString(raw.messageType, 100),
+  };
+  // Before anything recursive sees the body: JSON.parse does not recurse, but JSON.stringify (the request hash),
+  // a recursive payload schema and a handler walking its payload do. One scan of the text, no allocation.
+  const depth = jsonTextDepth(text);
+  if (depth > MAX_BODY_DEPTH) {
+    return {
+      ok: false,
+      code: 'PAYLOAD_TOO_DEEP',
+      message: `the body nests ${depth} levels of objects and arrays, above the bound of ${MAX_BODY_DEPTH} (a payload of at most ${MAX_PAYLOAD_DEPTH} levels in its envelope); flatten the payload`,
+      ...rawIds,
+    };
+  }
+  progress.step = 'the envelope schema';
   const parsed = parseSchema(envelopeSchema, body);
   if (!parsed.success) {
-    const raw = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
     return {
       ok: false,
       code: 'INVALID_ENVELOPE',
       message: `invalid envelope: ${describeIssues(parsed.error)}`,
-      idempotencyKey: shortString(raw.idempotencyKey, 200),
-      messageType: shortString(raw.messageType, 100),
+      ...rawIds,
     };
   }
   const envelope = parsed.data;
+  progress.step = 'the request hash';
   const hash = requestHash(envelope);
   const known = {
     envelope,
@@ -91,6 +148,8 @@ export function decodeRecord(
     idempotencyKey: envelope.idempotencyKey,
     messageType: envelope.messageType,
   };
+  progress.known = known;
+  progress.step = 'the handler registry';
   const handler = registry.find(envelope.messageType, envelope.schemaVersion);
   if (!handler) {
     const versions = registry.versions(envelope.messageType);
@@ -128,6 +187,7 @@ export function decodeRecord(
       ...known,
     };
   }
+  progress.step = `the payload schema of ${envelope.messageType} v${envelope.schemaVersion}`;
   const payload = parseSchema(handler.payload, document ? envelope.payloadRef : envelope.payload);
   if (!payload.success) {
     return {

@@ -2,6 +2,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { RetryableError, TerminalError } from '../errors.ts';
 import { classifyError, type Failure } from './classify-error.ts';
 import type { DecodedRecord } from './decode-record.ts';
+import { jsonTextDepth, MAX_PAYLOAD_DEPTH } from './json-depth.ts';
 import { describeIssues, parseSchema } from './parse-schema.ts';
 import { withinDeadline } from './within-deadline.ts';
 
@@ -38,8 +39,9 @@ export type ResolvedPayload =
  * Reads the payload of a record that carries a `payloadRef`, before its inbox transaction: no database
  * connection is held while S3 answers. The read is bounded by `timeoutMs` (the Lambda time left less what
  * settling the record needs) and aborted past it (retryable `PAYLOAD_READ_TIMEOUT`). A declared size above the
- * limit is terminal `PAYLOAD_TOO_LARGE` without a request. A JSON payload is parsed (it must be an object) and
- * validated by the handler's schema, as an inline one is; a `document` handler gets the verified bytes.
+ * limit is terminal `PAYLOAD_TOO_LARGE` without a request. A JSON payload is parsed (it must be an object nested at
+ * most `MAX_PAYLOAD_DEPTH` levels, else `PAYLOAD_TOO_DEEP`) and validated by the handler's schema, as an inline one
+ * is; a `document` handler gets the verified bytes.
  *
  * @internal
  */
@@ -83,13 +85,22 @@ export async function resolvePayload(
         decoded: { ...decoded, pendingRef: undefined, document: { bytes, sha256, size: bytes.length, ref } },
       };
     }
+    const text = bytes.toString('utf8');
     let value: unknown;
     try {
-      value = JSON.parse(bytes.toString('utf8'));
+      value = JSON.parse(text);
     } catch {
       throw new TerminalError(
         'INVALID_PAYLOAD',
         `the payloadRef object is not JSON (${bytes.length} bytes); ${decoded.envelope.messageType} takes a JSON object`,
+      );
+    }
+    // The bound of an inline payload, before the handler's schema (which may recurse) sees it.
+    const depth = jsonTextDepth(text);
+    if (depth > MAX_PAYLOAD_DEPTH) {
+      throw new TerminalError(
+        'PAYLOAD_TOO_DEEP',
+        `the payloadRef object nests ${depth} levels of objects and arrays, above the bound of ${MAX_PAYLOAD_DEPTH}; flatten the payload`,
       );
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {

@@ -17,6 +17,7 @@ import { s3ClientFor } from '../../tools/local/local-s3.ts';
 import { startLocalSqs } from '../../tools/local/local-sqs.ts';
 import { captureOutput, emfSum } from '../support/capture-output.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { jsonWithNestedArrays, NESTED } from '../support/nested-json.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
 import { exampleWorker } from '../support/test-worker.ts';
@@ -197,6 +198,26 @@ describe.each(['per-message', 'per-batch'] as const)(
         'a JSON object that fails the schema',
         'INVALID_PAYLOAD',
         () => upload(Buffer.from('{"paymentId":1}')),
+      ],
+      [
+        // A valid payment besides its extra field (the schema strips it): refused for its depth alone.
+        'a JSON object nested 400 levels (the bound is 64)',
+        'PAYLOAD_TOO_DEEP',
+        () =>
+          upload(
+            Buffer.from(
+              jsonWithNestedArrays(
+                {
+                  paymentId: 'PAY-DEEP',
+                  accountId: 'ACC-REF',
+                  amount: '1.00',
+                  currency: 'EUR',
+                  extra: NESTED,
+                },
+                400,
+              ),
+            ),
+          ),
       ],
     ])('quarantines %s as terminal %s', async (_name, code, makeRef) => {
       // Prepare

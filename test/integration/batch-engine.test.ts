@@ -11,6 +11,7 @@ import { defineHandler } from '../../lambda/worker/message-handler.ts';
 import type { RecordOutcome } from '../../lambda/worker/outcome.ts';
 import type { WorkerOptions } from '../../lambda/worker/worker-options.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { jsonWithNestedArrays, NESTED } from '../support/nested-json.ts';
 import { envelopeFactory, sqsRecordFactory } from '../support/sqs-event.ts';
 import { proxiedClient } from '../support/tcp-proxy.ts';
 import { alwaysRetryable } from '../support/test-handlers.ts';
@@ -105,6 +106,47 @@ describe.each(['per-message', 'per-batch'] as const)(
       expect(seen).toEqual(result.outcomes);
       expect(await ledgerCount([first, second, done])).toBe(3);
       expect(await inboxRow(later.idempotencyKey)).toBeUndefined();
+    });
+
+    it('applies the rest of the batch and quarantines a payload nested 5,000 levels deep (PAYLOAD_TOO_DEEP) with its raw body', async () => {
+      // Prepare: a valid payment whose payload also carries 5,000 nested arrays (10 KB), between two good ones.
+      const [first, second] = [payment(), payment()];
+      const deep = payment();
+      const deepBody = jsonWithNestedArrays({ ...deep, payload: { ...deep.payload, extra: NESTED } }, 5_000);
+      const records = [sqsRecordFactory(first), sqsRecordFactory(deepBody), sqsRecordFactory(second)];
+      const { engine, seen } = engineWith(db.sql, { commitMode });
+
+      // Act
+      const result = await engine.processBatch(records, ample);
+
+      // Assess
+      expect(result.outcomes.map((outcome) => [outcome.result, outcome.acknowledged])).toEqual([
+        ['COMPLETED', true],
+        ['TERMINAL_FAILURE', true],
+        ['COMPLETED', true],
+      ]);
+      expect(result.outcomes[1]).toMatchObject({
+        failureCode: 'PAYLOAD_TOO_DEEP',
+        quarantined: true,
+        idempotencyKey: deep.idempotencyKey,
+      });
+      expect(seen).toEqual(result.outcomes);
+      expect(await ledgerCount([first, second])).toBe(2);
+      expect(await ledgerCount([deep])).toBe(0);
+      const quarantined = await db.sql`
+        select reason_code, reason_message, idempotency_key, body from worker_quarantine
+        where sqs_message_id = ${records[1]?.messageId ?? ''}
+      `;
+      expect(quarantined).toEqual([
+        {
+          reason_code: 'PAYLOAD_TOO_DEEP',
+          reason_message: expect.stringContaining(
+            'nests 5002 levels of objects and arrays, above the bound of 65',
+          ),
+          idempotency_key: deep.idempotencyKey,
+          body: records[1]?.body,
+        },
+      ]);
     });
 
     it('calls onOutcome with the final outcomes only when a failure makes the batch run again', async () => {

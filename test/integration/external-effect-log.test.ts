@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { httpNotificationProvider, performExternalEffect } from '../../lambda/effects/index.ts';
 import { RetryableError, TerminalError } from '../../lambda/errors.ts';
+import { MAX_PAYLOAD_DEPTH } from '../../lambda/worker/json-depth.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { startFakeNotificationProvider } from '../support/fake-notification-provider.ts';
+import { nestedArrays } from '../support/nested-json.ts';
 
 const db = await createTestDatabase();
 const fake = await startFakeNotificationProvider();
@@ -193,6 +195,25 @@ describe('Function: performExternalEffect()', () => {
 
     // Assess
     await expect(attempt).rejects.toMatchObject({ code: 'EFFECT_LOG_IN_TRANSACTION' });
+    expect(fake.calls).toBe(callsBefore);
+    expect(await logRow(key)).toBeUndefined();
+  });
+
+  it('refuses a request nested 5,000 levels as terminal EFFECT_INVALID naming the bound, without a row or a call', async () => {
+    // Prepare
+    const key = `notify:${randomUUID()}`;
+    const callsBefore = fake.calls;
+    const deep = { ...request, thread: nestedArrays(5_000) } as typeof request;
+
+    // Act
+    const attempt = notify(key, { req: deep });
+
+    // Assess
+    await expect(attempt).rejects.toBeInstanceOf(TerminalError);
+    await expect(attempt).rejects.toMatchObject({
+      code: 'EFFECT_INVALID',
+      message: `External effect ${key}: its request nests more than ${MAX_PAYLOAD_DEPTH} levels of objects and arrays (the bound of a payload, docs/semantics.md); send a flatter request`,
+    });
     expect(fake.calls).toBe(callsBefore);
     expect(await logRow(key)).toBeUndefined();
   });

@@ -11,6 +11,7 @@ import type { RecordOutcome } from '../../lambda/worker/outcome.ts';
 import { requestHash } from '../../lambda/worker/request-hash.ts';
 import { holdCaseLock } from '../../tools/local/hold-case-lock.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { jsonWithNestedArrays, NESTED } from '../support/nested-json.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
 import { proxiedClient } from '../support/tcp-proxy.ts';
 import { alwaysRetryable, slowLedgerWrite } from '../support/test-handlers.ts';
@@ -97,6 +98,45 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
       poisonRecords.map((r) => r.body),
     );
     expect(await ledgerCount(['p', 'x'])).toBe(0);
+  });
+
+  it('answers a batch with a payload nested 5,000 levels with batchItemFailures instead of rejecting: quarantined, or reported with policy dlq', async () => {
+    // Prepare: each worker gets two good payments around one whose payload nests 5,000 arrays.
+    const deepPayment = () => {
+      const envelope = payment();
+      return jsonWithNestedArrays({ ...envelope, payload: { ...envelope.payload, extra: NESTED } }, 5_000);
+    };
+    const batches = {
+      quarantine: [payment(), deepPayment(), payment()].map((envelope) => sqsRecordFactory(envelope)),
+      dlq: [payment(), deepPayment(), payment()].map((envelope) => sqsRecordFactory(envelope)),
+    };
+    const dlqWorker = exampleWorker(db.sql, { commitMode, handlers, terminalPolicy: 'dlq' });
+
+    // Act
+    const quarantined = await worker(sqsEvent(batches.quarantine), lambdaContext());
+    const reported = await dlqWorker(sqsEvent(batches.dlq), lambdaContext());
+
+    // Assess
+    expect(quarantined).toEqual({ batchItemFailures: [] });
+    expect(reported).toEqual({ batchItemFailures: [{ itemIdentifier: batches.dlq[1]?.messageId }] });
+    const good = [batches.quarantine, batches.dlq].flatMap((records) => [records[0], records[2]]);
+    const goodIds = good.map((record) => paymentId(JSON.parse(record?.body ?? '{}')));
+    expect(await ledgerCount(goodIds)).toBe(4);
+    const deepIds = [batches.quarantine[1], batches.dlq[1]].map((record) =>
+      paymentId(JSON.parse(record?.body ?? '{}')),
+    );
+    expect(await ledgerCount(deepIds)).toBe(0);
+    const rows = await db.sql`
+      select sqs_message_id, reason_code, body from worker_quarantine
+      where sqs_message_id in ${db.sql([batches.quarantine[1]?.messageId ?? '', batches.dlq[1]?.messageId ?? ''])}
+    `;
+    expect(rows).toEqual([
+      {
+        sqs_message_id: batches.quarantine[1]?.messageId,
+        reason_code: 'PAYLOAD_TOO_DEEP',
+        body: batches.quarantine[1]?.body,
+      },
+    ]);
   });
 
   it('quarantines a TerminalError (FAILED_TERMINAL, acknowledged) and, with policy dlq, reports it instead', async () => {

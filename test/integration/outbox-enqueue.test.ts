@@ -5,10 +5,13 @@ import {
   InvalidOutboxEnvelopeError,
   OutboxConflictError,
   OutboxUsageError,
+  offloadPayload,
 } from '../../lambda/outbox/index.ts';
 import type { Envelope } from '../../lambda/worker/envelope.ts';
+import { MAX_PAYLOAD_DEPTH } from '../../lambda/worker/json-depth.ts';
 import { requestHash } from '../../lambda/worker/request-hash.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { nestedArrays } from '../support/nested-json.ts';
 
 const db = await createTestDatabase();
 
@@ -180,6 +183,81 @@ describe('Function: enqueueOutbox()', () => {
 
     // Assess
     await expect(attempt).rejects.toThrow(/above the queue's message limit of 1048576; pass `offload`/);
+    expect(await outboxRows(envelope.idempotencyKey)).toHaveLength(0);
+  });
+
+  it(`accepts a payload nested ${MAX_PAYLOAD_DEPTH} levels (the bound), with the request hash the worker computes`, async () => {
+    // Prepare: the payload object is level 1, its tree the other 63.
+    const caseId = `CASE-${randomUUID()}`;
+    const envelope = deadlineRequested(caseId, {
+      payload: {
+        caseId,
+        stage: 'INVESTIGATION',
+        effectiveAt: '2026-07-06T10:15:00Z',
+        tree: nestedArrays(63),
+      },
+    });
+
+    // Act
+    await db.sql.begin((sql) => enqueueOutbox(sql, envelope));
+
+    // Assess
+    const [row] = await outboxRows(envelope.idempotencyKey);
+    expect(row?.request_hash).toBe(requestHash(envelope));
+    expect(row?.envelope.payload).toEqual(envelope.payload);
+  });
+
+  it.each([MAX_PAYLOAD_DEPTH + 1, 5_000])(
+    'refuses a payload nested %i levels, naming the bound and the fix, and writes nothing',
+    async (levels) => {
+      // Prepare
+      const caseId = `CASE-${randomUUID()}`;
+      const envelope = deadlineRequested(caseId, {
+        payload: {
+          caseId,
+          stage: 'INVESTIGATION',
+          effectiveAt: '2026-07-06T10:15:00Z',
+          tree: nestedArrays(levels - 1),
+        },
+      });
+
+      // Act
+      const attempt = db.sql.begin((sql) => enqueueOutbox(sql, envelope));
+
+      // Assess
+      await expect(attempt).rejects.toBeInstanceOf(InvalidOutboxEnvelopeError);
+      await expect(attempt).rejects.toThrow(
+        `Outbox envelope ${envelope.idempotencyKey}: its payload nests more than ${MAX_PAYLOAD_DEPTH} levels of objects and arrays, the bound the worker accepts (it would quarantine the message as PAYLOAD_TOO_DEEP); flatten the payload`,
+      );
+      expect(await outboxRows(envelope.idempotencyKey)).toHaveLength(0);
+    },
+  );
+
+  it('refuses to offload a payload nested 5,000 levels before any upload (offloadPayload and enqueueOutbox with offload)', async () => {
+    // Prepare: an S3 client that records every command it is sent.
+    const sent: unknown[] = [];
+    const s3 = { send: async (command: unknown) => sent.push(command) } as never;
+    const caseId = `CASE-${randomUUID()}`;
+    const envelope = deadlineRequested(caseId, {
+      payload: {
+        caseId,
+        stage: 'INVESTIGATION',
+        effectiveAt: '2026-07-06T10:15:00Z',
+        tree: nestedArrays(5_000),
+      },
+    });
+
+    // Act
+    const direct = offloadPayload({ s3, bucket: 'case-payloads' }, envelope);
+    const viaOutbox = db.sql.begin((sql) =>
+      enqueueOutbox(sql, envelope, { offload: { s3, bucket: 'case-payloads', offloadAboveBytes: 1024 } }),
+    );
+
+    // Assess
+    await expect(direct).rejects.toBeInstanceOf(InvalidOutboxEnvelopeError);
+    await expect(direct).rejects.toThrow(`nests more than ${MAX_PAYLOAD_DEPTH} levels`);
+    await expect(viaOutbox).rejects.toBeInstanceOf(InvalidOutboxEnvelopeError);
+    expect(sent).toEqual([]);
     expect(await outboxRows(envelope.idempotencyKey)).toHaveLength(0);
   });
 

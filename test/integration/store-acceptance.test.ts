@@ -17,6 +17,7 @@ import { inboxKey } from '../../lambda/stores/dynamodb/item-keys.ts';
 import { createWorker, type WorkerHandler, type WorkerOptions } from '../../lambda/worker/create-worker.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';
+import { jsonWithNestedArrays, NESTED } from '../support/nested-json.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
 
 // The engine's acceptance tests that hold for any store, run on PostgreSQL and on DynamoDB: the same worker
@@ -293,6 +294,31 @@ describe.each([
     // Assess
     expect(response).toEqual({ batchItemFailures: [] });
     expect(await store.quarantineReasons({ body })).toEqual(['INVALID_JSON']);
+  });
+
+  it('applies the rest of the batch and quarantines a payload nested 5,000 levels deep (PAYLOAD_TOO_DEEP) with its raw body', async () => {
+    // Prepare: a valid payment whose payload also carries 5,000 nested arrays (10 KB), between two good ones.
+    const worker = store.worker();
+    const [first, second] = [payment(), payment()];
+    const deep = payment();
+    const deepRecord = sqsRecordFactory(
+      jsonWithNestedArrays({ ...deep.envelope, payload: { ...deep.envelope.payload, extra: NESTED } }, 5_000),
+    );
+
+    // Act
+    const response = await worker(
+      sqsEvent([sqsRecordFactory(first.envelope), deepRecord, sqsRecordFactory(second.envelope)]),
+      lambdaContext(),
+    );
+
+    // Assess
+    expect(response).toEqual({ batchItemFailures: [] });
+    for (const good of [first, second]) {
+      expect(await store.payment(good.paymentId, good.accountId)).toEqual({ ledger: 1, additions: 1 });
+      expect(await store.inboxStatus(good.envelope.idempotencyKey)).toBe('COMPLETED');
+    }
+    expect(await store.payment(deep.paymentId, deep.accountId)).toEqual({ ledger: 0, additions: 0 });
+    expect(await store.quarantineReasons({ body: deepRecord.body })).toEqual(['PAYLOAD_TOO_DEEP']);
   });
 });
 
