@@ -213,11 +213,15 @@ describe('Quarantine items within DynamoDB’s 400 KB', () => {
     const outcome = await process(sqsRecordFactory(envelope));
 
     // Assess
-    expect(outcome).toMatchObject({ result: 'TERMINAL_FAILURE', acknowledged: true, quarantined: true });
+    // The engine keeps a handler's code to 100 characters, as PostgreSQL's columns do.
+    expect(outcome).toMatchObject({
+      result: 'TERMINAL_FAILURE',
+      acknowledged: true,
+      quarantined: true,
+      failureCode: code.slice(0, 100),
+    });
     const inbox = await getItem(inboxKey('case-worker', envelope.idempotencyKey));
-    expect(inbox).toMatchObject({ status: 'FAILED_TERMINAL' });
-    expect(String(inbox?.failureCode)).toMatch(/^HUGE_C+…$/);
-    expect(Buffer.byteLength(String(inbox?.failureCode))).toBeLessThanOrEqual(400);
+    expect(inbox).toMatchObject({ status: 'FAILED_TERMINAL', failureCode: code.slice(0, 100) });
     const item = await getItem(quarantineKey('case-worker', hashOf(JSON.stringify(envelope))));
     expect(String(item?.reasonCode)).toBe(inbox?.failureCode);
   });
