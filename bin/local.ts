@@ -3,9 +3,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { ConfigError } from '../lambda/errors.ts';
 import { runDemoScenario } from '../tools/local/demo-scenario.ts';
 import { runDynamoDbDemoScenario } from '../tools/local/demo-scenario-dynamodb.ts';
 import { HandlersModuleError, LocalStackError } from '../tools/local/errors.ts';
+import { describeRefusal, describeRefusals } from '../tools/local/iam/local-iam.ts';
+import { LOCAL_ACCESS_KEY_IDS } from '../tools/local/iam/local-identities.ts';
 import { resolveHandlersPath } from '../tools/local/load-handlers.ts';
 import { LocalDynamoDbError } from '../tools/local/local-dynamodb.ts';
 import { startLocalStack } from '../tools/local/local-stack.ts';
@@ -55,6 +58,10 @@ const options = new Command('npm start')
     'postgres',
   )
   .option(
+    '--no-iam',
+    "don't enforce the synthesized stack's IAM policies on the local SQS, S3 and DynamoDB calls (debugging; also LOCAL_IAM=off)",
+  )
+  .option(
     '--handlers <file>',
     'run your own handlers instead of the scenario: a module that exports `handlers`; stays up, consuming what you send to the queue (Ctrl-C to stop)',
   )
@@ -66,6 +73,7 @@ const options = new Command('npm start')
     keep: boolean;
     handlers?: string;
     store: string;
+    iam: boolean;
   }>();
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -107,7 +115,18 @@ log(dynamo ? 'Starting DynamoDB Local, SQS and the queues…' : 'Starting Postgr
 const sqsEndpointSetting = (['SQS_ENDPOINT', 'AWS_ENDPOINT_URL_SQS', 'AWS_ENDPOINT_URL'] as const).find(
   (name) => process.env[name],
 );
+// The local IAM layer: on unless --no-iam or LOCAL_IAM=off. Each refusal is printed when it happens.
+const iam = options.iam && !/^(off|false|0|no)$/i.test(process.env.LOCAL_IAM ?? '');
+if (iam) log('Local IAM: enforcing the synthesized roles (--no-iam or LOCAL_IAM=off to turn off)…');
 const stack = await startLocalStack({
+  iam: iam
+    ? {
+        onRefusal: (refusal) =>
+          log(
+            `${describeRefusal(refusal)}: ${refusal.message}. Grant it in lib/ (${refusal.rolePath}), or run with --no-iam to debug.`,
+          ),
+      }
+    : false,
   databaseUrl: process.env.DATABASE_URL || undefined,
   sqsEndpoint: sqsEndpointSetting && process.env[sqsEndpointSetting],
   sqsEndpointSetting,
@@ -132,12 +151,40 @@ try {
       ? `DynamoDB Local at ${stack.dynamodb.endpoint}, table ${stack.dynamodb.tableName}; SQS ${stack.embedded.sqs ? '(fauxqs)' : stack.sqsEndpoint}`
       : `PostgreSQL ${stack.embedded.postgres ? '(embedded)' : '(DATABASE_URL)'} migrated (${stack.migrationsApplied} applied); SQS ${stack.embedded.sqs ? '(fauxqs)' : stack.sqsEndpoint}`,
   );
-  if (options.handlers) exitCode = await runOwnHandlers(options.handlers);
-  else exitCode = await runScenario();
+  try {
+    if (options.handlers) exitCode = await runOwnHandlers(options.handlers);
+    else exitCode = await runScenario();
+  } catch (error) {
+    // A component that cannot start (the poller refused its queue's attributes, …): its one line, exit 2.
+    if (!(error instanceof ConfigError)) throw error;
+    log(`npm start: ${error.message}`);
+    exitCode = 2;
+  }
+  exitCode = iamSummary(exitCode);
 } finally {
   await Promise.race([stack.stop(), sleep(15_000)]);
 }
 process.exit(exitCode);
+
+/**
+ * The run's last line about IAM: how many calls the synthesized roles refused (each named), or that none was;
+ * a refusal fails the run (exit 1): the same call would be refused in AWS.
+ */
+function iamSummary(exitCode: number): number {
+  if (!stack.iam) {
+    log('IAM: not enforced (--no-iam / LOCAL_IAM=off): calls the roles do not allow went through');
+    return exitCode;
+  }
+  const refusals = stack.iam.refusals();
+  if (refusals.length === 0) {
+    log("IAM: every call was allowed by the synthesized stack's roles (0 refused)");
+    return exitCode;
+  }
+  const lines = describeRefusals(refusals);
+  log(`IAM: ${refusals.length} call(s) refused, as AWS would refuse them:`);
+  for (const line of lines) log(`  ${line}`);
+  return exitCode === 0 ? 1 : exitCode;
+}
 
 /** `--handlers <file>`: the user's handlers behind the local event source mapping until Ctrl-C. */
 async function runOwnHandlers(handlersPath: string): Promise<number> {
@@ -155,6 +202,7 @@ async function runOwnHandlers(handlersPath: string): Promise<number> {
       `Worker "${served.consumer}" running ${types} from ${served.file} (Ctrl-C to stop)`,
       `  DATABASE_URL=${stack.databaseUrl}`,
       `  SQS_ENDPOINT=${stack.sqsEndpoint}  (region ${stack.region})`,
+      ...operatorKeyLines(),
       `  queue ${stack.queues.queueUrl}`,
       `  DLQ   ${stack.queues.dlqUrl}`,
       '',
@@ -166,6 +214,15 @@ async function runOwnHandlers(handlersPath: string): Promise<number> {
   await untilStopped();
   await served.stop();
   return 0;
+}
+
+/** The operator's key for the ops CLI and the AWS CLI against the local stack (allowed everything). */
+function operatorKeyLines(): string[] {
+  return stack.iam
+    ? [
+        `  AWS_ACCESS_KEY_ID=${LOCAL_ACCESS_KEY_IDS.admin} AWS_SECRET_ACCESS_KEY=local  (the operator's local key)`,
+      ]
+    : [];
 }
 
 /** The scenario covering every failure case, its summary and checks; with `--keep`, stays up after them. */
@@ -187,6 +244,7 @@ async function runScenario(): Promise<number> {
     ? await runDynamoDbDemoScenario({
         dynamodb: stack.dynamodb,
         sqs: stack.sqs,
+        worker: stack.clients('worker'),
         queues: stack.queues,
         messages: options.messages,
         concurrency: options.concurrency,
@@ -196,6 +254,8 @@ async function runScenario(): Promise<number> {
         databaseUrl: stack.databaseUrl,
         sqs: stack.sqs,
         s3: stack.s3,
+        bucket: stack.payloadBucket,
+        clients: stack.clients,
         queues: stack.queues,
         messages: options.messages,
         concurrency: options.concurrency,
@@ -213,6 +273,7 @@ async function runScenario(): Promise<number> {
           ? `  DYNAMODB_ENDPOINT=${stack.dynamodb.endpoint}  DYNAMODB_TABLE=${stack.dynamodb.tableName}`
           : `  DATABASE_URL=${stack.databaseUrl}`,
         `  SQS_ENDPOINT=${stack.sqsEndpoint}  (region ${stack.region})`,
+        ...operatorKeyLines(),
         `  queue ${stack.queues.queueUrl}`,
         `  DLQ   ${stack.queues.dlqUrl}`,
         '',

@@ -44,8 +44,8 @@ export interface PollerServiceProps {
 /**
  * The poller (`bin/poller.ts`) as an ECS Fargate service: a cluster with Container Insights (the running and
  * desired task counts its alarm reads), an arm64 task whose image is built at deploy from the project's
- * `Dockerfile`, a task role that may only receive, delete and extend the visibility of the source queue's
- * messages (plus what its owner grants: `rds-db:connect` as the worker's user, the payload bucket), and step
+ * `Dockerfile`, a task role that may only read the source queue's attributes and receive, delete and extend the
+ * visibility of its messages (plus what its owner grants: `rds-db:connect` as the worker's user, the payload bucket), and step
  * scaling on queue depth between `minTasks` and `maxTasks`.
  *
  * A deploy replaces tasks one after another without ever running more than `maxTasks` (maximum healthy 100 %):
@@ -77,7 +77,13 @@ export class PollerService extends Construct {
     this.taskRole.addToPolicy(
       new iam.PolicyStatement({
         sid: 'ConsumeTheSourceQueue',
-        actions: ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage'],
+        // GetQueueAttributes: the poller reads the queue's ARN and FIFO flag before its first receive.
+        actions: [
+          'sqs:ReceiveMessage',
+          'sqs:ChangeMessageVisibility',
+          'sqs:DeleteMessage',
+          'sqs:GetQueueAttributes',
+        ],
         resources: [props.queue.queueArn],
       }),
     );

@@ -24,6 +24,7 @@ import { SqsDatabaseWorker } from '../../lib/sqs-database-worker.ts';
 import { DEFAULT_WORKER_BUNDLE_PROFILE } from '../../lib/worker-bundle-profile.ts';
 import { s3ClientFor } from '../../tools/local/local-s3.ts';
 import { startLocalSqs } from '../../tools/local/local-sqs.ts';
+import { bundledSources, LOCAL_ONLY_SOURCES } from '../support/bundle-sources.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { envelopeFactory } from '../support/sqs-event.ts';
 
@@ -625,6 +626,24 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     expect(Messages.map((message) => JSON.parse(message.Body as string).idempotencyKey)).toEqual([
       envelope.idempotencyKey,
     ]);
+  });
+
+  it('deploys no local-only code: neither the local IAM layer nor its AGPL-3.0 evaluator is in any function bundle', () => {
+    // Prepare: every function of the three stacks (worker, relay, migration, health, retention, breaker, …)
+    const functions = [worker, tracedWorker, dynamoWorker].flatMap((construct) =>
+      construct.node
+        .findAll()
+        .filter((child) => child.node.id === 'Code' && 'assetPath' in child)
+        .map((code) => join(assembly, (code as unknown as { assetPath: string }).assetPath)),
+    );
+
+    // Act
+    const sources = functions.flatMap((dir) => bundledSources(dir));
+
+    // Assess
+    expect(functions.length).toBeGreaterThanOrEqual(8);
+    expect(sources.some((source) => source.includes('lambda/worker/'))).toBe(true);
+    expect(sources.filter((source) => LOCAL_ONLY_SOURCES.test(source))).toEqual([]);
   });
 
   it('copies the migrations next to the migration function code', () => {

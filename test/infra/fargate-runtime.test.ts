@@ -140,7 +140,12 @@ describe('Runtime fargate: the poller as an ECS Fargate service (production defa
       {
         Sid: 'ConsumeTheSourceQueue',
         Effect: 'Allow',
-        Action: ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage'],
+        Action: [
+          'sqs:ReceiveMessage',
+          'sqs:ChangeMessageVisibility',
+          'sqs:DeleteMessage',
+          'sqs:GetQueueAttributes',
+        ],
         Resource: { 'Fn::GetAtt': [queue, 'Arn'] },
       },
       {

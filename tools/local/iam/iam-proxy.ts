@@ -1,0 +1,151 @@
+import {
+  Agent,
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  type AwsErrorResponse,
+  accessDeniedResponse,
+  unknownKeyResponse,
+  unreadableResponse,
+} from './aws-refusal.ts';
+import { type DescribedRequest, describeRequest } from './describe-request.ts';
+import type { IamAuthorizer, IamRefusal } from './iam-authorizer.ts';
+
+/** Options of {@link startIamProxy}. @internal */
+export interface IamProxyOptions {
+  /** The emulator behind the proxy (`http://127.0.0.1:<port>`): fauxqs (SQS and S3) or DynamoDB Local. */
+  readonly upstream: string;
+  readonly authorizer: IamAuthorizer;
+  /** Region of requests whose credential scope names none. */
+  readonly region: string;
+  /** Called for every refused call (the local stack prints it, the tests collect it). */
+  readonly onRefusal?: (refusal: IamRefusal) => void;
+}
+
+/** A running proxy. @internal */
+export interface IamProxy {
+  /** The endpoint to give the SDK clients instead of the emulator's. */
+  readonly endpoint: string;
+  /** Every call refused so far, oldest first. */
+  readonly refusals: readonly IamRefusal[];
+  /** Stops listening and closes the open connections. */
+  stop(): Promise<void>;
+}
+
+const readBody = (request: IncomingMessage): Promise<Buffer> =>
+  new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks)));
+    request.on('error', reject);
+  });
+
+const send = (response: ServerResponse, refusal: AwsErrorResponse) => {
+  response.writeHead(refusal.status, {
+    ...refusal.headers,
+    'content-length': String(Buffer.byteLength(refusal.body)),
+  });
+  response.end(refusal.body);
+};
+
+/**
+ * Starts the local IAM layer in front of one emulator: an HTTP proxy on 127.0.0.1 that reads each request whole,
+ * describes it ({@link describeRequest}: signer, service, the IAM actions and resources AWS authorizes for it),
+ * asks `authorizer` and then either forwards it unchanged (the `Host` header too, so fauxqs's queue URLs name the
+ * proxy) or answers with AWS's refusal ({@link accessDeniedResponse}, {@link unknownKeyResponse}) so the caller's
+ * real error path runs. Requests of services the layer does not describe are forwarded unchecked.
+ *
+ * Why a proxy and not a hook in the emulators: the SDK clients, fauxqs and DynamoDB Local stay exactly what they
+ * are, and the same layer fronts both; the only difference a component sees is AWS's answer to a call its role
+ * does not allow.
+ *
+ * @internal
+ */
+export async function startIamProxy(options: IamProxyOptions): Promise<IamProxy> {
+  const upstream = new URL(options.upstream);
+  const agent = new Agent({ keepAlive: true });
+  const refusals: IamRefusal[] = [];
+  const describe = (request: IncomingMessage, body: Buffer): DescribedRequest | { error: string } => {
+    try {
+      return describeRequest(
+        { method: request.method ?? 'GET', url: request.url ?? '/', headers: request.headers, body },
+        { region: options.region, partitionKeyOf: options.authorizer.partitionKeyOf },
+      );
+    } catch (error) {
+      // Never forwarded unchecked: a request the layer cannot read is refused, saying why.
+      return { error: (error as Error).message };
+    }
+  };
+  const forward = (request: IncomingMessage, response: ServerResponse, body: Buffer) => {
+    const outgoing = httpRequest(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: request.method,
+        path: request.url,
+        headers: request.headers,
+        agent,
+      },
+      (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(response);
+      },
+    );
+    // The emulator behind did not answer: a 5xx naming why (ECONNREFUSED …), which the SDK reports and retries.
+    outgoing.on('error', (error: NodeJS.ErrnoException) => {
+      if (response.headersSent) {
+        response.destroy();
+        return;
+      }
+      const message = `the local IAM layer could not reach ${options.upstream}: ${error.code ?? ''} ${error.message}`;
+      const body = JSON.stringify({ __type: 'com.amazon.coral.service#InternalFailure', message });
+      response.writeHead(502, {
+        'content-type': 'application/x-amz-json-1.0',
+        'content-length': String(Buffer.byteLength(body)),
+      });
+      response.end(body);
+    });
+    // A client that gives up (an aborted long poll) ends the upstream request too.
+    response.on('close', () => {
+      if (!response.writableFinished) outgoing.destroy();
+    });
+    outgoing.end(body);
+  };
+  const server = createServer((request, response) => {
+    readBody(request)
+      .then(async (body) => {
+        const described = describe(request, body);
+        if ('error' in described) {
+          return send(
+            response,
+            unreadableResponse(`The local IAM layer could not read this request: ${described.error}`),
+          );
+        }
+        if (described.calls.length === 0) return forward(request, response, body);
+        const decision = await options.authorizer.authorize(described);
+        if (decision.allowed) return forward(request, response, body);
+        const service = described.service ?? '';
+        if (decision.unknownKey)
+          return send(response, unknownKeyResponse(service, request.method ?? '', decision.accessKeyId));
+        refusals.push(decision.refusal);
+        options.onRefusal?.(decision.refusal);
+        return send(response, accessDeniedResponse(service, request.method ?? '', decision.refusal.message));
+      })
+      .catch(() => response.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    refusals,
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      agent.destroy();
+    },
+  };
+}
