@@ -103,7 +103,7 @@ describe('Runtime fargate: the poller as an ECS Fargate service (production defa
     expect(findings).toEqual([]);
   });
 
-  it('gives the task role exactly: receive, delete and extend on its queue, rds-db:connect as the worker through the proxy, payload reads', () => {
+  it('gives the task role exactly: attributes, receive, delete and extend on its queue, rds-db:connect as the worker through the proxy, payload reads', () => {
     // Prepare
     const taskDefinition = only(logicalIds(template, 'AWS::ECS::TaskDefinition'), 'one task definition');
     const taskRoleArn = resources[taskDefinition]?.Properties.TaskRoleArn as { 'Fn::GetAtt': [string] };
@@ -140,7 +140,14 @@ describe('Runtime fargate: the poller as an ECS Fargate service (production defa
       {
         Sid: 'ConsumeTheSourceQueue',
         Effect: 'Allow',
-        Action: ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage'],
+        // GetQueueAttributes: the poller's first call (its ARN and FIFO flag); component-grants.test.ts derives the
+        // actions from the calls the poller's code makes.
+        Action: [
+          'sqs:GetQueueAttributes',
+          'sqs:ReceiveMessage',
+          'sqs:ChangeMessageVisibility',
+          'sqs:DeleteMessage',
+        ],
         Resource: { 'Fn::GetAtt': [queue, 'Arn'] },
       },
       {
