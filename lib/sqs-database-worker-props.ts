@@ -202,7 +202,8 @@ export interface SqsDatabaseWorkerProps extends FargateRuntimeProps {
    */
   readonly terminalPolicy?: TerminalPolicy;
   /**
-   * `WORKER_COMMIT_MODE`: one transaction per message, or one per batch with a savepoint per record.
+   * `WORKER_COMMIT_MODE`: one transaction per message, or one per batch with a savepoint per record. `per-batch` is
+   * PostgreSQL's only: refused with `store: 'dynamodb'`, whose records each commit in their own TransactWriteItems.
    * @default 'per-message'
    */
   readonly commitMode?: CommitMode;

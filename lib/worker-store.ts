@@ -138,6 +138,12 @@ export function checkStoreSettings(
       problems.push(`${key} (true) needs store "postgres": ${reason}; remove ${key} or set it false`);
     }
   }
+  // The engine refuses it at every cold start (createBatchEngine); refused here, before anything is deployed.
+  if (props.commitMode === 'per-batch') {
+    problems.push(
+      'commitMode ("per-batch") is a PostgreSQL mode (one transaction per batch, a savepoint per record); with store "dynamodb" every record commits in its own TransactWriteItems: remove commitMode or set it "per-message"',
+    );
+  }
   if (props.backupRetention !== undefined && !props.backupRetention.isUnresolved()) {
     const days = props.backupRetention.toHours({ integral: false }) / 24;
     if (!Number.isInteger(days) || days < 1 || days > MAX_RECOVERY_DAYS) {
