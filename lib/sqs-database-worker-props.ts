@@ -62,6 +62,16 @@ export interface SqsDatabaseWorkerProps extends FargateRuntimeProps {
    * @default 5
    */
   readonly transactionConflictRatePercent?: number;
+  /**
+   * Partition key prefixes of the domain items your handlers write and read (`store: 'dynamodb'` only), such as
+   * `['ORDER#', 'CUSTOMER#']`: the worker's role may put, update, delete, condition-check, get and query items whose
+   * partition key starts with one of them, and nothing else of the table besides its own inbox (`IDEMP#`) and
+   * quarantine (`QUARANTINE#`) items; never the ops commands' audit items (`AUDIT#`), never a delete of an inbox
+   * item. A prefix may not overlap those reserved ones, nor hold `*` or `?`. `[]`: the handlers write no item.
+   * With `workerEntry` (your own handlers) it is required.
+   * @default the example domain's prefixes, `['CASE#', 'LEDGER#', 'ACCOUNT#']` (EXAMPLE_DOMAIN_KEY_PREFIXES)
+   */
+  readonly domainKeyPrefixes?: readonly string[];
 
   // ── network ──────────────────────────────────────────────────────────────────────────────────────────────
   /**

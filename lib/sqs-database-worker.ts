@@ -33,7 +33,7 @@ import { createWorkerDashboard } from './worker-dashboard.ts';
 import { WorkerDatabase } from './worker-database.ts';
 import { WORKER_METRICS } from './worker-metrics.ts';
 import { withStoreDefaults } from './worker-store.ts';
-import { WorkerTable } from './worker-table.ts';
+import { EXAMPLE_DOMAIN_KEY_PREFIXES, WorkerTable } from './worker-table.ts';
 
 export type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
 
@@ -334,7 +334,7 @@ export class SqsDatabaseWorker extends Construct {
         },
       });
       database?.grantWorkerConnect(workerFunction);
-      this.table?.grantWorker(workerFunction);
+      this.table?.grantWorker(workerFunction, props.domainKeyPrefixes ?? EXAMPLE_DOMAIN_KEY_PREFIXES);
       if (props.tracing) this.acknowledgeTracingWildcard(workerFunction);
       if (this.payloadBucket) {
         // Read object versions, nothing else: no listing, no writes, no other bucket.
