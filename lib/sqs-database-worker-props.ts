@@ -201,8 +201,11 @@ export interface SqsDatabaseWorkerProps extends FargateRuntimeProps {
   /**
    * Records one invocation processes at once (`WORKER_RECORD_CONCURRENCY`), 1 to `dbPoolSize` (1 to 100 with
    * `store: 'dynamodb'`, where it multiplies the writes per second of one worker); with `runtime: 'fargate'`, the
-   * records one task has in flight (`POLLER_CONCURRENCY` as well).
-   * @default dbPoolSize (1 with `store: 'dynamodb'`)
+   * records one task has in flight (`POLLER_CONCURRENCY` as well). With `commitMode: 'per-batch'` a batch's records
+   * run one after another in its one transaction: a function takes only 1, and a Fargate task runs up to
+   * `dbPoolSize` whole batches at once (`POLLER_CONCURRENCY` up to `dbPoolSize` × `batchSize`,
+   * `WORKER_RECORD_CONCURRENCY` 1).
+   * @default dbPoolSize (1 with `store: 'dynamodb'`; per batch 1, or `dbPoolSize` × `batchSize` on Fargate)
    */
   readonly recordConcurrency?: number;
   /**

@@ -652,7 +652,9 @@ export class SqsDatabaseWorker extends Construct {
         DB_USER: settings.dbUsers.worker,
         DB_POOL_SIZE: String(settings.dbPoolSize),
         WORKER_CONSUMER: props.consumer ?? WORKER_DEFAULTS.consumer,
-        WORKER_RECORD_CONCURRENCY: String(settings.recordConcurrency),
+        // Per batch, a batch's records run one after another (1); POLLER_CONCURRENCY counts the records in flight.
+        WORKER_RECORD_CONCURRENCY:
+          props.commitMode === 'per-batch' ? '1' : String(settings.recordConcurrency),
         WORKER_TERMINAL_POLICY: props.terminalPolicy ?? WORKER_DEFAULTS.terminalPolicy,
         WORKER_COMMIT_MODE: props.commitMode ?? WORKER_DEFAULTS.commitMode,
         PAYLOAD_MAX_BYTES: String(settings.maxPayloadBytes),

@@ -593,3 +593,30 @@ describe('Function: resolveWorkerSettings() — the commit mode', () => {
     expect(synth).toThrow(/commitMode \("per-batch"\) is a PostgreSQL mode/);
   });
 });
+
+describe('Function: resolveWorkerSettings() — commitMode per-batch and record concurrency', () => {
+  it('runs a function one record after another, and refuses more', () => {
+    expect(resolveWorkerSettings({ commitMode: 'per-batch', dbPoolSize: 2 }).recordConcurrency).toBe(1);
+    expect(problemsOf({ commitMode: 'per-batch', dbPoolSize: 2, recordConcurrency: 2 })).toEqual([
+      "recordConcurrency (2) must be 1 with commitMode per-batch: an invocation's batch runs one record after another in its one transaction; remove recordConcurrency",
+    ]);
+  });
+
+  it('lets a Fargate task run dbPoolSize whole batches at once, and refuses more records in flight', () => {
+    expect(
+      resolveWorkerSettings({ runtime: 'fargate', commitMode: 'per-batch', dbPoolSize: 4, batchSize: 5 })
+        .recordConcurrency,
+    ).toBe(20);
+    expect(
+      problemsOf({
+        runtime: 'fargate',
+        commitMode: 'per-batch',
+        dbPoolSize: 4,
+        batchSize: 5,
+        recordConcurrency: 21,
+      }),
+    ).toEqual([
+      'recordConcurrency (21) must not exceed dbPoolSize × batchSize (4 × 5 = 20) with commitMode per-batch: each batch in flight holds one connection; raise dbPoolSize or lower recordConcurrency',
+    ]);
+  });
+});
