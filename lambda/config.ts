@@ -58,7 +58,10 @@ export interface WorkerConfig {
   readonly database: DatabaseConfig;
   /** `WORKER_CONSUMER`: the inbox namespace of this worker. */
   readonly consumer: string;
-  /** `WORKER_RECORD_CONCURRENCY`: records processed at once; at most the pool size. */
+  /**
+   * `WORKER_RECORD_CONCURRENCY`: records of a batch processed at once; at most the pool size (the default), 1 with
+   * `WORKER_COMMIT_MODE=per-batch`.
+   */
   readonly recordConcurrency: number;
   /** `WORKER_TERMINAL_POLICY`: `quarantine` (store and acknowledge) or `dlq` (report, let SQS move it). */
   readonly terminalPolicy: TerminalPolicy;
@@ -438,17 +441,25 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     );
   }
 
-  // DynamoDB records hold no pooled connection: up to a batch (10) at once, all of it by default.
+  // DynamoDB records hold no pooled connection: up to a batch (10) at once, all of it by default. Per batch, a batch's
+  // records run one after another in its one transaction: 1 (a poller runs several batches at once instead).
+  const perBatch = !dynamo && e.WORKER_COMMIT_MODE === 'per-batch';
   const concurrencyLimit = dynamo ? DYNAMODB_MAX_RECORD_CONCURRENCY : e.DB_POOL_SIZE;
   const recordConcurrency =
     e.WORKER_RECORD_CONCURRENCY === undefined || e.WORKER_RECORD_CONCURRENCY === ''
-      ? concurrencyLimit
+      ? perBatch
+        ? 1
+        : concurrencyLimit
       : Number(e.WORKER_RECORD_CONCURRENCY);
   if (!Number.isInteger(recordConcurrency) || recordConcurrency < 1 || recordConcurrency > concurrencyLimit) {
     problems.push(
       dynamo
         ? `WORKER_RECORD_CONCURRENCY must be a whole number from 1 to ${DYNAMODB_MAX_RECORD_CONCURRENCY} with WORKER_STORE=dynamodb (given "${e.WORKER_RECORD_CONCURRENCY}")`
         : `WORKER_RECORD_CONCURRENCY must be a whole number from 1 to DB_POOL_SIZE (${e.DB_POOL_SIZE}) (given "${e.WORKER_RECORD_CONCURRENCY}"); raise DB_POOL_SIZE or lower the concurrency`,
+    );
+  } else if (perBatch && recordConcurrency !== 1) {
+    problems.push(
+      `WORKER_RECORD_CONCURRENCY must be 1 with WORKER_COMMIT_MODE=per-batch (given "${e.WORKER_RECORD_CONCURRENCY}"): a batch's records run one after another in its one transaction; unset WORKER_RECORD_CONCURRENCY (the poller runs several batches at once, up to POLLER_CONCURRENCY records)`,
     );
   }
   let store: StoreConfig = { kind: 'postgres' };

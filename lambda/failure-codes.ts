@@ -1,7 +1,8 @@
 /**
- * Every failure code the toolkit and the example domain emit: what `worker_inbox.failure_code`,
- * `worker_quarantine.reason_code`, the logs and `terminalAfterCodes` can hold besides your own handlers' codes.
- * docs/semantics.md explains each; a test checks that every code the sources emit is listed here. Constants only.
+ * Every failure code the toolkit (the engine, both stores, the effect log) and the example domain emit: what
+ * `worker_inbox.failure_code`, `worker_quarantine.reason_code` (or the DynamoDB items' `failureCode`, `reasonCode`),
+ * the logs and `terminalAfterCodes` can hold besides your own handlers' codes.
+ * docs/semantics.md (docs/dynamodb.md for the DynamoDB store's) explains them; a test checks that every code the sources emit is listed here. Constants only.
  */
 import { EXAMPLE_FAILURE_CODES } from './domain/failure-codes.ts';
 
@@ -72,12 +73,30 @@ export const EFFECT_FAILURE_CODES = [
   'EFFECT_PROVIDER_UNAVAILABLE',
 ] as const;
 
+/** Codes of the DynamoDB store (lambda/stores/dynamodb/), explained in docs/dynamodb.md. */
+export const DYNAMODB_FAILURE_CODES = [
+  // The inbox lease and a domain item's condition inside the transaction.
+  'LEASE_LOST',
+  'DOMAIN_CONDITION_FAILED',
+  // A cancelled transaction, by its reasons, and the calls outside one.
+  'TRANSACTION_CONFLICT',
+  'TRANSACTION_CANCELLED',
+  'THROTTLED',
+  'ITEM_COLLECTION_SIZE_LIMIT',
+  'DYNAMODB_VALIDATION_ERROR',
+  'DYNAMODB_UNAVAILABLE',
+  'DYNAMODB_TABLE_NOT_FOUND',
+  // More domain writes than one TransactWriteItems holds.
+  'DYNAMODB_TOO_MANY_WRITES',
+] as const;
+
 export { EXAMPLE_FAILURE_CODES };
 
 /** Every code listed above. */
 export const FAILURE_CODES = [
   ...ENGINE_FAILURE_CODES,
   ...EFFECT_FAILURE_CODES,
+  ...DYNAMODB_FAILURE_CODES,
   ...EXAMPLE_FAILURE_CODES,
 ] as const;
 

@@ -124,6 +124,20 @@ const VARIABLE: Readonly<Record<RoleFunction, string>> = {
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /**
+ * The roles an environment names, one variable per function (`WORKER_DB_USER`, `RELAY_DB_USER`, `OPS_DB_USER`,
+ * `HEALTH_DB_USER`, `RETENTION_DB_USER`); an unset or empty one is not provisioned. Read through the one mapping
+ * {@link checkRoleNames} names them by, so a function's variable cannot be left out of the migration function.
+ */
+export function rolesFromEnvironment(env: Record<string, string | undefined>): DatabaseRoles {
+  return Object.fromEntries(
+    (Object.entries(VARIABLE) as [RoleFunction, string][]).map(([fn, variable]) => [
+      fn,
+      env[variable] || undefined,
+    ]),
+  ) as DatabaseRoles;
+}
+
+/**
  * Server-side timeouts of the worker's and the relay's sessions, in milliseconds: set as the roles' defaults in the
  * deployment's database, so every connection starts with them and no statement on the message path has to set
  * them (`SET` and `set_config` pin a connection to RDS Proxy).

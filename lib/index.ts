@@ -54,4 +54,11 @@ export { WorkerDatabase, type WorkerDatabaseProps } from './worker-database.ts';
 export { WORKER_METRICS, type WorkerOutcomeMetric } from './worker-metrics.ts';
 export { WorkerNetwork, type WorkerNetworkProps } from './worker-network.ts';
 export type { WorkerStore } from './worker-store.ts';
-export { WORKER_TABLE_ACTIONS, WorkerTable, type WorkerTableProps } from './worker-table.ts';
+export {
+  EXAMPLE_DOMAIN_KEY_PREFIXES,
+  RESERVED_KEY_PREFIXES,
+  WORKER_ITEM_ACTIONS,
+  WORKER_TABLE_ACTIONS,
+  WorkerTable,
+  type WorkerTableProps,
+} from './worker-table.ts';

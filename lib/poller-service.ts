@@ -29,7 +29,7 @@ export interface PollerServiceProps {
   /** VPC and subnets of the tasks: those of the database proxy, like the worker function's. */
   readonly vpc: ec2.IVpc;
   readonly vpcSubnets: ec2.SubnetSelection;
-  /** The source queue: the only queue the task role may receive from, delete from and extend. */
+  /** The source queue: the only queue the task role may read the attributes of, receive from, delete from, extend. */
   readonly queue: sqs.IQueue;
   readonly settings: PollerSettings;
   /** The container's environment (the worker's variables plus `WORKER_QUEUE_URL` and `POLLER_*`). */
@@ -44,9 +44,10 @@ export interface PollerServiceProps {
 /**
  * The poller (`bin/poller.ts`) as an ECS Fargate service: a cluster with Container Insights (the running and
  * desired task counts its alarm reads), an arm64 task whose image is built at deploy from the project's
- * `Dockerfile`, a task role that may only read the source queue's attributes and receive, delete and extend the
- * visibility of its messages (plus what its owner grants: `rds-db:connect` as the worker's user, the payload bucket), and step
- * scaling on queue depth between `minTasks` and `maxTasks`.
+ * `Dockerfile`, a task role that may only read the source queue's attributes (the poller's first call: its ARN and
+ * whether it is FIFO), receive, delete and extend the visibility of its messages (plus what its owner grants:
+ * `rds-db:connect` as the worker's user, the payload bucket), and step scaling on queue depth between `minTasks` and
+ * `maxTasks`.
  *
  * A deploy replaces tasks one after another without ever running more than `maxTasks` (maximum healthy 100 %):
  * a rolling deploy at 200 % would open twice the connections the capacity formula allows. With one task, the old
@@ -77,12 +78,11 @@ export class PollerService extends Construct {
     this.taskRole.addToPolicy(
       new iam.PolicyStatement({
         sid: 'ConsumeTheSourceQueue',
-        // GetQueueAttributes: the poller reads the queue's ARN and FIFO flag before its first receive.
         actions: [
+          'sqs:GetQueueAttributes',
           'sqs:ReceiveMessage',
           'sqs:ChangeMessageVisibility',
           'sqs:DeleteMessage',
-          'sqs:GetQueueAttributes',
         ],
         resources: [props.queue.queueArn],
       }),

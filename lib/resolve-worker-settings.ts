@@ -240,7 +240,12 @@ export function resolveWorkerSettings(
   const maxPayloadBytes = props.maxPayloadBytes ?? 64 * 1024 * 1024;
   const memorySize = props.memorySize ?? 512;
   const dbPoolSize = props.dbPoolSize ?? (fargate ? FARGATE_DEFAULT_POOL_SIZE : 1);
-  const recordConcurrency = props.recordConcurrency ?? dbPoolSize;
+  // Per batch, a batch's records run one after another in its one transaction, on one connection
+  // (WORKER_RECORD_CONCURRENCY 1): a function runs one record at a time, a Fargate task up to dbPoolSize whole
+  // batches at once (recordConcurrency is then its POLLER_CONCURRENCY, the records in flight).
+  const perBatch = store === 'postgres' && props.commitMode === 'per-batch';
+  const recordLimit = perBatch ? (fargate ? dbPoolSize * batchSize : 1) : dbPoolSize;
+  const recordConcurrency = props.recordConcurrency ?? (perBatch ? recordLimit : dbPoolSize);
   const dbMaxConnections = props.dbMaxConnections ?? 80;
   const dbReservedConnections = props.dbReservedConnections ?? 10;
 
@@ -446,13 +451,18 @@ export function resolveWorkerSettings(
     store === 'postgres' &&
     !isToken(recordConcurrency) &&
     !isToken(dbPoolSize) &&
-    recordConcurrency > dbPoolSize
+    !isToken(batchSize) &&
+    recordConcurrency > recordLimit
   ) {
     problems.push(
-      `recordConcurrency (${recordConcurrency}) must not exceed dbPoolSize (${dbPoolSize}): each record in flight holds one connection; raise dbPoolSize or lower recordConcurrency`,
+      !perBatch
+        ? `recordConcurrency (${recordConcurrency}) must not exceed dbPoolSize (${dbPoolSize}): each record in flight holds one connection; raise dbPoolSize or lower recordConcurrency`
+        : fargate
+          ? `recordConcurrency (${recordConcurrency}) must not exceed dbPoolSize × batchSize (${dbPoolSize} × ${batchSize} = ${recordLimit}) with commitMode per-batch: each batch in flight holds one connection; raise dbPoolSize or lower recordConcurrency`
+          : `recordConcurrency (${recordConcurrency}) must be 1 with commitMode per-batch: an invocation's batch runs one record after another in its one transaction; remove recordConcurrency`,
     );
   }
-  range('recordConcurrency', recordConcurrency, 1, 100);
+  range('recordConcurrency', recordConcurrency, 1, perBatch && fargate ? 1000 : 100);
 
   // Capacity formula → safe concurrency (pattern document §10).
   let capacity: CapacityResult | undefined;

@@ -62,6 +62,16 @@ export interface SqsDatabaseWorkerProps extends FargateRuntimeProps {
    * @default 5
    */
   readonly transactionConflictRatePercent?: number;
+  /**
+   * Partition key prefixes of the domain items your handlers write and read (`store: 'dynamodb'` only), such as
+   * `['ORDER#', 'CUSTOMER#']`: the worker's role may put, update, delete, condition-check, get and query items whose
+   * partition key starts with one of them, and nothing else of the table besides its own inbox (`IDEMP#`) and
+   * quarantine (`QUARANTINE#`) items; never the ops commands' audit items (`AUDIT#`), never a delete of an inbox
+   * item. A prefix may not overlap those reserved ones, nor hold `*` or `?`. `[]`: the handlers write no item.
+   * With `workerEntry` (your own handlers) it is required.
+   * @default the example domain's prefixes, `['CASE#', 'LEDGER#', 'ACCOUNT#']` (EXAMPLE_DOMAIN_KEY_PREFIXES)
+   */
+  readonly domainKeyPrefixes?: readonly string[];
 
   // ── network ──────────────────────────────────────────────────────────────────────────────────────────────
   /**
@@ -191,8 +201,11 @@ export interface SqsDatabaseWorkerProps extends FargateRuntimeProps {
   /**
    * Records one invocation processes at once (`WORKER_RECORD_CONCURRENCY`), 1 to `dbPoolSize` (1 to 100 with
    * `store: 'dynamodb'`, where it multiplies the writes per second of one worker); with `runtime: 'fargate'`, the
-   * records one task has in flight (`POLLER_CONCURRENCY` as well).
-   * @default dbPoolSize (1 with `store: 'dynamodb'`)
+   * records one task has in flight (`POLLER_CONCURRENCY` as well). With `commitMode: 'per-batch'` a batch's records
+   * run one after another in its one transaction: a function takes only 1, and a Fargate task runs up to
+   * `dbPoolSize` whole batches at once (`POLLER_CONCURRENCY` up to `dbPoolSize` × `batchSize`,
+   * `WORKER_RECORD_CONCURRENCY` 1).
+   * @default dbPoolSize (1 with `store: 'dynamodb'`; per batch 1, or `dbPoolSize` × `batchSize` on Fargate)
    */
   readonly recordConcurrency?: number;
   /**
@@ -202,7 +215,8 @@ export interface SqsDatabaseWorkerProps extends FargateRuntimeProps {
    */
   readonly terminalPolicy?: TerminalPolicy;
   /**
-   * `WORKER_COMMIT_MODE`: one transaction per message, or one per batch with a savepoint per record.
+   * `WORKER_COMMIT_MODE`: one transaction per message, or one per batch with a savepoint per record. `per-batch` is
+   * PostgreSQL's only: refused with `store: 'dynamodb'`, whose records each commit in their own TransactWriteItems.
    * @default 'per-message'
    */
   readonly commitMode?: CommitMode;

@@ -33,7 +33,7 @@ import { createWorkerDashboard } from './worker-dashboard.ts';
 import { WorkerDatabase } from './worker-database.ts';
 import { WORKER_METRICS } from './worker-metrics.ts';
 import { withStoreDefaults } from './worker-store.ts';
-import { WorkerTable } from './worker-table.ts';
+import { EXAMPLE_DOMAIN_KEY_PREFIXES, WorkerTable } from './worker-table.ts';
 
 export type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
 
@@ -334,7 +334,7 @@ export class SqsDatabaseWorker extends Construct {
         },
       });
       database?.grantWorkerConnect(workerFunction);
-      this.table?.grantWorker(workerFunction);
+      this.table?.grantWorker(workerFunction, props.domainKeyPrefixes ?? EXAMPLE_DOMAIN_KEY_PREFIXES);
       if (props.tracing) this.acknowledgeTracingWildcard(workerFunction);
       if (this.payloadBucket) {
         // Read object versions, nothing else: no listing, no writes, no other bucket.
@@ -652,7 +652,9 @@ export class SqsDatabaseWorker extends Construct {
         DB_USER: settings.dbUsers.worker,
         DB_POOL_SIZE: String(settings.dbPoolSize),
         WORKER_CONSUMER: props.consumer ?? WORKER_DEFAULTS.consumer,
-        WORKER_RECORD_CONCURRENCY: String(settings.recordConcurrency),
+        // Per batch, a batch's records run one after another (1); POLLER_CONCURRENCY counts the records in flight.
+        WORKER_RECORD_CONCURRENCY:
+          props.commitMode === 'per-batch' ? '1' : String(settings.recordConcurrency),
         WORKER_TERMINAL_POLICY: props.terminalPolicy ?? WORKER_DEFAULTS.terminalPolicy,
         WORKER_COMMIT_MODE: props.commitMode ?? WORKER_DEFAULTS.commitMode,
         PAYLOAD_MAX_BYTES: String(settings.maxPayloadBytes),

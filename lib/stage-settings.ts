@@ -119,7 +119,7 @@ export type StageProps = Omit<SqsDatabaseWorkerProps, 'vpc'> & { readonly alarmT
 /**
  * Turns the JSON settings of one stage (`cdk.json` → `context.stages.<stage>`) into construct props.
  * Durations are given in seconds (`timeoutSeconds`), the instance class as `"r6g.large"`; `workerEnvironment`
- * is an object of strings, `queueIdentity` an object `{"fifo", "queueLogicalId", "deadLetterQueueLogicalId"}`. Unknown keys and wrong types are errors naming the key, so a typo cannot silently
+ * is an object of strings, `domainKeyPrefixes` a list of strings, `queueIdentity` an object `{"fifo", "queueLogicalId", "deadLetterQueueLogicalId"}`. Unknown keys and wrong types are errors naming the key, so a typo cannot silently
  * fall back to a default.
  *
  * @throws Error listing every unknown or mistyped key.
@@ -180,6 +180,10 @@ export function stageSettings(stage: string, raw: unknown): StageProps {
       ) {
         props.alarmTopicArn = value;
       }
+    } else if (key === 'domainKeyPrefixes') {
+      // The DynamoDB worker's domain item prefixes: ["ORDER#", "CUSTOMER#"].
+      const ok = Array.isArray(value) && value.every((v) => typeof v === 'string');
+      if (expect('list of strings like ["ORDER#"]', ok)) props.domainKeyPrefixes = value;
     } else if (key === 'workerEnvironment') {
       const ok =
         typeof value === 'object' &&

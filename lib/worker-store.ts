@@ -1,6 +1,7 @@
 import { Duration, Token } from 'aws-cdk-lib';
 import { type DynamoDbCapacityResult, safeDynamoDbConcurrency } from './dynamodb-capacity.ts';
 import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
+import { RESERVED_KEY_PREFIXES } from './worker-table.ts';
 
 /**
  * Where the worker keeps its inbox and the domain state (`WORKER_STORE`): RDS PostgreSQL behind RDS Proxy, or
@@ -70,6 +71,7 @@ const DYNAMODB_ONLY = [
   'itemSizeKb',
   'recordLatencyMs',
   'transactionConflictRatePercent',
+  'domainKeyPrefixes',
 ] as const satisfies readonly (keyof SqsDatabaseWorkerProps)[];
 
 /** PITR keeps 1 to 35 days. */
@@ -138,6 +140,13 @@ export function checkStoreSettings(
       problems.push(`${key} (true) needs store "postgres": ${reason}; remove ${key} or set it false`);
     }
   }
+  checkDomainKeyPrefixes(props, problems);
+  // The engine refuses it at every cold start (createBatchEngine); refused here, before anything is deployed.
+  if (props.commitMode === 'per-batch') {
+    problems.push(
+      'commitMode ("per-batch") is a PostgreSQL mode (one transaction per batch, a savepoint per record); with store "dynamodb" every record commits in its own TransactWriteItems: remove commitMode or set it "per-message"',
+    );
+  }
   if (props.backupRetention !== undefined && !props.backupRetention.isUnresolved()) {
     const days = props.backupRetention.toHours({ integral: false }) / 24;
     if (!Number.isInteger(days) || days < 1 || days > MAX_RECOVERY_DAYS) {
@@ -178,6 +187,40 @@ export function dynamoDbCapacity(
   } catch (error) {
     problems.push(`${(error as Error).message}; fix the capacity props`);
     return { capacity: undefined, tokens: false };
+  }
+}
+
+/**
+ * The domain prefixes of a DynamoDB worker's grant: given, or the example domain's when the worker runs the example
+ * handlers; a worker of your own (`workerEntry`) must name its own, or its handlers' writes would be refused in AWS.
+ * Each must be a plain prefix (no IAM wildcard) clear of the toolkit's reserved prefixes: `"I"` would let the worker
+ * delete inbox items.
+ */
+function checkDomainKeyPrefixes(props: Omit<SqsDatabaseWorkerProps, 'vpc'>, problems: string[]): void {
+  const prefixes = props.domainKeyPrefixes;
+  if (prefixes === undefined) {
+    if (props.workerEntry !== undefined) {
+      problems.push(
+        `workerEntry ("${props.workerEntry}") runs your own handlers with store "dynamodb": set domainKeyPrefixes to the partition key prefixes they write (for example ["ORDER#"]; [] if they write no item), or the worker's role refuses their writes`,
+      );
+    }
+    return;
+  }
+  if (Token.isUnresolved(prefixes)) return;
+  for (const prefix of prefixes) {
+    if (Token.isUnresolved(prefix)) continue;
+    if (typeof prefix !== 'string' || prefix.length === 0 || /[*?]/.test(prefix)) {
+      problems.push(
+        `domainKeyPrefixes entry ${JSON.stringify(prefix)} must be a non-empty prefix without * or ? (IAM wildcards); give the start of your partition keys, such as "ORDER#"`,
+      );
+      continue;
+    }
+    const reserved = RESERVED_KEY_PREFIXES.find((own) => own.startsWith(prefix) || prefix.startsWith(own));
+    if (reserved) {
+      problems.push(
+        `domainKeyPrefixes entry "${prefix}" overlaps the toolkit's own items (${reserved}…): the worker could overwrite or delete them; give a prefix of your domain's own, such as "ORDER#"`,
+      );
+    }
   }
 }
 

@@ -2,6 +2,11 @@ import { type Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
+import {
+  AUDIT_PK_PREFIX,
+  INBOX_PK_PREFIX,
+  QUARANTINE_PK_PREFIX,
+} from '../lambda/stores/dynamodb/item-keys.ts';
 
 /** Properties of {@link WorkerTable}; the defaults are decided by `SqsDatabaseWorker`. */
 export interface WorkerTableProps {
@@ -21,21 +26,51 @@ export const TABLE_SORT_KEY = 'SK';
 export const TABLE_TTL_ATTRIBUTE = 'ttl';
 
 /**
- * What the worker does on the table, and nothing more: the gate (conditional PutItem), reads of an inbox or
- * domain item (GetItem), failure bookkeeping and quarantine counts (UpdateItem), the domain mutation with the
- * inbox completion (TransactWriteItems, authorized item by item as PutItem / UpdateItem / DeleteItem /
- * ConditionCheckItem — there is no `dynamodb:TransactWriteItems` IAM action; DeleteItem because a handler's
- * writes may be `Delete`s, which the handler API offers), and item collections of one key (Query). No Scan, no
- * batch writes, no table administration; the engine itself deletes nothing (retention is the TTL's).
+ * Partition key prefixes of the example domain's items (`lambda/domain/dynamodb/`): `CASE#<caseId>`,
+ * `LEDGER#<paymentId>`, `ACCOUNT#<accountId>`. The default of `domainKeyPrefixes`, since the stack's worker runs the
+ * example handlers unless `workerEntry` names your own.
  */
-export const WORKER_TABLE_ACTIONS = [
-  'dynamodb:ConditionCheckItem',
-  'dynamodb:DeleteItem',
-  'dynamodb:GetItem',
-  'dynamodb:PutItem',
-  'dynamodb:Query',
-  'dynamodb:UpdateItem',
-] as const;
+export const EXAMPLE_DOMAIN_KEY_PREFIXES: readonly string[] = ['CASE#', 'LEDGER#', 'ACCOUNT#'];
+
+/**
+ * Partition key prefixes the toolkit keeps for its own items: inbox (`IDEMP#`), quarantine (`QUARANTINE#`) and the
+ * ops commands' audit trail (`AUDIT#`). A domain prefix may neither start with one nor be the start of one.
+ */
+export const RESERVED_KEY_PREFIXES: readonly string[] = [
+  INBOX_PK_PREFIX,
+  QUARANTINE_PK_PREFIX,
+  AUDIT_PK_PREFIX,
+];
+
+/**
+ * What the worker may do on each kind of item, and nothing more (each grant conditioned on `dynamodb:LeadingKeys`,
+ * the partition key, matching its prefixes):
+ * - **inbox items** (`IDEMP#`): the gate (conditional PutItem), its read (GetItem), the lease takeover, the failure
+ *   bookkeeping and the completion (UpdateItem, alone or inside the transaction). No DeleteItem: the engine deletes
+ *   nothing (settled items go by TTL), so a defect or a handler cannot remove a COMPLETED item and reapply a message.
+ * - **quarantine items** (`QUARANTINE#`): the upsert of a terminal message (UpdateItem) only.
+ * - **domain items** (`domainKeyPrefixes`): what a handler's writes and reads may be — the entries of the
+ *   transaction (PutItem, UpdateItem, DeleteItem, ConditionCheckItem: DynamoDB authorizes a TransactWriteItems item by
+ *   item, there is no `dynamodb:TransactWriteItems` action; DeleteItem because the handler API offers `Delete`) and
+ *   its reads (GetItem, Query).
+ *
+ * Audit items (`AUDIT#`) and any other prefix get nothing. No Scan, no batch writes, no table administration.
+ */
+export const WORKER_ITEM_ACTIONS = {
+  inbox: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+  quarantine: ['dynamodb:UpdateItem'],
+  domain: [
+    'dynamodb:ConditionCheckItem',
+    'dynamodb:DeleteItem',
+    'dynamodb:GetItem',
+    'dynamodb:PutItem',
+    'dynamodb:Query',
+    'dynamodb:UpdateItem',
+  ],
+} as const;
+
+/** Every action the worker may call on its table (on the items {@link WORKER_ITEM_ACTIONS} scopes each to). */
+export const WORKER_TABLE_ACTIONS = [...new Set(Object.values(WORKER_ITEM_ACTIONS).flat())].sort();
 
 /**
  * The DynamoDB store's one table: inbox items, domain items and quarantine items under a generic `PK`/`SK` key
@@ -71,14 +106,35 @@ export class WorkerTable extends Construct {
   }
 
   /**
-   * Lets `grantee` (the worker function) do what the store does ({@link WORKER_TABLE_ACTIONS}) on this table
-   * only: its ARN, no index, no other table.
+   * Lets `grantee` (the worker function) do what the store and its handlers do ({@link WORKER_ITEM_ACTIONS}) on the
+   * items of this table only: its ARN (no index, no other table), one statement per kind of item, each allowed only
+   * when every partition key of the request starts with that kind's prefixes (`ForAllValues:StringLike` on
+   * `dynamodb:LeadingKeys`). With no `domainKeyPrefixes` the worker gets no domain access at all.
+   *
+   * IAM conditions only see the partition key. The consumer is in the sort key (`WORKER#<consumer>`), so the grant
+   * cannot tell this worker's inbox items from another consumer's in the same table: each worker has a table of its
+   * own (this construct's).
    */
-  grantWorker(grantee: iam.IGrantable): iam.Grant {
-    return iam.Grant.addToPrincipal({
-      grantee,
-      actions: [...WORKER_TABLE_ACTIONS],
-      resourceArns: [this.table.tableArn],
-    });
+  grantWorker(grantee: iam.IGrantable, domainKeyPrefixes: readonly string[]): void {
+    const statement = (sid: string, actions: readonly string[], prefixes: readonly string[]) =>
+      new iam.PolicyStatement({
+        sid,
+        actions: [...actions],
+        resources: [this.table.tableArn],
+        conditions: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': prefixes.map((prefix) => `${prefix}*`) },
+        },
+      });
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      statement('WorkerInboxItems', WORKER_ITEM_ACTIONS.inbox, [INBOX_PK_PREFIX]),
+    );
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      statement('WorkerQuarantineItems', WORKER_ITEM_ACTIONS.quarantine, [QUARANTINE_PK_PREFIX]),
+    );
+    if (domainKeyPrefixes.length > 0) {
+      grantee.grantPrincipal.addToPrincipalPolicy(
+        statement('HandlerDomainItems', WORKER_ITEM_ACTIONS.domain, domainKeyPrefixes),
+      );
+    }
   }
 }

@@ -3,7 +3,12 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import postgres from 'postgres';
 import { connectOptions } from '../connect-options.ts';
 import { ConfigError } from '../index.ts';
-import { checkRoleNames, provisionRoles, roleTimeoutsFromEnvironment } from '../provision-roles.ts';
+import {
+  checkRoleNames,
+  provisionRoles,
+  rolesFromEnvironment,
+  roleTimeoutsFromEnvironment,
+} from '../provision-roles.ts';
 import { runMigrations } from '../run-migrations.ts';
 import { verifiedTls } from '../verified-tls.ts';
 
@@ -21,6 +26,8 @@ export interface MigrateResult {
   readonly opsRole: string | undefined;
   /** The database role provisioned for the scheduled health job. */
   readonly healthRole: string | undefined;
+  /** The database role provisioned for the scheduled retention job. */
+  readonly retentionRole: string | undefined;
 }
 
 interface MasterSecret {
@@ -46,8 +53,8 @@ async function readMasterSecret(secretArn: string): Promise<MasterSecret> {
  * The migration trigger function (runs on every deploy, before the worker and the relay are updated):
  * applies pending migrations with {@link runMigrations} from the `migrations/` folder bundled next to this
  * code (`MIGRATIONS_DIR`, relative to the bundle), then provisions one database role per function with
- * {@link provisionRoles}: `WORKER_DB_USER`, `RELAY_DB_USER`, `OPS_DB_USER` and `HEALTH_DB_USER` (each
- * optional); the worker's and the relay's get `DB_STATEMENT_TIMEOUT_MS` (default 15000) and `DB_LOCK_TIMEOUT_MS`
+ * {@link provisionRoles}: `WORKER_DB_USER`, `RELAY_DB_USER`, `OPS_DB_USER`, `HEALTH_DB_USER` and
+ * `RETENTION_DB_USER` (each optional, read by {@link rolesFromEnvironment}); the worker's and the relay's get `DB_STATEMENT_TIMEOUT_MS` (default 15000) and `DB_LOCK_TIMEOUT_MS`
  * (default 5000) as their `statement_timeout` and `lock_timeout` in the database.
  *
  * Connects directly to the instance (not the proxy) as the master user read from `DB_SECRET_ARN`, with TLS that
@@ -61,12 +68,7 @@ export const handler = async (): Promise<MigrateResult> => {
   const directory = isAbsolute(directoryName)
     ? directoryName
     : join(env.LAMBDA_TASK_ROOT ?? process.cwd(), directoryName);
-  const roles = {
-    worker: env.WORKER_DB_USER || undefined,
-    relay: env.RELAY_DB_USER || undefined,
-    ops: env.OPS_DB_USER || undefined,
-    health: env.HEALTH_DB_USER || undefined,
-  };
+  const roles = rolesFromEnvironment(env);
   // A bad role name or timeout fails before any migration is applied.
   checkRoleNames(roles);
   const timeouts = roleTimeoutsFromEnvironment(env);
@@ -113,6 +115,7 @@ export const handler = async (): Promise<MigrateResult> => {
       relayRole: roles.relay,
       opsRole: roles.ops,
       healthRole: roles.health,
+      retentionRole: roles.retention,
     };
     console.log(JSON.stringify({ message: 'migrations done', ...summary }));
     return summary;

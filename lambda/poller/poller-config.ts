@@ -8,7 +8,11 @@ export interface PollerConfig {
   readonly queueUrl: string;
   /** `SQS_ENDPOINT`, else `AWS_ENDPOINT_URL_SQS`, else `AWS_ENDPOINT_URL` (as the AWS CLI); unset in AWS. */
   readonly sqsEndpoint: string | undefined;
-  /** `POLLER_CONCURRENCY`: records in flight at most, 1 – `DB_POOL_SIZE`. @default DB_POOL_SIZE */
+  /**
+   * `POLLER_CONCURRENCY`: records in flight at most, 1 – `DB_POOL_SIZE` (each holds a connection); with
+   * `WORKER_COMMIT_MODE=per-batch` 1 – `DB_POOL_SIZE` × `POLLER_BATCH_SIZE` (each batch holds one).
+   * @default the upper bound
+   */
   readonly concurrency: number;
   /** `POLLER_BATCH_SIZE`: messages per receive, 1–10. @default 10 */
   readonly batchSize: number;
@@ -42,7 +46,8 @@ export const SQS_ENDPOINT_VARIABLES = ['SQS_ENDPOINT', 'AWS_ENDPOINT_URL_SQS', '
 /**
  * Reads and validates the poller's environment once: every variable of the Lambda worker (`loadConfig`: `DB_*`,
  * `DATABASE_URL`, `WORKER_*`, …) plus `WORKER_QUEUE_URL`, the SQS endpoint and `POLLER_*`. Every problem of both
- * is reported at once, each naming the variable, the value given and the fix.
+ * is reported at once, each naming the variable, the value given and the fix; `WORKER_STORE=dynamodb` is refused
+ * alone (the poller runs the PostgreSQL store only).
  *
  * @throws ConfigError listing every invalid or missing variable.
  *
@@ -52,6 +57,13 @@ export const SQS_ENDPOINT_VARIABLES = ['SQS_ENDPOINT', 'AWS_ENDPOINT_URL_SQS', '
  * ```
  */
 export function loadPollerConfig(env: Record<string, string | undefined> = process.env): PollerProcessConfig {
+  // The poller builds a PostgreSQL engine, probe and pause: a DynamoDB setting would be ignored, which is worse than
+  // a refusal (the other variables matter only once this one is right).
+  if (env.WORKER_STORE === 'dynamodb') {
+    throw new ConfigError(
+      'Invalid poller configuration:\n- WORKER_STORE=dynamodb: the poller runs the PostgreSQL store only (its engine, its database probe and its pause are PostgreSQL\'s); run a DynamoDB worker as the Lambda function (the stack with store "dynamodb", lambda/handlers/worker.ts) or locally with `npm start -- --store dynamodb`, or unset WORKER_STORE to poll into PostgreSQL',
+    );
+  }
   const problems: string[] = [];
   let worker: WorkerConfig | undefined;
   try {
@@ -61,6 +73,7 @@ export function loadPollerConfig(env: Record<string, string | undefined> = proce
     problems.push(...error.message.split('\n- ').slice(1));
   }
   const poolSize = worker?.database.poolSize ?? Number(env.DB_POOL_SIZE || 1);
+  const perBatch = env.WORKER_COMMIT_MODE === 'per-batch';
 
   const whole = (name: string, fallback: number, [min, max]: readonly [number, number], fix: string) => {
     const value = env[name];
@@ -91,17 +104,22 @@ export function loadPollerConfig(env: Record<string, string | undefined> = proce
     );
   }
 
-  const concurrency = whole(
-    'POLLER_CONCURRENCY',
-    poolSize,
-    [1, poolSize],
-    `records in flight need a database connection each: raise DB_POOL_SIZE (${poolSize}) or lower POLLER_CONCURRENCY`,
-  );
   const batchSize = whole(
     'POLLER_BATCH_SIZE',
     POLLER_DEFAULTS.batchSize,
     POLLER_LIMITS.batchSize,
     'SQS returns at most 10 messages per receive',
+  );
+  // Per message, each record in flight holds a connection. Per batch, each batch does (its records run one after
+  // another in its transaction), so DB_POOL_SIZE whole batches run at once: a user's pool of 8 means 8 batches.
+  const concurrencyLimit = perBatch ? poolSize * batchSize : poolSize;
+  const concurrency = whole(
+    'POLLER_CONCURRENCY',
+    concurrencyLimit,
+    [1, concurrencyLimit],
+    perBatch
+      ? `with WORKER_COMMIT_MODE=per-batch each batch in flight holds one database connection: at most DB_POOL_SIZE (${poolSize}) batches of POLLER_BATCH_SIZE (${batchSize}) records; raise DB_POOL_SIZE or lower POLLER_CONCURRENCY`
+      : `records in flight need a database connection each: raise DB_POOL_SIZE (${poolSize}) or lower POLLER_CONCURRENCY`,
   );
   const waitSeconds = whole(
     'POLLER_WAIT_SECONDS',

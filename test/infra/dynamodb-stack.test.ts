@@ -8,7 +8,7 @@ import { SqsDatabaseWorker } from '../../lib/sqs-database-worker.ts';
 import { SqsInboxWorkerStack, type SqsInboxWorkerStackProps } from '../../lib/sqs-inbox-worker-stack.ts';
 import { stageSettings } from '../../lib/stage-settings.ts';
 import { WorkerNetwork } from '../../lib/worker-network.ts';
-import { WORKER_TABLE_ACTIONS } from '../../lib/worker-table.ts';
+import { WORKER_ITEM_ACTIONS, WORKER_TABLE_ACTIONS } from '../../lib/worker-table.ts';
 
 // Bundling is skipped (`aws:cdk:bundling-stacks: []`): the settings still reach the template.
 const noBundling = { 'aws:cdk:bundling-stacks': [] };
@@ -104,9 +104,9 @@ describe('Class: SqsInboxWorkerStack (store dynamodb, production)', () => {
     }
   });
 
-  it('grants the worker exactly the store actions on the table ARN, and nothing of DynamoDB to anyone else', () => {
+  it('grants the worker exactly the store actions on the table ARN, each scoped to its items, and nothing of DynamoDB to anyone else', () => {
     // Prepare: every policy statement of the template that names a DynamoDB action
-    type Statement = { Action: string | string[]; Resource: unknown };
+    type Statement = { Sid?: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
     const roleRef = new Capture();
     template.hasResourceProperties('AWS::Lambda::Function', {
       Description: Match.stringLikeRegexp('DynamoDB inbox worker'),
@@ -122,19 +122,23 @@ describe('Class: SqsInboxWorkerStack (store dynamodb, production)', () => {
       }
     }
 
-    // Assess: one statement, the worker's role, the listed actions, the table's ARN only
-    expect(dynamoStatements).toHaveLength(1);
-    expect(dynamoStatements[0]?.roles).toEqual([{ Ref: roleRef.asString() }]);
-    expect(dynamoStatements[0]?.statement.Action).toEqual([
-      'dynamodb:ConditionCheckItem',
-      'dynamodb:DeleteItem',
-      'dynamodb:GetItem',
-      'dynamodb:PutItem',
-      'dynamodb:Query',
-      'dynamodb:UpdateItem',
+    // Assess: the worker's role only, one statement per kind of item (dynamodb-grant.test.ts evaluates them), the
+    // table's ARN only, every one conditioned on the partition key
+    expect(dynamoStatements.map(({ roles }) => roles)).toEqual(Array(3).fill([{ Ref: roleRef.asString() }]));
+    expect(dynamoStatements.map(({ statement }) => [statement.Sid, statement.Action])).toEqual([
+      ['WorkerInboxItems', [...WORKER_ITEM_ACTIONS.inbox]],
+      ['WorkerQuarantineItems', WORKER_ITEM_ACTIONS.quarantine[0]],
+      ['HandlerDomainItems', [...WORKER_ITEM_ACTIONS.domain]],
     ]);
-    expect([...WORKER_TABLE_ACTIONS].sort()).toEqual(dynamoStatements[0]?.statement.Action);
-    expect(dynamoStatements[0]?.statement.Resource).toEqual({ 'Fn::GetAtt': [tableId, 'Arn'] });
+    expect(new Set(dynamoStatements.flatMap(({ statement }) => statement.Action))).toEqual(
+      new Set(WORKER_TABLE_ACTIONS),
+    );
+    for (const { statement } of dynamoStatements) {
+      expect(statement.Resource).toEqual({ 'Fn::GetAtt': [tableId, 'Arn'] });
+      expect(statement.Condition).toEqual({
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': expect.any(Array) },
+      });
+    }
     // No KMS grant is needed with the AWS managed key, and none is given.
     const policies = JSON.stringify(template.findResources('AWS::IAM::Policy'));
     expect(policies).not.toMatch(/"kms:/);
@@ -393,6 +397,50 @@ describe('Function: resolveWorkerSettings() (store dynamodb)', () => {
         `breaker (true) needs store "postgres": the breaker's probe connects to PostgreSQL; remove breaker or set it false`,
         'Capacity input transactItemsPerMessage must be a whole number from 1 to 100, the TransactWriteItems limit (given 101); fix the capacity props',
       ]),
+    );
+  });
+
+  it("refuses domain key prefixes that overlap the toolkit's own items or hold IAM wildcards, naming each", () => {
+    // Act
+    let problems: readonly string[] = [];
+    try {
+      resolveWorkerSettings({
+        store: 'dynamodb',
+        alarms: 'none',
+        domainKeyPrefixes: ['ORDER#', 'I', 'AUDIT#x', 'CASE*', ''],
+      });
+    } catch (error) {
+      problems = (error as { problems: readonly string[] }).problems;
+    }
+
+    // Assess: "I" would match IDEMP#*: the worker could delete inbox items
+    expect(problems).toEqual([
+      'domainKeyPrefixes entry "I" overlaps the toolkit\'s own items (IDEMP#…): the worker could overwrite or delete them; give a prefix of your domain\'s own, such as "ORDER#"',
+      'domainKeyPrefixes entry "AUDIT#x" overlaps the toolkit\'s own items (AUDIT#…): the worker could overwrite or delete them; give a prefix of your domain\'s own, such as "ORDER#"',
+      'domainKeyPrefixes entry "CASE*" must be a non-empty prefix without * or ? (IAM wildcards); give the start of your partition keys, such as "ORDER#"',
+      'domainKeyPrefixes entry "" must be a non-empty prefix without * or ? (IAM wildcards); give the start of your partition keys, such as "ORDER#"',
+    ]);
+  });
+
+  it('asks a worker of your own (workerEntry) for its domain key prefixes, and refuses them with PostgreSQL', () => {
+    const entry = 'test/fixtures/first-handler/invoice-worker.ts';
+    expect(() => resolveWorkerSettings({ store: 'dynamodb', alarms: 'none', workerEntry: entry })).toThrow(
+      `workerEntry ("${entry}") runs your own handlers with store "dynamodb": set domainKeyPrefixes to the partition key prefixes they write (for example ["ORDER#"]; [] if they write no item), or the worker's role refuses their writes`,
+    );
+    expect(() =>
+      resolveWorkerSettings({
+        store: 'dynamodb',
+        alarms: 'none',
+        workerEntry: entry,
+        domainKeyPrefixes: ['INVOICE#'],
+      }),
+    ).not.toThrow();
+    expect(() => resolveWorkerSettings({ alarms: 'none', domainKeyPrefixes: ['ORDER#'] })).toThrow(
+      'domainKeyPrefixes (given) applies only to store "dynamodb" (given store "postgres"); remove domainKeyPrefixes or set store "dynamodb"',
+    );
+    expect(stageSettings('x', { domainKeyPrefixes: ['ORDER#'] })).toEqual({ domainKeyPrefixes: ['ORDER#'] });
+    expect(() => stageSettings('x', { domainKeyPrefixes: 'ORDER#' })).toThrow(
+      'stages.x.domainKeyPrefixes must be a list of strings like ["ORDER#"] (given "ORDER#")',
     );
   });
 

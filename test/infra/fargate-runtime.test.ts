@@ -6,8 +6,11 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import postgres from 'postgres';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { exampleHandlersFor } from '../../lambda/domain/index.ts';
 import { loadPollerConfig } from '../../lambda/poller/poller-config.ts';
+import { createBatchEngine } from '../../lambda/worker/batch-engine.ts';
 import { PollerService } from '../../lib/poller-service.ts';
 import { resolvePollerSettings } from '../../lib/resolve-poller-settings.ts';
 import { SqsInboxWorkerStack, type SqsInboxWorkerStackProps } from '../../lib/sqs-inbox-worker-stack.ts';
@@ -103,7 +106,7 @@ describe('Runtime fargate: the poller as an ECS Fargate service (production defa
     expect(findings).toEqual([]);
   });
 
-  it('gives the task role exactly: receive, delete and extend on its queue, rds-db:connect as the worker through the proxy, payload reads', () => {
+  it('gives the task role exactly: attributes, receive, delete and extend on its queue, rds-db:connect as the worker through the proxy, payload reads', () => {
     // Prepare
     const taskDefinition = only(logicalIds(template, 'AWS::ECS::TaskDefinition'), 'one task definition');
     const taskRoleArn = resources[taskDefinition]?.Properties.TaskRoleArn as { 'Fn::GetAtt': [string] };
@@ -140,11 +143,13 @@ describe('Runtime fargate: the poller as an ECS Fargate service (production defa
       {
         Sid: 'ConsumeTheSourceQueue',
         Effect: 'Allow',
+        // GetQueueAttributes: the poller's first call (its ARN and FIFO flag); component-grants.test.ts derives the
+        // actions from the calls the poller's code makes.
         Action: [
+          'sqs:GetQueueAttributes',
           'sqs:ReceiveMessage',
           'sqs:ChangeMessageVisibility',
           'sqs:DeleteMessage',
-          'sqs:GetQueueAttributes',
         ],
         Resource: { 'Fn::GetAtt': [queue, 'Arn'] },
       },
@@ -377,7 +382,8 @@ describe('Contract: the environment of the poller container', () => {
       DB_POOL_SIZE: '10',
       WORKER_CONSUMER: 'case-worker',
       WORKER_COMMIT_MODE: 'per-batch',
-      WORKER_RECORD_CONCURRENCY: '8',
+      // Per batch, a batch's records run one after another; recordConcurrency counts the records in flight.
+      WORKER_RECORD_CONCURRENCY: '1',
       POLLER_CONCURRENCY: '8',
       POLLER_BATCH_SIZE: '5',
       POLLER_WAIT_SECONDS: '20',
@@ -406,8 +412,19 @@ describe('Contract: the environment of the poller container', () => {
       user: 'sqs_worker',
       poolSize: 10,
     });
-    expect(worker.recordConcurrency).toBe(8);
+    expect(worker.recordConcurrency).toBe(1);
     expect(worker.commitMode).toBe('per-batch');
+    // …and so is the engine the poller builds from it (it refused recordConcurrency 8 per batch at every start).
+    const sql = postgres({ max: worker.database.poolSize });
+    expect(() =>
+      createBatchEngine({
+        consumer: worker.consumer,
+        handlers: exampleHandlersFor(worker),
+        sql,
+        recordConcurrency: worker.recordConcurrency,
+        commitMode: worker.commitMode,
+      }),
+    ).not.toThrow();
     expect(poller).toMatchObject({
       queueUrl: env.WORKER_QUEUE_URL,
       sqsEndpoint: undefined,

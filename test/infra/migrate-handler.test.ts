@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { handler } from '../../lambda/handlers/migrate.ts';
+import { SqsInboxWorkerStack } from '../../lib/sqs-inbox-worker-stack.ts';
 import { withDatabase } from '../support/global-setup.ts';
 
 // The deploy-time migration function against a real, EMPTY PostgreSQL database (DATABASE_URL stands in for
@@ -103,5 +106,78 @@ describe('Function: migrate handler', () => {
     );
     process.env.WORKER_DB_USER = role;
     process.env.OPS_DB_USER = opsRole;
+  });
+});
+
+// The migration function as deployed: the environment the stack synthesizes for it (a DATABASE_URL in place of
+// the instance and its secret), against a real, empty PostgreSQL database. Every role the stack names is created.
+describe('Function: migrate handler with the environment the stack gives it', () => {
+  const name = `migstack_${randomBytes(4).toString('hex')}`;
+  const suffix = randomBytes(4).toString('hex');
+  const users = {
+    workerDbUser: `stack_worker_${suffix}`,
+    relayDbUser: `stack_relay_${suffix}`,
+    opsDbUser: `stack_ops_${suffix}`,
+    healthDbUser: `stack_health_${suffix}`,
+    retentionDbUser: `stack_retention_${suffix}`,
+  };
+  const saved = { ...process.env };
+  let admin: postgres.Sql;
+  let sql: postgres.Sql;
+  let synthesized: Record<string, string>;
+  beforeAll(async () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new SqsInboxWorkerStack(app, 'MigrateEnvironment', {
+      worker: { production: false, alarms: 'none', ...users },
+    });
+    const [migration] = Object.values(
+      Template.fromStack(stack).findResources('AWS::Lambda::Function', {
+        Properties: { Description: Match.stringLikeRegexp('^Applies pending migrations') },
+      }),
+    );
+    // The plain values; the instance's address and its secret are references, replaced by DATABASE_URL here.
+    synthesized = Object.fromEntries(
+      Object.entries(migration?.Properties.Environment.Variables as Record<string, unknown>).filter(
+        (entry): entry is [string, string] => typeof entry[1] === 'string',
+      ),
+    );
+    admin = postgres(inject('adminDatabaseUrl'), { max: 1, onnotice: () => {} });
+    await admin.unsafe(`create database ${name}`);
+    const url = withDatabase(inject('adminDatabaseUrl'), name);
+    sql = postgres(url, { max: 1, onnotice: () => {} });
+    for (const key of Object.keys(process.env)) if (/_DB_USER$/.test(key)) delete process.env[key];
+    Object.assign(process.env, synthesized, {
+      DATABASE_URL: url,
+      MIGRATIONS_DIR: join(import.meta.dirname, '../../migrations'),
+    });
+  });
+  afterAll(async () => {
+    process.env = saved;
+    for (const each of Object.values(users)) await sql.unsafe(`drop owned by ${each}`).catch(() => {});
+    await sql.end();
+    await admin.unsafe(`drop database if exists ${name} with (force)`);
+    for (const each of Object.values(users)) await admin.unsafe(`drop role if exists ${each}`);
+    await admin.end();
+  });
+
+  it("creates every role the stack names, the retention job's included, each able to log in", async () => {
+    // Prepare: the role variables the stack sets, the retention job's among them
+    const named = Object.entries(synthesized).filter(([key]) => /_DB_USER$/.test(key));
+    expect(Object.fromEntries(named)).toMatchObject({ RETENTION_DB_USER: users.retentionDbUser });
+
+    // Act
+    await handler();
+
+    // Assess
+    const roles = await sql<{ role: string; login: boolean }[]>`
+      select rolname as role, rolcanlogin as login from pg_roles
+       where rolname in ${sql(named.map(([, role]) => role))} order by rolname
+    `;
+    const byName = (a: { role: string }, b: { role: string }) => a.role.localeCompare(b.role);
+    expect([...roles].sort(byName)).toEqual(named.map(([, role]) => ({ role, login: true })).sort(byName));
+    const [retention] = await sql<{ purges: boolean }[]>`
+      select has_table_privilege(${users.retentionDbUser}, 'worker_inbox', 'delete') as purges
+    `;
+    expect(retention).toEqual({ purges: true });
   });
 });

@@ -7,6 +7,7 @@ import {
 } from '../../lib/resolve-worker-settings.ts';
 import { SqsDatabaseWorker } from '../../lib/sqs-database-worker.ts';
 import type { SqsDatabaseWorkerProps } from '../../lib/sqs-database-worker-props.ts';
+import { SqsInboxWorkerStack } from '../../lib/sqs-inbox-worker-stack.ts';
 import { stageSettings } from '../../lib/stage-settings.ts';
 
 type Settings = Omit<SqsDatabaseWorkerProps, 'vpc'>;
@@ -569,5 +570,53 @@ describe('Function: resolveWorkerSettings() payload settings', () => {
           payloadVersionRetention: Duration.days(1),
         }),
     ).toThrow(/payloadVersionRetention \(1 days\) must be at least retentionPeriod \+ dlqRetentionPeriod/);
+  });
+});
+
+describe('Function: resolveWorkerSettings() — the commit mode', () => {
+  it('refuses commitMode per-batch with store dynamodb, naming the value and the fix', () => {
+    expect(problemsOf({ store: 'dynamodb', commitMode: 'per-batch' })).toEqual([
+      'commitMode ("per-batch") is a PostgreSQL mode (one transaction per batch, a savepoint per record); with store "dynamodb" every record commits in its own TransactWriteItems: remove commitMode or set it "per-message"',
+    ]);
+    expect(problemsOf({ store: 'dynamodb', commitMode: 'per-message' })).toEqual([]);
+  });
+
+  it('fails the synth of a cdk.json stage with store dynamodb and commitMode per-batch', () => {
+    // Prepare
+    const props = stageSettings('dev', { store: 'dynamodb', commitMode: 'per-batch', alarms: 'none' });
+
+    // Act
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const synth = () => new SqsInboxWorkerStack(app, 'PerBatchDynamo', { worker: props });
+
+    // Assess: refused at synth, not at every cold start of the worker
+    expect(synth).toThrow(/commitMode \("per-batch"\) is a PostgreSQL mode/);
+  });
+});
+
+describe('Function: resolveWorkerSettings() — commitMode per-batch and record concurrency', () => {
+  it('runs a function one record after another, and refuses more', () => {
+    expect(resolveWorkerSettings({ commitMode: 'per-batch', dbPoolSize: 2 }).recordConcurrency).toBe(1);
+    expect(problemsOf({ commitMode: 'per-batch', dbPoolSize: 2, recordConcurrency: 2 })).toEqual([
+      "recordConcurrency (2) must be 1 with commitMode per-batch: an invocation's batch runs one record after another in its one transaction; remove recordConcurrency",
+    ]);
+  });
+
+  it('lets a Fargate task run dbPoolSize whole batches at once, and refuses more records in flight', () => {
+    expect(
+      resolveWorkerSettings({ runtime: 'fargate', commitMode: 'per-batch', dbPoolSize: 4, batchSize: 5 })
+        .recordConcurrency,
+    ).toBe(20);
+    expect(
+      problemsOf({
+        runtime: 'fargate',
+        commitMode: 'per-batch',
+        dbPoolSize: 4,
+        batchSize: 5,
+        recordConcurrency: 21,
+      }),
+    ).toEqual([
+      'recordConcurrency (21) must not exceed dbPoolSize × batchSize (4 × 5 = 20) with commitMode per-batch: each batch in flight holds one connection; raise dbPoolSize or lower recordConcurrency',
+    ]);
   });
 });

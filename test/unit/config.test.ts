@@ -290,3 +290,26 @@ describe('Function: loadConfig() — DB_PREPARE', () => {
     );
   });
 });
+
+describe('Function: loadConfig() — WORKER_COMMIT_MODE=per-batch', () => {
+  it('runs a batch one record after another whatever the pool size, and names the variables when told otherwise', () => {
+    // Act
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://localhost/db',
+      DB_POOL_SIZE: '4',
+      WORKER_COMMIT_MODE: 'per-batch',
+    });
+    const error = configError({
+      DATABASE_URL: 'postgres://localhost/db',
+      DB_POOL_SIZE: '4',
+      WORKER_COMMIT_MODE: 'per-batch',
+      WORKER_RECORD_CONCURRENCY: '4',
+    });
+
+    // Assess
+    expect(config.recordConcurrency).toBe(1);
+    expect(error.message).toContain(
+      'WORKER_RECORD_CONCURRENCY must be 1 with WORKER_COMMIT_MODE=per-batch (given "4")',
+    );
+  });
+});

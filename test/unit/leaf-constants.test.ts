@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { BREAKER_METRICS } from '../../lambda/breaker/run-breaker.ts';
 import { loadConfig } from '../../lambda/config.ts';
 import { DEFAULT_METRICS_NAMESPACE, METRIC_NAMES, WORKER_DEFAULTS } from '../../lambda/constants.ts';
-import { FAILURE_CODES } from '../../lambda/failure-codes.ts';
+import { DYNAMODB_FAILURE_CODES, FAILURE_CODES } from '../../lambda/failure-codes.ts';
 import { HEALTH_METRICS } from '../../lambda/health/health-metrics.ts';
 import { OUTCOME_METRICS } from '../../lambda/worker/record-telemetry.ts';
 import { SqsInboxWorkerStack } from '../../lib/sqs-inbox-worker-stack.ts';
@@ -124,9 +124,9 @@ describe('Leaf module: METRIC_NAMES — the names the code emits are the names t
   });
 });
 
-describe('Leaf module: FAILURE_CODES — every code the engine, the effect log and the examples emit', () => {
-  const code = [...sources('lambda/worker'), ...sources('lambda/effects'), ...sources('lambda/domain')]
-    .concat(sources('lambda').filter(({ file }) => file === 'lambda/errors.ts'))
+describe('Leaf module: FAILURE_CODES — every code the engine, the stores, the effect log and the examples emit', () => {
+  // Every source folder under lambda/: a code added anywhere (a store, a runtime, a job) must be listed.
+  const code = sources('lambda')
     .map((source) => source.code)
     .join('\n');
   const patterns = [
@@ -137,6 +137,8 @@ describe('Leaf module: FAILURE_CODES — every code the engine, the effect log a
     /'[0-9A-Z]{5}': '([A-Z][A-Z0-9_]+)'/g,
     /code: '(CONNECT_TIMEOUT)' \| '(CONNECTION_CLOSED)'/g,
     /\? 'NETWORK_ERROR' : '(UNHANDLED_ERROR)'|'(NETWORK_ERROR)' :/g,
+    // A table from an AWS reason to a code (the DynamoDB store's cancellation reasons); not an API enum value.
+    /^\s+(?!ReturnValues)[A-Z]\w+: '([A-Z][A-Z0-9_]+)',$/gm,
   ];
   const found = new Set(
     patterns.flatMap((pattern) => [...code.matchAll(pattern)].flatMap((m) => m.slice(1).filter(Boolean))),
@@ -150,10 +152,20 @@ describe('Leaf module: FAILURE_CODES — every code the engine, the effect log a
       'RECORD_UNSETTLED',
       'INVALID_STAGE',
       'LOCK_TIMEOUT',
+      // The DynamoDB store's (lambda/stores/dynamodb/), one of them from its table of cancellation reasons.
+      'LEASE_LOST',
+      'THROTTLED',
+      'ITEM_COLLECTION_SIZE_LIMIT',
+      'DYNAMODB_TOO_MANY_WRITES',
     ]) {
       expect(found, name).toContain(name);
     }
     expect([...found].filter((name) => !(FAILURE_CODES as readonly string[]).includes(name))).toEqual([]);
+  });
+
+  it('names every code of the DynamoDB store in docs/dynamodb.md', () => {
+    const page = readFileSync(join(ROOT, 'docs/dynamodb.md'), 'utf8');
+    expect(DYNAMODB_FAILURE_CODES.filter((name) => !page.includes(`\`${name}\``))).toEqual([]);
   });
 
   it('lists no code that the sources no longer mention', () => {

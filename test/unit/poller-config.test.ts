@@ -115,3 +115,55 @@ describe('Function: loadPollerConfig()', () => {
     expect(local.poller.queueUrl).toBe('http://sqs.us-east-1.127.0.0.1:4566/000000000000/q');
   });
 });
+
+describe('Function: loadPollerConfig() — commit mode and store', () => {
+  it('runs a per-batch poller with record concurrency 1 and DB_POOL_SIZE whole batches in flight by default', () => {
+    // Act
+    const { worker, poller } = loadPollerConfig({
+      ...base,
+      DB_POOL_SIZE: '8',
+      WORKER_COMMIT_MODE: 'per-batch',
+    });
+    const smaller = loadPollerConfig({
+      ...base,
+      DB_POOL_SIZE: '8',
+      WORKER_COMMIT_MODE: 'per-batch',
+      POLLER_BATCH_SIZE: '5',
+    });
+
+    // Assess: a batch's records one after another in its transaction, one connection per batch
+    expect(worker.recordConcurrency).toBe(1);
+    expect(poller.concurrency).toBe(80);
+    expect(smaller.poller.concurrency).toBe(40);
+  });
+
+  it('names the variables, not the engine options, when a per-batch poller is given more', () => {
+    // Act
+    const message = problemsOf({
+      ...base,
+      DB_POOL_SIZE: '8',
+      WORKER_COMMIT_MODE: 'per-batch',
+      WORKER_RECORD_CONCURRENCY: '4',
+      POLLER_CONCURRENCY: '81',
+    });
+
+    // Assess
+    expect(message).toContain(
+      'WORKER_RECORD_CONCURRENCY must be 1 with WORKER_COMMIT_MODE=per-batch (given "4"): a batch\'s records run one after another in its one transaction; unset WORKER_RECORD_CONCURRENCY',
+    );
+    expect(message).toContain(
+      'POLLER_CONCURRENCY must be a whole number from 1 to 80 (given "81"); with WORKER_COMMIT_MODE=per-batch each batch in flight holds one database connection: at most DB_POOL_SIZE (8) batches of POLLER_BATCH_SIZE (10) records',
+    );
+    expect(message).not.toContain('recordConcurrency');
+  });
+
+  it('refuses WORKER_STORE=dynamodb alone, naming what to run instead', () => {
+    // Act
+    const message = problemsOf({ ...base, WORKER_STORE: 'dynamodb' });
+
+    // Assess: not the DynamoDB variables it would need elsewhere
+    expect(message).toBe(
+      'Invalid poller configuration:\n- WORKER_STORE=dynamodb: the poller runs the PostgreSQL store only (its engine, its database probe and its pause are PostgreSQL\'s); run a DynamoDB worker as the Lambda function (the stack with store "dynamodb", lambda/handlers/worker.ts) or locally with `npm start -- --store dynamodb`, or unset WORKER_STORE to poll into PostgreSQL',
+    );
+  });
+});

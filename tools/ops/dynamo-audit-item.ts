@@ -1,13 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { WORKER_SK_PREFIX } from '../../lambda/stores/dynamodb/item-keys.ts';
+import { AUDIT_PK_PREFIX, WORKER_SK_PREFIX } from '../../lambda/stores/dynamodb/item-keys.ts';
 import type { AuditEntry } from './record-audit.ts';
-
-/**
- * Prefix of an operator audit item's partition key in the DynamoDB store's table: `AUDIT#<auditId>`.
- *
- * @internal
- */
-export const AUDIT_PK_PREFIX = 'AUDIT#';
 
 /**
  * The DynamoDB store's `ops_audit` row: an item `PK = AUDIT#<auditId>`, `SK = WORKER#<consumer>` (no `ttl`: kept),

@@ -9,6 +9,11 @@ export const INBOX_PK_PREFIX = 'IDEMP#';
 export const WORKER_SK_PREFIX = 'WORKER#';
 /** Prefix of a quarantine item's partition key: `QUARANTINE#<sha256 of the body>`. */
 export const QUARANTINE_PK_PREFIX = 'QUARANTINE#';
+/**
+ * Prefix of an operator audit item's partition key: `AUDIT#<auditId>`, written by the ops commands (never the worker),
+ * here with the other prefixes the toolkit reserves in the table.
+ */
+export const AUDIT_PK_PREFIX = 'AUDIT#';
 /** The table's TTL attribute (epoch seconds), set on inbox items only: quarantine items never expire. */
 export const INBOX_TTL_ATTRIBUTE = 'ttl';
 

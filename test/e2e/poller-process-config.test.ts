@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
+import { queueCounts } from '../../tools/local/local-queues.ts';
+import { createTestDatabase } from '../support/database.ts';
+import { localQueueFixture } from './local-queue-fixture.ts';
+import { pollerProcesses, waitFor } from './poller-process-fixture.ts';
+
+// The deployable poller (bin/poller.ts as a child process) with the settings a deploy gives it: what it refuses at
+// start, and what it runs.
+const db = await createTestDatabase();
+const fixture = await localQueueFixture();
+const startPollerProcess = pollerProcesses({ databaseUrl: db.url, sqsEndpoint: fixture.endpoint });
+
+const payment = (id: string) =>
+  JSON.stringify(
+    exampleEnvelope({
+      messageType: 'PaymentCaptured',
+      idempotencyKey: id,
+      aggregateType: 'Payment',
+      aggregateId: id,
+      payload: { paymentId: id, accountId: `acct-${id.length % 5}`, amount: 10, currency: 'EUR' },
+    }),
+  );
+
+/** Inbox rows and ledger entries of the keys starting with `prefix`, in PostgreSQL. */
+const written = async (prefix: string) => {
+  const [row] = await db.sql<{ inbox: number; ledger: number }[]>`
+    select (select count(*)::int from worker_inbox where idempotency_key like ${`${prefix}%`}) as inbox,
+           (select count(*)::int from ledger_entries where source_event_id like ${`${prefix}%`}) as ledger
+  `;
+  return row ?? { inbox: 0, ledger: 0 };
+};
+
+describe('Poller process (bin/poller.ts): the store and commit-mode settings', () => {
+  it('refuses WORKER_STORE=dynamodb at start (exit 2, naming it) instead of writing to PostgreSQL', async () => {
+    // Prepare: a message waiting, and a DATABASE_URL the poller could (wrongly) write to
+    const { queueUrl } = await fixture.queues({ visibilityTimeoutSeconds: 30 });
+    await fixture.send(queueUrl, [payment('store-0')]);
+
+    // Act: a pool of 10, so the engine would accept the DynamoDB store's record concurrency (10)
+    const poller = startPollerProcess(queueUrl, {
+      WORKER_STORE: 'dynamodb',
+      DYNAMODB_TABLE: 'worker-table',
+      DB_POOL_SIZE: '10',
+      POLLER_CONCURRENCY: '10',
+    });
+    await waitFor(
+      'the poller exits or writes',
+      async () => poller.child.exitCode !== null || (await written('store-')).inbox > 0,
+      30_000,
+    );
+    // A poller that wrote instead of refusing is stopped here (and the exit code below says so).
+    if (poller.child.exitCode === null) poller.child.kill('SIGKILL');
+    const exit = await poller.exited;
+
+    // Assess: refused, nothing written to PostgreSQL, the message never received
+    expect(exit.code, poller.stderr()).toBe(2);
+    expect(poller.stderr()).toContain(
+      'WORKER_STORE=dynamodb: the poller runs the PostgreSQL store only (its engine, its database probe and its pause are PostgreSQL',
+    );
+    expect(await written('store-')).toEqual({ inbox: 0, ledger: 0 });
+    expect(await queueCounts(fixture.sqs, queueUrl)).toMatchObject({ visible: 1, inFlight: 0 });
+  });
+
+  it('refuses WORKER_STORE=dynamodb without a database too, naming the store rather than DATABASE_URL', async () => {
+    // Prepare
+    const { queueUrl } = await fixture.queues();
+
+    // Act
+    const poller = startPollerProcess(queueUrl, {
+      WORKER_STORE: 'dynamodb',
+      DYNAMODB_TABLE: 'worker-table',
+      DATABASE_URL: '',
+    });
+    const exit = await poller.exited;
+
+    // Assess
+    expect(exit.code, poller.stderr()).toBe(2);
+    expect(poller.stderr()).toContain('WORKER_STORE=dynamodb: the poller runs the PostgreSQL store only');
+    expect(poller.stderr()).not.toContain('DATABASE_URL');
+  });
+
+  it('runs WORKER_COMMIT_MODE=per-batch with DB_POOL_SIZE 8 and no WORKER_RECORD_CONCURRENCY: every key applied once', async () => {
+    // Prepare: 120 payments, 40 of them sent twice
+    const { queueUrl } = await fixture.queues({ visibilityTimeoutSeconds: 30 });
+    const unique = Array.from({ length: 120 }, (_, i) => payment(`batch-${i}`));
+    await fixture.send(queueUrl, [...unique, ...unique.slice(0, 40)]);
+
+    // Act: the fixture's DB_POOL_SIZE is 8; POLLER_CONCURRENCY left to its per-batch default
+    const poller = startPollerProcess(queueUrl, { WORKER_COMMIT_MODE: 'per-batch', POLLER_CONCURRENCY: '' });
+    await waitFor(
+      'the queue drained',
+      async () => {
+        const counts = await queueCounts(fixture.sqs, queueUrl);
+        return counts.visible + counts.inFlight + counts.delayed === 0;
+      },
+      60_000,
+      [poller],
+    );
+    poller.child.kill('SIGTERM');
+    const exit = await poller.exited;
+
+    // Assess: it started, applied each key once and stopped cleanly
+    expect(exit.code, poller.stderr()).toBe(0);
+    expect(await written('batch-')).toEqual({ inbox: 120, ledger: 120 });
+    expect(poller.count('worker_message_completed')).toBe(120);
+    expect(poller.count('worker_message_duplicate')).toBeGreaterThanOrEqual(40);
+  });
+});
