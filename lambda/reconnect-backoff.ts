@@ -70,13 +70,14 @@ export function reconnectDelayMs(
 /**
  * A postgres.js `socket` option that spaces out connection attempts while they keep failing, and bounds them.
  *
- * postgres.js waits between reconnections only after a socket error. When a pooled connection was cut during a
- * query and the server then answers every new connection with an error and closes it — FATAL 57P03 while it
- * starts up or shuts down, 53300 with too many connections, a rejected IAM token — it reconnects at once, again
- * and again, for as long as a query waits (measured: ~650 attempts per second from one client with a pool of 1,
- * each one a backend process the server forks, at the moment it can least afford it). Something that is not
- * PostgreSQL (an HTTP server answering the startup message and closing) gets the same endless loop, and its
- * connect timeout never fires because every close restarts it. This factory opens the sockets itself: when the
+ * postgres.js waits between reconnections only after a socket error. When every new connection is closed without
+ * a word (a listener with nothing behind it), it reconnects at once, again and again, for as long as a query waits
+ * (measured: ~650 attempts per second from one client with a pool of 1). Something that is not PostgreSQL (an HTTP
+ * server answering the startup message and closing) gets the same endless loop, and its connect timeout never
+ * fires because every close restarts it. (Released 3.4.9 looped the same way after a connection was cut during a
+ * query and the server then refused new ones with an error — FATAL 57P03, 53300, a rejected IAM token —, each
+ * attempt a backend process the server forks; the patch in patches/ fails the waiting query with that error at the
+ * first attempt instead.) This factory opens the sockets itself: when the
  * previous socket it opened is already closed less than `quickCloseMs` after it was opened, the next attempt
  * waits {@link reconnectDelayMs}; a connection that lived longer, or one still open (a pool opening several),
  * resets the count. The first attempt never waits. After `maxAttempts` failures in a row the waiting query fails

@@ -9,6 +9,7 @@ import { type BatchClaims, claimBatch } from './batch-claims.ts';
 import { classifyError } from './classify-error.ts';
 import type { CommitBatch, CommitStrategy, EngineSettings } from './commit-strategy.ts';
 import { declaredResultRef } from './declared-result-ref.ts';
+import { guardedBegin } from './guarded-begin.ts';
 import type { InboxEntry } from './inbox.ts';
 import { type RecordOutcome, recordOutcome, verdicts } from './outcome.ts';
 import { createRecordDependencies, processRecord, type TransactionRunner } from './process-record.ts';
@@ -166,7 +167,7 @@ export function createPerBatchCommit(sql: postgres.Sql, settings: EngineSettings
     try {
       // The whole batch transaction, commit included, is bounded by the batch's time left.
       await withinDeadline(
-        sql.begin(async (tx) => {
+        guardedBegin(sql, async (tx) => {
           const runner: TransactionRunner = async (fn) => {
             if (rolledBack && !withSavepoints) throw new BatchAttemptAbortedError();
             unsettled += 1;

@@ -9,6 +9,7 @@ import type { BatchRecord, BatchState, EngineSettings } from './commit-strategy.
 import { declaredResultRef, RESULT_REF_MAX_LENGTH } from './declared-result-ref.ts';
 import type { DecodedRecord, UndecodableRecord } from './decode-record.ts';
 import { fenceTransaction } from './fence-transaction.ts';
+import { guardedBegin } from './guarded-begin.ts';
 import type { HandlerRegistry } from './handler-registry.ts';
 import {
   claimInbox,
@@ -73,13 +74,14 @@ export interface RecordDependencies {
 }
 
 /**
- * The record dependencies of a worker on `sql`: every record in its own `sql.begin` transaction, which a commit
- * strategy may replace (`transaction`, `bookkeeping`).
+ * The record dependencies of a worker on `sql`: every record in its own `sql.begin` transaction ({@link guardedBegin}:
+ * a connection lost under it never reaches postgres.js's socket), which a commit strategy may replace
+ * (`transaction`, `bookkeeping`).
  *
  * @internal
  */
 export function createRecordDependencies(sql: postgres.Sql, settings: EngineSettings): RecordDependencies {
-  const perMessage: TransactionRunner = (fn) => sql.begin(fn) as never;
+  const perMessage: TransactionRunner = (fn) => guardedBegin(sql, fn);
   return {
     consumer: settings.consumer,
     registry: settings.registry,

@@ -26,6 +26,7 @@ import { s3ClientFor } from '../../tools/local/local-s3.ts';
 import { startLocalSqs } from '../../tools/local/local-sqs.ts';
 import { bundledSources, LOCAL_ONLY_SOURCES } from '../support/bundle-sources.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { PATCHED_NEXT_WRITE, UNPATCHED_NEXT_WRITE } from '../support/postgres-patch.ts';
 import { envelopeFactory } from '../support/sqs-event.ts';
 
 /**
@@ -159,6 +160,16 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     expect(everyFile.some((text) => text.includes('DynamoDB_20120810'))).toBe(false);
     expect(everyFile.some((text) => text.includes('AWS_XRAY_DAEMON_ADDRESS'))).toBe(false);
     expect(totalBytes).toBeLessThan(10 * 1024 * 1024);
+  });
+
+  it('bundles postgres.js with the reviewed patch (patches/): its deferred write checks the socket first', () => {
+    // Act: the deployed worker's entry, where postgres.js is
+    const entry = readFileSync(join(assetOf(worker.workerFunction), 'index.mjs'), 'utf8');
+
+    // Assess: esbuild read the patched driver from node_modules, not the released 3.4.9 source
+    // (booleans: a failed match would print the whole minified bundle)
+    expect(PATCHED_NEXT_WRITE.test(entry), 'nextWrite as patched').toBe(true);
+    expect(UNPATCHED_NEXT_WRITE.test(entry), 'nextWrite as released').toBe(false);
   });
 
   it.each([

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildPoller } from '../../tools/build/build-poller.ts';
 import { bundledSources, LOCAL_ONLY_SOURCES } from '../support/bundle-sources.ts';
+import { PATCHED_NEXT_WRITE, UNPATCHED_NEXT_WRITE } from '../support/postgres-patch.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
@@ -24,6 +25,28 @@ describe('Poller image: the Dockerfile and its build step (tools/build/build-pol
     expect(dockerfile).toMatch(/^STOPSIGNAL SIGTERM$/m);
     // Two stages, both on the Node.js the bundle targets
     expect(dockerfile.match(/^FROM .*node:20-bookworm-slim/gm)).toHaveLength(2);
+  });
+
+  it('installs with the reviewed postgres.js patch applied, and bundles the patched driver', async () => {
+    // Prepare
+    const out = join(outdir, 'patched');
+    await buildPoller(join(ROOT, 'bin/poller.ts'), out);
+    const lines = dockerfile.split('\n');
+    const install = lines.findIndex((line) => line.startsWith('RUN npm ci '));
+    const patches = lines.indexOf('COPY patches ./patches');
+
+    // Assess: the build stage installs without scripts (so without `postinstall`), then applies patches/ itself
+    // and fails on a patch that does not apply; the build context keeps patches/
+    expect(patches).toBeGreaterThan(-1);
+    expect(patches).toBeLessThan(install);
+    expect(lines[install]).toMatch(/^RUN npm ci --ignore-scripts .*&& npx patch-package --error-on-fail$/);
+    const dockerignore = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n');
+    expect(dockerignore.filter((line) => /^!?\**\/?patches/.test(line))).toEqual([]);
+    // The bundle the image runs holds the patched driver (esbuild reads node_modules as patched here)
+    const bundle = readFileSync(join(out, 'poller.mjs'), 'utf8');
+    // (booleans: a failed match would print the whole minified bundle)
+    expect(PATCHED_NEXT_WRITE.test(bundle), 'nextWrite as patched').toBe(true);
+    expect(UNPATCHED_NEXT_WRITE.test(bundle), 'nextWrite as released').toBe(false);
   });
 
   it('bundles the real bin/poller.ts, whose bundle starts alone and names a missing variable (exit 2)', async () => {

@@ -14,6 +14,16 @@ export interface TcpProxy {
    */
   down(): void;
   /**
+   * Cuts the open connections and closes new ones at once without a word (a listener with nothing behind it, such
+   * as a load balancer without a healthy target): postgres.js then reconnects in a tight loop while a query waits.
+   */
+  refuse(): void;
+  /**
+   * Resets the open connections (a TCP RST to the client, as a failover or a network device that drops a flow
+   * sends) and keeps forwarding new ones.
+   */
+  reset(): void;
+  /**
    * The database stops answering: open connections are left open but nothing is forwarded any more, and new
    * connections are accepted and never answered (a hung server, a network black hole).
    */
@@ -40,6 +50,7 @@ function errorResponse(code: string, message: string): Buffer {
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   let isUp = true;
   let stalled = false;
+  let refusing = false;
   let connections = 0;
   const open = new Set<Socket>();
   /** Every client socket ever accepted, so close() never waits for one a client keeps half-open. */
@@ -51,6 +62,11 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     if (stalled) {
       client.on('error', () => {});
       open.add(client);
+      return;
+    }
+    if (refusing) {
+      client.on('error', () => {});
+      client.destroy();
       return;
     }
     if (!isUp) {
@@ -87,6 +103,19 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       for (const socket of open) socket.destroy();
       open.clear();
     },
+    refuse() {
+      refusing = true;
+      for (const socket of open) socket.destroy();
+      open.clear();
+    },
+    reset() {
+      // The client's side gets the RST (`all` holds the accepted sockets); the database's side is just closed.
+      for (const socket of open) {
+        if (all.has(socket)) socket.resetAndDestroy();
+        else socket.destroy();
+      }
+      open.clear();
+    },
     stall() {
       stalled = true;
       for (const socket of open) {
@@ -97,6 +126,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     up() {
       isUp = true;
       stalled = false;
+      refusing = false;
     },
     resetCount() {
       connections = 0;
