@@ -1,9 +1,11 @@
 import type postgres from 'postgres';
+import { discardConnections } from '../discard-connections.ts';
 import { HandlerTimeoutError, RetryableError } from '../errors.ts';
 import type { TerminalPolicy } from '../types.ts';
 import { type AttemptDefaults, applyAttemptPolicy } from './attempt-policy.ts';
 import type { BackoffSettings } from './backoff.ts';
 import type { BatchClaims } from './batch-claims.ts';
+import { beginTransaction } from './begin-transaction.ts';
 import { classifyError, type Failure, truncate } from './classify-error.ts';
 import type { BatchRecord, BatchState, EngineSettings } from './commit-strategy.ts';
 import { declaredResultRef, RESULT_REF_MAX_LENGTH } from './declared-result-ref.ts';
@@ -70,6 +72,8 @@ export interface RecordDependencies {
   readonly resolved?: ReadonlyMap<string, ResolvedPayload>;
   /** When tracing is on: gives the tracer that opens a subsegment per record (see `record-tracer.ts`). */
   readonly tracer?: () => Promise<RecordTracer | undefined>;
+  /** A database call was given up on at its deadline: discards the client's connections (`discardConnections`). */
+  readonly abandoned: () => void;
 }
 
 /**
@@ -79,7 +83,7 @@ export interface RecordDependencies {
  * @internal
  */
 export function createRecordDependencies(sql: postgres.Sql, settings: EngineSettings): RecordDependencies {
-  const perMessage: TransactionRunner = (fn) => sql.begin(fn) as never;
+  const perMessage: TransactionRunner = (fn) => beginTransaction(sql, fn);
   return {
     consumer: settings.consumer,
     registry: settings.registry,
@@ -92,6 +96,9 @@ export function createRecordDependencies(sql: postgres.Sql, settings: EngineSett
     random: settings.random,
     payloads: settings.payloads,
     ...(settings.tracer ? { tracer: settings.tracer } : {}),
+    abandoned: () => {
+      discardConnections(sql);
+    },
     completedAlready: async (idempotencyKey, requestHash) => {
       const [row] = await sql<{ completed: boolean }[]>`
         select request_hash = ${requestHash} and status = 'COMPLETED' as completed
