@@ -70,7 +70,7 @@ export interface WorkerConfig {
   readonly backoffBaseSeconds: number;
   readonly backoffMaxSeconds: number;
   readonly maxBusinessAttempts: number;
-  /** `WORKER_DEADLINE_GUARD_MS`; when unset the guard follows the observed p99 (at least 2 s). */
+  /** `WORKER_DEADLINE_GUARD_MS`; when unset the guard follows the observed p99 (at least 2 s, at most half the budget). */
   readonly deadlineGuardMs: number | undefined;
   readonly failInvocationOnFullBatchFailure: boolean;
   /** `SQS_ENDPOINT`: a local SQS emulator; unset in AWS. */

@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+import { trackSockets } from './discard-connections.ts';
 import type { DatabaseConnectError } from './errors.ts';
 import { reconnectBackoff } from './reconnect-backoff.ts';
 
@@ -21,7 +22,8 @@ export interface ConnectSettings {
  *   `maxAttempts` of them in a row (postgres.js alone reconnects without end to a server that closes every
  *   connection: ~600 a second to an HTTP server), and fails it at the same timeout when the server never sends a
  *   byte (a listener that does not speak first, an unroutable address) with a {@link DatabaseConnectError}
- *   naming `setting` and host:port.
+ *   naming `setting` and host:port; its sockets are tracked, so the engine can discard the connections of a call it
+ *   gave up on (`discardConnections`: postgres.js would keep a connection whose server stopped answering for ever).
  *
  * @example
  * ```ts
@@ -34,11 +36,13 @@ export function connectOptions(
   const connectTimeoutSeconds = settings.connectTimeoutSeconds ?? 5;
   // `socket` is a documented postgres.js option (its README, "Custom socket") that its type declarations leave out.
   return {
-    socket: reconnectBackoff({
-      setting: settings.setting,
-      maxAttempts: settings.maxAttempts,
-      connectTimeoutMs: connectTimeoutSeconds * 1000,
-    }),
+    socket: trackSockets(
+      reconnectBackoff({
+        setting: settings.setting,
+        maxAttempts: settings.maxAttempts,
+        connectTimeoutMs: connectTimeoutSeconds * 1000,
+      }),
+    ),
     connect_timeout: connectTimeoutSeconds,
   } as postgres.Options<Record<string, postgres.PostgresType>>;
 }

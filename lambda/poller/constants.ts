@@ -13,6 +13,11 @@ export const POLLER_DEFAULTS = {
   stopTimeoutSeconds: 30,
   /** `POLLER_MAX_EXTENSION_SECONDS`: the longest the heartbeat holds one message in total, from its receive. */
   maxExtensionSeconds: 3600,
+  /**
+   * `POLLER_BATCH_TIMEOUT_SECONDS`: the time a received batch gets, as a Lambda invocation gets its function timeout
+   * (the construct's default, 30 s): records start only within it and every database call is bounded by it.
+   */
+  batchTimeoutSeconds: 30,
   /** `POLLER_PROBE_TIMEOUT_MS`: a database probe without an answer after this long failed. */
   probeTimeoutMs: 5000,
   /** `POLLER_PROBE_BACKOFF_BASE_MS`: shortest pause, and the wait after the first failed probe (doubling). */
@@ -39,6 +44,7 @@ export const POLLER_LIMITS = {
   visibilitySeconds: [2, 43_200],
   stopTimeoutSeconds: [1, 3600],
   maxExtensionSeconds: [1, SQS_MAX_VISIBILITY_SECONDS - VISIBILITY_LIMIT_MARGIN_SECONDS],
+  batchTimeoutSeconds: [1, SQS_MAX_VISIBILITY_SECONDS - VISIBILITY_LIMIT_MARGIN_SECONDS],
   probeTimeoutMs: [100, 60_000],
   probeBackoffMs: [100, 3_600_000],
   halfOpenMs: [0, 3_600_000],

@@ -24,6 +24,8 @@ export interface PollerConfig {
   readonly stopTimeoutSeconds: number;
   /** `POLLER_MAX_EXTENSION_SECONDS`: the most the heartbeat extends one message in total. @default 3600 */
   readonly maxExtensionSeconds: number;
+  /** `POLLER_BATCH_TIMEOUT_SECONDS`: the time a received batch gets, as a Lambda its function timeout. @default 30 */
+  readonly batchTimeoutSeconds: number;
   /** `POLLER_PROBE_TIMEOUT_MS`: a database probe without an answer after this long failed. @default 5000 */
   readonly probeTimeoutMs: number;
   /** `POLLER_PROBE_BACKOFF_BASE_MS`: shortest pause and first probe wait (doubling). @default 1000 */
@@ -145,6 +147,12 @@ export function loadPollerConfig(env: Record<string, string | undefined> = proce
     POLLER_LIMITS.maxExtensionSeconds,
     'SQS refuses a visibility ending more than 12 hours after the receive',
   );
+  const batchTimeoutSeconds = whole(
+    'POLLER_BATCH_TIMEOUT_SECONDS',
+    POLLER_DEFAULTS.batchTimeoutSeconds,
+    POLLER_LIMITS.batchTimeoutSeconds,
+    "it is each batch's budget from its receive (the poller's function timeout); the heartbeat holds a message 12 hours at most",
+  );
   const probeTimeoutMs = whole(
     'POLLER_PROBE_TIMEOUT_MS',
     POLLER_DEFAULTS.probeTimeoutMs,
@@ -188,6 +196,7 @@ export function loadPollerConfig(env: Record<string, string | undefined> = proce
       visibilitySeconds,
       stopTimeoutSeconds,
       maxExtensionSeconds,
+      batchTimeoutSeconds,
       probeTimeoutMs,
       probeBackoffBaseMs,
       probeBackoffMaxMs,

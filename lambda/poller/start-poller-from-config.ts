@@ -103,6 +103,7 @@ export async function startPollerFromConfig(options: PollerFromConfigOptions): P
       waitSeconds: settings.waitSeconds,
       visibilitySeconds: settings.visibilitySeconds,
       maxExtensionSeconds: settings.maxExtensionSeconds,
+      batchTimeoutSeconds: settings.batchTimeoutSeconds,
       commitMode: worker.commitMode,
       probe,
       pause: {

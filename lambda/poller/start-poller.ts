@@ -37,6 +37,13 @@ export interface PollerOptions {
   /** The most the heartbeat extends one message in total, beyond its first lease. @default 3600 */
   readonly maxExtensionSeconds?: number;
   /**
+   * The time a received batch gets, from its receive: what a Lambda invocation gets from its function timeout. The
+   * engine starts no record and waits for no database call beyond it (nor beyond what the heartbeat can hold); a call
+   * still waiting then is given up on (`DATABASE_TIMEOUT`), its connections discarded, its record handed back with
+   * its backoff. @default 30
+   */
+  readonly batchTimeoutSeconds?: number;
+  /**
    * The engine's commit mode. `per-message`: a record's outcome arrives after its commit, so settled records are
    * deleted or backed off at the next renewal of a batch still running; `per-batch`: only once the batch is done.
    * @default 'per-message'
@@ -152,6 +159,7 @@ function validate(options: PollerOptions): void {
   check('waitSeconds', options.waitSeconds, POLLER_LIMITS.waitSeconds);
   check('visibilitySeconds', options.visibilitySeconds, POLLER_LIMITS.visibilitySeconds);
   check('maxExtensionSeconds', options.maxExtensionSeconds, POLLER_LIMITS.maxExtensionSeconds);
+  check('batchTimeoutSeconds', options.batchTimeoutSeconds, POLLER_LIMITS.batchTimeoutSeconds);
   if (problems.length > 0) throw new ConfigError(`Invalid poller options:\n- ${problems.join('\n- ')}`);
 }
 
@@ -165,6 +173,7 @@ function validate(options: PollerOptions): void {
  *   visibility (its backoff; 0 for a record not started) with one ChangeMessageVisibilityBatch. A FIFO queue
  *   holds back the rest of a message group while one of its messages is in flight, and the engine stops a group
  *   at its first failure, so groups stay in order.
+ * - **Budget**: each batch gets `batchTimeoutSeconds` from its receive, as a Lambda invocation gets its timeout.
  * - **Heartbeat** (`lease-heartbeat.ts`): records still running at half their lease get a new one, up to
  *   `maxExtensionSeconds`; settled records are never extended.
  * - **Pause** (`database-pause.ts`): after a batch with a connection-class failure, receiving stops (a pending
@@ -188,6 +197,7 @@ export async function startPoller(options: PollerOptions): Promise<Poller> {
   const batchSize = options.batchSize ?? POLLER_DEFAULTS.batchSize;
   const waitSeconds = options.waitSeconds ?? POLLER_DEFAULTS.waitSeconds;
   const leaseSeconds = options.visibilitySeconds ?? POLLER_DEFAULTS.visibilitySeconds;
+  const batchTimeoutMs = 1000 * (options.batchTimeoutSeconds ?? POLLER_DEFAULTS.batchTimeoutSeconds);
   const earlySettle = (options.commitMode ?? 'per-message') === 'per-message';
   const { Attributes = {} } = await sqs
     .send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn', 'FifoQueue'] }))
@@ -336,10 +346,13 @@ export async function startPoller(options: PollerOptions): Promise<Poller> {
     // record done early never waits out its lease for a slow sibling.
     const hold = heartbeat.hold(batch.records, receivedAt, earlySettle ? () => settle(batch) : undefined);
     batch.hold = hold;
+    // The batch's budget, as a Lambda invocation's: its timeout from the receive, never beyond what the heartbeat
+    // can hold nor, once stopping, beyond the stop timeout. The engine starts no record and waits for no database
+    // call beyond it: a database that stops answering gives the record back within it, not after the hour the
+    // heartbeat could hold it.
+    const batchDeadline = receivedAt + batchTimeoutMs;
     const budget = {
-      // The engine starts no record and waits for no database call beyond what the heartbeat can hold, nor,
-      // once stopping, beyond the stop timeout.
-      remainingMs: () => Math.min(hold.holdUntil, stopDeadline) - now(),
+      remainingMs: () => Math.min(hold.holdUntil, stopDeadline, batchDeadline) - now(),
     };
     let result: BatchResult | undefined;
     try {
@@ -462,6 +475,7 @@ export async function startPoller(options: PollerOptions): Promise<Poller> {
     batchSize,
     waitSeconds,
     visibilitySeconds: leaseSeconds,
+    batchTimeoutSeconds: batchTimeoutMs / 1000,
   });
 
   const idle = () =>

@@ -24,6 +24,7 @@ import { recordTracerResolver } from './record-tracer-source.ts';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from './resolve-payload.ts';
 import { s3ClientResolver } from './s3-client-source.ts';
 import { scheduleRecords } from './schedule-records.ts';
+import { HANDLER_MARGIN_MS } from './transaction-timeouts.ts';
 import type { WorkerOptions } from './worker-options.ts';
 
 /** Records a DynamoDB worker runs at once at most (a standard queue's default batch). */
@@ -184,7 +185,7 @@ export function createBatchEngine(options: WorkerOptions): BatchEngine {
     : options.commitMode === 'per-batch'
       ? createPerBatchCommit(sql as postgres.Sql, settings)
       : createPerMessageCommit(sql as postgres.Sql, settings);
-  const guard = new DeadlineGuard(options.deadlineGuardMs);
+  const guard = new DeadlineGuard(options.deadlineGuardMs, { now: settings.now });
   // Per message, an outcome is final when it is set; per batch only with the batch's commit.
   const onSettled =
     options.onRecordSettled && options.commitMode !== 'per-batch'
@@ -206,6 +207,8 @@ export function createBatchEngine(options: WorkerOptions): BatchEngine {
         databaseDown: false,
         remainingMs: () => budget.remainingMs() - strategy.commitReserveMs,
       };
+      // What a batch starts with for its records: the largest is what a fresh invocation gets (the guard's cap).
+      guard.noteBudget(state.remainingMs() - HANDLER_MARGIN_MS);
       // Decoded once (pure, no I/O), for the strategy's batch-wide reads and claims and for the records.
       const items: BatchRecord[] = records.map((record) => ({
         record,

@@ -2,7 +2,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import pLimit from 'p-limit';
 import type postgres from 'postgres';
 import { METRIC_NAMES } from '../constants.ts';
-import { BatchAttemptAbortedError, BatchRecordUnsettledError } from '../errors.ts';
+import { BatchAttemptAbortedError, BatchRecordUnsettledError, DatabaseTimeoutError } from '../errors.ts';
 import { msUntilDue } from './attempt-policy.ts';
 import { backoffSeconds } from './backoff.ts';
 import { type BatchClaims, claimBatch } from './batch-claims.ts';
@@ -58,6 +58,11 @@ export function createPerBatchCommit(sql: postgres.Sql, settings: EngineSettings
   const { now, random, backoff, metrics } = settings;
   /** Whether this environment's next batch runs with a savepoint per record. */
   let savepointsNeeded = false;
+  /** A call given up on at its deadline: the connections it may hold are discarded (`discardConnections`). */
+  const abandon = (waitedMs: number) => {
+    baseDeps.abandoned();
+    return new DatabaseTimeoutError(waitedMs);
+  };
 
   return {
     concurrent: false,
@@ -98,6 +103,7 @@ export function createPerBatchCommit(sql: postgres.Sql, settings: EngineSettings
               const duplicate = await withinDeadline(
                 baseDeps.completedAlready(d.envelope.idempotencyKey, d.requestHash),
                 batch.state.remainingMs() - CLIENT_DEADLINE_MARGIN_MS,
+                abandon,
               ).catch(() => false);
               // The reads leave the records time to start (the deadline guard) and to settle: a read that
               // timed out is then counted as an attempt, not deferred unread again and again.
@@ -197,6 +203,7 @@ export function createPerBatchCommit(sql: postgres.Sql, settings: EngineSettings
           await batchClaims?.finish();
         }),
         batch.totalRemainingMs() - CLIENT_DEADLINE_MARGIN_MS,
+        abandon,
       );
       return { outcomes, rolledBack, aborted: false, claimFailed };
     } catch (error) {

@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+import { onConnectionsDiscarded } from '../discard-connections.ts';
 import { NETWORK_ERROR_CODES } from './classify-error.ts';
 
 /**
@@ -16,6 +17,15 @@ const LOSS_CODES: ReadonlySet<string> = new Set([
   'CONNECTION_DESTROYED',
   'CONNECTION_ENDED',
 ]);
+
+/** The loss a transaction sees when the engine discards its client's connections (`discardConnections`). */
+const discarded = () =>
+  Object.assign(
+    new Error(
+      'the connection was discarded: a database call of this client did not answer before its deadline',
+    ),
+    { code: 'CONNECTION_DESTROYED' },
+  );
 
 const isConnectionLoss = (error: unknown): boolean =>
   typeof error === 'object' &&
@@ -50,6 +60,10 @@ const isQuery = (value: unknown): value is QueryInternals =>
  * failure), a savepoint answers with that error at once, and the callback (and a savepoint's) is then held
  * unsettled: postgres.js has nothing to send, and `sql.begin` rejects by itself as the connection closes. A
  * callback still held after {@link CONNECTION_LOSS_SETTLE_MS} (the connection did not close after all) settles.
+ *
+ * The engine's own discard of a client's connections (`discardConnections`, after a database call past its deadline)
+ * is a loss too, known before any socket is destroyed: the transaction stops at once, before postgres.js could write
+ * its ROLLBACK on the socket being destroyed.
  *
  * @internal
  */
@@ -136,13 +150,16 @@ export function guardedBegin<T>(
       },
     });
 
+  const stopListening = onConnectionsDiscarded(sql, () => markLost(discarded()));
   const begun = sql.begin((tx) => hold(() => fn(guard(tx)))) as Promise<T>;
   begun.then(
     () => {
       ended = true;
+      stopListening();
     },
     (error: unknown) => {
       ended = true;
+      stopListening();
       if (isConnectionLoss(error)) markLost(error);
     },
   );

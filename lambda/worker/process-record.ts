@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+import { discardConnections } from '../discard-connections.ts';
 import { HandlerTimeoutError, RetryableError } from '../errors.ts';
 import type { TerminalPolicy } from '../types.ts';
 import { type AttemptDefaults, applyAttemptPolicy } from './attempt-policy.ts';
@@ -71,6 +72,8 @@ export interface RecordDependencies {
   readonly resolved?: ReadonlyMap<string, ResolvedPayload>;
   /** When tracing is on: gives the tracer that opens a subsegment per record (see `record-tracer.ts`). */
   readonly tracer?: () => Promise<RecordTracer | undefined>;
+  /** A database call was given up on at its deadline: discards the client's connections (`discardConnections`). */
+  readonly abandoned: () => void;
 }
 
 /**
@@ -94,6 +97,9 @@ export function createRecordDependencies(sql: postgres.Sql, settings: EngineSett
     random: settings.random,
     payloads: settings.payloads,
     ...(settings.tracer ? { tracer: settings.tracer } : {}),
+    abandoned: () => {
+      discardConnections(sql);
+    },
     completedAlready: async (idempotencyKey, requestHash) => {
       const [row] = await sql<{ completed: boolean }[]>`
         select request_hash = ${requestHash} and status = 'COMPLETED' as completed

@@ -39,7 +39,8 @@ export interface RecordRun {
   retry(failure: Pick<Failure, 'code' | 'message'>, attempts?: number): Verdict;
   /**
    * Runs one store call, timed into `dbTransactionMs` and bounded by the batch's time left: past it the call is
-   * abandoned with a `DatabaseTimeoutError` and `signal` aborted (a client that takes one stops its request).
+   * abandoned with a `DatabaseTimeoutError`, `signal` aborted (a client that takes one stops its request) and the
+   * store's `abandoned` called (PostgreSQL discards the connections the call may still hold).
    */
   timed<T>(call: (signal: AbortSignal) => Promise<T>): Promise<T>;
   /**
@@ -68,6 +69,8 @@ export async function startRecordRun(
     readonly random: () => number;
     readonly backoff: BackoffSettings;
     readonly tracer?: () => Promise<RecordTracer | undefined>;
+    /** Called when a store call is given up on at its deadline. */
+    readonly abandoned?: () => void;
   },
   batch: BatchState,
 ): Promise<RecordRun> {
@@ -107,6 +110,7 @@ export async function startRecordRun(
           batch.remainingMs() - CLIENT_DEADLINE_MARGIN_MS,
           (waited) => {
             controller.abort();
+            deps.abandoned?.();
             return new DatabaseTimeoutError(waited);
           },
         );

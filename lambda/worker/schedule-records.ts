@@ -25,7 +25,8 @@ export interface ScheduleOptions {
  * Runs `process` over a batch's records and sets every record's outcome in `outcomes` (by SQS messageId) as it
  * settles. Before a record starts, the deadline guard decides whether there is time left for it: when not, it is
  * `DEADLINE_DEFERRED` (reported, visible again at once) — the guard is what a record needs; its handler gets the
- * time left less what settling it takes.
+ * time left less what settling it takes. Each record that ran is offered to the guard with the time it had
+ * (`deadline-guard.ts` leaves out the ones a deadline cut).
  *
  * FIFO: SQS delivers nothing more of a message group while one of its messages is in flight, and a group must be
  * processed in order. Records run one at a time; after a group's first record that is not acknowledged, its later
@@ -49,10 +50,11 @@ export async function scheduleRecords(
   };
   const runOne = async (item: BatchRecord): Promise<RecordOutcome> => {
     const leftMs = state.remainingMs() - HANDLER_MARGIN_MS;
-    if (leftMs < guard.guardMs()) {
+    const guardMs = guard.guardMs();
+    if (leftMs < guardMs) {
       return recordOutcome(
         unstartedFacts(item.record, item.receiveCount),
-        verdicts.deadlineDeferred(leftMs, guard.guardMs()),
+        verdicts.deadlineDeferred(leftMs, guardMs),
       );
     }
     let outcome: RecordOutcome;
@@ -65,7 +67,11 @@ export async function scheduleRecords(
         verdicts.retryable(failure, undefined),
       );
     }
-    guard.observe(outcome.processingMs);
+    guard.observe({
+      durationMs: outcome.processingMs,
+      startedLeftMs: leftMs,
+      failureCode: outcome.failureCode,
+    });
     return outcome;
   };
 

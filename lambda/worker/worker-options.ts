@@ -69,7 +69,10 @@ export interface WorkerOptions {
   readonly backoff?: Partial<BackoffSettings>;
   /** Attempts after which a retryable failure is terminal, when the envelope gives none. @default 10 */
   readonly maxBusinessAttempts?: number;
-  /** Do not start a record with less than this left; default: max(2 s, observed p99 of records). */
+  /**
+   * Do not start a record with less than this left (used as given). Default: `min(half the full budget, max(2 s, p99))`
+   * of the records that settled in time (`deadline-guard.ts`).
+   */
   readonly deadlineGuardMs?: number;
   /** `createWorker` only: throw when every record of a batch failed, so Lambda backs off. @default true */
   readonly failInvocationOnFullBatchFailure?: boolean;

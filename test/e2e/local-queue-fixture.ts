@@ -31,6 +31,12 @@ export interface LocalQueueFixture {
   send(queueUrl: string, messages: readonly (string | OutgoingMessage)[]): Promise<void>;
   /** Receives every visible message of a queue (used for DLQs), leaving them in flight. */
   receiveAll(queueUrl: string): Promise<{ body: string; receiveCount: number; messageId: string }[]>;
+  /**
+   * When a message of the queue became visible again (epoch ms): at once when it waits to be received, its visibility
+   * deadline once that passed while it is in flight; undefined while it is invisible (or gone). fauxqs moves an
+   * expired message back only on a receive, so GetQueueAttributes alone still counts it in flight.
+   */
+  visibleSince(queueUrl: string, messageId: string): number | undefined;
 }
 
 /** Starts fauxqs for the calling test file and stops it after the file. */
@@ -63,6 +69,12 @@ export async function localQueueFixture(): Promise<LocalQueueFixture> {
         if (result.Failed?.length)
           throw new Error(`SendMessageBatch failed: ${JSON.stringify(result.Failed)}`);
       }
+    },
+    visibleSince(queueUrl, messageId) {
+      const state = local.inspectQueue(queueUrl.split('/').at(-1) ?? '')?.messages;
+      if (state?.ready.some((message) => message.messageId === messageId)) return Date.now();
+      const held = state?.inflight.find((entry) => entry.message.messageId === messageId);
+      return held && held.visibilityDeadline <= Date.now() ? held.visibilityDeadline : undefined;
     },
     async receiveAll(queueUrl) {
       const received: { body: string; receiveCount: number; messageId: string }[] = [];

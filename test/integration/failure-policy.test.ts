@@ -10,6 +10,7 @@ import { defineHandler } from '../../lambda/worker/message-handler.ts';
 import type { RecordOutcome } from '../../lambda/worker/outcome.ts';
 import { requestHash } from '../../lambda/worker/request-hash.ts';
 import { holdCaseLock } from '../../tools/local/hold-case-lock.ts';
+import { lambdaContext as localLambdaContext } from '../../tools/local/lambda-context.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { jsonWithNestedArrays, NESTED } from '../support/nested-json.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
@@ -562,44 +563,65 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
   });
 
   it('stops starting records when the Lambda timeout is near: started ones commit, unstarted ones are reported', async () => {
-    // Prepare: 10 records of ~300 ms, 2 s left, a 500 ms guard. Per batch, the records see 500 ms less (kept for
-    // the COMMIT), and every handler needs 500 ms beyond the guard to settle.
+    // Prepare: 10 records that each take 10 s of the invocation's time, on a Lambda clock the records move (the
+    // test's, so the outcome does not depend on how busy the machine is); 31 s left and a 5 s guard. A record starts
+    // while its handler would still get the guard: with 31 s less 500 ms to settle it (per batch 500 ms more, kept
+    // for the COMMIT), the first three start and the fourth finds about 0.5 s (per batch 0 s).
+    let spentMs = 0;
+    const clock = () => Date.now() + spentMs;
+    const spendTime = defineHandler({
+      messageType: 'SpendLambdaTime',
+      schemaVersion: 1,
+      payload: z.object({ paymentId: z.string(), ms: z.number().int() }),
+      async handle({ sql, payload }) {
+        await sql`
+          insert into ledger_entries (entry_id, account_id, amount, currency, source_event_id)
+          values (${payload.paymentId}, 'ACC-TIME', 1, 'EUR', ${payload.paymentId})
+        `;
+        spentMs += payload.ms;
+        return { resultRef: `ledger_entries/${payload.paymentId}` };
+      },
+    });
     const envelopes = Array.from({ length: 10 }, () => {
-      const id = `SLOW-${randomUUID()}`;
+      const id = `TIME-${randomUUID()}`;
       return envelopeFactory({
-        messageType: 'SlowLedgerWrite',
+        messageType: 'SpendLambdaTime',
         idempotencyKey: id,
-        payload: { paymentId: id, sleepMs: 300 },
+        payload: { paymentId: id, ms: 10_000 },
       });
     });
     const records = envelopes.map((envelope) => sqsRecordFactory(envelope));
-    const guarded = exampleWorker(db.sql, { commitMode, handlers, deadlineGuardMs: 500 });
+    const outcomes: RecordOutcome[] = [];
+    const guarded = exampleWorker(db.sql, {
+      commitMode,
+      handlers: [...handlers, spendTime],
+      deadlineGuardMs: 5000,
+      onOutcome: (outcome) => outcomes.push(outcome),
+    });
+    const context = localLambdaContext({ functionName: 'case-worker', timeoutMs: 31_000, now: clock });
 
     // Act
-    const response = await guarded(sqsEvent(records), lambdaContext(2000));
+    const response = await guarded(sqsEvent(records), context);
 
-    // Assess
-    const reported = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
+    // Assess: the first three committed, the other seven reported unstarted, in order, leaving no inbox row.
+    expect(outcomes.map((outcome) => outcome.result)).toEqual([
+      ...Array<string>(3).fill('COMPLETED'),
+      ...Array<string>(7).fill('DEADLINE_DEFERRED'),
+    ]);
+    expect(response.batchItemFailures.map((failure) => failure.itemIdentifier)).toEqual(
+      records.slice(3).map((record) => record.messageId),
+    );
     const committed = await db.sql`
       select source_event_id from ledger_entries where source_event_id in ${db.sql(envelopes.map(paymentId))}
     `;
-    const committedIds = new Set(committed.map((row) => row.source_event_id));
-    expect(committedIds.size).toBeGreaterThanOrEqual(1);
-    expect(reported.size).toBeGreaterThanOrEqual(1);
-    expect(committedIds.size + reported.size).toBe(10);
-    // Reported records leave no claimed or completed row behind (per-batch mode claims with the batch, then
-    // undoes the claims of records it never started); one cut by its statement timeout is FAILED_RETRYABLE.
-    const reportedRows = await db.sql`
+    expect(new Set(committed.map((row) => row.source_event_id))).toEqual(
+      new Set(envelopes.slice(0, 3).map(paymentId)),
+    );
+    const deferredRows = await db.sql`
       select status from worker_inbox
-      where idempotency_key in ${db.sql(envelopes.filter((e) => !committedIds.has(paymentId(e))).map((e) => e.idempotencyKey))}
+      where idempotency_key in ${db.sql(envelopes.slice(3).map((envelope) => envelope.idempotencyKey))}
     `;
-    expect(reportedRows.filter((row) => row.status !== 'FAILED_RETRYABLE')).toEqual([]);
-    // Records are started in order: the committed ones are a prefix, the reported ones the rest.
-    envelopes.forEach((envelope, index) => {
-      const isCommitted = committedIds.has(paymentId(envelope));
-      expect(isCommitted).toBe(index < committedIds.size);
-      expect(reported.has((records[index] as { messageId: string }).messageId)).toBe(!isCommitted);
-    });
+    expect(deferredRows).toEqual([]);
   });
 
   it('leaves the inbox as it was for records it never started, new keys and known ones alike', async () => {

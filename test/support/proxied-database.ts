@@ -6,6 +6,8 @@ import { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
 export interface ProxiedDatabase {
   /** The proxy: `down()`, `stall()` and `up()` cut and restore every client made by `connect`. */
   readonly proxy: TcpProxy;
+  /** The database's URL with the proxy's port: for a client made another way (`createSql`). */
+  readonly url: string;
   /**
    * A postgres.js client of at most `max` connections through the proxy, as a worker reaches RDS Proxy
    * (`prepare: false`), giving up on a connection after 1 s. Ended when the test finishes.
@@ -29,6 +31,7 @@ export async function proxiedDatabase(databaseUrl: string): Promise<ProxiedDatab
   });
   return {
     proxy,
+    url: viaProxy.toString(),
     connect(max) {
       const sql = postgres(viaProxy.toString(), {
         max,

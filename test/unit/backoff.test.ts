@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { backoffSeconds } from '../../lambda/worker/backoff.ts';
-import { DeadlineGuard } from '../../lambda/worker/deadline-guard.ts';
 
 describe('Function: backoffSeconds()', () => {
   const settings = { baseSeconds: 2, maxSeconds: 900 };
@@ -31,26 +30,5 @@ describe('Function: backoffSeconds()', () => {
 
   it('stays 15 minutes inside the 12-hour SQS limit (counted from the receive)', () => {
     expect(backoffSeconds(40, { baseSeconds: 3600, maxSeconds: 100_000 }, () => 0.9999999)).toBe(42_300);
-  });
-});
-
-describe('Class: DeadlineGuard', () => {
-  it('is at least 2 s and follows the observed p99', () => {
-    // Prepare
-    const guard = new DeadlineGuard();
-    const before = guard.guardMs();
-
-    // Act
-    for (let i = 0; i < 100; i++) guard.observe(i < 98 ? 100 : 5000);
-
-    // Assess
-    expect(before).toBe(2000);
-    expect(guard.guardMs()).toBe(5000);
-  });
-
-  it('uses a fixed guard when configured', () => {
-    const guard = new DeadlineGuard(500);
-    guard.observe(10_000);
-    expect(guard.guardMs()).toBe(500);
   });
 });

@@ -212,7 +212,7 @@ describe('Leaf module: WORKER_DEFAULTS — one set of defaults for createWorker,
     );
     expect(cell(handlersPage, 'maxBusinessAttempts', 0)).toBe(`\`${d.maxBusinessAttempts}\``);
     expect(cell(handlersPage, 'deadlineGuardMs', 0)).toBe(
-      `max(${d.minDeadlineGuardMs / 1000} s, observed p99)`,
+      `max(${d.minDeadlineGuardMs / 1000} s, observed p99), ≤ half the budget`,
     );
     expect(cell(handlersPage, 'failInvocationOnFullBatchFailure', 0)).toBe(
       `\`${d.failInvocationOnFullBatchFailure}\``,
@@ -226,7 +226,7 @@ describe('Leaf module: WORKER_DEFAULTS — one set of defaults for createWorker,
     expect(cell(configurationPage, 'WORKER_BACKOFF_MAX_SECONDS', 1)).toBe(`\`${d.backoffMaxSeconds}\``);
     expect(cell(configurationPage, 'WORKER_MAX_BUSINESS_ATTEMPTS', 1)).toBe(`\`${d.maxBusinessAttempts}\``);
     expect(cell(configurationPage, 'WORKER_DEADLINE_GUARD_MS', 1)).toBe(
-      `observed p99, ≥ ${d.minDeadlineGuardMs}`,
+      `observed p99, ≥ ${d.minDeadlineGuardMs}, ≤ half the budget`,
     );
     expect(cell(configurationPage, 'WORKER_FAIL_INVOCATION_ON_FULL_FAILURE', 1)).toBe(
       `\`${d.failInvocationOnFullBatchFailure}\``,

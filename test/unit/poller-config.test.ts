@@ -34,6 +34,7 @@ describe('Function: loadPollerConfig()', () => {
       visibilitySeconds: POLLER_DEFAULTS.visibilitySeconds,
       stopTimeoutSeconds: POLLER_DEFAULTS.stopTimeoutSeconds,
       maxExtensionSeconds: POLLER_DEFAULTS.maxExtensionSeconds,
+      batchTimeoutSeconds: POLLER_DEFAULTS.batchTimeoutSeconds,
       probeTimeoutMs: POLLER_DEFAULTS.probeTimeoutMs,
       probeBackoffBaseMs: POLLER_DEFAULTS.probeBackoffBaseMs,
       probeBackoffMaxMs: POLLER_DEFAULTS.probeBackoffMaxMs,
@@ -78,6 +79,7 @@ describe('Function: loadPollerConfig()', () => {
       POLLER_VISIBILITY_SECONDS: '1',
       POLLER_STOP_TIMEOUT_SECONDS: '0',
       POLLER_MAX_EXTENSION_SECONDS: '50000',
+      POLLER_BATCH_TIMEOUT_SECONDS: '0',
       POLLER_PROBE_BACKOFF_BASE_MS: '5000',
       POLLER_PROBE_BACKOFF_MAX_MS: '1000',
       AWS_ENDPOINT_URL_SQS: 'not a url',
@@ -93,6 +95,7 @@ describe('Function: loadPollerConfig()', () => {
       'POLLER_VISIBILITY_SECONDS must be a whole number from 2 to 43200 (given "1")',
       'POLLER_STOP_TIMEOUT_SECONDS must be a whole number from 1 to 3600 (given "0")',
       'POLLER_MAX_EXTENSION_SECONDS must be a whole number from 1 to 43140 (given "50000")',
+      'POLLER_BATCH_TIMEOUT_SECONDS must be a whole number from 1 to 43140 (given "0"); it is each batch\'s budget',
       'POLLER_PROBE_BACKOFF_BASE_MS (5000) must not exceed POLLER_PROBE_BACKOFF_MAX_MS (1000)',
       'AWS_ENDPOINT_URL_SQS must be an absolute URL such as http://127.0.0.1:4566 (given "not a url")',
     ]) {
