@@ -1,5 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
-import { type Envelope, envelopeSchema, type PayloadRef } from './envelope.ts';
+import { type Envelope, envelopeSchema, isStorableText, type PayloadRef } from './envelope.ts';
 import type { HandlerRegistry } from './handler-registry.ts';
 import { jsonTextDepth, MAX_PAYLOAD_DEPTH } from './json-depth.ts';
 import type { MessageHandler, ReferencedDocument } from './message-handler.ts';
@@ -52,8 +52,9 @@ export interface UndecodableRecord {
   readonly messageType?: string;
 }
 
+/** An identifier of an undecodable record worth keeping: short text that both stores can hold (else dropped). */
 const shortString = (value: unknown, max: number) =>
-  typeof value === 'string' && value.length <= max ? value : undefined;
+  typeof value === 'string' && value.length <= max && isStorableText(value) ? value : undefined;
 
 /** Deepest nesting of a body: a payload of {@link MAX_PAYLOAD_DEPTH} levels inside its envelope. */
 const MAX_BODY_DEPTH = MAX_PAYLOAD_DEPTH + 1;

@@ -19,8 +19,25 @@ export const ENVELOPE_LIMITS = {
 } as const;
 
 const isoDateTime = z.iso.datetime({ offset: true });
-/** A string of 1 to `max` characters. */
-const text = (max: number) => z.string().check(z.minLength(1), z.maxLength(max));
+
+/** A NUL, or a UTF-16 surrogate that is not half of a pair (a JSON escape such as `\ud800` makes one). */
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * True when both stores keep `value` as it is: PostgreSQL text cannot hold a NUL at all (the write fails, the
+ * quarantine's too), and stores a lone surrogate as U+FFFD, so two keys that differ only there would be one key.
+ * The envelope's identifiers must be such text; the payload may hold anything JSON can.
+ *
+ * @internal
+ */
+export const isStorableText = (value: string): boolean => !UNSTORABLE.test(value);
+
+const storable = z.refine((value: unknown) => typeof value !== 'string' || isStorableText(value), {
+  message: 'must be well-formed Unicode without NUL (U+0000) or an unpaired surrogate such as \\ud800',
+});
+
+/** A string of 1 to `max` characters that both stores keep as it is. */
+const text = (max: number) => z.string().check(z.minLength(1), z.maxLength(max), storable);
 
 /**
  * Business retry policy carried by the message (the pattern document's `attemptPolicy`).
@@ -74,8 +91,8 @@ export const envelopeSchema = z
     idempotencyKey: text(ENVELOPE_LIMITS.idempotencyKey),
     aggregateType: text(ENVELOPE_LIMITS.aggregateType),
     aggregateId: text(ENVELOPE_LIMITS.aggregateId),
-    causationId: z.nullish(z.string().check(z.maxLength(200))),
-    correlationId: z.nullish(z.string().check(z.maxLength(ENVELOPE_LIMITS.correlationId))),
+    causationId: z.nullish(z.string().check(z.maxLength(200), storable)),
+    correlationId: z.nullish(z.string().check(z.maxLength(ENVELOPE_LIMITS.correlationId), storable)),
     attemptPolicy: z.nullish(attemptPolicySchema),
     payload: z.optional(z.record(z.string(), z.unknown())),
     payloadRef: z.optional(payloadRefSchema),

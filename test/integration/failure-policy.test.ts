@@ -73,6 +73,11 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
         envelopeFactory({ payload: { paymentId: 'p', amount: 'ten', currency: 'euro' } }),
       ),
       LONG_KEY: JSON.stringify(envelopeFactory({ idempotencyKey: 'k'.repeat(300) })),
+      // JSON escapes SQS accepts: a NUL, which PostgreSQL text cannot hold, and a lone surrogate, which it would
+      // store as U+FFFD (two such keys would be one).
+      NUL_KEY: JSON.stringify(envelopeFactory({ idempotencyKey: `payment:${randomUUID()}\u0000` })),
+      SURROGATE_KEY: JSON.stringify(envelopeFactory({ idempotencyKey: `payment:${randomUUID()}\ud800` })),
+      NUL_TYPE: JSON.stringify(envelopeFactory({ messageType: 'Payment\u0000Captured' })),
     };
     const poisonRecords = Object.values(poison).map((body) => sqsRecordFactory(`${body}${' '.repeat(0)}`));
     const records = [sqsRecordFactory(good[0]), ...poisonRecords, sqsRecordFactory(good[1])];
@@ -93,6 +98,9 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
       'UNKNOWN_MESSAGE_TYPE',
       'UNSUPPORTED_SCHEMA_VERSION',
       'INVALID_PAYLOAD',
+      'INVALID_ENVELOPE',
+      'INVALID_ENVELOPE',
+      'INVALID_ENVELOPE',
       'INVALID_ENVELOPE',
     ]);
     expect(poisonRecords.map((record) => byMessage.get(record.messageId)?.body)).toEqual(

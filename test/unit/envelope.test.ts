@@ -46,6 +46,28 @@ describe('Schema: envelopeSchema', () => {
     if (typeof value === 'string' && value.length > 20) expect(text).not.toContain(value);
   });
 
+  it.each([
+    ['idempotencyKey', 'payment:p-1\u0000'],
+    ['idempotencyKey', 'payment:p-1\ud800'],
+    ['messageType', 'Payment\udc00Captured'],
+    ['aggregateId', '\u0000'],
+    ['correlationId', 'trace\u0000'],
+  ])('rejects a %s that a store cannot keep as it is (NUL, a lone surrogate), saying why', (field, value) => {
+    // Act
+    const parsed = parseSchema(envelopeSchema, envelopeFactory({ [field]: value }));
+
+    // Assess
+    expect(parsed.success).toBe(false);
+    const text = describeIssues((parsed as { error: Parameters<typeof describeIssues>[0] }).error);
+    expect(text).toContain(field);
+    expect(text).toContain('without NUL');
+  });
+
+  it('accepts identifiers with any well-formed Unicode, emoji (surrogate pairs) included', () => {
+    const parsed = parseSchema(envelopeSchema, envelopeFactory({ idempotencyKey: 'payment:😀:é:日本' }));
+    expect(parsed.success).toBe(true);
+  });
+
   it('requires the idempotency key', () => {
     const { idempotencyKey: _dropped, ...rest } = envelopeFactory();
     expect(parseSchema(envelopeSchema, rest).success).toBe(false);
