@@ -21,6 +21,7 @@ export const ENVELOPE_LIMITS = {
 const isoDateTime = z.iso.datetime({ offset: true });
 
 /** A NUL, or a UTF-16 surrogate that is not half of a pair (a JSON escape such as `\ud800` makes one). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is the character this looks for
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
