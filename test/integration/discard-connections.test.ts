@@ -69,7 +69,7 @@ describe('Function: discardConnections()', () => {
     expect(discarded).toBe(2);
     expect(outcomes).toEqual(['CONNECTION_CLOSED', 'CONNECTION_CLOSED']);
     // Refused by the guard, never sent: the code of the discard, not a database's answer.
-    expect(late).toEqual(['CONNECTION_DESTROYED', 'CONNECTION_DESTROYED']);
+    expect(late).toEqual(['CONNECTION_CLOSED', 'CONNECTION_CLOSED']);
     expect(row?.n).toBe(3);
   });
 
