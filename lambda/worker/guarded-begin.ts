@@ -18,13 +18,16 @@ const LOSS_CODES: ReadonlySet<string> = new Set([
   'CONNECTION_ENDED',
 ]);
 
-/** The loss a transaction sees when the engine discards its client's connections (`discardConnections`). */
+/**
+ * The loss a transaction sees when the engine discards its client's connections (`discardConnections`): the code
+ * postgres.js gives a query whose connection closed, so it classifies as any other lost connection.
+ */
 const discarded = () =>
   Object.assign(
     new Error(
       'the connection was discarded: a database call of this client did not answer before its deadline',
     ),
-    { code: 'CONNECTION_DESTROYED' },
+    { code: 'CONNECTION_CLOSED' },
   );
 
 const isConnectionLoss = (error: unknown): boolean =>
