@@ -73,7 +73,7 @@ export interface FargateRuntimeProps {
   readonly taskCpu?: number;
   /**
    * Memory of one task in MiB, a value Fargate allows with `taskCpu` (512: 1024 to 4096 in steps of 1024; see
-   * docs/deploy.md for the others). `maxPayloadBytes` is at most half of it.
+   * docs/deploy.md for the others). It bounds `maxPayloadBytes` with `recordConcurrency` (docs/large-payloads.md).
    * @default 1024
    */
   readonly taskMemoryMiB?: number;

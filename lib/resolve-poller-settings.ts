@@ -137,7 +137,7 @@ export function checkRuntime(props: Props, problems: string[]): WorkerRuntime {
  * - `pollerStopTimeout` ≤ half the lease: a record has at least half a lease left at any time (the heartbeat
  *   renews it at half), so every record the drain lets finish does so before SQS can hand it to another task,
  *   even once the heartbeat has stopped; and `pollerStopTimeout` + 10 s ≤ 120 s, Fargate's `stopTimeout` limit;
- * - `taskCpu`/`taskMemoryMiB` a combination Fargate accepts; `maxPayloadBytes` ≤ half the task memory;
+ * - `taskCpu`/`taskMemoryMiB` a combination Fargate accepts (the payload limit against the task memory: `resolve-payload-limit.ts`);
  * - `minTasks` ≤ `maxTasks` ≤ the safe worker concurrency (tasks × `dbPoolSize` connections fit the database),
  *   and at least one task must fit.
  *
@@ -146,7 +146,6 @@ export function checkRuntime(props: Props, problems: string[]): WorkerRuntime {
 export function resolvePollerSettings(
   props: Props,
   queueVisibility: Duration,
-  maxPayloadBytes: number,
   capacity: CapacityResult | undefined,
   capacityTokens: boolean,
   problems: string[],
@@ -241,15 +240,6 @@ export function resolvePollerSettings(
         `taskMemoryMiB (${taskMemoryMiB}) is not a memory Fargate allows with taskCpu ${taskCpu}: ${min} to ${max} MiB in steps of ${step}; set one of those or another taskCpu`,
       );
     }
-  }
-  if (
-    !isToken(maxPayloadBytes) &&
-    !isToken(taskMemoryMiB) &&
-    maxPayloadBytes > (taskMemoryMiB * 1024 * 1024) / 2
-  ) {
-    problems.push(
-      `maxPayloadBytes (${maxPayloadBytes} bytes) must be at most half of taskMemoryMiB (${taskMemoryMiB} MiB = ${(taskMemoryMiB * 1024 * 1024) / 2} bytes): a referenced payload is held whole while its handler runs; raise taskMemoryMiB or lower maxPayloadBytes`,
-    );
   }
 
   const { minTasks, maxTasks } = resolveTasks(props, capacity, capacityTokens, problems);

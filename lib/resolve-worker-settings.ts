@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { Duration, Token } from 'aws-cdk-lib';
 import { type CapacityResult, safeWorkerConcurrency } from './capacity.ts';
 import type { WorkerRuntime } from './fargate-runtime-props.ts';
+import { DEFAULT_MEMORY_MB, type PayloadMemory, resolvePayloadLimit } from './resolve-payload-limit.ts';
 import {
   checkRuntime,
   FARGATE_DEFAULT_POOL_SIZE,
@@ -167,7 +168,8 @@ const fmtSeconds = (value: number): string => `${value} s`;
  * batching window; maxConcurrency in 2..1000, ≤ reserved concurrency (a whole number, 2..100000) and ≤ the safe
  * worker concurrency; maxReceiveCount 5..1000; DLQ retention >
  * source retention; batch size ≤ 10 for FIFO; batching window ≥ 1 s when batch size > 10; record concurrency
- * ≤ pool size; database users are lowercase SQL identifiers, one per function.
+ * ≤ pool size; the payload limit within what the memory holds for the records in flight (derived when not given:
+ * `resolve-payload-limit.ts`); database users are lowercase SQL identifiers, one per function.
  *
  * @throws WorkerSettingsError listing every problem.
  * @example
@@ -237,8 +239,7 @@ export function resolveWorkerSettings(
   const dlqRetentionPeriod = props.dlqRetentionPeriod ?? Duration.days(14);
   const maxReceiveCount = props.maxReceiveCount ?? 10;
   const maxMessageSizeBytes = props.maxMessageSizeBytes ?? 1_048_576;
-  const maxPayloadBytes = props.maxPayloadBytes ?? 64 * 1024 * 1024;
-  const memorySize = props.memorySize ?? 512;
+  const memorySize = props.memorySize ?? DEFAULT_MEMORY_MB;
   const dbPoolSize = props.dbPoolSize ?? (fargate ? FARGATE_DEFAULT_POOL_SIZE : 1);
   // Per batch, a batch's records run one after another in its one transaction, on one connection
   // (WORKER_RECORD_CONCURRENCY 1): a function runs one record at a time, a Fargate task up to dbPoolSize whole
@@ -323,17 +324,7 @@ export function resolveWorkerSettings(
       payloadVersionRetention = Duration.days(minPayloadDays);
     }
   }
-  range('maxPayloadBytes', maxPayloadBytes, 1, 1024 * 1024 * 1024, ' bytes');
-  if (
-    !fargate &&
-    !isToken(maxPayloadBytes) &&
-    !isToken(memorySize) &&
-    maxPayloadBytes > (memorySize * 1024 * 1024) / 2
-  ) {
-    problems.push(
-      `maxPayloadBytes (${maxPayloadBytes} bytes) must be at most half of memorySize (${memorySize} MB = ${(memorySize * 1024 * 1024) / 2} bytes): a referenced payload is held whole while its handler runs; raise memorySize or lower maxPayloadBytes`,
-    );
-  }
+  range('maxPayloadBytes', props.maxPayloadBytes, 1, 1024 * 1024 * 1024, ' bytes');
 
   if (fifo && !isToken(batchSize) && batchSize > 10) {
     problems.push(
@@ -513,14 +504,7 @@ export function resolveWorkerSettings(
   }
   let poller: PollerSettings | undefined;
   if (fargate) {
-    poller = resolvePollerSettings(
-      props,
-      visibilityTimeout,
-      maxPayloadBytes,
-      capacity,
-      capacityTokens,
-      problems,
-    );
+    poller = resolvePollerSettings(props, visibilityTimeout, capacity, capacityTokens, problems);
     maxConcurrency = poller.maxTasks;
     reservedConcurrency = poller.maxTasks;
   } else if (scalingMode === 'provisioned') {
@@ -591,6 +575,11 @@ export function resolveWorkerSettings(
     }
   }
   const concurrency = maxConcurrency;
+  const maxPayloadBytes = resolvePayloadLimit(
+    props.maxPayloadBytes,
+    payloadMemory(props, { fargate, poller, memorySize, batchSize, recordConcurrency }),
+    problems,
+  );
   const reserveConcurrency = props.reserveConcurrency ?? true;
   if (!reserveConcurrency && props.reservedConcurrency !== undefined) {
     problems.push(
@@ -828,4 +817,40 @@ function resolveProvisioned(
     }
   }
   return { provisionedPollers: { minimumPollers, maximumPollers }, reservedConcurrency };
+}
+
+/**
+ * What bounds the worker's payload memory: the function's memory (the task's with runtime "fargate") and the
+ * records that hold a payload at once. Per message, `recordConcurrency`; per batch on Lambda, the whole batch: its
+ * payloads are read before the batch transaction opens (no connection waits on S3) and kept until it commits (a
+ * redo needs them again). The poller never holds more than `recordConcurrency` records, in either mode.
+ */
+function payloadMemory(
+  props: Pick<SqsDatabaseWorkerProps, 'commitMode'>,
+  values: {
+    fargate: boolean;
+    poller: PollerSettings | undefined;
+    memorySize: number;
+    batchSize: number;
+    recordConcurrency: number;
+  },
+): PayloadMemory {
+  const { fargate, poller, memorySize, batchSize, recordConcurrency } = values;
+  const memory =
+    fargate && poller
+      ? { name: 'taskMemoryMiB' as const, mib: poller.taskMemoryMiB }
+      : { name: 'memorySize' as const, mib: memorySize };
+  const recordsInFlight =
+    !fargate && props.commitMode === 'per-batch'
+      ? {
+          count: batchSize,
+          why: `batchSize ${batchSize}: commitMode per-batch reads a batch's payloads before its transaction and keeps them until it commits`,
+          lower: 'lower batchSize (or use commitMode per-message)',
+        }
+      : {
+          count: recordConcurrency,
+          why: `recordConcurrency ${recordConcurrency}`,
+          lower: 'lower recordConcurrency',
+        };
+  return { memory, recordsInFlight };
 }

@@ -152,9 +152,11 @@ export interface SqsDatabaseWorkerProps extends FargateRuntimeProps {
    */
   readonly payloadVersionRetention?: Duration;
   /**
-   * Largest `payloadRef` object the worker reads (`PAYLOAD_MAX_BYTES`), 1 byte to half of `memorySize`: the
-   * payload is held whole while its handler runs.
-   * @default 67108864 (64 MiB)
+   * Largest `payloadRef` object the worker reads (`PAYLOAD_MAX_BYTES`), 1 byte to 1 GiB, and at most what the
+   * memory holds: `memorySize` (`taskMemoryMiB` with runtime "fargate") ≥ 64 MiB + 11 × records in flight × the limit
+   * (a JSON payload's measured peak cost per byte; records in flight: `recordConcurrency`, or `batchSize` with
+   * commitMode per-batch on Lambda). A larger value fails synth, naming the fixes (docs/large-payloads.md).
+   * @default 64 MiB, or the most the memory holds when that is less (40 MiB for the default function)
    */
   readonly maxPayloadBytes?: number;
 

@@ -66,10 +66,14 @@ export function classifyS3Error(error: unknown, ref: PayloadRef): Error {
 }
 
 /**
- * Reads the object a `payloadRef` names (its `versionId` when given) and checks it against the reference:
- * streamed through SHA-256, never more than `ref.size` bytes kept (the caller has checked `ref.size` against the
- * worker's limit, so never more than the limit either). A size or checksum that differs is terminal
- * `PAYLOAD_CHECKSUM_MISMATCH`: the object is not the one the message was sent for.
+ * Reads the object a `payloadRef` names (its `versionId` when given) and checks it against the reference and
+ * the worker's limit, streamed through SHA-256 into one buffer of `ref.size` bytes: no chunk list, no second
+ * copy (the caller has checked `ref.size` against `maxBytes`, so never more than the limit is kept).
+ *
+ * An object above `maxBytes` is terminal `PAYLOAD_TOO_LARGE` without being read whole: refused on S3's
+ * `ContentLength` before the body is read, and, when S3 sends none, the stream is cut as soon as more than
+ * `maxBytes` bytes have arrived (the body destroyed, which closes the connection). A size or checksum that differs
+ * from the reference is terminal `PAYLOAD_CHECKSUM_MISMATCH`: the object is not the one the message was sent for.
  *
  * @throws TerminalError or RetryableError with a `PAYLOAD_*` code (see {@link classifyS3Error}).
  *
@@ -78,6 +82,7 @@ export function classifyS3Error(error: unknown, ref: PayloadRef): Error {
 export async function readPayloadObject(
   s3: Pick<S3Client, 'send'>,
   ref: PayloadRef,
+  maxBytes: number,
   signal: AbortSignal,
 ): Promise<{ bytes: Buffer; sha256: string }> {
   const where = describeRef(ref);
@@ -85,6 +90,11 @@ export async function readPayloadObject(
     new TerminalError(
       'PAYLOAD_CHECKSUM_MISMATCH',
       `${where} ${detail}; the object changed after the message was sent (write payloads under new keys in a versioned bucket and send the versionId)`,
+    );
+  const tooLarge = (detail: string) =>
+    new TerminalError(
+      'PAYLOAD_TOO_LARGE',
+      `${where} ${detail}, above the worker's limit of ${maxBytes} bytes (maxPayloadBytes, PAYLOAD_MAX_BYTES); payloadRef.size says ${ref.size}. The object was not read whole; send smaller objects, or raise the limit with the memory (docs/large-payloads.md)`,
     );
   let body: Readable | undefined;
   try {
@@ -97,28 +107,34 @@ export async function readPayloadObject(
       { abortSignal: signal },
     );
     body = response.Body as Readable | undefined;
-    if (response.ContentLength !== undefined && response.ContentLength !== ref.size) {
-      throw mismatch(`is ${response.ContentLength} bytes, payloadRef.size says ${ref.size}`);
+    const length = response.ContentLength;
+    if (length !== undefined && length > maxBytes) throw tooLarge(`is ${length} bytes (S3 ContentLength)`);
+    if (length !== undefined && length !== ref.size) {
+      throw mismatch(`is ${length} bytes, payloadRef.size says ${ref.size}`);
     }
     if (!body) throw mismatch('has no body');
     const digest = createHash('sha256');
-    const chunks: Buffer[] = [];
-    let length = 0;
+    // Filled as the chunks arrive; every byte is written before it is returned (the length is checked below). Its
+    // own memory, not a slice of Node's shared pool: a handler given the bytes sees nothing else through `.buffer`.
+    const bytes = Buffer.allocUnsafeSlow(ref.size);
+    let received = 0;
     for await (const chunk of body) {
-      const bytes = chunk as Buffer;
-      length += bytes.length;
-      if (length > ref.size) throw mismatch(`is more than payloadRef.size ${ref.size} bytes`);
-      digest.update(bytes);
-      chunks.push(bytes);
+      const part = chunk as Buffer;
+      if (received + part.length > maxBytes) {
+        throw tooLarge(`sent more than ${maxBytes} bytes (no ContentLength)`);
+      }
+      digest.update(part);
+      if (received < ref.size) part.copy(bytes, received, 0, Math.min(part.length, ref.size - received));
+      received += part.length;
     }
-    if (length !== ref.size) throw mismatch(`is ${length} bytes, payloadRef.size says ${ref.size}`);
+    if (received !== ref.size) throw mismatch(`is ${received} bytes, payloadRef.size says ${ref.size}`);
     const sha256 = digest.digest('hex');
     if (sha256 !== ref.sha256) throw mismatch('has another SHA-256 than payloadRef.sha256');
-    return { bytes: Buffer.concat(chunks, length), sha256 };
+    return { bytes, sha256 };
   } catch (error) {
     throw classifyS3Error(error, ref);
   } finally {
-    // A read given up on (mismatch, deadline) releases its socket at once.
+    // A read given up on (too large, mismatch, deadline) releases its socket at once: the rest is never sent.
     if (body && !body.readableEnded) body.destroy();
   }
 }

@@ -43,9 +43,11 @@ export interface WorkerOptions {
    */
   readonly s3?: S3ClientSource;
   /**
-   * Largest `payloadRef` object read, in bytes; a larger one is terminal `PAYLOAD_TOO_LARGE`. The object is held
-   * whole while its handler runs (in per-batch mode, every referenced payload of the batch at once): keep it well
-   * below the function's memory. @default 67108864 (64 MiB)
+   * Largest `payloadRef` object read, in bytes; a larger one is terminal `PAYLOAD_TOO_LARGE`, never read whole. A
+   * JSON object costs about 11 times its size at its peak (bytes, text, parsed value, the schema's copy, garbage)
+   * while its record runs, and per batch every referenced payload of the batch is held at once: the limit times
+   * that times the records in flight, plus ~64 MiB for the worker, must fit the memory (docs/large-payloads.md; the
+   * stack derives it so). @default 67108864 (64 MiB)
    */
   readonly maxPayloadBytes?: number;
   /**

@@ -1,10 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import { pipeline, type Readable, Transform } from 'node:stream';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import {
   CreateBucketCommand,
   DeleteObjectCommand,
+  type GetObjectCommand,
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
@@ -21,6 +23,7 @@ import { jsonWithNestedArrays, NESTED } from '../support/nested-json.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
 import { exampleWorker } from '../support/test-worker.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const db = await createTestDatabase();
 const local = await startLocalSqs();
@@ -59,6 +62,39 @@ const quarantineCodes = async (key: string) =>
   );
 const ledgerCount = async (paymentId: string) =>
   Number((await db.sql`select count(*) from ledger_entries where source_event_id = ${paymentId}`)[0]?.count);
+
+const MIB = 1024 * 1024;
+
+/**
+ * An S3 client over the fauxqs one that counts the GetObject requests it sends and the body bytes it hands the
+ * worker (each body passes through a counting stream; when the worker destroys that, the real response is destroyed
+ * with it, which closes its connection). `withoutContentLength`: the answer carries no ContentLength, as a response
+ * sent without a Content-Length header would.
+ */
+function countingS3(options: { withoutContentLength?: boolean } = {}) {
+  const seen = { requests: 0, delivered: 0, bodies: [] as Readable[] };
+  const client = {
+    async send(command: GetObjectCommand, sendOptions?: { abortSignal?: AbortSignal }) {
+      seen.requests += 1;
+      const response = await s3.send(command, sendOptions);
+      const source = response.Body as Readable;
+      seen.bodies.push(source);
+      const counted = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          seen.delivered += chunk.length;
+          done(null, chunk);
+        },
+      });
+      pipeline(source, counted, () => {});
+      return {
+        ...response,
+        Body: counted,
+        ...(options.withoutContentLength ? { ContentLength: undefined } : {}),
+      };
+    },
+  } as unknown as Pick<S3Client, 'send'>;
+  return { client, seen };
+}
 
 describe.each(['per-message', 'per-batch'] as const)(
   'Function: createWorker() with payloadRef, commitMode %s',
@@ -235,6 +271,51 @@ describe.each(['per-message', 'per-batch'] as const)(
       });
       expect(await quarantineCodes(envelope.idempotencyKey)).toEqual([code]);
     });
+
+    it.each([
+      ['payloadRef.size above the limit', { withoutContentLength: false }, 4 * MIB],
+      [
+        'a payloadRef.size that lies, S3 ContentLength above the limit',
+        { withoutContentLength: false },
+        512 * 1024,
+      ],
+      [
+        'a payloadRef.size that lies and no ContentLength (the stream cut at the limit)',
+        { withoutContentLength: true },
+        512 * 1024,
+      ],
+    ] as const)(
+      'quarantines an object above the limit as terminal PAYLOAD_TOO_LARGE without reading it whole: %s',
+      async (_name, answer, declaredSize) => {
+        // Prepare: a 4 MiB object, a 1 MiB limit, and a reference that gives the object's size or a smaller one.
+        const { client, seen } = countingS3(answer);
+        const limited = exampleWorker(db.sql, { commitMode, s3: client, maxPayloadBytes: MIB });
+        const ref = { ...(await upload(Buffer.alloc(4 * MIB, 'x'))), size: declaredSize };
+        const envelope = paymentByRef(ref);
+
+        // Act
+        const response = await limited(sqsEvent([sqsRecordFactory(envelope)]), lambdaContext());
+
+        // Assess: terminal, quarantined and acknowledged; at most the limit (and what the streams buffer ahead)
+        // reached the worker, and the response was destroyed: the rest of the object was never read.
+        expect(response.batchItemFailures).toEqual([]);
+        expect(await inboxRow(envelope.idempotencyKey)).toMatchObject({
+          status: 'FAILED_TERMINAL',
+          failure_code: 'PAYLOAD_TOO_LARGE',
+        });
+        expect(await quarantineCodes(envelope.idempotencyKey)).toEqual(['PAYLOAD_TOO_LARGE']);
+        if (declaredSize > MIB) {
+          expect(seen.requests).toBe(0); // refused on payloadRef.size, before any request
+          return;
+        }
+        expect(seen.requests).toBe(1);
+        expect(seen.delivered).toBeLessThanOrEqual(MIB + 256 * 1024);
+        await waitFor('the S3 response to be destroyed', () => seen.bodies[0]?.destroyed === true, 5000);
+        // Refused on S3's ContentLength before the body is read; without it, read up to the limit and cut there.
+        if (answer.withoutContentLength) expect(seen.delivered).toBeGreaterThan(MIB - 256 * 1024);
+        else expect(seen.delivered).toBeLessThan(256 * 1024);
+      },
+    );
   },
 );
 

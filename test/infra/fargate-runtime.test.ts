@@ -384,6 +384,8 @@ describe('Contract: the environment of the poller container', () => {
       WORKER_COMMIT_MODE: 'per-batch',
       // Per batch, a batch's records run one after another; recordConcurrency counts the records in flight.
       WORKER_RECORD_CONCURRENCY: '1',
+      // (1024 MiB of the task − 64 MiB for the worker) ÷ (11 × 8 records in flight), in whole MiB.
+      PAYLOAD_MAX_BYTES: String(10 * 1024 * 1024),
       POLLER_CONCURRENCY: '8',
       POLLER_BATCH_SIZE: '5',
       POLLER_WAIT_SECONDS: '20',
@@ -523,6 +525,11 @@ describe('Runtime fargate: synth-time errors', () => {
       'taskMemoryMiB (4096) is not a memory Fargate allows with taskCpu 256: 512 to 2048 MiB in steps of 512; set one of those or another taskCpu',
     ],
     [
+      'a payload limit the task memory cannot hold for the records in flight',
+      { maxPayloadBytes: 16 * 1024 * 1024 },
+      'maxPayloadBytes (16777216 bytes) is more than taskMemoryMiB (1024 MiB) can hold: 10 records in flight (recordConcurrency 10) × 16 MiB × 11 (peak memory per byte of a JSON payload, measured: docs/performance.md) + 64 MiB (the worker) = 1824 MiB; lower maxPayloadBytes to 9151208 bytes or less, raise taskMemoryMiB to 1824 MiB, or lower recordConcurrency',
+    ],
+    [
       'the DynamoDB store, whose worker has no VPC for the tasks',
       { store: 'dynamodb' },
       'runtime "fargate" needs store "postgres" (given store "dynamodb"): the poller service runs in the VPC of the database proxy, and a DynamoDB worker has no VPC; use runtime "lambda" with store "dynamodb", or store "postgres"',
@@ -614,7 +621,6 @@ describe('Class: PollerService', () => {
     const settings = resolvePollerSettings(
       { runtime: 'fargate' },
       Duration.seconds(60),
-      1024,
       undefined,
       false,
       problems,

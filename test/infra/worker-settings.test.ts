@@ -1,4 +1,5 @@
 import { App, Duration, Stack, Token } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { describe, expect, it } from 'vitest';
 import {
@@ -554,10 +555,75 @@ describe('Function: resolveWorkerSettings() payload settings', () => {
     ]);
   });
 
-  it('refuses maxPayloadBytes above half the function memory', () => {
-    expect(problemsOf({ memorySize: 128, maxPayloadBytes: 100 * 1024 * 1024 })).toEqual([
-      'maxPayloadBytes (104857600 bytes) must be at most half of memorySize (128 MB = 67108864 bytes): a referenced payload is held whole while its handler runs; raise memorySize or lower maxPayloadBytes',
-    ]);
+  describe('the payloadRef limit (maxPayloadBytes) against the memory and the records in flight', () => {
+    const MIB = 1024 * 1024;
+
+    it('derives the default from memorySize and the records that hold a payload at once', () => {
+      // (memorySize − 64 MiB for the worker) ÷ (11 per payload byte × records in flight), whole MiB, at most 64 MiB.
+      expect(resolveWorkerSettings({}).maxPayloadBytes).toBe(40 * MIB);
+      // recordConcurrency follows dbPoolSize: two payloads at once.
+      expect(resolveWorkerSettings({ dbPoolSize: 2 }).maxPayloadBytes).toBe(20 * MIB);
+      // Per batch, the batch's payloads are read before its transaction: batchSize 10 in flight.
+      expect(resolveWorkerSettings({ commitMode: 'per-batch' }).maxPayloadBytes).toBe(4 * MIB);
+      expect(resolveWorkerSettings({ memorySize: 1024 }).maxPayloadBytes).toBe(64 * MIB);
+      // Below a MiB the bytes are kept exact: 448 MiB ÷ (11 × 1000).
+      expect(
+        resolveWorkerSettings({
+          commitMode: 'per-batch',
+          batchSize: 1000,
+          maxBatchingWindow: Duration.seconds(1),
+        }).maxPayloadBytes,
+      ).toBe(Math.floor((448 * MIB) / 11_000));
+    });
+
+    it('refuses a maxPayloadBytes the memory cannot hold, naming the values and the fixes', () => {
+      expect(problemsOf({ maxPayloadBytes: 64 * MIB })).toEqual([
+        'maxPayloadBytes (67108864 bytes) is more than memorySize (512 MB) can hold: 1 record in flight (recordConcurrency 1) × 64 MiB × 11 (peak memory per byte of a JSON payload, measured: docs/performance.md) + 64 MiB (the worker) = 768 MiB; lower maxPayloadBytes to 42705640 bytes or less, raise memorySize to 768 MB, or lower recordConcurrency',
+      ]);
+      expect(problemsOf({ commitMode: 'per-batch', maxPayloadBytes: 8 * MIB })).toEqual([
+        "maxPayloadBytes (8388608 bytes) is more than memorySize (512 MB) can hold: 10 records in flight (batchSize 10: commitMode per-batch reads a batch's payloads before its transaction and keeps them until it commits) × 8 MiB × 11 (peak memory per byte of a JSON payload, measured: docs/performance.md) + 64 MiB (the worker) = 944 MiB; lower maxPayloadBytes to 4270564 bytes or less, raise memorySize to 944 MB, or lower batchSize (or use commitMode per-message)",
+      ]);
+    });
+
+    it('accepts a maxPayloadBytes up to what the memory holds', () => {
+      expect(problemsOf({ maxPayloadBytes: 42_705_640 })).toEqual([]);
+      expect(problemsOf({ maxPayloadBytes: 42_705_641 })).toHaveLength(1);
+      expect(problemsOf({ memorySize: 2048, dbPoolSize: 2, maxPayloadBytes: 64 * MIB })).toEqual([]);
+    });
+
+    it('asks for maxPayloadBytes when the memory is a deploy-time token', () => {
+      expect(problemsOf({ memorySize: Token.asNumber({ Ref: 'Memory' }) })).toEqual([
+        'memorySize or the records in flight (recordConcurrency 1) is a deploy-time token, so maxPayloadBytes has no default; set maxPayloadBytes',
+      ]);
+      expect(problemsOf({ memorySize: Token.asNumber({ Ref: 'Memory' }), maxPayloadBytes: 8 * MIB })).toEqual(
+        [],
+      );
+    });
+
+    it('fails the synth of an unsafe limit and gives the worker the derived one', () => {
+      const refused = new Stack(new App(), 'Refused');
+      expect(
+        () =>
+          new SqsDatabaseWorker(refused, 'Worker', {
+            vpc: new ec2.Vpc(refused, 'Vpc', { natGateways: 0 }),
+            production: false,
+            alarms: 'none',
+            maxPayloadBytes: 64 * MIB,
+          }),
+      ).toThrow(/maxPayloadBytes \(67108864 bytes\) is more than memorySize \(512 MB\) can hold/);
+
+      const derived = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Derived');
+      new SqsDatabaseWorker(derived, 'Worker', {
+        vpc: new ec2.Vpc(derived, 'Vpc', { natGateways: 0 }),
+        production: false,
+        alarms: 'none',
+        dbPoolSize: 2,
+      });
+      Template.fromStack(derived).hasResourceProperties('AWS::Lambda::Function', {
+        Description: 'SQS → PostgreSQL inbox worker',
+        Environment: { Variables: Match.objectLike({ PAYLOAD_MAX_BYTES: String(20 * MIB) }) },
+      });
+    });
   });
 
   it('fails the synth of a worker whose payload versions would expire before its messages', () => {

@@ -688,7 +688,8 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     expect(s3Statements(roleOf('OutboxRelayFunction'))).toEqual([]);
     template.hasResourceProperties('AWS::Lambda::Function', {
       Description: 'SQS → PostgreSQL inbox worker',
-      Environment: { Variables: Match.objectLike({ PAYLOAD_MAX_BYTES: String(64 * 1024 * 1024) }) },
+      // The limit the default function (512 MB, one record at a time) can hold: lib/resolve-payload-limit.ts.
+      Environment: { Variables: Match.objectLike({ PAYLOAD_MAX_BYTES: String(40 * 1024 * 1024) }) },
     });
   });
 

@@ -6,7 +6,8 @@
  * each concurrency, round trips and statements counted through the proxy without delay; the statements of every
  * mode checked against RDS Proxy's pinning conditions; then the worker bundle's size and cold load; then the
  * retention purge's effect on worker_inbox's size and on the worker's throughput (`retention-purge.ts`;
- * `-- --only purge` runs that line alone; `-- --only bundle` the bundle line). Prints figures and its targets beside them; always exits 0 unless the
+ * `-- --only purge` runs that line alone; `-- --only bundle` the bundle line); then the worker's peak memory per
+ * `payloadRef` size (`payload-memory.ts`; `-- --only payload-memory` runs that line alone). Prints figures and its targets beside them; always exits 0 unless the
  * bench itself fails.
  *
  * Database: DATABASE_URL when set (migrated first; the bench adds rows under consumer `bench-worker`),
@@ -27,6 +28,9 @@ import { benchBundle, runBundleAlone } from './bench-bundle.ts';
 import { benchConfig, type ConfigResult, medianRun, pairedRatio, since } from './bench-config.ts';
 import type { BenchMode } from './bench-lanes.ts';
 import { startLaneThreads } from './lane-threads.ts';
+import { benchPayloadMemory } from './payload-memory.ts';
+import { runPayloadMemoryAlone } from './payload-memory-alone.ts';
+import { renderPayloadMemory } from './render-payload-memory.ts';
 import {
   type BenchReport,
   REFERENCE_MODE,
@@ -73,6 +77,7 @@ const USAGE = `usage: npm run bench [-- options]
   --purge-rows N          old inbox rows the retention purge line deletes (default 100000, 1000 to 10000000)
   --only purge            run the retention purge line alone
   --only bundle           run the bundle and cold-load line alone (no database)
+  --only payload-memory   run the payload-memory line alone (peak RSS per payloadRef size)
   --help                  this text`;
 
 /** Prints what was wrong with the options and the usage, and exits 2 (nothing has started yet). */
@@ -157,7 +162,12 @@ if (!(Number.isInteger(purgeRows) && purgeRows >= 1000 && purgeRows <= 10_000_00
 if (values.only !== undefined) {
   if (values.only === 'purge') await runRetentionPurgeAlone(purgeRows);
   else if (values.only === 'bundle') await runBundleAlone();
-  else usageError(`--only takes purge or bundle, the lines that run alone (given ${values.only})`);
+  else if (values.only === 'payload-memory') await runPayloadMemoryAlone();
+  else {
+    usageError(
+      `--only takes purge, bundle or payload-memory, the lines that run alone (given ${values.only})`,
+    );
+  }
   process.exit(0);
 }
 
@@ -308,6 +318,9 @@ try {
   log(`[${since(started)}] bundling the worker and timing its cold load`);
   const bundle = await benchBundle();
 
+  log(`[${since(started)}] the worker's peak memory per payloadRef size`);
+  const payloadMemory = await benchPayloadMemory({ admin, url, log });
+
   const report: BenchReport = { results, network, bundle };
   console.log(
     [
@@ -338,6 +351,8 @@ try {
       renderBundle(bundle),
       '',
       renderRetentionPurge(purge),
+      '',
+      renderPayloadMemory(payloadMemory),
       '',
       'Targets (figures only: a missed target does not fail the bench)',
       renderTargets(report),
