@@ -14,7 +14,7 @@ import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts'
 import { QUARANTINE_PK_PREFIX } from '../../lambda/stores/dynamodb/item-keys.ts';
 import { createWorker } from '../../lambda/worker/create-worker.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';
-import { checkHostileBatches, type PropertyStore } from '../support/hostile-batch-property.ts';
+import { checkHostileBatches, lambdaRuntime, type PropertyStore } from '../support/hostile-batch-property.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 
 // The hostile-batch property (test/support/hostile-batch-property.ts) on DynamoDB Local, through the Lambda adapter
@@ -91,6 +91,6 @@ const dynamoStore: PropertyStore = {
 
 describe('Property: hostile batches on DynamoDB', () => {
   it('never throws nor hangs, applies every good message once, quarantines every bad one', async () => {
-    await checkHostileBatches(dynamoStore, { timeoutMs: TIMEOUT_MS });
+    await checkHostileBatches(dynamoStore, lambdaRuntime(TIMEOUT_MS));
   }, 600_000);
 });

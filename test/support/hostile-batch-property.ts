@@ -33,14 +33,6 @@ export interface PropertyStore {
   restore(): void;
 }
 
-/** Settings of {@link checkHostileBatches}; runs and seed come from the environment (the soak command raises them). */
-export interface PropertySettings {
-  /** The function's timeout in each run's invocations. */
-  readonly timeoutMs: number;
-  /** Runs of the property. @default PROPERTY_RUNS or 10 */
-  readonly numRuns?: number;
-}
-
 /** Deliveries within which a good message is applied, with one injected fault and a duplicate in flight. */
 export const GOOD_MESSAGE_DELIVERIES = 3;
 
@@ -75,17 +67,64 @@ const describeRun = (histories: readonly MessageHistory[], outcomes: Map<string,
     .join('\n');
 
 /**
- * The property every store and commit mode must hold, over any batch that mixes hostile bodies (random JSON of any
- * depth and size, escaped NULs and lone surrogates, huge strings, wrong types, JSON keys written twice, reused keys
- * with other payloads, random message attributes) with good payments, and any one injected slow record or stall:
- * - the handler never rejects and never runs past its timeout (plus a margin for its last store call);
+ * How a property run's messages reach a worker: until each one is deleted or in the DLQ, its outcomes given to
+ * `onOutcome`, with the run's fault injected; resolves with every message's deliveries and fate.
+ */
+export type PropertyRuntime = (
+  store: PropertyStore,
+  messages: readonly HostileMessage[],
+  injection: Injection,
+  onOutcome: (outcome: RecordOutcome) => void,
+) => Promise<MessageHistory[]>;
+
+/**
+ * The Lambda runtime: a warm execution environment of the store's worker, fed as the event source mapping feeds it
+ * ({@link deliverUntilSettled}); a stall lasts the run's first invocation.
+ */
+export const lambdaRuntime =
+  (timeoutMs: number): PropertyRuntime =>
+  async (store, messages, injection, onOutcome) => {
+    const environment = await store.environment(onOutcome);
+    try {
+      const { histories } = await deliverUntilSettled(environment.handler, messages, {
+        timeoutMs,
+        hangMarginMs: 10_000,
+        around: async (index, invoke) => {
+          if (injection !== 'store-stall' || index > 0) return invoke();
+          store.stall();
+          try {
+            return await invoke();
+          } finally {
+            store.restore();
+          }
+        },
+      });
+      return histories;
+    } finally {
+      await environment.close();
+    }
+  };
+
+/**
+ * The property every store, commit mode and runtime must hold, over any batch that mixes hostile bodies (random
+ * JSON of any depth and size, escaped NULs and lone surrogates, huge strings, wrong types, JSON keys written twice,
+ * reused keys with other payloads, random message attributes) with good payments, and any one injected slow record
+ * or stall:
+ * - the worker never throws for a record and never runs past its budget (plus a margin for its last store call);
  * - every good payment is applied exactly once, within {@link GOOD_MESSAGE_DELIVERIES} deliveries, and its
  *   outcomes show no failure but the injected fault's (no record's content changes another record's outcome);
  * - every bad message is quarantined with a code and acknowledged, never left to the DLQ;
  * - of messages that share a key with different payloads, exactly one is applied and the others are quarantined.
+ *
+ * Runs and seed come from `PROPERTY_RUNS` (default `settings.numRuns`) and `PROPERTY_SEED`: the suite runs a fixed
+ * seed; `npm run soak:property` runs many more with a random one.
  */
-export async function checkHostileBatches(store: PropertyStore, settings: PropertySettings): Promise<void> {
-  const numRuns = settings.numRuns ?? Number(process.env.PROPERTY_RUNS ?? 10);
+export async function checkHostileBatches(
+  store: PropertyStore,
+  runtime: PropertyRuntime,
+  settings: { readonly numRuns?: number } = {},
+): Promise<void> {
+  const numRuns = Number(process.env.PROPERTY_RUNS ?? settings.numRuns ?? 10);
   const seed = Number(process.env.PROPERTY_SEED ?? 20261204);
   const property = fc.asyncProperty(
     messageCasesArb,
@@ -98,27 +137,9 @@ export async function checkHostileBatches(store: PropertyStore, settings: Proper
         order,
       );
       const outcomes = new Map<string, RecordOutcome[]>();
-      const environment = await store.environment((outcome) => {
+      const histories = await runtime(store, messages, injection, (outcome) => {
         outcomes.set(outcome.messageId, [...(outcomes.get(outcome.messageId) ?? []), outcome]);
       });
-      let histories: MessageHistory[];
-      try {
-        ({ histories } = await deliverUntilSettled(environment.handler, messages, {
-          timeoutMs: settings.timeoutMs,
-          hangMarginMs: 10_000,
-          around: async (index, invoke) => {
-            if (injection !== 'store-stall' || index > 0) return invoke();
-            store.stall();
-            try {
-              return await invoke();
-            } finally {
-              store.restore();
-            }
-          },
-        }));
-      } finally {
-        await environment.close();
-      }
       await assertRun(store, histories, outcomes, injection);
     },
   );
@@ -167,5 +188,22 @@ async function assertRun(
   }
   for (const [group, applied] of groups) {
     expect(applied, `one message of reused key ${group} applied: ${report}`).toBe(1);
+  }
+  // The fault was injected for real: the slow record timed out once; under a stall, records of the first delivery
+  // were reported (every record touches the store: its claim, or its quarantine).
+  const first = [...outcomes.values()].flatMap((seen) =>
+    seen.filter((outcome) => outcome.receiveCount === 1),
+  );
+  if (injection === 'slow-record') {
+    // It sleeps past the budget on its first delivery: that delivery cannot have applied it (its outcome is
+    // HANDLER_TIMEOUT, or per batch DEADLINE_DEFERRED when its batch ran again after the timeout rolled it back).
+    const slow = histories.find((history) => history.message.slow);
+    expect(slow?.deliveries, `the slow record needed another delivery: ${report}`).toBeGreaterThan(1);
+  }
+  if (injection === 'store-stall') {
+    expect(
+      first.some((outcome) => !outcome.acknowledged),
+      `the stall was felt: ${report}`,
+    ).toBe(true);
   }
 }
