@@ -26,7 +26,7 @@ describe.each(['per-message', 'per-batch'] as const)(
         runLimitMs: 90_000,
       });
       try {
-        await checkHostileBatches(store, runtime, { numRuns: 4 });
+        await checkHostileBatches(store, runtime, { numRuns: 3 });
       } finally {
         await store.proxy.close();
       }

@@ -116,16 +116,20 @@ export const lambdaRuntime =
  * - every bad message is quarantined with a code and acknowledged, never left to the DLQ;
  * - of messages that share a key with different payloads, exactly one is applied and the others are quarantined.
  *
- * Runs and seed come from `PROPERTY_RUNS` (default `settings.numRuns`) and `PROPERTY_SEED`: the suite runs a fixed
- * seed; `npm run soak:property` runs many more with a random one.
+ * `npm test` runs `settings.numRuns` runs (default 10) from a fixed seed. `PROPERTY_RUNS` scales every file's runs
+ * (10 is the default scale: a file of 3 runs makes 60 at 200) and `PROPERTY_SEED` sets the seed (`random`: a new one,
+ * printed with any counterexample): `npm run soak:property` runs 200 from a random seed.
  */
 export async function checkHostileBatches(
   store: PropertyStore,
   runtime: PropertyRuntime,
   settings: { readonly numRuns?: number } = {},
 ): Promise<void> {
-  const numRuns = Number(process.env.PROPERTY_RUNS ?? settings.numRuns ?? 10);
-  const seed = Number(process.env.PROPERTY_SEED ?? 20261204);
+  const base = settings.numRuns ?? 10;
+  const scale = process.env.PROPERTY_RUNS ? Number(process.env.PROPERTY_RUNS) / 10 : 1;
+  const numRuns = Math.max(1, Math.round(base * scale));
+  const seed =
+    process.env.PROPERTY_SEED === 'random' ? Date.now() % 2 ** 31 : Number(process.env.PROPERTY_SEED ?? 20261204);
   const property = fc.asyncProperty(
     messageCasesArb,
     fc.array(fc.nat(), { minLength: 1, maxLength: 40 }),
