@@ -129,7 +129,9 @@ export async function checkHostileBatches(
   const scale = process.env.PROPERTY_RUNS ? Number(process.env.PROPERTY_RUNS) / 10 : 1;
   const numRuns = Math.max(1, Math.round(base * scale));
   const seed =
-    process.env.PROPERTY_SEED === 'random' ? Date.now() % 2 ** 31 : Number(process.env.PROPERTY_SEED ?? 20261204);
+    process.env.PROPERTY_SEED === 'random'
+      ? Date.now() % 2 ** 31
+      : Number(process.env.PROPERTY_SEED ?? 20261204);
   const property = fc.asyncProperty(
     messageCasesArb,
     fc.array(fc.nat(), { minLength: 1, maxLength: 40 }),
