@@ -28,7 +28,11 @@ export interface Settled {
   readonly state?: CanaryInboxState;
 }
 
-/** Polls `probe` every `pollMs` until it returns a value or the run's deadline passes (then undefined). */
+/**
+ * Polls `probe` every `pollMs` until it returns a value or the run's deadline passes (then undefined).
+ *
+ * @internal
+ */
 export async function until<T>(run: CanaryRun, probe: () => Promise<T | undefined>): Promise<T | undefined> {
   for (;;) {
     const found = await probe();

@@ -109,10 +109,13 @@ export async function smoke(deps: SmokeDeps, options: SmokeOptions): Promise<Smo
       ? sampleWorkerSessions(deps.sql, options.consumer, { pollMs: Math.min(pollMs, 250) })
       : undefined;
   const controlPlane = Promise.all([checkAlarmTopic(deps.alarmTopic), checkBreakerClosed(deps.breaker)]);
-  const canaries = await runCanaries(run, options, queue.maxReceiveCount).finally(async () => {
-    await sampler?.stop().catch(() => undefined);
-  });
-  const sessions = await sampler?.stop().catch(() => undefined);
+  let canaries: CanaryOutcomes;
+  let sessions: WorkerSessions | undefined;
+  try {
+    canaries = await runCanaries(run, options, queue.maxReceiveCount);
+  } finally {
+    sessions = await sampler?.stop().catch(() => undefined);
+  }
   const [alarmTopic, breaker] = await controlPlane;
   const pinning = await checkProxyPinning(pinningTarget(deps, run, started, sessions));
   const privileges = await privilegesCheck(deps, options, sessions);
