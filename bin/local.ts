@@ -9,6 +9,7 @@ import { runDynamoDbDemoScenario } from '../tools/local/demo-scenario-dynamodb.t
 import { HandlersModuleError, LocalStackError } from '../tools/local/errors.ts';
 import { describeRefusal, describeRefusals } from '../tools/local/iam/local-iam.ts';
 import { LOCAL_ACCESS_KEY_IDS } from '../tools/local/iam/local-identities.ts';
+import { keepConsuming } from '../tools/local/keep-consuming.ts';
 import { resolveHandlersPath } from '../tools/local/load-handlers.ts';
 import { LocalDynamoDbError } from '../tools/local/local-dynamodb.ts';
 import { startLocalStack } from '../tools/local/local-stack.ts';
@@ -200,11 +201,8 @@ async function runOwnHandlers(handlersPath: string): Promise<number> {
   process.stdout.write(
     [
       `Worker "${served.consumer}" running ${types} from ${served.file} (Ctrl-C to stop)`,
-      `  DATABASE_URL=${stack.databaseUrl}`,
-      `  SQS_ENDPOINT=${stack.sqsEndpoint}  (region ${stack.region})`,
-      ...operatorKeyLines(),
-      `  queue ${stack.queues.queueUrl}`,
-      `  DLQ   ${stack.queues.dlqUrl}`,
+      'The ops CLI (npx sqs-worker …) reads these settings:',
+      ...settingsLines(),
       '',
       'Send a message (put your payload in "payload"):',
       `  ${served.exampleCommand}`,
@@ -216,13 +214,31 @@ async function runOwnHandlers(handlersPath: string): Promise<number> {
   return 0;
 }
 
-/** The operator's key for the ops CLI and the AWS CLI against the local stack (allowed everything). */
-function operatorKeyLines(): string[] {
-  return stack.iam
-    ? [
-        `  AWS_ACCESS_KEY_ID=${LOCAL_ACCESS_KEY_IDS.admin} AWS_SECRET_ACCESS_KEY=local  (the operator's local key)`,
-      ]
-    : [];
+/**
+ * The settings of the local stack as the ops CLI reads them (`export NAME='value'` lines to paste into a shell), the
+ * operator's local key included when the IAM layer is on (allowed everything, for the ops CLI and the AWS CLI).
+ */
+function settingsLines(): string[] {
+  const settings: [string, string][] = [
+    ...(stack.dynamodb
+      ? ([
+          ['WORKER_STORE', 'dynamodb'],
+          ['DYNAMODB_ENDPOINT', stack.dynamodb.endpoint],
+          ['DYNAMODB_TABLE', stack.dynamodb.tableName],
+        ] as [string, string][])
+      : ([['DATABASE_URL', stack.databaseUrl]] as [string, string][])),
+    ['SQS_ENDPOINT', stack.sqsEndpoint],
+    ['AWS_REGION', stack.region],
+    ['WORKER_QUEUE_URL', stack.queues.queueUrl],
+    ['WORKER_DLQ_URL', stack.queues.dlqUrl],
+    ...(stack.iam
+      ? ([
+          ['AWS_ACCESS_KEY_ID', LOCAL_ACCESS_KEY_IDS.admin],
+          ['AWS_SECRET_ACCESS_KEY', 'local'],
+        ] as [string, string][])
+      : []),
+  ];
+  return settings.map(([name, value]) => `  export ${name}='${value.replaceAll("'", `'\\''`)}'`);
 }
 
 /** The scenario covering every failure case, its summary and checks; with `--keep`, stays up after them. */
@@ -265,21 +281,25 @@ async function runScenario(): Promise<number> {
   if (barStarted) bar.stop();
   process.stdout.write(renderDemoSummary(summary));
   if (options.keep) {
+    // The scenario's worker stopped with it: a worker of its own consumes what is sent while the stack stays up.
+    const kept = await keepConsuming({
+      stack,
+      concurrency: options.concurrency,
+      runtime: options.runtime,
+    });
     process.stdout.write(
       [
         '',
-        'Still running (Ctrl-C to stop):',
-        stack.dynamodb
-          ? `  DYNAMODB_ENDPOINT=${stack.dynamodb.endpoint}  DYNAMODB_TABLE=${stack.dynamodb.tableName}`
-          : `  DATABASE_URL=${stack.databaseUrl}`,
-        `  SQS_ENDPOINT=${stack.sqsEndpoint}  (region ${stack.region})`,
-        ...operatorKeyLines(),
-        `  queue ${stack.queues.queueUrl}`,
-        `  DLQ   ${stack.queues.dlqUrl}`,
+        'Still running, the worker consuming the queue (Ctrl-C to stop). The ops CLI (npx sqs-worker …) reads these settings:',
+        ...settingsLines(),
+        '',
+        // The stage whose roles the local IAM layer enforces for this run (docs/local.md, "IAM, locally").
+        `Check it with the canaries, as after every deploy: npx sqs-worker smoke --stage ${stack.dynamodb ? 'dev-dynamodb' : options.runtime === 'poller' ? 'fargate' : 'dev'}`,
         '',
       ].join('\n'),
     );
     await untilStopped();
+    await kept.stop();
   }
   return summary.checks.every((check) => check.ok) ? 0 : 1;
 }

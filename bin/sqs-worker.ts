@@ -48,7 +48,7 @@ const POSTGRES_ONLY_STORE = [
 
 const program = new Command('sqs-worker')
   .description(
-    'Operations for the SQS → Lambda → PostgreSQL worker: inbox, queue, DLQ, quarantine, breaker, capacity.',
+    'Operations for the SQS → Lambda → PostgreSQL worker: inbox, queue, DLQ, quarantine, breaker, capacity, smoke.',
   )
   .option('--database-url <url>', 'PostgreSQL connection URL (env DATABASE_URL)')
   .option('--queue-url <url>', 'source (worker) queue URL (env WORKER_QUEUE_URL)')
@@ -475,6 +475,40 @@ program
         },
       );
     }),
+  );
+
+program
+  .command('smoke')
+  .description(
+    'after every cdk deploy: canary envelopes through the real stack, checked in a PASS/FAIL/SKIP table (exit 1 on a FAIL)',
+  )
+  .requiredOption(
+    '--stage <stage>',
+    'the stage of cdk.json that was deployed: its store and settings, and (in AWS) the outputs of stack SqsInboxWorker-<stage>',
+  )
+  .option('--timeout <duration>', 'how long the run waits for its canaries, at most', '120s')
+  .option(
+    '--skip-dlq',
+    'do not send the never-recovering canary (it takes maxReceiveCount receives and their backoff, and fires DlqNotEmpty)',
+  )
+  .option('--alarm-topic-arn <arn>', 'the alarm topic (default: the stack output AlarmTopicArn)')
+  .option('--proxy-name <name>', 'the RDS Proxy of the worker (default: the stack output ProxyName)')
+  .option(
+    '--worker-db-user <name>',
+    "the worker's database user to check (default: the stage's workerDbUser, sqs_worker)",
+  )
+  .action(
+    act('smoke', (s, opts) =>
+      ops.smokeCommand(s, {
+        stage: str(opts.stage) ?? '',
+        timeoutSeconds: parseDuration(str(opts.timeout) ?? '120s', '--timeout'),
+        skipDlq: opts.skipDlq === true,
+        alarmTopicArn: str(opts.alarmTopicArn),
+        proxyName: str(opts.proxyName),
+        workerDbUser: str(opts.workerDbUser),
+        flags: program.opts(),
+      }),
+    ),
   );
 
 try {

@@ -90,6 +90,9 @@ export const DYNAMODB_FAILURE_CODES = [
   'DYNAMODB_TOO_MANY_WRITES',
 ] as const;
 
+/** Codes of the toolkit's canary handler (lambda/canary/), on purpose: `sqs-worker smoke` sends them. */
+export const CANARY_FAILURE_CODES = ['CANARY_POISON', 'CANARY_RETRYABLE'] as const;
+
 export { EXAMPLE_FAILURE_CODES };
 
 /** Every code listed above. */
@@ -97,6 +100,7 @@ export const FAILURE_CODES = [
   ...ENGINE_FAILURE_CODES,
   ...EFFECT_FAILURE_CODES,
   ...DYNAMODB_FAILURE_CODES,
+  ...CANARY_FAILURE_CODES,
   ...EXAMPLE_FAILURE_CODES,
 ] as const;
 

@@ -35,6 +35,9 @@
  * @packageDocumentation
  */
 
+// The canary of `sqs-worker smoke`: registered in every worker unless you define its message type yourself.
+export { canaryDynamoHandler, canaryHandler } from './canary/canary-handler.ts';
+export { CANARY_MESSAGE_TYPE, CANARY_SCHEMA_VERSION } from './canary/canary-message.ts';
 // Configuration and the database client (module scope, once per Lambda environment).
 export { type DatabaseConfig, loadConfig, type OutboxRelayConfig, type WorkerConfig } from './config.ts';
 // Option values, defaults, metric names and failure codes (constants only).

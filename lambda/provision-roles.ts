@@ -107,8 +107,8 @@ export const TOOLKIT_GRANTS: Readonly<Record<RoleFunction, readonly TableGrant[]
   ],
 };
 
-/** Tables of the toolkit itself: never treated as domain tables. */
-const TOOLKIT_TABLES = new Set([
+/** Tables of the toolkit itself: never treated as domain tables (`sqs-worker smoke` checks the worker's grants by it). */
+export const TOOLKIT_TABLES: ReadonlySet<string> = new Set([
   'schema_migrations',
   ...Object.values(TOOLKIT_GRANTS).flatMap((grants) => grants.map((grant) => grant.table)),
 ]);

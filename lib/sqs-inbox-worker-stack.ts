@@ -66,6 +66,11 @@ export class SqsInboxWorkerStack extends Stack {
     }
     if (this.worker.database) {
       new CfnOutput(this, 'ProxyEndpoint', { value: this.worker.database.proxy.endpoint });
+      new CfnOutput(this, 'ProxyName', {
+        value: this.worker.database.proxy.dbProxyName,
+        description:
+          'The RDS Proxy (CloudWatch dimension ProxyName; sqs-worker smoke reads its pinned sessions)',
+      });
     }
     if (this.worker.table) {
       new CfnOutput(this, 'TableName', {

@@ -2,6 +2,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
 import type postgres from 'postgres';
+import { withCanaryHandler } from '../canary/with-canary-handler.ts';
 import { DEFAULT_METRICS_NAMESPACE, METRIC_NAMES, WORKER_DEFAULTS } from '../constants.ts';
 import { ConfigError } from '../errors.ts';
 import type { BackoffSettings } from './backoff.ts';
@@ -118,8 +119,11 @@ export function defaultWorkerLogger(consumer: string): Logger {
  * ```
  */
 export function createBatchEngine(options: WorkerOptions): BatchEngine {
-  const registry = createHandlerRegistry(options.handlers as readonly MessageHandler[]);
   const { sql, store } = options;
+  // The toolkit's canary (`sqs-worker smoke`) is registered in every worker, unless the handlers define its type.
+  const registry = createHandlerRegistry(
+    withCanaryHandler(options.handlers as readonly MessageHandler[], store ? 'dynamodb' : 'postgres'),
+  );
   // DynamoDB records hold no pooled connection: up to a batch of 10 at once.
   const poolSize = store ? DYNAMODB_MAX_RECORD_CONCURRENCY : (sql?.options?.max ?? 1);
   const recordConcurrency = options.recordConcurrency ?? WORKER_DEFAULTS.recordConcurrency;

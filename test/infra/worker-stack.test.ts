@@ -754,6 +754,9 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
       ComparisonOperator: 'GreaterThanThreshold',
     });
     template.hasOutput('EventSourceMappingUuid', { Value: { Ref: mappingId } });
+    // The proxy's name, for sqs-worker smoke (CloudWatch dimension ProxyName of its pinned sessions).
+    const [proxyId] = Object.keys(template.findResources('AWS::RDS::DBProxy'));
+    template.hasOutput('ProxyName', { Value: { Ref: proxyId } });
     const endpoints = Object.values(template.findResources('AWS::EC2::VPCEndpoint')).map((endpoint) =>
       JSON.stringify(endpoint.Properties.ServiceName),
     );

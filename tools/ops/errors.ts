@@ -63,5 +63,16 @@ export class OutOfOrderReleaseError extends OperationError {
   }
 }
 
+/**
+ * Thrown by a command that printed its result and found failures in it (`smoke`: a check FAILed), exit 1. The
+ * result already says what failed: `--json` prints no error document after it.
+ */
+export class FailedChecksError extends OperationError {
+  constructor(message: string, data?: Readonly<Record<string, unknown>>) {
+    super(message, data ? { data } : undefined);
+    this.name = 'FailedChecksError';
+  }
+}
+
 /** Exit codes of `sqs-worker`, for scripts. */
 export const EXIT_CODES = { ok: 0, failed: 1, usage: 2 } as const;

@@ -19,7 +19,14 @@ export { dynamoQuarantineList } from './dynamo-quarantine-list.ts';
 export { dynamoQuarantineRelease } from './dynamo-quarantine-release.ts';
 export { dynamoQuarantineShow } from './dynamo-quarantine-show.ts';
 export { dynamoDbCapacity } from './dynamodb-capacity.ts';
-export { EXIT_CODES, OperationError, OpsError, OutOfOrderReleaseError, UsageError } from './errors.ts';
+export {
+  EXIT_CODES,
+  FailedChecksError,
+  OperationError,
+  OpsError,
+  OutOfOrderReleaseError,
+  UsageError,
+} from './errors.ts';
 export { health } from './health.ts';
 export { inboxPurge } from './inbox-purge.ts';
 export { inboxShow } from './inbox-show.ts';
@@ -31,3 +38,5 @@ export { quarantineRelease } from './quarantine-release.ts';
 export { quarantineShow } from './quarantine-show.ts';
 export { queueStatus } from './queue-status.ts';
 export { runOpsCommand } from './run-ops-command.ts';
+export { type SmokeDeps, type SmokeOptions, type SmokeResult, smoke } from './smoke.ts';
+export { type SmokeCommandOptions, smokeCommand } from './smoke-command.ts';

@@ -10,7 +10,7 @@ import type { Clock } from './clock.ts';
 import { systemClock } from './clock.ts';
 import { createOpsSql, createOpsSqs } from './collaborators.ts';
 import type { DynamoOpsTarget } from './dynamo-inbox-stats.ts';
-import { OpsError, UsageError } from './errors.ts';
+import { FailedChecksError, OpsError, UsageError } from './errors.ts';
 import type { OpsFlags, OpsSettings, RequiredSetting } from './ops-settings.ts';
 import { requireSetting, resolveOpsSettings } from './ops-settings.ts';
 import type { OpsOutput } from './output.ts';
@@ -153,7 +153,8 @@ export async function runOpsCommand(
     const type = error instanceof Error ? error.name : 'Error';
     const message = described?.message ?? (error instanceof Error ? error.message : String(error));
     const data = error instanceof OpsError ? error.data : undefined;
-    if (settings.json) {
+    // A result that was printed with its failures in it (FailedChecksError) is the one JSON document on stdout.
+    if (settings.json && !(error instanceof FailedChecksError)) {
       out.print(JSON.stringify({ error: { type, message, exitCode, ...(data ? { data } : {}) } }, null, 2));
     }
     out.note(`sqs-worker ${name}: ${message}`);

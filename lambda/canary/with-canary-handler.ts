@@ -1,0 +1,24 @@
+import type { MessageHandler } from '../worker/message-handler.ts';
+import { canaryDynamoHandler, canaryHandler } from './canary-handler.ts';
+import { CANARY_MESSAGE_TYPE } from './canary-message.ts';
+
+/**
+ * The handlers a worker registers: yours, plus the toolkit's canary handler (`SqsInboxWorkerCanary`, for the
+ * worker's store) unless you define that message type yourself, in which case yours is used for every version.
+ *
+ * Added here, by the engine, rather than by each entry file: every worker — the shipped entries, your `workerEntry`,
+ * `npm start -- --handlers`, the poller — answers `sqs-worker smoke` the same way, and a list of your own cannot
+ * forget it. The canary writes nothing but its inbox row or item.
+ *
+ * @internal
+ */
+export function withCanaryHandler(
+  handlers: readonly MessageHandler[],
+  store: 'postgres' | 'dynamodb',
+): readonly MessageHandler[] {
+  if (handlers.length === 0 || handlers.some((handler) => handler.messageType === CANARY_MESSAGE_TYPE)) {
+    return handlers;
+  }
+  const canary = store === 'dynamodb' ? canaryDynamoHandler : canaryHandler;
+  return [...handlers, canary as unknown as MessageHandler];
+}
