@@ -55,6 +55,8 @@ export const METRIC_NAMES = {
   // Counts of what happened besides the outcome (unit Count).
   hashMismatch: 'HashMismatch',
   quarantined: 'Quarantined',
+  /** A terminal message whose quarantine could not be written: reported, left to the DLQ if it goes on (Count). */
+  quarantineFailed: 'QuarantineFailed',
   /** Per-batch mode: handlers run again after a failure rolled their batch back. */
   handlerReruns: 'HandlerReruns',
   /** Records per invocation (unit Count). */

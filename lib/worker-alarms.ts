@@ -89,7 +89,7 @@ export function workerMetric(
  * Creates every alarm of the worker, each notifying `topic` on ALARM and on OK:
  * DLQ not empty; oldest message older than the SLO; function errors; throttles; duration p99 above 80 % of the
  * timeout (runtime `lambda`); running tasks below desired, task CPU and memory above 80 % (runtime `fargate`);
- * HashMismatch > 0; PayloadAccessDenied > 0; TerminalFailure rate; proxy client connections, proxy database connections and
+ * HashMismatch > 0; QuarantineFailed > 0; PayloadAccessDenied > 0; TerminalFailure rate; proxy client connections, proxy database connections and
  * instance connections near their limits (PostgreSQL store); DynamoDB throttled requests, system errors and
  * transaction conflict rate (DynamoDB store); outbox oldest pending age (when the relay is deployed); retry rate;
  * duplicate spike; and, with the health job: open quarantine entry age, lock waits, deadlocks, in-flight age
@@ -142,6 +142,14 @@ export function createWorkerAlarms(
       alarmDescription:
         'A message reused an idempotency key with a different payload (HashMismatch > 0): a producer bug. Runbook: quarantine list.',
       metric: emf('HashMismatch', { period: Duration.minutes(5) }),
+      threshold: 0,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    },
+    QuarantineFailed: {
+      alarmDescription:
+        'A terminal message could not be quarantined (QuarantineFailed > 0): it is reported instead, and reaches the DLQ if the store keeps failing. Read the worker log line worker_message_retryable_failure with quarantineFailed: the store error follows "[quarantine failed: …]". Runbook: docs/operations.md#alarm-quarantinefailed.',
+      metric: emf('QuarantineFailed', { period: Duration.minutes(5) }),
       threshold: 0,
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,

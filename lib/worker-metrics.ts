@@ -22,6 +22,7 @@ export const WORKER_METRICS = {
     METRIC_NAMES.terminalFailure,
     METRIC_NAMES.hashMismatch,
     METRIC_NAMES.quarantined,
+    METRIC_NAMES.quarantineFailed,
     METRIC_NAMES.staleVersionSkipped,
     METRIC_NAMES.notYetDue,
     METRIC_NAMES.deadlineDeferred,

@@ -27,6 +27,11 @@ export interface RecordOutcome {
   /** Failure text safe to log and store (never a payload value). */
   readonly failureMessage?: string;
   readonly quarantined?: boolean;
+  /**
+   * A terminal message whose quarantine could not be written (the store failed): reported so SQS keeps it, counted
+   * (`QuarantineFailed`, alarmed), and left to the DLQ if the store keeps failing.
+   */
+  readonly quarantineFailed?: boolean;
   readonly hashMismatch?: boolean;
   /** Business attempts recorded in the inbox, when known. */
   readonly attempts?: number;

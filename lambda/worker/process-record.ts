@@ -333,7 +333,8 @@ export async function processRecord(
     } catch (error) {
       // The bookkeeping itself failed (or waited past the role's lock timeout for a row): report the record
       // so SQS keeps it. A terminal message is never acknowledged without its quarantine row.
-      return run.unsettled(failure, classifyError(error));
+      const quarantining = !failure.retryable && deps.terminalPolicy === 'quarantine';
+      return run.unsettled(failure, classifyError(error), undefined, quarantining ? 'quarantine' : 'bookkeeping');
     }
   }
 }

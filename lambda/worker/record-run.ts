@@ -46,7 +46,8 @@ export interface RecordRun {
   /**
    * The verdict of a failure whose bookkeeping (or quarantine) write failed with `cause`: retryable, so SQS keeps the
    * record (a terminal message is never acknowledged without its quarantine), the failed step and the cause's code
-   * added to the message; a connection-class cause marks the batch's database down.
+   * added to the message, `quarantineFailed` set when the step was a quarantine; a connection-class cause marks the
+   * batch's database down.
    */
   unsettled(
     failure: Pick<Failure, 'code' | 'message'>,
@@ -120,10 +121,11 @@ export async function startRecordRun(
     },
     unsettled(failure, cause, attempts, step = 'bookkeeping') {
       if (cause.connection) batch.databaseDown = true;
-      return run.retry(
+      const verdict = run.retry(
         { code: failure.code, message: `${failure.message} [${step} failed: ${cause.code}]` },
         attempts,
       );
+      return step === 'quarantine' ? { ...verdict, quarantineFailed: true } : verdict;
     },
   };
   return run;

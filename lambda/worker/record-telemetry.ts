@@ -36,12 +36,13 @@ const LOGGED_FIELDS = [
   'failureCode',
   'failureMessage',
   'quarantined',
+  'quarantineFailed',
   'visibilitySeconds',
 ] as const satisfies readonly (keyof RecordOutcome)[];
 
 /**
  * Writes the one structured log line of a record (the pattern document's fields, §23) and its EMF metrics:
- * one count for its result, plus HashMismatch, Quarantined and PayloadAccessDenied when they apply, and ProcessingMs,
+ * one count for its result, plus HashMismatch, Quarantined, QuarantineFailed and PayloadAccessDenied when they apply, and ProcessingMs,
  * DbTransactionMs and MessageAgeMs. Never logs a payload value: only identifiers from the envelope, and the
  * producer's trace id (`traceId`) when the message carries one. The fields come from the record's own outcome, so
  * records processed at once never lend each other theirs.
@@ -67,6 +68,7 @@ export function recordTelemetry(
   sinks.metrics.addMetric(OUTCOME_METRICS[outcome.result], MetricUnit.Count, 1);
   if (outcome.hashMismatch) sinks.metrics.addMetric(METRIC_NAMES.hashMismatch, MetricUnit.Count, 1);
   if (outcome.quarantined) sinks.metrics.addMetric(METRIC_NAMES.quarantined, MetricUnit.Count, 1);
+  if (outcome.quarantineFailed) sinks.metrics.addMetric(METRIC_NAMES.quarantineFailed, MetricUnit.Count, 1);
   // Its own metric: a denied read is retried, but it is a permission to fix, not a passing S3 hiccup.
   if (outcome.failureCode === 'PAYLOAD_ACCESS_DENIED') {
     sinks.metrics.addMetric(METRIC_NAMES.payloadAccessDenied, MetricUnit.Count, 1);

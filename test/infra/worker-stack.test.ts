@@ -333,6 +333,7 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
         'FunctionThrottles',
         'DurationNearTimeout',
         'HashMismatch',
+        'QuarantineFailed',
         'TerminalFailureRate',
         'ProxyClientConnections',
         'ProxyDatabaseConnections',
@@ -351,7 +352,7 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
         'BreakerOpened',
       ].sort(),
     );
-    expect(alarms).toHaveLength(22);
+    expect(alarms).toHaveLength(23);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
       expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }]);

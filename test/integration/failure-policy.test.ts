@@ -243,6 +243,52 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     ]);
   });
 
+  it('reports a terminal message whose quarantine write fails, flagged quarantineFailed, and quarantines it once the write works', async () => {
+    // Prepare: the database refuses quarantine rows of one key prefix (a trigger), while everything else works.
+    await db.sql`
+      create or replace function refuse_quarantine() returns trigger language plpgsql as $$
+      begin raise exception 'quarantine refused by the test' using errcode = 'XX000'; end $$
+    `;
+    await db.sql`
+      create or replace trigger refuse_quarantine before insert on worker_quarantine for each row
+      when (new.idempotency_key like 'unquarantinable:%') execute function refuse_quarantine()
+    `;
+    const key = `unquarantinable:${randomUUID()}`;
+    const body = JSON.stringify(envelopeFactory({ idempotencyKey: key, schemaVersion: 9 }));
+    const good = payment();
+    const seen: RecordOutcome[] = [];
+    const observed = exampleWorker(db.sql, {
+      commitMode,
+      handlers,
+      onOutcome: (outcome) => seen.push(outcome),
+    });
+    const record = sqsRecordFactory(body);
+
+    // Act: refused, then the trigger gone and the message delivered again
+    const refused = await observed(sqsEvent([record, sqsRecordFactory(good)]), lambdaContext());
+    await db.sql`drop trigger refuse_quarantine on worker_quarantine`;
+    const redelivered = await observed(
+      sqsEvent([{ ...record, attributes: { ...record.attributes, ApproximateReceiveCount: '2' } }]),
+      lambdaContext(),
+    );
+
+    // Assess: reported (never acknowledged without its quarantine row), counted, then quarantined
+    expect(refused).toEqual({ batchItemFailures: [{ itemIdentifier: record.messageId }] });
+    expect(seen[0]).toMatchObject({
+      messageId: record.messageId,
+      result: 'RETRYABLE_FAILURE',
+      failureCode: 'UNSUPPORTED_SCHEMA_VERSION',
+      quarantineFailed: true,
+    });
+    expect(seen[0]?.failureMessage).toContain('[quarantine failed: POSTGRES_XX000]');
+    expect(await ledgerCount([paymentId(good)])).toBe(1);
+    expect(redelivered).toEqual({ batchItemFailures: [] });
+    expect(seen.at(-1)).toMatchObject({ result: 'TERMINAL_FAILURE', quarantined: true });
+    expect(seen.at(-1)?.quarantineFailed).toBeUndefined();
+    const rows = await db.sql`select reason_code from worker_quarantine where idempotency_key = ${key}`;
+    expect(rows.map((row) => row.reason_code)).toEqual(['UNSUPPORTED_SCHEMA_VERSION']);
+  });
+
   it('reports a retryable failure twice and makes it terminal on the third attempt (maxBusinessAttempts 3)', async () => {
     // Prepare
     const envelope = envelopeFactory({
