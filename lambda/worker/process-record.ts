@@ -334,7 +334,12 @@ export async function processRecord(
       // The bookkeeping itself failed (or waited past the role's lock timeout for a row): report the record
       // so SQS keeps it. A terminal message is never acknowledged without its quarantine row.
       const quarantining = !failure.retryable && deps.terminalPolicy === 'quarantine';
-      return run.unsettled(failure, classifyError(error), undefined, quarantining ? 'quarantine' : 'bookkeeping');
+      return run.unsettled(
+        failure,
+        classifyError(error),
+        undefined,
+        quarantining ? 'quarantine' : 'bookkeeping',
+      );
     }
   }
 }
