@@ -50,7 +50,7 @@ describe('Circuit breaker over the local event source mapping (database cut by a
       consumer: 'case-worker',
       handlers: exampleHandlers,
       sql: connect(2),
-      sqs: fixture.sqs,
+      sqs: fixture.as('worker').sqs,
       logger: new Logger({ serviceName: 'case-worker', logLevel: 'SILENT' }),
       metrics: new Metrics({ namespace: 'SqsInboxWorkerTest', serviceName: 'case-worker' }),
       recordConcurrency: 1,
@@ -69,7 +69,7 @@ describe('Circuit breaker over the local event source mapping (database cut by a
       return worker(event, context);
     };
     const esm = await startEventSourceMapping({
-      sqs: fixture.sqs,
+      sqs: fixture.as('worker').sqs,
       queueUrl,
       handler,
       batchSize: 5,

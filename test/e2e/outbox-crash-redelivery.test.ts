@@ -35,7 +35,7 @@ describe('Function: relayOutbox() crash between send and mark', () => {
     const doomedSql = db.client({ max: 1 });
     const crashingSqs: OutboxSqsSender = {
       async send(command: SendMessageBatchCommand) {
-        const output = await local.sqs.send(command);
+        const output = await local.as('relay').sqs.send(command);
         await doomedSql.end();
         return output;
       },
@@ -54,7 +54,7 @@ describe('Function: relayOutbox() crash between send and mark', () => {
       await db.sql`select status, locked_by, attempts from outbox_events where idempotency_key = ${idempotencyKey}`;
     const early = await relayOutbox({
       sql: db.sql,
-      sqs: local.sqs,
+      sqs: local.as('relay').sqs,
       queueUrl,
       deadline: Date.now() + 30_000,
       relayId: 'relay-2',
@@ -62,7 +62,7 @@ describe('Function: relayOutbox() crash between send and mark', () => {
     const laterClock = () => new Date(Date.now() + 60_000); // relay-1's 30 s lease has run out
     const retried = await relayOutbox({
       sql: db.sql,
-      sqs: local.sqs,
+      sqs: local.as('relay').sqs,
       queueUrl,
       clock: laterClock,
       deadline: laterClock().getTime() + 30_000,

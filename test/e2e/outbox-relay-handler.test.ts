@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { enqueueOutbox } from '../../lambda/outbox/index.ts';
+import { LOCAL_ACCESS_KEY_IDS } from '../../tools/local/iam/local-identities.ts';
 import { lambdaContext } from '../../tools/local/lambda-context.ts';
 import { captureOutput } from '../support/capture-output.ts';
 import { createTestDatabase } from '../support/database.ts';
@@ -11,8 +12,10 @@ const db = await createTestDatabase();
 const local = await localQueueFixture();
 const { queueUrl } = await local.queues();
 
-// The entry point reads its configuration once, at import (cold start).
+// The entry point reads its configuration once, at import (cold start); its SDK clients sign with the relay
+// function's role's local key, as the deployed function signs with its role's credentials.
 Object.assign(process.env, {
+  AWS_ACCESS_KEY_ID: LOCAL_ACCESS_KEY_IDS.relay,
   DATABASE_URL: db.url,
   OUTBOX_QUEUE_URL: queueUrl,
   OUTBOX_RUN_GUARD_MS: '1000',

@@ -35,7 +35,7 @@ describe('Function: runOutboxRelayLoop()', () => {
       send(command: SendMessageBatchCommand) {
         calls += 1;
         if (calls === 1) return Promise.reject(new Error('injected: SQS unavailable'));
-        return local.sqs.send(command);
+        return local.as('relay').sqs.send(command);
       },
     };
     await enqueueCase(`CASE-${randomUUID()}`);

@@ -18,6 +18,8 @@ import { localQueueFixture } from './local-queue-fixture.ts';
 
 const db = await createTestDatabase();
 const local = await localQueueFixture();
+/** The relay function's client (its role's key); `local.sqs`, the operator's, reads the queues. */
+const relaySqs = local.as('relay').sqs;
 
 const SECRET = 'payload-secret-4711';
 
@@ -65,7 +67,7 @@ function recordingSender(
 
 const run = (
   options: Partial<Parameters<typeof relayOutbox>[0]> & { sql?: postgres.Sql; queueUrl: string },
-) => relayOutbox({ sql: db.sql, sqs: local.sqs, deadline: Date.now() + 30_000, ...options });
+) => relayOutbox({ sql: db.sql, sqs: relaySqs, deadline: Date.now() + 30_000, ...options });
 
 /** Receives every message of a standard queue once (made invisible for a minute). */
 const receiveBodies = async (queueUrl: string) =>
@@ -155,7 +157,7 @@ describe('Function: relayOutbox()', () => {
     const { queueUrl } = await local.queues();
     const envelopes = Array.from({ length: 500 }, (_, i) => event(`CASE-${randomUUID()}`, i + 1));
     for (let i = 0; i < envelopes.length; i += 100) await enqueue(envelopes.slice(i, i + 100));
-    const senders = [recordingSender(local.sqs), recordingSender(local.sqs)];
+    const senders = [recordingSender(relaySqs), recordingSender(relaySqs)];
 
     // Act
     const results = await Promise.all(
@@ -189,7 +191,7 @@ describe('Function: relayOutbox()', () => {
     const aggregateId = `CASE-${randomUUID()}`;
     const envelopes = [1, 2, 3].map((n) => event(aggregateId, n));
     await enqueue(envelopes);
-    const sqs = recordingSender(local.sqs, (call) => call === 0);
+    const sqs = recordingSender(relaySqs, (call) => call === 0);
     let now = Date.now();
     const clock = () => new Date(now);
 
@@ -258,7 +260,7 @@ describe('Function: relayOutbox()', () => {
       async send(command) {
         entered();
         await gate;
-        return local.sqs.send(command);
+        return relaySqs.send(command);
       },
     };
 
@@ -272,7 +274,7 @@ describe('Function: relayOutbox()', () => {
       relayId: 'relay-a',
     });
     await inFlight;
-    const relayB = recordingSender(local.sqs);
+    const relayB = recordingSender(relaySqs);
     const duringLease = await run({ queueUrl, sqs: relayB, sql: db.client({ max: 1 }), relayId: 'relay-b' });
     release();
     await relayA;
@@ -292,7 +294,7 @@ describe('Function: relayOutbox()', () => {
     );
     const small = Array.from({ length: 12 }, (_, i) => event(`CASE-${randomUUID()}`, i + 1));
     await enqueue([...envelopes, ...small]);
-    const sqs = recordingSender(local.sqs);
+    const sqs = recordingSender(relaySqs);
 
     // Act
     const result = await run({ queueUrl, sqs, batchSize: 100 });
@@ -313,6 +315,7 @@ describe('Function: relayOutbox()', () => {
         Attributes: { MaximumMessageSize: '1024' },
       }),
     );
+    local.bindQueue(queueUrl);
     const good = event(`CASE-${randomUUID()}`, 1);
     const bad = event(`CASE-${randomUUID()}`, 1, { blob: 'x'.repeat(2000) }); // above this queue's 1024 bytes
     await enqueue([good, bad]);

@@ -79,7 +79,7 @@ describe.each(['per-message', 'per-batch'] as const)(
       const probe = createDatabaseProbe(() => connect(1), 1000);
       const { queueUrl, dlqUrl } = await fixture.queues({ maxReceiveCount: 10, visibilityTimeoutSeconds: 5 });
       const { poller, outcomes } = await startTestPoller({
-        sqs: fixture.sqs,
+        sqs: fixture.as('poller').sqs,
         queueUrl,
         sql: connect(4),
         probe,

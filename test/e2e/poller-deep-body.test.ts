@@ -17,7 +17,7 @@ describe('Poller with a body nested 5,000 levels deep (fauxqs over HTTP, real Po
     // Prepare: two payments and, between them, a valid payment whose payload also nests 5,000 arrays (10 KB).
     const { queueUrl, dlqUrl } = await fixture.queues({ maxReceiveCount: 3, visibilityTimeoutSeconds: 30 });
     const { lines } = await startTestPoller({
-      sqs,
+      sqs: fixture.as('poller').sqs,
       queueUrl,
       sql: db.client({ max: 2 }),
       probe: async () => {},

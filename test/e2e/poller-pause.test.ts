@@ -12,9 +12,11 @@ import { startTestPoller } from './poller-fixture.ts';
 const db = await createTestDatabase();
 const fixture = await localQueueFixture();
 const { sqs } = fixture;
+/** The poller's client (its task role's key). */
+const pollerSqs = fixture.as('poller').sqs;
 /** Every ReceiveMessage the poller's client sends, with its time: counted at the SDK, below the poller. */
 const receiveCalls: number[] = [];
-sqs.middlewareStack.add(
+pollerSqs.middlewareStack.add(
   (next, context) => (args) => {
     if (context.commandName === 'ReceiveMessageCommand') receiveCalls.push(Date.now());
     return next(args);
@@ -32,7 +34,7 @@ describe('Poller database-health pause (database cut by a TCP proxy for 10 s)', 
     const probe = createDatabaseProbe(() => connect(1), 1000);
     const { queueUrl, dlqUrl } = await fixture.queues({ maxReceiveCount: 5, visibilityTimeoutSeconds: 5 });
     const { poller, events, deliveries } = await startTestPoller({
-      sqs,
+      sqs: pollerSqs,
       queueUrl,
       sql: connect(2),
       probe: () => {

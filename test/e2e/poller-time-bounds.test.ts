@@ -27,7 +27,7 @@ describe('Poller time bounds (fauxqs over HTTP, real PostgreSQL)', () => {
     // its one attempt (maxBusinessAttempts 1: quarantined after it).
     const { queueUrl, dlqUrl } = await fixture.queues({ maxReceiveCount: 5, visibilityTimeoutSeconds: 2 });
     const { outcomes } = await startTestPoller({
-      sqs,
+      sqs: fixture.as('poller').sqs,
       queueUrl,
       sql: db.client({ max: 1, prepare: false }),
       probe: async () => {},
@@ -81,7 +81,7 @@ describe('Poller time bounds (fauxqs over HTTP, real PostgreSQL)', () => {
     const backoffMaxSeconds = 2;
     const { queueUrl, dlqUrl } = await fixture.queues({ maxReceiveCount: 5, visibilityTimeoutSeconds: 10 });
     const { poller, outcomes, deliveries } = await startTestPoller({
-      sqs,
+      sqs: fixture.as('poller').sqs,
       queueUrl,
       sql,
       probe,

@@ -49,7 +49,7 @@ describe('Tracing end to end: producer → outbox → relay → fauxqs → event
     // Act: the real relay publishes both; the local event source mapping delivers them to the real worker
     const relayed = await relayOutbox({
       sql: db.sql,
-      sqs: fixture.sqs,
+      sqs: fixture.as('relay').sqs,
       queueUrl,
       deadline: Date.now() + 10_000,
     });
@@ -58,6 +58,7 @@ describe('Tracing end to end: producer → outbox → relay → fauxqs → event
       consumer: 'case-worker',
       handlers: exampleHandlers,
       sql: db.client({ max: 2, prepare: false }),
+      sqs: fixture.as('worker').sqs,
       logger: new Logger({ serviceName: 'case-worker', logLevel: 'INFO' }),
       metrics: new Metrics({ namespace: 'SqsInboxWorkerTest', serviceName: 'case-worker' }),
       recordConcurrency: 2,
@@ -67,7 +68,7 @@ describe('Tracing end to end: producer → outbox → relay → fauxqs → event
       return worker(event, context);
     };
     const { lines, error } = await captureOutput(async () => {
-      const esm = await startEventSourceMapping({ sqs: fixture.sqs, queueUrl, handler });
+      const esm = await startEventSourceMapping({ sqs: fixture.as('worker').sqs, queueUrl, handler });
       try {
         await esm.drain();
       } finally {

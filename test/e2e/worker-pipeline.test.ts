@@ -42,12 +42,12 @@ describe('Local pipeline: event source mapping → worker → PostgreSQL', () =>
   it('turns the redelivery after a crash between commit and delete into a duplicate no-op: one effect', async () => {
     // Prepare
     const { queueUrl } = await fixture.queues({ visibilityTimeoutSeconds: 1 });
-    const { handler, outcomes, deliveries } = exampleWorker(db, fixture.sqs);
+    const { handler, outcomes, deliveries } = exampleWorker(db, fixture.as('worker').sqs);
     await fixture.send(queueUrl, [payment('crash-1')]);
 
     // Act
     const esm = await startEventSourceMapping({
-      sqs: fixture.sqs,
+      sqs: fixture.as('worker').sqs,
       queueUrl,
       handler,
       hooks: { dropDeleteAfterSuccess: (record) => record.attributes.ApproximateReceiveCount === '1' },
@@ -76,14 +76,16 @@ describe('Local pipeline: event source mapping → worker → PostgreSQL', () =>
     const releaseStuck = await holdCaseLock(lockSql, 'case-stuck');
     // The queue's own visibility timeout is 30 s: only the worker's backoff can bring a failure back sooner.
     const { queueUrl, dlqUrl } = await fixture.queues({ visibilityTimeoutSeconds: 30, maxReceiveCount: 3 });
-    const { handler, outcomes, deliveries } = exampleWorker(db, fixture.sqs, { random: () => 0.99 });
+    const { handler, outcomes, deliveries } = exampleWorker(db, fixture.as('worker').sqs, {
+      random: () => 0.99,
+    });
     const recovers = stageChanged('case-recovers', 2);
     const stuck = stageChanged('case-stuck', 2);
     await fixture.send(queueUrl, [recovers, stuck]);
 
     // Act
     const esm = await startEventSourceMapping({
-      sqs: fixture.sqs,
+      sqs: fixture.as('worker').sqs,
       queueUrl,
       handler,
       batchSize: 1,
@@ -129,7 +131,7 @@ describe('Local pipeline: event source mapping → worker → PostgreSQL', () =>
   it('quarantines poison messages and deletes them from the queue', async () => {
     // Prepare
     const { queueUrl, dlqUrl } = await fixture.queues({ visibilityTimeoutSeconds: 1 });
-    const { handler, outcomes, deliveries } = exampleWorker(db, fixture.sqs);
+    const { handler, outcomes, deliveries } = exampleWorker(db, fixture.as('worker').sqs);
     const notJson = 'poison: {not json';
     const badPayload = JSON.stringify(
       exampleEnvelope({
@@ -144,7 +146,7 @@ describe('Local pipeline: event source mapping → worker → PostgreSQL', () =>
 
     // Act
     const esm = await startEventSourceMapping({
-      sqs: fixture.sqs,
+      sqs: fixture.as('worker').sqs,
       queueUrl,
       handler,
       maxBatchingWindowMs: 200,
@@ -172,7 +174,7 @@ describe('Local pipeline: event source mapping → worker → PostgreSQL', () =>
     const cases = ['fifo-a', 'fifo-b', 'fifo-c'];
     const versions = [1, 2, 3, 4, 5, 6];
     const { queueUrl } = await fixture.queues({ fifo: true, visibilityTimeoutSeconds: 5 });
-    const { handler, outcomes, deliveries } = exampleWorker(db, fixture.sqs, { pool: 3 });
+    const { handler, outcomes, deliveries } = exampleWorker(db, fixture.as('worker').sqs, { pool: 3 });
     await fixture.send(
       queueUrl,
       versions.flatMap((version) =>
@@ -186,7 +188,7 @@ describe('Local pipeline: event source mapping → worker → PostgreSQL', () =>
 
     // Act
     const esm = await startEventSourceMapping({
-      sqs: fixture.sqs,
+      sqs: fixture.as('worker').sqs,
       queueUrl,
       handler,
       batchSize: 2,
