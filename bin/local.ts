@@ -149,7 +149,7 @@ try {
   log(
     stack.dynamodb
       ? `DynamoDB Local at ${stack.dynamodb.endpoint}, table ${stack.dynamodb.tableName}; SQS ${stack.embedded.sqs ? '(fauxqs)' : stack.sqsEndpoint}`
-      : `PostgreSQL ${stack.embedded.postgres ? '(embedded)' : '(DATABASE_URL)'} migrated (${stack.migrationsApplied} applied); SQS ${stack.embedded.sqs ? '(fauxqs)' : stack.sqsEndpoint}`,
+      : `PostgreSQL ${stack.embedded.postgres ? '(embedded)' : '(DATABASE_URL)'} migrated (${stack.migrationsApplied} applied), each component connects as its database role (${Object.values(stack.databaseRoles?.names ?? {}).join(', ')}); SQS ${stack.embedded.sqs ? '(fauxqs)' : stack.sqsEndpoint}`,
   );
   try {
     if (options.handlers) exitCode = await runOwnHandlers(options.handlers);
@@ -216,13 +216,23 @@ async function runOwnHandlers(handlersPath: string): Promise<number> {
   return 0;
 }
 
-/** The operator's key for the ops CLI and the AWS CLI against the local stack (allowed everything). */
+/**
+ * The operator's key for the ops CLI and the AWS CLI against the local stack (allowed everything), and the ops
+ * commands' database role.
+ */
 function operatorKeyLines(): string[] {
-  return stack.iam
-    ? [
-        `  AWS_ACCESS_KEY_ID=${LOCAL_ACCESS_KEY_IDS.admin} AWS_SECRET_ACCESS_KEY=local  (the operator's local key)`,
-      ]
-    : [];
+  return [
+    ...(stack.iam
+      ? [
+          `  AWS_ACCESS_KEY_ID=${LOCAL_ACCESS_KEY_IDS.admin} AWS_SECRET_ACCESS_KEY=local  (the operator's local key)`,
+        ]
+      : []),
+    ...(stack.databaseRoles
+      ? [
+          `  DATABASE_URL=${stack.databaseRoles.url('ops')}  (the ops commands' role, ${stack.databaseRoles.names.ops})`,
+        ]
+      : []),
+  ];
 }
 
 /** The scenario covering every failure case, its summary and checks; with `--keep`, stays up after them. */
@@ -252,6 +262,7 @@ async function runScenario(): Promise<number> {
       })
     : await runDemoScenario({
         databaseUrl: stack.databaseUrl,
+        databaseUrlOf: stack.databaseRoles?.url,
         sqs: stack.sqs,
         s3: stack.s3,
         bucket: stack.payloadBucket,

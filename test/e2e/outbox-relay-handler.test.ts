@@ -8,7 +8,9 @@ import { createTestDatabase } from '../support/database.ts';
 import { caseStageEnvelope } from '../support/sqs-event.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 
-const db = await createTestDatabase();
+// The components connect as their database roles (provisioned by the migration function's code); the test's own
+// setup and assertions as the database's owner.
+const db = await createTestDatabase({ roles: true });
 const local = await localQueueFixture();
 const { queueUrl } = await local.queues();
 
@@ -16,7 +18,7 @@ const { queueUrl } = await local.queues();
 // function's role's local key, as the deployed function signs with its role's credentials.
 Object.assign(process.env, {
   AWS_ACCESS_KEY_ID: LOCAL_ACCESS_KEY_IDS.relay,
-  DATABASE_URL: db.url,
+  DATABASE_URL: db.roleUrl('relay'),
   OUTBOX_QUEUE_URL: queueUrl,
   OUTBOX_RUN_GUARD_MS: '1000',
   SQS_ENDPOINT: local.endpoint,

@@ -16,10 +16,14 @@ import { createTestDatabase } from '../support/database.ts';
 import { caseStageEnvelope } from '../support/sqs-event.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 
-const db = await createTestDatabase();
+// The components connect as their database roles (provisioned by the migration function's code); the test's own
+// setup and assertions as the database's owner.
+const db = await createTestDatabase({ roles: true });
 const local = await localQueueFixture();
 /** The relay function's client (its role's key); `local.sqs`, the operator's, reads the queues. */
 const relaySqs = local.as('relay').sqs;
+/** The relay's database client (its role); `db.sql`, the owner's, enqueues as the producers and asserts. */
+const relaySql = db.as('relay');
 
 const SECRET = 'payload-secret-4711';
 
@@ -67,7 +71,7 @@ function recordingSender(
 
 const run = (
   options: Partial<Parameters<typeof relayOutbox>[0]> & { sql?: postgres.Sql; queueUrl: string },
-) => relayOutbox({ sql: db.sql, sqs: relaySqs, deadline: Date.now() + 30_000, ...options });
+) => relayOutbox({ sql: relaySql, sqs: relaySqs, deadline: Date.now() + 30_000, ...options });
 
 /** Receives every message of a standard queue once (made invisible for a minute). */
 const receiveBodies = async (queueUrl: string) =>
@@ -162,7 +166,7 @@ describe('Function: relayOutbox()', () => {
     // Act
     const results = await Promise.all(
       senders.map((sqs, i) =>
-        run({ queueUrl, sqs, sql: db.client({ max: 1 }), batchSize: 20, relayId: `relay-${i}` }),
+        run({ queueUrl, sqs, sql: db.as('relay', { max: 1 }), batchSize: 20, relayId: `relay-${i}` }),
       ),
     );
 
@@ -268,14 +272,19 @@ describe('Function: relayOutbox()', () => {
     const relayA = run({
       queueUrl,
       sqs: slow,
-      sql: db.client({ max: 1 }),
+      sql: db.as('relay', { max: 1 }),
       batchSize: 1,
       maxRounds: 1,
       relayId: 'relay-a',
     });
     await inFlight;
     const relayB = recordingSender(relaySqs);
-    const duringLease = await run({ queueUrl, sqs: relayB, sql: db.client({ max: 1 }), relayId: 'relay-b' });
+    const duringLease = await run({
+      queueUrl,
+      sqs: relayB,
+      sql: db.as('relay', { max: 1 }),
+      relayId: 'relay-b',
+    });
     release();
     await relayA;
     const afterPublish = await run({ queueUrl, sqs: relayB, relayId: 'relay-b' });

@@ -6,7 +6,9 @@ import { createTestDatabase } from '../support/database.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 import { startTestPoller } from './poller-fixture.ts';
 
-const db = await createTestDatabase();
+// The components connect as their database roles (provisioned by the migration function's code); the test's own
+// setup and assertions as the database's owner.
+const db = await createTestDatabase({ roles: true });
 const fixture = await localQueueFixture();
 const { sqs } = fixture;
 
@@ -17,7 +19,7 @@ describe('Poller on a FIFO queue', () => {
     const { poller, outcomes } = await startTestPoller({
       sqs: fixture.as('poller').sqs,
       queueUrl,
-      sql: db.client({ max: 4, prepare: false }),
+      sql: db.as('worker', { max: 4, prepare: false }),
       probe: async () => {},
       poller: { batchSize: 2 },
     });

@@ -5,7 +5,9 @@ import { createTestDatabase } from '../support/database.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 import { startTestPoller } from './poller-fixture.ts';
 
-const db = await createTestDatabase();
+// The components connect as their database roles (provisioned by the migration function's code); the test's own
+// setup and assertions as the database's owner.
+const db = await createTestDatabase({ roles: true });
 const fixture = await localQueueFixture();
 const { sqs } = fixture;
 
@@ -31,7 +33,7 @@ describe('Poller heartbeat (fauxqs over HTTP, real PostgreSQL)', () => {
     const { poller, events, deliveries } = await startTestPoller({
       sqs: fixture.as('poller').sqs,
       queueUrl,
-      sql: db.client({ max: 2, prepare: false }),
+      sql: db.as('worker', { max: 2, prepare: false }),
       probe: async () => {},
       poller: { visibilitySeconds: 2, batchSize: 10 },
       worker: { backoff: { baseSeconds: 60, maxSeconds: 60 }, random: () => 0.999 },

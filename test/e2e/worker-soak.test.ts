@@ -8,7 +8,9 @@ import { SOAK_MAPPING, soakEnvelope, soakMessages } from '../support/soak-messag
 import { localQueueFixture } from './local-queue-fixture.ts';
 import { exampleWorker } from './worker-fixture.ts';
 
-const db = await createTestDatabase();
+// The components connect as their database roles (provisioned by the migration function's code); the test's own
+// setup and assertions as the database's owner.
+const db = await createTestDatabase({ roles: true });
 const fixture = await localQueueFixture();
 
 const TOTAL = 2000;
