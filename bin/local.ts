@@ -150,7 +150,7 @@ try {
   log(
     stack.dynamodb
       ? `DynamoDB Local at ${stack.dynamodb.endpoint}, table ${stack.dynamodb.tableName}; SQS ${stack.embedded.sqs ? '(fauxqs)' : stack.sqsEndpoint}`
-      : `PostgreSQL ${stack.embedded.postgres ? '(embedded)' : '(DATABASE_URL)'} migrated (${stack.migrationsApplied} applied); SQS ${stack.embedded.sqs ? '(fauxqs)' : stack.sqsEndpoint}`,
+      : `PostgreSQL ${stack.embedded.postgres ? '(embedded)' : '(DATABASE_URL)'} migrated (${stack.migrationsApplied} applied), each component connects as its database role (${Object.values(stack.databaseRoles?.names ?? {}).join(', ')}); SQS ${stack.embedded.sqs ? '(fauxqs)' : stack.sqsEndpoint}`,
   );
   try {
     if (options.handlers) exitCode = await runOwnHandlers(options.handlers);
@@ -215,8 +215,9 @@ async function runOwnHandlers(handlersPath: string): Promise<number> {
 }
 
 /**
- * The settings of the local stack as the ops CLI reads them (`export NAME='value'` lines to paste into a shell), the
- * operator's local key included when the IAM layer is on (allowed everything, for the ops CLI and the AWS CLI).
+ * The settings of the local stack as the ops CLI reads them (`export NAME='value'` lines to paste into a shell): the
+ * operator's local key when the IAM layer is on (allowed everything, for the ops CLI and the AWS CLI), and the ops
+ * commands' database role when the components run as their roles.
  */
 function settingsLines(): string[] {
   const settings: [string, string][] = [
@@ -226,7 +227,7 @@ function settingsLines(): string[] {
           ['DYNAMODB_ENDPOINT', stack.dynamodb.endpoint],
           ['DYNAMODB_TABLE', stack.dynamodb.tableName],
         ] as [string, string][])
-      : ([['DATABASE_URL', stack.databaseUrl]] as [string, string][])),
+      : ([['DATABASE_URL', stack.databaseRoles?.url('ops') ?? stack.databaseUrl]] as [string, string][])),
     ['SQS_ENDPOINT', stack.sqsEndpoint],
     ['AWS_REGION', stack.region],
     ['WORKER_QUEUE_URL', stack.queues.queueUrl],
@@ -268,6 +269,7 @@ async function runScenario(): Promise<number> {
       })
     : await runDemoScenario({
         databaseUrl: stack.databaseUrl,
+        databaseUrlOf: stack.databaseRoles?.url,
         sqs: stack.sqs,
         s3: stack.s3,
         bucket: stack.payloadBucket,

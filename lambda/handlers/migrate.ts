@@ -4,31 +4,13 @@ import postgres from 'postgres';
 import { connectOptions } from '../connect-options.ts';
 import { ConfigError } from '../index.ts';
 import {
-  checkRoleNames,
-  provisionRoles,
-  rolesFromEnvironment,
-  roleTimeoutsFromEnvironment,
-} from '../provision-roles.ts';
-import { runMigrations } from '../run-migrations.ts';
+  type MigrateResult,
+  migrateDatabase,
+  migrationSettingsFromEnvironment,
+} from '../migrate-database.ts';
 import { verifiedTls } from '../verified-tls.ts';
 
-/** What one run of the migration function did (returned to the deploy trigger, visible in its logs). */
-export interface MigrateResult {
-  /** Ids of the migrations applied by this run. */
-  readonly applied: readonly number[];
-  /** Highest migration id in the database after the run. */
-  readonly current: number;
-  /** The database role provisioned for the worker (IAM authentication through RDS Proxy). */
-  readonly workerRole: string | undefined;
-  /** The database role provisioned for the outbox relay. */
-  readonly relayRole: string | undefined;
-  /** The database role provisioned for the ops CLI's commands. */
-  readonly opsRole: string | undefined;
-  /** The database role provisioned for the scheduled health job. */
-  readonly healthRole: string | undefined;
-  /** The database role provisioned for the scheduled retention job. */
-  readonly retentionRole: string | undefined;
-}
+export type { MigrateResult } from '../migrate-database.ts';
 
 interface MasterSecret {
   readonly username: string;
@@ -51,11 +33,11 @@ async function readMasterSecret(secretArn: string): Promise<MasterSecret> {
 
 /**
  * The migration trigger function (runs on every deploy, before the worker and the relay are updated):
- * applies pending migrations with {@link runMigrations} from the `migrations/` folder bundled next to this
- * code (`MIGRATIONS_DIR`, relative to the bundle), then provisions one database role per function with
- * {@link provisionRoles}: `WORKER_DB_USER`, `RELAY_DB_USER`, `OPS_DB_USER`, `HEALTH_DB_USER` and
- * `RETENTION_DB_USER` (each optional, read by {@link rolesFromEnvironment}); the worker's and the relay's get `DB_STATEMENT_TIMEOUT_MS` (default 15000) and `DB_LOCK_TIMEOUT_MS`
- * (default 5000) as their `statement_timeout` and `lock_timeout` in the database.
+ * {@link migrateDatabase} applies pending migrations from the `migrations/` folder bundled next to this
+ * code (`MIGRATIONS_DIR`, relative to the bundle), then provisions one database role per function:
+ * `WORKER_DB_USER`, `RELAY_DB_USER`, `OPS_DB_USER`, `HEALTH_DB_USER` and `RETENTION_DB_USER` (each optional, read by
+ * {@link migrationSettingsFromEnvironment}); the worker's and the relay's get `DB_STATEMENT_TIMEOUT_MS` (default
+ * 15000) and `DB_LOCK_TIMEOUT_MS` (default 5000) as their `statement_timeout` and `lock_timeout` in the database.
  *
  * Connects directly to the instance (not the proxy) as the master user read from `DB_SECRET_ARN`, with TLS that
  * verifies the instance's certificate and host name: the RDS CA must be trusted, which the stack arranges with
@@ -68,10 +50,8 @@ export const handler = async (): Promise<MigrateResult> => {
   const directory = isAbsolute(directoryName)
     ? directoryName
     : join(env.LAMBDA_TASK_ROOT ?? process.cwd(), directoryName);
-  const roles = rolesFromEnvironment(env);
-  // A bad role name or timeout fails before any migration is applied.
-  checkRoleNames(roles);
-  const timeouts = roleTimeoutsFromEnvironment(env);
+  // A bad role name or timeout fails before anything is connected or applied.
+  const settings = migrationSettingsFromEnvironment(env);
   const options = {
     // 10 s to connect and 8 failed attempts at most; errors name the setting and host:port.
     ...connectOptions({
@@ -100,23 +80,14 @@ export const handler = async (): Promise<MigrateResult> => {
     });
   }
   try {
-    const result = await runMigrations(sql, {
+    const summary = await migrateDatabase(sql, {
+      ...settings,
       directory,
       onApply: (migration) =>
         console.log(
           JSON.stringify({ message: 'applying migration', id: migration.id, name: migration.name }),
         ),
     });
-    await provisionRoles(sql, roles, timeouts);
-    const summary = {
-      applied: result.applied.map((migration) => migration.id),
-      current: result.current,
-      workerRole: roles.worker,
-      relayRole: roles.relay,
-      opsRole: roles.ops,
-      healthRole: roles.health,
-      retentionRole: roles.retention,
-    };
     console.log(JSON.stringify({ message: 'migrations done', ...summary }));
     return summary;
   } finally {

@@ -73,6 +73,43 @@ interface PostgresLikeError {
   table_name?: string;
   column_name?: string;
   constraint_name?: string;
+  /** The statement's text (postgres.js attaches it; its parameters are not part of it). */
+  query?: unknown;
+}
+
+/**
+ * What {@link classifyError} may know of where the error happened.
+ *
+ * @internal
+ */
+export interface ClassifyContext {
+  /** The database role the failing connection signed in as (postgres.js `sql.options.user`). */
+  readonly databaseUser?: string;
+}
+
+/** PostgreSQL's SQLSTATE for "permission denied". */
+const INSUFFICIENT_PRIVILEGE = '42501';
+
+/**
+ * A "permission denied" (42501) told as the missing grant it is: the object PostgreSQL names (a table, a sequence,
+ * a schema: names from the code, never a payload value), the role, and the kind of statement (the first keyword
+ * of its text: insert, update, …). PostgreSQL's own message names neither the role nor the privilege.
+ */
+function privilegeMessage(error: PostgresLikeError, context: ClassifyContext): string {
+  const object =
+    /^permission denied for (table|sequence|schema|view|function|database|relation) "?([\w.$]+)"?/.exec(
+      error.message ?? '',
+    );
+  const statement =
+    typeof error.query === 'string'
+      ? /^\s*(select|insert|update|delete|merge)\b/i.exec(error.query)?.[1]?.toLowerCase()
+      : undefined;
+  const what = object ? `permission denied for ${object[1]} ${object[2]}` : 'permission denied';
+  const role = context.databaseUser
+    ? `database role ${context.databaseUser}`
+    : "the connection's database role";
+  const kind = statement ? ` (${/^[aeiou]/.test(statement) ? 'an' : 'a'} ${statement} statement)` : '';
+  return `PostgreSQL ${INSUFFICIENT_PRIVILEGE}: ${what} to ${role}${kind}; grant it to the role in lambda/provision-roles.ts (the migration function applies it on deploy)`;
 }
 
 /**
@@ -107,7 +144,8 @@ function postgresWhere(error: PostgresLikeError): string {
  * - `RetryableError` / `TerminalError` from a handler keep their code (cut to 100 characters).
  * - PostgreSQL: 40001, 40P01, 55P03, 57014 → retryable; 53300, 57P01–57P03 and class 08 → retryable and
  *   connection-class; class 22 (data) and 23 (constraint) → terminal; any other SQLSTATE → retryable (42P01
- *   names the missing table and the migrations to apply).
+ *   names the missing table and the migrations to apply; 42501 the object, the role of `context.databaseUser` and
+ *   the statement's kind: the grant a deploy must add).
  * - Network / postgres.js connection errors raised for a query → retryable and connection-class; the same
  *   codes from a handler's own network call → retryable `NETWORK_ERROR`.
  * - Anything else → retryable `UNHANDLED_ERROR`, bounded by the attempt policy, described by name, code and
@@ -118,7 +156,7 @@ function postgresWhere(error: PostgresLikeError): string {
  *
  * @internal
  */
-export function classifyError(error: unknown): Failure {
+export function classifyError(error: unknown, context: ClassifyContext = {}): Failure {
   if (error instanceof TerminalError) {
     return {
       retryable: false,
@@ -190,7 +228,9 @@ export function classifyError(error: unknown): Failure {
       code: `POSTGRES_${code}`,
       message: table
         ? `PostgreSQL ${code}: table ${table} does not exist; apply the migrations (npm run migrate, or the migration function on deploy)`
-        : `PostgreSQL ${code}${where}`,
+        : code === INSUFFICIENT_PRIVILEGE
+          ? truncate(privilegeMessage(e, context))
+          : `PostgreSQL ${code}${where}`,
       connection: false,
     };
   }

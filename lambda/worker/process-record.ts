@@ -74,6 +74,8 @@ export interface RecordDependencies {
   readonly tracer?: () => Promise<RecordTracer | undefined>;
   /** A database call was given up on at its deadline: discards the client's connections (`discardConnections`). */
   readonly abandoned: () => void;
+  /** The database role the worker signs in as (named by a permission denied, see `classifyError`). */
+  readonly databaseUser?: string;
 }
 
 /**
@@ -96,6 +98,7 @@ export function createRecordDependencies(sql: postgres.Sql, settings: EngineSett
     now: settings.now,
     random: settings.random,
     payloads: settings.payloads,
+    databaseUser: sql.options.user,
     ...(settings.tracer ? { tracer: settings.tracer } : {}),
     abandoned: () => {
       discardConnections(sql);
@@ -176,7 +179,7 @@ export async function processRecord(
     // A handler's message is its author's text: values of the payload it quotes are taken out before the
     // message is logged or stored (a safety net; docs/writing-handlers.md asks for messages without values).
     // The payload as the handler saw it: for a `payloadRef`, the one read from S3 (`decoded` has none yet).
-    const failure = classifyError(error);
+    const failure = classifyError(error, { databaseUser: deps.databaseUser });
     const redacted = redactValues(failure.message, [decoded.envelope.payload, message.payload]);
     return finish(await settleFailure({ ...failure, message: redacted }, decoded, attempts));
   }
@@ -336,7 +339,7 @@ export async function processRecord(
       const quarantining = !failure.retryable && deps.terminalPolicy === 'quarantine';
       return run.unsettled(
         failure,
-        classifyError(error),
+        classifyError(error, { databaseUser: deps.databaseUser }),
         undefined,
         quarantining ? 'quarantine' : 'bookkeeping',
       );

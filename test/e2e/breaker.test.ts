@@ -16,7 +16,9 @@ import { recordedLambdaClient } from '../support/recorded-lambda-client.ts';
 import { waitFor } from '../support/wait-for.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 
-const db = await createTestDatabase();
+// The components connect as their database roles (provisioned by the migration function's code); the test's own
+// setup and assertions as the database's owner.
+const db = await createTestDatabase({ roles: true });
 const fixture = await localQueueFixture();
 
 const payment = (id: string) => paymentBody(id, 'acct-breaker');
@@ -44,13 +46,13 @@ function telemetry() {
 describe('Circuit breaker over the local event source mapping (database cut by a TCP proxy)', () => {
   it('disables the mapping while the database is down, so no receive count grows and nothing reaches the DLQ; re-enables it half-open, restores it, and the backlog drains with one effect per key', async () => {
     // Prepare: worker and breaker reach the database through one proxy, as both go through RDS Proxy when deployed.
-    const { proxy, connect } = await proxiedDatabase(db.url);
+    const { proxy, connect } = await proxiedDatabase(db.roleUrl('worker'));
     const { queueUrl, dlqUrl } = await fixture.queues({ maxReceiveCount: 5, visibilityTimeoutSeconds: 2 });
     const worker = createWorker({
       consumer: 'case-worker',
       handlers: exampleHandlers,
       sql: connect(2),
-      sqs: fixture.sqs,
+      sqs: fixture.as('worker').sqs,
       logger: new Logger({ serviceName: 'case-worker', logLevel: 'SILENT' }),
       metrics: new Metrics({ namespace: 'SqsInboxWorkerTest', serviceName: 'case-worker' }),
       recordConcurrency: 1,
@@ -69,7 +71,7 @@ describe('Circuit breaker over the local event source mapping (database cut by a
       return worker(event, context);
     };
     const esm = await startEventSourceMapping({
-      sqs: fixture.sqs,
+      sqs: fixture.as('worker').sqs,
       queueUrl,
       handler,
       batchSize: 5,

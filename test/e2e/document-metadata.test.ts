@@ -1,23 +1,18 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { describe, expect, it } from 'vitest';
 import type { PayloadRef } from '../../lambda/worker/envelope.ts';
-import { s3ClientFor } from '../../tools/local/local-s3.ts';
-import { startLocalSqs } from '../../tools/local/local-sqs.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { pdfWithPages } from '../support/documents.ts';
 import { lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
 import { exampleWorker } from '../support/test-worker.ts';
+import { localQueueFixture } from './local-queue-fixture.ts';
 
 const db = await createTestDatabase();
-const local = await startLocalSqs();
-const s3 = s3ClientFor(local.endpoint);
-const BUCKET = 'case-documents';
-beforeAll(() => s3.send(new CreateBucketCommand({ Bucket: BUCKET })));
-afterAll(async () => {
-  s3.destroy();
-  await local.stop();
-});
+const local = await localQueueFixture();
+/** The document service's uploads (outside the stack: the operator's key). */
+const s3 = local.s3;
+const BUCKET = await local.bucket('case-documents');
 
 async function uploadDocument(documentId: string, bytes: Buffer): Promise<PayloadRef> {
   const key = `documents/${documentId}/original`;
@@ -51,7 +46,7 @@ const documentRow = async (documentId: string) =>
   (await db.sql`select * from documents where document_id = ${documentId}`)[0];
 
 describe('Handler: DocumentMetadataExtractionRequested', () => {
-  const worker = exampleWorker(db.sql, { s3 });
+  const worker = exampleWorker(db.sql, { s3: local.as('worker').s3 });
 
   it('stores type, size, sha256, pages and status of a referenced PDF once, despite duplicates', async () => {
     // Prepare

@@ -13,6 +13,8 @@ import { queueCounts } from '../../tools/local/local-queues.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 
 const fixture = await localQueueFixture();
+// The mapping polls with the worker function's role, as Lambda's does; so do the handlers' own calls.
+const worker = fixture.as('worker');
 const running: EventSourceMapping[] = [];
 
 afterEach(async () => {
@@ -40,7 +42,7 @@ function recordingHandler(
 async function start(options: Omit<EventSourceMappingOptions, 'sqs'>) {
   const reports: InvocationReport[] = [];
   const esm = await startEventSourceMapping({
-    sqs: fixture.sqs,
+    sqs: worker.sqs,
     maxConcurrency: 2,
     functionTimeoutMs: 5000,
     onInvocation: (report) => reports.push(report),
@@ -366,7 +368,7 @@ describe('Function: startEventSourceMapping()', () => {
         if (record.attributes.ApproximateReceiveCount !== '1') continue;
         failures.push({ itemIdentifier: record.messageId });
         if (record.body === 'retry-now') {
-          await fixture.sqs.send(
+          await worker.sqs.send(
             new ChangeMessageVisibilityCommand({
               QueueUrl: queueUrl,
               ReceiptHandle: record.receiptHandle,
@@ -512,7 +514,7 @@ describe('Function: startEventSourceMapping()', () => {
 
     // Act
     const attempt = startEventSourceMapping({
-      sqs: fixture.sqs,
+      sqs: worker.sqs,
       queueUrl,
       handler: () => undefined,
       batchSize: 11,

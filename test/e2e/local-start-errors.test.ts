@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { freePort } from '../../tools/local/local-postgres.ts';
 import { SECRET_PASSWORD, startBrokenListener } from '../support/broken-listener.ts';
 import { createTestDatabase } from '../support/database.ts';
@@ -32,6 +33,30 @@ describe('npm start (bin/local.ts) — a DATABASE_URL or SQS_ENDPOINT that canno
     expect(lastLine(result.stderr)).toMatch(
       /^npm start: PostgreSQL at 127\.0\.0\.1:\d+ \(DATABASE_URL\) rejected the login: password authentication failed for user "postgres"\. Fix the user or password in DATABASE_URL\.$/,
     );
+  });
+
+  it('exits 2 naming DATABASE_URL and the roles when its user may not provision the database roles', async () => {
+    // Prepare: a user that owns its database (it may migrate it) but may not alter roles (no CREATEROLE)
+    const suffix = randomBytes(4).toString('hex');
+    const [user, database] = [`t_owner_${suffix}`, `t_owned_${suffix}`];
+    await db.sql.unsafe(`create role ${user} with login password 'owner-only-password'`);
+    await db.sql.unsafe(`create database ${database} owner ${user}`);
+    onTestFinished(async () => {
+      await db.sql.unsafe(`drop database if exists ${database} with (force)`);
+      await db.sql.unsafe(`drop role if exists ${user}`);
+    });
+    const url = new URL(db.url);
+    Object.assign(url, { username: user, password: 'owner-only-password', pathname: `/${database}` });
+
+    // Act
+    const result = await start({ DATABASE_URL: url.toString() });
+
+    // Assess
+    expect(result.code).toBe(2);
+    expect(lastLine(result.stderr)).toMatch(
+      /^npm start: PostgreSQL at 127\.0\.0\.1:\d+ \(DATABASE_URL\) refused to provision the database roles npm start runs its components as \(sqs_worker, sqs_outbox_relay, sqs_worker_ops, sqs_worker_health, sqs_worker_retention\): permission denied .*\. Connect as a user that may create roles and grant pg_monitor \(CREATEROLE with ADMIN on pg_monitor, or the server's superuser\)\.$/,
+    );
+    expect(result.stderr).not.toContain('owner-only-password');
   });
 
   it('exits 2 naming DATABASE_URL when the connection is refused, and for a mysql:// URL', async () => {

@@ -35,6 +35,13 @@ describe('npm start (bin/local.ts)', () => {
     expect(stdout).toMatch(/│ PASS /);
     expect(stdout).not.toMatch(/│ FAIL /);
     expect(stdout).toMatch(/│ outbox events offloaded to S3 \(over 1 MiB\) +│ 1 +│/);
+    // Each component as the database role the stack's migration function provisions, made by its code.
+    expect(stderr).toContain(
+      'each component connects as its database role (sqs_worker, sqs_outbox_relay, sqs_worker_ops, sqs_worker_health, sqs_worker_retention)',
+    );
+    expect(stdout).toMatch(
+      /│ each component runs as its database role +│ PASS +│ worker sqs_worker, relay sqs_outbox_relay; health +│/,
+    );
     // Poison 2, terminal 2, same key with another payload 1, and the two broken references.
     const rows = await db.sql`select reason_code from worker_quarantine order by reason_code`;
     expect(rows.length).toBe(7);
@@ -58,6 +65,9 @@ describe('npm start (bin/local.ts)', () => {
 
     // Assess: the poller's table instead of the mapping's, and every check passing.
     expect(stdout).toContain('│ Poller ');
+    expect(stdout).toMatch(
+      /│ each component runs as its database role +│ PASS +│ poller sqs_worker, relay sqs_outbox_relay; health +│/,
+    );
     expect(stdout).not.toContain('Event source mapping');
     expect(stdout).toMatch(/│ deletes dropped \(crash after commit\) +│ [1-9]/);
     expect(stdout).toMatch(/│ PASS /);

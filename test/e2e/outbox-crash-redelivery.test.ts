@@ -8,7 +8,9 @@ import { createTestDatabase } from '../support/database.ts';
 import { exampleWorker } from '../support/test-worker.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 
-const db = await createTestDatabase();
+// The components connect as their database roles (provisioned by the migration function's code); the test's own
+// setup and assertions as the database's owner.
+const db = await createTestDatabase({ roles: true });
 const local = await localQueueFixture();
 
 describe('Function: relayOutbox() crash between send and mark', () => {
@@ -32,10 +34,10 @@ describe('Function: relayOutbox() crash between send and mark', () => {
       });
     });
     // The first relay loses its database right after SQS accepted the batch (the process "dies").
-    const doomedSql = db.client({ max: 1 });
+    const doomedSql = db.as('relay', { max: 1 });
     const crashingSqs: OutboxSqsSender = {
       async send(command: SendMessageBatchCommand) {
-        const output = await local.sqs.send(command);
+        const output = await local.as('relay').sqs.send(command);
         await doomedSql.end();
         return output;
       },
@@ -53,16 +55,16 @@ describe('Function: relayOutbox() crash between send and mark', () => {
     const [afterCrash] =
       await db.sql`select status, locked_by, attempts from outbox_events where idempotency_key = ${idempotencyKey}`;
     const early = await relayOutbox({
-      sql: db.sql,
-      sqs: local.sqs,
+      sql: db.as('relay'),
+      sqs: local.as('relay').sqs,
       queueUrl,
       deadline: Date.now() + 30_000,
       relayId: 'relay-2',
     });
     const laterClock = () => new Date(Date.now() + 60_000); // relay-1's 30 s lease has run out
     const retried = await relayOutbox({
-      sql: db.sql,
-      sqs: local.sqs,
+      sql: db.as('relay'),
+      sqs: local.as('relay').sqs,
       queueUrl,
       clock: laterClock,
       deadline: laterClock().getTime() + 30_000,
@@ -75,7 +77,7 @@ describe('Function: relayOutbox() crash between send and mark', () => {
         MessageSystemAttributeNames: ['All'],
       }),
     );
-    const worker = exampleWorker(db.sql);
+    const worker = exampleWorker(db.as('worker'));
     const responses = [];
     for (const message of Messages) {
       const record = sqsEventRecord(message, { eventSourceArn: queueArn, awsRegion: 'us-east-1' });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { CreateBucketCommand, GetObjectCommand } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { describe, expect, it } from 'vitest';
 import {
   enqueueOutbox,
   InvalidOutboxEnvelopeError,
@@ -9,7 +9,6 @@ import {
 } from '../../lambda/outbox/index.ts';
 import { TRACEPARENT_ATTRIBUTE_BYTES } from '../../lambda/tracing/trace-context.ts';
 import type { Envelope } from '../../lambda/worker/envelope.ts';
-import { s3ClientFor } from '../../tools/local/local-s3.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
 import { exampleWorker } from '../support/test-worker.ts';
@@ -17,10 +16,9 @@ import { localQueueFixture } from './local-queue-fixture.ts';
 
 const db = await createTestDatabase();
 const local = await localQueueFixture();
-const s3 = s3ClientFor(local.endpoint);
-const BUCKET = 'outbox-payloads';
-beforeAll(() => s3.send(new CreateBucketCommand({ Bucket: BUCKET })));
-afterAll(() => s3.destroy());
+/** The producer's S3 client (a service outside the stack: the operator's key). */
+const s3 = local.s3;
+const BUCKET = await local.bucket('outbox-payloads');
 
 /** A PaymentCaptured envelope padded (an extra payload field the schema ignores) to exactly `bytes` of JSON. */
 function paymentOfSize(bytes: number): Envelope & { paymentId: string } {
@@ -58,12 +56,12 @@ describe('Function: enqueueOutbox() with offload', () => {
     });
     const relayed = await relayOutbox({
       sql: db.sql,
-      sqs: local.sqs,
+      sqs: local.as('relay').sqs,
       queueUrl: queues.queueUrl,
       deadline: Date.now() + 30_000,
     });
     const received = await local.receiveAll(queues.queueUrl);
-    const worker = exampleWorker(db.sql, { s3 });
+    const worker = exampleWorker(db.sql, { s3: local.as('worker').s3 });
     const response = await worker(
       sqsEvent(received.map((message) => sqsRecordFactory(message.body))),
       lambdaContext(),

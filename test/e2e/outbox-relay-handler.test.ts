@@ -1,19 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { enqueueOutbox } from '../../lambda/outbox/index.ts';
+import { LOCAL_ACCESS_KEY_IDS } from '../../tools/local/iam/local-identities.ts';
 import { lambdaContext } from '../../tools/local/lambda-context.ts';
 import { captureOutput } from '../support/capture-output.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { caseStageEnvelope } from '../support/sqs-event.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 
-const db = await createTestDatabase();
+// The components connect as their database roles (provisioned by the migration function's code); the test's own
+// setup and assertions as the database's owner.
+const db = await createTestDatabase({ roles: true });
 const local = await localQueueFixture();
 const { queueUrl } = await local.queues();
 
-// The entry point reads its configuration once, at import (cold start).
+// The entry point reads its configuration once, at import (cold start); its SDK clients sign with the relay
+// function's role's local key, as the deployed function signs with its role's credentials.
 Object.assign(process.env, {
-  DATABASE_URL: db.url,
+  AWS_ACCESS_KEY_ID: LOCAL_ACCESS_KEY_IDS.relay,
+  DATABASE_URL: db.roleUrl('relay'),
   OUTBOX_QUEUE_URL: queueUrl,
   OUTBOX_RUN_GUARD_MS: '1000',
   SQS_ENDPOINT: local.endpoint,

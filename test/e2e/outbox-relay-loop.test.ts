@@ -8,7 +8,9 @@ import { createTestDatabase } from '../support/database.ts';
 import { caseStageEnvelope } from '../support/sqs-event.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 
-const db = await createTestDatabase();
+// The components connect as their database roles (provisioned by the migration function's code); the test's own
+// setup and assertions as the database's owner.
+const db = await createTestDatabase({ roles: true });
 const local = await localQueueFixture();
 
 const enqueueCase = (caseId: string) => db.sql.begin((sql) => enqueueOutbox(sql, caseStageEnvelope(caseId)));
@@ -35,14 +37,14 @@ describe('Function: runOutboxRelayLoop()', () => {
       send(command: SendMessageBatchCommand) {
         calls += 1;
         if (calls === 1) return Promise.reject(new Error('injected: SQS unavailable'));
-        return local.sqs.send(command);
+        return local.as('relay').sqs.send(command);
       },
     };
     await enqueueCase(`CASE-${randomUUID()}`);
 
     // Act
     const loop = runOutboxRelayLoop({
-      sql: db.sql,
+      sql: db.as('relay'),
       sqs: flaky,
       queueUrl,
       signal: stop.signal,

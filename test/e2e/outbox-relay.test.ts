@@ -16,8 +16,14 @@ import { createTestDatabase } from '../support/database.ts';
 import { caseStageEnvelope } from '../support/sqs-event.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 
-const db = await createTestDatabase();
+// The components connect as their database roles (provisioned by the migration function's code); the test's own
+// setup and assertions as the database's owner.
+const db = await createTestDatabase({ roles: true });
 const local = await localQueueFixture();
+/** The relay function's client (its role's key); `local.sqs`, the operator's, reads the queues. */
+const relaySqs = local.as('relay').sqs;
+/** The relay's database client (its role); `db.sql`, the owner's, enqueues as the producers and asserts. */
+const relaySql = db.as('relay');
 
 const SECRET = 'payload-secret-4711';
 
@@ -65,7 +71,7 @@ function recordingSender(
 
 const run = (
   options: Partial<Parameters<typeof relayOutbox>[0]> & { sql?: postgres.Sql; queueUrl: string },
-) => relayOutbox({ sql: db.sql, sqs: local.sqs, deadline: Date.now() + 30_000, ...options });
+) => relayOutbox({ sql: relaySql, sqs: relaySqs, deadline: Date.now() + 30_000, ...options });
 
 /** Receives every message of a standard queue once (made invisible for a minute). */
 const receiveBodies = async (queueUrl: string) =>
@@ -155,12 +161,12 @@ describe('Function: relayOutbox()', () => {
     const { queueUrl } = await local.queues();
     const envelopes = Array.from({ length: 500 }, (_, i) => event(`CASE-${randomUUID()}`, i + 1));
     for (let i = 0; i < envelopes.length; i += 100) await enqueue(envelopes.slice(i, i + 100));
-    const senders = [recordingSender(local.sqs), recordingSender(local.sqs)];
+    const senders = [recordingSender(relaySqs), recordingSender(relaySqs)];
 
     // Act
     const results = await Promise.all(
       senders.map((sqs, i) =>
-        run({ queueUrl, sqs, sql: db.client({ max: 1 }), batchSize: 20, relayId: `relay-${i}` }),
+        run({ queueUrl, sqs, sql: db.as('relay', { max: 1 }), batchSize: 20, relayId: `relay-${i}` }),
       ),
     );
 
@@ -189,7 +195,7 @@ describe('Function: relayOutbox()', () => {
     const aggregateId = `CASE-${randomUUID()}`;
     const envelopes = [1, 2, 3].map((n) => event(aggregateId, n));
     await enqueue(envelopes);
-    const sqs = recordingSender(local.sqs, (call) => call === 0);
+    const sqs = recordingSender(relaySqs, (call) => call === 0);
     let now = Date.now();
     const clock = () => new Date(now);
 
@@ -258,7 +264,7 @@ describe('Function: relayOutbox()', () => {
       async send(command) {
         entered();
         await gate;
-        return local.sqs.send(command);
+        return relaySqs.send(command);
       },
     };
 
@@ -266,14 +272,19 @@ describe('Function: relayOutbox()', () => {
     const relayA = run({
       queueUrl,
       sqs: slow,
-      sql: db.client({ max: 1 }),
+      sql: db.as('relay', { max: 1 }),
       batchSize: 1,
       maxRounds: 1,
       relayId: 'relay-a',
     });
     await inFlight;
-    const relayB = recordingSender(local.sqs);
-    const duringLease = await run({ queueUrl, sqs: relayB, sql: db.client({ max: 1 }), relayId: 'relay-b' });
+    const relayB = recordingSender(relaySqs);
+    const duringLease = await run({
+      queueUrl,
+      sqs: relayB,
+      sql: db.as('relay', { max: 1 }),
+      relayId: 'relay-b',
+    });
     release();
     await relayA;
     const afterPublish = await run({ queueUrl, sqs: relayB, relayId: 'relay-b' });
@@ -292,7 +303,7 @@ describe('Function: relayOutbox()', () => {
     );
     const small = Array.from({ length: 12 }, (_, i) => event(`CASE-${randomUUID()}`, i + 1));
     await enqueue([...envelopes, ...small]);
-    const sqs = recordingSender(local.sqs);
+    const sqs = recordingSender(relaySqs);
 
     // Act
     const result = await run({ queueUrl, sqs, batchSize: 100 });
@@ -313,6 +324,7 @@ describe('Function: relayOutbox()', () => {
         Attributes: { MaximumMessageSize: '1024' },
       }),
     );
+    local.bindQueue(queueUrl);
     const good = event(`CASE-${randomUUID()}`, 1);
     const bad = event(`CASE-${randomUUID()}`, 1, { blob: 'x'.repeat(2000) }); // above this queue's 1024 bytes
     await enqueue([good, bad]);

@@ -4,19 +4,17 @@ import { pipeline, type Readable, Transform } from 'node:stream';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import {
-  CreateBucketCommand,
   DeleteObjectCommand,
   type GetObjectCommand,
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as zod from 'zod/mini';
 import { TerminalError } from '../../lambda/errors.ts';
 import type { PayloadRef } from '../../lambda/worker/envelope.ts';
 import { defineHandler } from '../../lambda/worker/message-handler.ts';
 import { s3ClientFor } from '../../tools/local/local-s3.ts';
-import { startLocalSqs } from '../../tools/local/local-sqs.ts';
 import { captureOutput, emfSum } from '../support/capture-output.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { jsonWithNestedArrays, NESTED } from '../support/nested-json.ts';
@@ -24,24 +22,21 @@ import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../s
 import { startTcpProxy } from '../support/tcp-proxy.ts';
 import { exampleWorker } from '../support/test-worker.ts';
 import { waitFor } from '../support/wait-for.ts';
+import { localQueueFixture } from './local-queue-fixture.ts';
 
 const db = await createTestDatabase();
-const local = await startLocalSqs();
-const s3 = s3ClientFor(local.endpoint);
-const BUCKET = 'payloads-test';
-afterAll(async () => {
-  s3.destroy();
-  await local.stop();
-});
-beforeAll(async () => {
-  await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
-});
+const local = await localQueueFixture();
+/** The producers' uploads (outside the stack: the operator's key). */
+const uploads = local.s3;
+/** The worker function's S3 client (its role's key). */
+const s3 = local.as('worker').s3;
+const BUCKET = await local.bucket('payloads-test');
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 /** Uploads `bytes` to fauxqs S3 and returns the reference a producer would send. */
 async function upload(bytes: Buffer, key = `payloads/${randomUUID()}`): Promise<PayloadRef> {
-  await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: bytes }));
+  await uploads.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: bytes }));
   return { bucket: BUCKET, key, sha256: sha256(bytes), size: bytes.length };
 }
 
@@ -172,7 +167,7 @@ describe.each(['per-message', 'per-batch'] as const)(
       const paymentId = `PAY-${randomUUID()}`;
       const envelope = paymentByRef(await upload(paymentBytes(paymentId)));
       await worker(sqsEvent([sqsRecordFactory(envelope)]), lambdaContext());
-      await s3.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: envelope.payloadRef.key }));
+      await uploads.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: envelope.payloadRef.key }));
 
       // Act
       const response = await worker(
@@ -324,7 +319,7 @@ describe('Function: createWorker() reading payloadRef through a failing network'
     // Prepare: the worker's S3 client goes through a proxy that cuts every connection.
     const target = new URL(local.endpoint);
     const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
-    const viaProxy = s3ClientFor(`http://127.0.0.1:${proxy.port}`);
+    const viaProxy = s3ClientFor(`http://127.0.0.1:${proxy.port}`, 'us-east-1', 'worker');
     const worker = exampleWorker(db.sql, { s3: viaProxy, failInvocationOnFullBatchFailure: false });
     const paymentId = `PAY-${randomUUID()}`;
     const envelope = paymentByRef(await upload(paymentBytes(paymentId)));
@@ -357,7 +352,7 @@ describe('Function: createWorker() reading payloadRef through a failing network'
       // Prepare: a pool of its own, named so pg_stat_activity can find it; S3 stops answering.
       const target = new URL(local.endpoint);
       const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
-      const viaProxy = s3ClientFor(`http://127.0.0.1:${proxy.port}`);
+      const viaProxy = s3ClientFor(`http://127.0.0.1:${proxy.port}`, 'us-east-1', 'worker');
       const application = `stall-${randomUUID().slice(0, 8)}`;
       const sql = db.client({ max: 2, connection: { application_name: application } });
       const worker = exampleWorker(sql, {

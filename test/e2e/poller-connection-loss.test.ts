@@ -12,9 +12,14 @@ import { localQueueFixture } from './local-queue-fixture.ts';
 import { startTestPoller } from './poller-fixture.ts';
 import { pollerProcesses, waitFor as waitForChildren } from './poller-process-fixture.ts';
 
-const db = await createTestDatabase();
+// The components connect as their database roles (provisioned by the migration function's code); the test's own
+// setup and assertions as the database's owner.
+const db = await createTestDatabase({ roles: true });
 const fixture = await localQueueFixture();
-const startPollerProcess = pollerProcesses({ databaseUrl: db.url, sqsEndpoint: fixture.endpoint });
+const startPollerProcess = pollerProcesses({
+  databaseUrl: db.roleUrl('worker'),
+  sqsEndpoint: fixture.endpoint,
+});
 
 /** Whatever escapes every caller in this process (Node would exit on it). */
 const escaped: unknown[] = [];
@@ -75,11 +80,11 @@ describe.each(['per-message', 'per-batch'] as const)(
   (commitMode) => {
     it('in this process (startPoller): survives pg_terminate_backend and a TCP proxy cut of a waiting transaction, retries it, one effect per key', async () => {
       // Prepare: engine and probe through one proxy the test can cut
-      const { proxy, connect } = await proxiedDatabase(db.url);
+      const { proxy, connect } = await proxiedDatabase(db.roleUrl('worker'));
       const probe = createDatabaseProbe(() => connect(1), 1000);
       const { queueUrl, dlqUrl } = await fixture.queues({ maxReceiveCount: 10, visibilityTimeoutSeconds: 5 });
       const { poller, outcomes } = await startTestPoller({
-        sqs: fixture.sqs,
+        sqs: fixture.as('poller').sqs,
         queueUrl,
         sql: connect(4),
         probe,
@@ -145,7 +150,7 @@ describe.each(['per-message', 'per-batch'] as const)(
       // Prepare: the child reaches the database through a proxy the test can cut
       const target = new URL(db.url);
       const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
-      const viaProxy = new URL(db.url);
+      const viaProxy = new URL(db.roleUrl('worker'));
       viaProxy.port = String(proxy.port);
       const { queueUrl, dlqUrl } = await fixture.queues({ maxReceiveCount: 10, visibilityTimeoutSeconds: 5 });
       const scenario = await lockedScenario(`child-${commitMode}`);

@@ -8,7 +8,9 @@ import { waitFor } from '../support/wait-for.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 import { startTestPoller } from './poller-fixture.ts';
 
-const db = await createTestDatabase();
+// The components connect as their database roles (provisioned by the migration function's code); the test's own
+// setup and assertions as the database's owner.
+const db = await createTestDatabase({ roles: true });
 const fixture = await localQueueFixture();
 const { sqs } = fixture;
 
@@ -17,9 +19,9 @@ describe('Poller with a body nested 5,000 levels deep (fauxqs over HTTP, real Po
     // Prepare: two payments and, between them, a valid payment whose payload also nests 5,000 arrays (10 KB).
     const { queueUrl, dlqUrl } = await fixture.queues({ maxReceiveCount: 3, visibilityTimeoutSeconds: 30 });
     const { lines } = await startTestPoller({
-      sqs,
+      sqs: fixture.as('poller').sqs,
       queueUrl,
-      sql: db.client({ max: 2 }),
+      sql: db.as('worker', { max: 2 }),
       probe: async () => {},
       poller: { visibilitySeconds: 30, batchSize: 10 },
     });

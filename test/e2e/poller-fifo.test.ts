@@ -1,23 +1,25 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
-import { createLocalQueues, queueCounts } from '../../tools/local/local-queues.ts';
-import { startLocalSqs } from '../../tools/local/local-sqs.ts';
+import { queueCounts } from '../../tools/local/local-queues.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { localQueueFixture } from './local-queue-fixture.ts';
 import { startTestPoller } from './poller-fixture.ts';
 
-const db = await createTestDatabase();
-const local = await startLocalSqs();
-const sqs = local.client();
+// The components connect as their database roles (provisioned by the migration function's code); the test's own
+// setup and assertions as the database's owner.
+const db = await createTestDatabase({ roles: true });
+const fixture = await localQueueFixture();
+const { sqs } = fixture;
 
 describe('Poller on a FIFO queue', () => {
   it('applies each message group in order while several batches run at once', async () => {
     // Prepare: six groups of five payments, sent interleaved: more groups than a batch holds.
-    const { queueUrl } = await createLocalQueues(sqs, { name: `fifo-${Date.now()}`, fifo: true });
+    const { queueUrl } = await fixture.queues({ fifo: true, visibilityTimeoutSeconds: 30 });
     const { poller, outcomes } = await startTestPoller({
-      sqs,
+      sqs: fixture.as('poller').sqs,
       queueUrl,
-      sql: db.client({ max: 4, prepare: false }),
+      sql: db.as('worker', { max: 4, prepare: false }),
       probe: async () => {},
       poller: { batchSize: 2 },
     });

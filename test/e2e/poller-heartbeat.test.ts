@@ -1,14 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
-import { createLocalQueues } from '../../tools/local/local-queues.ts';
-import { startLocalSqs } from '../../tools/local/local-sqs.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { localQueueFixture } from './local-queue-fixture.ts';
 import { startTestPoller } from './poller-fixture.ts';
 
-const db = await createTestDatabase();
-const local = await startLocalSqs();
-const sqs = local.client();
+// The components connect as their database roles (provisioned by the migration function's code); the test's own
+// setup and assertions as the database's owner.
+const db = await createTestDatabase({ roles: true });
+const fixture = await localQueueFixture();
+const { sqs } = fixture;
 
 /** Polls `condition` every 50 ms; rejects after `timeoutMs`. */
 async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs: number) {
@@ -28,12 +29,11 @@ const envelope = (messageType: string, key: string, payload: Record<string, unkn
 describe('Poller heartbeat (fauxqs over HTTP, real PostgreSQL)', () => {
   it('holds a record that runs 3 × its lease without a second delivery, stops extending it when it settles, and never extends a failed record over its backoff', async () => {
     // Prepare: a 2 s lease; one record sleeps 6 s in the database, one fails at once with a 60 s backoff.
-    const name = `hb-${Date.now()}`;
-    const { queueUrl } = await createLocalQueues(sqs, { name, visibilityTimeoutSeconds: 2 });
+    const { queueUrl } = await fixture.queues({ visibilityTimeoutSeconds: 2 });
     const { poller, events, deliveries } = await startTestPoller({
-      sqs,
+      sqs: fixture.as('poller').sqs,
       queueUrl,
-      sql: db.client({ max: 2, prepare: false }),
+      sql: db.as('worker', { max: 2, prepare: false }),
       probe: async () => {},
       poller: { visibilitySeconds: 2, batchSize: 10 },
       worker: { backoff: { baseSeconds: 60, maxSeconds: 60 }, random: () => 0.999 },
@@ -85,7 +85,7 @@ describe('Poller heartbeat (fauxqs over HTTP, real PostgreSQL)', () => {
     expect(extended.every((e) => e.at <= settledAt)).toBe(true);
     expect(poller.stats.heartbeats).toBe(heartbeatsAtSettle);
     // The failed record is in flight with its backoff (60 s), not a renewed 2 s lease.
-    const inflight = local.inspectQueue(name)?.messages.inflight ?? [];
+    const inflight = fixture.inspectQueue(queueUrl.split('/').at(-1) ?? '')?.messages.inflight ?? [];
     const failedInFlight = inflight.find((entry) => entry.message.messageId === failedEntry?.messageId);
     expect(failedInFlight).toBeDefined();
     expect((failedInFlight?.visibilityDeadline ?? 0) - Date.now()).toBeGreaterThan(45_000);

@@ -9,12 +9,16 @@ import { waitFor } from '../support/wait-for.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 import { startTestPoller } from './poller-fixture.ts';
 
-const db = await createTestDatabase();
+// The components connect as their database roles (provisioned by the migration function's code); the test's own
+// setup and assertions as the database's owner.
+const db = await createTestDatabase({ roles: true });
 const fixture = await localQueueFixture();
 const { sqs } = fixture;
+/** The poller's client (its task role's key). */
+const pollerSqs = fixture.as('poller').sqs;
 /** Every ReceiveMessage the poller's client sends, with its time: counted at the SDK, below the poller. */
 const receiveCalls: number[] = [];
-sqs.middlewareStack.add(
+pollerSqs.middlewareStack.add(
   (next, context) => (args) => {
     if (context.commandName === 'ReceiveMessageCommand') receiveCalls.push(Date.now());
     return next(args);
@@ -27,12 +31,12 @@ const payment = (id: string) => paymentBody(id, 'acct-pause');
 describe('Poller database-health pause (database cut by a TCP proxy for 10 s)', () => {
   it('stops receiving (no receive beyond the probes while paused), spends at most one receive count per message, and resumes by itself with one effect per key', async () => {
     // Prepare: engine and probe reach the database through one proxy.
-    const { proxy, connect } = await proxiedDatabase(db.url);
+    const { proxy, connect } = await proxiedDatabase(db.roleUrl('worker'));
     const probeCalls: number[] = [];
     const probe = createDatabaseProbe(() => connect(1), 1000);
     const { queueUrl, dlqUrl } = await fixture.queues({ maxReceiveCount: 5, visibilityTimeoutSeconds: 5 });
     const { poller, events, deliveries } = await startTestPoller({
-      sqs,
+      sqs: pollerSqs,
       queueUrl,
       sql: connect(2),
       probe: () => {

@@ -7,9 +7,14 @@ import { pollerProcesses, waitFor } from './poller-process-fixture.ts';
 
 // The deployable poller (bin/poller.ts as a child process) with the settings a deploy gives it: what it refuses at
 // start, and what it runs.
-const db = await createTestDatabase();
+// The components connect as their database roles (provisioned by the migration function's code); the test's own
+// setup and assertions as the database's owner.
+const db = await createTestDatabase({ roles: true });
 const fixture = await localQueueFixture();
-const startPollerProcess = pollerProcesses({ databaseUrl: db.url, sqsEndpoint: fixture.endpoint });
+const startPollerProcess = pollerProcesses({
+  databaseUrl: db.roleUrl('worker'),
+  sqsEndpoint: fixture.endpoint,
+});
 
 const payment = (id: string) =>
   JSON.stringify(

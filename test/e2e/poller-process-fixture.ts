@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll } from 'vitest';
+import { LOCAL_ACCESS_KEY_IDS } from '../../tools/local/iam/local-identities.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -23,7 +24,8 @@ export type StartPollerProcess = (queueUrl: string, env?: Record<string, string>
 /**
  * `bin/poller.ts` child processes for the calling test file, on its database and its fauxqs, with the poller
  * settings the tests need (8 records in flight, 1 s long polls); every child still running after the file is
- * killed (SIGKILL).
+ * killed (SIGKILL). The child signs with the poller task role's local key: behind the local IAM layer
+ * (`localQueueFixture().endpoint`) it runs with that role's permissions.
  */
 export function pollerProcesses(options: {
   readonly databaseUrl: string;
@@ -40,7 +42,7 @@ export function pollerProcesses(options: {
       env: {
         PATH: process.env.PATH ?? '',
         HOME: process.env.HOME ?? '',
-        AWS_ACCESS_KEY_ID: 'local',
+        AWS_ACCESS_KEY_ID: LOCAL_ACCESS_KEY_IDS.poller,
         AWS_SECRET_ACCESS_KEY: 'local',
         AWS_REGION: 'us-east-1',
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',

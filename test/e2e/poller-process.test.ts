@@ -6,9 +6,14 @@ import { createTestDatabase } from '../support/database.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 import { pollerProcesses, waitFor } from './poller-process-fixture.ts';
 
-const db = await createTestDatabase();
+// The components connect as their database roles (provisioned by the migration function's code); the test's own
+// setup and assertions as the database's owner.
+const db = await createTestDatabase({ roles: true });
 const fixture = await localQueueFixture();
-const startPollerProcess = pollerProcesses({ databaseUrl: db.url, sqsEndpoint: fixture.endpoint });
+const startPollerProcess = pollerProcesses({
+  databaseUrl: db.roleUrl('worker'),
+  sqsEndpoint: fixture.endpoint,
+});
 
 const payment = (id: string) =>
   JSON.stringify(

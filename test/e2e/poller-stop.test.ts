@@ -6,16 +6,21 @@ import { createTestDatabase } from '../support/database.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 import { type PollerChild, pollerProcesses, waitFor } from './poller-process-fixture.ts';
 
-const db = await createTestDatabase();
+// The components connect as their database roles (provisioned by the migration function's code); the test's own
+// setup and assertions as the database's owner.
+const db = await createTestDatabase({ roles: true });
 const fixture = await localQueueFixture();
-const startPollerProcess = pollerProcesses({ databaseUrl: db.url, sqsEndpoint: fixture.endpoint });
+const startPollerProcess = pollerProcesses({
+  databaseUrl: db.roleUrl('worker'),
+  sqsEndpoint: fixture.endpoint,
+});
 
 /**
  * The poller that is stopped waits for a held row without end: the role's `lock_timeout` (5 s, as deployed) would
  * otherwise fail the record retryably and let the stop drain. Connection parameters in the URL, for that poller
  * alone.
  */
-const WAITS_FOR_LOCKS = `${db.url}?lock_timeout=120000&statement_timeout=120000`;
+const WAITS_FOR_LOCKS = `${db.roleUrl('worker')}?lock_timeout=120000&statement_timeout=120000`;
 
 const payment = (id: string) =>
   JSON.stringify(

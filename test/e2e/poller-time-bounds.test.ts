@@ -10,7 +10,9 @@ import { waitFor } from '../support/wait-for.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 import { startTestPoller } from './poller-fixture.ts';
 
-const db = await createTestDatabase();
+// The components connect as their database roles (provisioned by the migration function's code); the test's own
+// setup and assertions as the database's owner.
+const db = await createTestDatabase({ roles: true });
 const fixture = await localQueueFixture();
 const { sqs } = fixture;
 
@@ -27,9 +29,9 @@ describe('Poller time bounds (fauxqs over HTTP, real PostgreSQL)', () => {
     // its one attempt (maxBusinessAttempts 1: quarantined after it).
     const { queueUrl, dlqUrl } = await fixture.queues({ maxReceiveCount: 5, visibilityTimeoutSeconds: 2 });
     const { outcomes } = await startTestPoller({
-      sqs,
+      sqs: fixture.as('poller').sqs,
       queueUrl,
-      sql: db.client({ max: 1, prepare: false }),
+      sql: db.as('worker', { max: 1, prepare: false }),
       probe: async () => {},
       poller: { visibilitySeconds: 2, maxExtensionSeconds: 2 },
     });
@@ -70,7 +72,7 @@ describe('Poller time bounds (fauxqs over HTTP, real PostgreSQL)', () => {
     // Prepare: the engine's one connection, made as the deployed poller makes it, and the pause's probe, through a
     // proxy that can go silent (connections stay open, nothing is forwarded). A 10 s lease the heartbeat renews for
     // up to an hour: only the batch budget (3 s) bounds the record.
-    const { proxy, url, connect } = await proxiedDatabase(db.url);
+    const { proxy, url, connect } = await proxiedDatabase(db.roleUrl('worker'));
     const sql = createSql({ kind: 'url', url, poolSize: 1 }, { applicationName: 'poller-time-bounds' });
     const probe = createDatabaseProbe(() => connect(1), 1000);
     onTestFinished(async () => {
@@ -81,7 +83,7 @@ describe('Poller time bounds (fauxqs over HTTP, real PostgreSQL)', () => {
     const backoffMaxSeconds = 2;
     const { queueUrl, dlqUrl } = await fixture.queues({ maxReceiveCount: 5, visibilityTimeoutSeconds: 10 });
     const { poller, outcomes, deliveries } = await startTestPoller({
-      sqs,
+      sqs: fixture.as('poller').sqs,
       queueUrl,
       sql,
       probe,

@@ -15,7 +15,9 @@ import { runEntry } from '../support/run-entry.ts';
 import { caseStageEnvelope } from '../support/sqs-event.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 
-const db = await createTestDatabase();
+// The components connect as their database roles (provisioned by the migration function's code); the test's own
+// setup and assertions as the database's owner.
+const db = await createTestDatabase({ roles: true });
 const fixture = await localQueueFixture();
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
@@ -48,8 +50,8 @@ describe('Tracing end to end: producer → outbox → relay → fauxqs → event
 
     // Act: the real relay publishes both; the local event source mapping delivers them to the real worker
     const relayed = await relayOutbox({
-      sql: db.sql,
-      sqs: fixture.sqs,
+      sql: db.as('relay'),
+      sqs: fixture.as('relay').sqs,
       queueUrl,
       deadline: Date.now() + 10_000,
     });
@@ -57,7 +59,8 @@ describe('Tracing end to end: producer → outbox → relay → fauxqs → event
     const worker = createWorker({
       consumer: 'case-worker',
       handlers: exampleHandlers,
-      sql: db.client({ max: 2, prepare: false }),
+      sql: db.as('worker', { max: 2, prepare: false }),
+      sqs: fixture.as('worker').sqs,
       logger: new Logger({ serviceName: 'case-worker', logLevel: 'INFO' }),
       metrics: new Metrics({ namespace: 'SqsInboxWorkerTest', serviceName: 'case-worker' }),
       recordConcurrency: 2,
@@ -67,7 +70,7 @@ describe('Tracing end to end: producer → outbox → relay → fauxqs → event
       return worker(event, context);
     };
     const { lines, error } = await captureOutput(async () => {
-      const esm = await startEventSourceMapping({ sqs: fixture.sqs, queueUrl, handler });
+      const esm = await startEventSourceMapping({ sqs: fixture.as('worker').sqs, queueUrl, handler });
       try {
         await esm.drain();
       } finally {
@@ -77,7 +80,7 @@ describe('Tracing end to end: producer → outbox → relay → fauxqs → event
     const show = await runEntry(
       'bin/sqs-worker.js',
       ['inbox', 'show', traced.idempotencyKey, '--consumer', 'case-worker'],
-      { DATABASE_URL: db.url },
+      { DATABASE_URL: db.roleUrl('ops') },
     );
 
     // Assess: the producer's outbox row

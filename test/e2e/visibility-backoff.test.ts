@@ -7,18 +7,19 @@ import {
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { holdCaseLock } from '../../tools/local/hold-case-lock.ts';
 import { freePort } from '../../tools/local/local-postgres.ts';
-import { sqsClientFor, startLocalSqs } from '../../tools/local/local-sqs.ts';
+import { sqsClientFor } from '../../tools/local/local-sqs.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { envelopeFactory, lambdaContext, sqsEvent } from '../support/sqs-event.ts';
 import { exampleWorker } from '../support/test-worker.ts';
+import { localQueueFixture } from './local-queue-fixture.ts';
 
 const db = await createTestDatabase();
-const sqs = await startLocalSqs();
-afterAll(() => sqs.stop());
-const client = sqs.client();
+const fixture = await localQueueFixture();
+/** The operator's client: queues, sending, and the receives that stand in for the event source mapping. */
+const client = fixture.sqs;
 
 /** The Lambda shape of a received message (the local event source mapping does the same, fully). */
 const toRecord = (message: Message, arn: string): SQSRecord => ({
@@ -40,6 +41,7 @@ async function createQueue(name: string) {
   const { Attributes } = await client.send(
     new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
   );
+  fixture.bindQueue(QueueUrl as string);
   return { url: QueueUrl as string, arn: Attributes?.QueueArn as string, name };
 }
 
@@ -57,7 +59,7 @@ async function receiveOne(url: string, waitSeconds = 5): Promise<Message | undef
 
 /** Milliseconds until the in-flight message becomes visible again, read from the emulator. */
 function visibleInMs(queueName: string, messageId: string): number {
-  const inflight = sqs
+  const inflight = fixture
     .inspectQueue(queueName)
     ?.messages.inflight.find((entry) => entry.message.messageId === messageId);
   return (inflight?.visibilityDeadline ?? 0) - Date.now();
@@ -78,7 +80,7 @@ describe('Backoff through ChangeMessageVisibilityBatch (local SQS, real SDK)', (
     // random() = 1 takes the top of the jitter range, so the visibility is exactly the cap: 1 s, then 2 s.
     // The role's lock_timeout (5 s, as deployed) lowered to 200 ms for the worker's client.
     const worker = exampleWorker(db.client({ connection: { lock_timeout: 200 } }), {
-      sqs: client,
+      sqs: fixture.as('worker').sqs,
       random: () => 0.999999,
       backoff: { baseSeconds: 1, maxSeconds: 8 },
       failInvocationOnFullBatchFailure: false,
@@ -124,7 +126,7 @@ describe('Backoff through ChangeMessageVisibilityBatch (local SQS, real SDK)', (
     const envelope = envelopeFactory({ messageType: 'AlwaysMissing', idempotencyKey: `x:${randomUUID()}` });
     await client.send(new SendMessageCommand({ QueueUrl: queue.url, MessageBody: JSON.stringify(envelope) }));
     const message = (await receiveOne(queue.url)) as Message;
-    const deadEndpoint = sqsClientFor(`http://127.0.0.1:${await freePort()}`);
+    const deadEndpoint = sqsClientFor(`http://127.0.0.1:${await freePort()}`, 'us-east-1', 'worker');
     try {
       const worker = exampleWorker(db.sql, {
         sqs: deadEndpoint,

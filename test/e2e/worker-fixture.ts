@@ -9,7 +9,11 @@ import type { TestDatabase } from '../support/database.ts';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true'; // no EMF lines in the test output
 
-/** The real worker (example domain) with its outcomes recorded (`onOutcome`), plus the body of every delivery it received. */
+/**
+ * The real worker (example domain) with its outcomes recorded (`onOutcome`), plus the body of every delivery it
+ * received. It connects as the worker's database role when `db` has the roles (`createTestDatabase({ roles: true })`),
+ * as its owner otherwise.
+ */
 export function exampleWorker(
   db: TestDatabase,
   sqs: SQSClient,
@@ -17,7 +21,8 @@ export function exampleWorker(
 ) {
   const { pool = 2, ...overrides } = options;
   // The worker role's lock_timeout (5 s, as deployed) lowered to 200 ms, so a held case row fails fast.
-  const sql = db.client({ max: pool, prepare: false, connection: { lock_timeout: 200 } });
+  const clientOptions = { max: pool, prepare: false, connection: { lock_timeout: 200 } };
+  const sql = db.rolesProvisioned ? db.as('worker', clientOptions) : db.client(clientOptions);
   const outcomes = new OutcomeRecorder();
   const worker = createWorker({
     consumer: 'case-worker',

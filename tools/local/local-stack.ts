@@ -6,13 +6,19 @@ import postgres from 'postgres';
 import { connectOptions } from '../../lambda/connect-options.ts';
 import { parseDatabaseUrl } from '../../lambda/database-url.ts';
 import { describeDatabaseError } from '../../lambda/describe-database-error.ts';
-import { DEFAULT_ROLE_TIMEOUTS, setRoleTimeouts } from '../../lambda/provision-roles.ts';
-import { runMigrations } from '../../lambda/run-migrations.ts';
+import { migrateDatabase } from '../../lambda/migrate-database.ts';
+import type { RoleFunction } from '../../lambda/provision-roles.ts';
 import { createDynamoDbTable } from './create-dynamodb-table.ts';
 import { LocalStackError } from './errors.ts';
 import type { IamRefusal, RevokedAction } from './iam/iam-authorizer.ts';
 import { type LocalIam, startLocalIam } from './iam/local-iam.ts';
 import { type LocalComponent, localCredentials } from './iam/local-identities.ts';
+import {
+  type LocalRoleNames,
+  roleDatabaseUrl,
+  setLocalRolePasswords,
+  stackMigrationSettings,
+} from './local-database-roles.ts';
 import { startLocalDynamoDb } from './local-dynamodb.ts';
 import { startLocalPostgres } from './local-postgres.ts';
 import { createLocalQueues, type LocalQueues } from './local-queues.ts';
@@ -22,7 +28,10 @@ import { sqsClientFor } from './sqs-client-for.ts';
 
 /** Options of {@link startLocalStack}. */
 export interface LocalStackOptions {
-  /** Use this PostgreSQL instead of starting an embedded one (it is migrated); `DATABASE_URL` in its errors. */
+  /**
+   * Use this PostgreSQL instead of starting an embedded one (it is migrated, and the stack's database roles are
+   * provisioned on its server with a local-only password); `DATABASE_URL` in its errors.
+   */
   readonly databaseUrl?: string;
   /** Use this SQS endpoint instead of starting `fauxqs` in this process; `SQS_ENDPOINT` in its errors. */
   readonly sqsEndpoint?: string;
@@ -75,10 +84,28 @@ export interface LocalStackDynamoDb {
   readonly client: DynamoDBClient;
 }
 
+/**
+ * The database roles of a local stack: the ones the deployed migration function provisions, made by its code
+ * (`migrateDatabase`), with a local-only password each.
+ */
+export interface LocalDatabaseRoles {
+  /** The role of each function (`sqs_worker`, `sqs_outbox_relay`, …, as the synthesized stack names them). */
+  readonly names: LocalRoleNames;
+  /**
+   * The database URL signed in as `fn`'s role. The poller and the breaker's probe use the worker's, as deployed.
+   */
+  url(fn: RoleFunction): string;
+}
+
 /** A running local stack: PostgreSQL (migrated), SQS, and a queue with its DLQ. */
 export interface LocalStack {
-  /** The migrated database; empty with `store: 'dynamodb'`. */
+  /**
+   * The migrated database, signed in as its owner (the operator's and the demo's own setup); empty with
+   * `store: 'dynamodb'`. The components connect as their roles ({@link LocalStack.databaseRoles}).
+   */
   readonly databaseUrl: string;
+  /** The components' database roles; undefined with `store: 'dynamodb'`. */
+  readonly databaseRoles: LocalDatabaseRoles | undefined;
   /** DynamoDB Local and the worker's table, with `store: 'dynamodb'`. */
   readonly dynamodb?: LocalStackDynamoDb;
   readonly sqsEndpoint: string;
@@ -106,8 +133,9 @@ const MIGRATIONS = fileURLToPath(new URL('../../migrations', import.meta.url));
 
 /**
  * Starts what the worker needs on a laptop with nothing installed by hand: embedded PostgreSQL (or
- * `databaseUrl`), the `fauxqs` SQS emulator in this process (or `sqsEndpoint`), the migrations, and the queue
- * with its DLQ and RedrivePolicy.
+ * `databaseUrl`), the `fauxqs` SQS emulator in this process (or `sqsEndpoint`), the migrations and the components'
+ * database roles (the deployed migration function's code, see {@link LocalDatabaseRoles}), and the queue with its
+ * DLQ and RedrivePolicy.
  *
  * A given database or endpoint that cannot be used (invalid, refused, no answer within 10 s, a rejected login)
  * fails with a {@link LocalStackError} whose one-line message names `DATABASE_URL` or `SQS_ENDPOINT`.
@@ -144,7 +172,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       );
     }
     const databaseUrl = dynamoServer ? '' : (options.databaseUrl ?? (pg as { url: string }).url);
-    const { applied } = dynamoServer ? { applied: [] } : await migrate(databaseUrl);
+    const { applied, roles } = dynamoServer ? { applied: [], roles: undefined } : await migrate(databaseUrl);
+    const databaseRoles: LocalDatabaseRoles | undefined = roles && {
+      names: roles,
+      url: (fn) => roleDatabaseUrl(databaseUrl, roles[fn]),
+    };
 
     const local = options.sqsEndpoint ? undefined : await startLocalSqs({ region });
     if (local) stops.push(() => local.stop());
@@ -221,6 +253,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     return {
       databaseUrl,
+      databaseRoles,
       ...(dynamodb ? { dynamodb } : {}),
       sqsEndpoint,
       region,
@@ -239,35 +272,53 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     throw error;
   }
 
-  /** Migrates the database (a given one that cannot be used is a LocalStackError naming DATABASE_URL). */
-  async function migrate(databaseUrl: string): Promise<{ applied: readonly unknown[] }> {
+  /**
+   * Migrates the database and provisions the functions' roles as the deployed migration function does (its code,
+   * `migrateDatabase`, with its settings from the synthesized stack), then gives the roles their local-only
+   * password. A given database that cannot be used is a LocalStackError naming DATABASE_URL.
+   */
+  async function migrate(
+    databaseUrl: string,
+  ): Promise<{ applied: readonly unknown[]; roles: LocalRoleNames }> {
     const checked = parseDatabaseUrl(databaseUrl, 'DATABASE_URL');
     if (options.databaseUrl && 'problem' in checked)
       throw new LocalStackError('DATABASE_URL', checked.problem);
+    const settings = await stackMigrationSettings();
     const admin = postgres(databaseUrl, {
       ...connectOptions({ setting: 'DATABASE_URL', connectTimeoutSeconds: 10 }),
       max: 1,
       onnotice: () => {},
     });
-    return runMigrations(admin, {
+    return migrateDatabase(admin, {
+      ...settings,
       directory: options.migrationsDirectory ?? MIGRATIONS,
     })
+      .then(async (result) => {
+        await setLocalRolePasswords(admin, settings.roles);
+        return { applied: result.applied, roles: settings.roles };
+      })
       .catch((error: unknown) => {
         if (!options.databaseUrl || 'problem' in checked) throw error;
-        const { message } = describeDatabaseError(error, {
-          setting: 'DATABASE_URL',
-          address: checked.address,
-        });
-        throw new LocalStackError('DATABASE_URL', message, { cause: error });
-      })
-      .then(async (result) => {
-        // As the migration function does for the deployed worker role: the engine sets no timeout itself.
-        const [{ role, database } = { role: '', database: '' }] = await admin<
-          { role: string; database: string }[]
-        >`select current_user as role, current_database() as database`;
-        await setRoleTimeouts(admin, role, database, DEFAULT_ROLE_TIMEOUTS);
-        return { applied: result.applied };
+        throw new LocalStackError(
+          'DATABASE_URL',
+          rolesRefused(error, checked.address, settings.roles) ??
+            describeDatabaseError(error, { setting: 'DATABASE_URL', address: checked.address }).message,
+          { cause: error },
+        );
       })
       .finally(() => admin.end({ timeout: 5 }));
   }
+}
+
+/** PostgreSQL's SQLSTATE for "permission denied". */
+const INSUFFICIENT_PRIVILEGE = '42501';
+
+/**
+ * The line for a DATABASE_URL whose user may not create or alter the stack's roles (no CREATEROLE, no ADMIN on
+ * `pg_monitor`), or undefined for any other error.
+ */
+function rolesRefused(error: unknown, address: string, roles: LocalRoleNames): string | undefined {
+  const e = error as { name?: string; code?: string; message?: string };
+  if (e.name !== 'PostgresError' || e.code !== INSUFFICIENT_PRIVILEGE) return undefined;
+  return `PostgreSQL at ${address} (DATABASE_URL) refused to provision the database roles npm start runs its components as (${Object.values(roles).join(', ')}): ${e.message}. Connect as a user that may create roles and grant pg_monitor (CREATEROLE with ADMIN on pg_monitor, or the server's superuser).`;
 }

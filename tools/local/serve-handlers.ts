@@ -57,7 +57,8 @@ export async function serveHandlers(options: ServeHandlersOptions): Promise<Serv
   const concurrency = options.concurrency ?? 4;
   // What the deployed function's environment carries, pointed at the local stack; set before the module loads,
   // since an entry file calls createWorkerFromConfig (and so loadConfig) at its top level.
-  env.DATABASE_URL = stack.databaseUrl;
+  // The worker signs in as its database role, as deployed (DB_USER of the function).
+  env.DATABASE_URL = stack.databaseRoles?.url('worker') ?? stack.databaseUrl;
   env.SQS_ENDPOINT = stack.sqsEndpoint;
   env.AWS_REGION ||= stack.region;
   // As Lambda hands a function its role's credentials in these variables: the worker's local key, so the local IAM
@@ -81,7 +82,7 @@ export async function serveHandlers(options: ServeHandlersOptions): Promise<Serv
     functionTimeoutMs: options.functionTimeoutMs ?? 30_000,
     region: stack.region,
   });
-  const relaySql = postgres(stack.databaseUrl, {
+  const relaySql = postgres(stack.databaseRoles?.url('relay') ?? stack.databaseUrl, {
     ...connectOptions({ setting: 'DATABASE_URL', connectTimeoutSeconds: 10 }),
     max: 1,
     onnotice: () => {},

@@ -28,6 +28,12 @@ export interface SynthesizedStage {
   readonly resources: Readonly<Record<string, TemplateResource>>;
   /** The roles of the components this stage has (the Lambda worker or the poller, the relay). */
   readonly roles: Readonly<Partial<Record<RoleComponent, StackRole>>>;
+  /**
+   * The migration function's environment variables that are plain values (its `*_DB_USER` role names, the role
+   * timeouts; not the tokens of the database's address and secret): what a local run provisions its database
+   * roles from, as the deployed function does. Undefined for a stage without PostgreSQL.
+   */
+  readonly migrationEnvironment?: Readonly<Record<string, string>>;
   /** Logical ids of the resources a local run has a counterpart of. */
   readonly bound: {
     readonly queue: string;
@@ -93,7 +99,8 @@ const cacheFile = (stage: string) =>
 /**
  * Synthesizes the real stack of `stage` as `bin/app.ts` does (the stage's settings from `cdk.json`, bundling
  * skipped: the IAM policies do not depend on the code) and keeps what the local IAM layer evaluates: the
- * policies, and which roles and resources are the local components' and the local queues', bucket and table.
+ * policies, and which roles and resources are the local components' and the local queues', bucket and table; and
+ * the migration function's plain environment, which the local database roles are provisioned from.
  * Cached per process and on disk (keyed by a hash of `lib/`, `cdk.json` and the CDK version): a synthesis takes
  * seconds (the first one loads aws-cdk-lib), a cached one milliseconds.
  *
@@ -164,11 +171,24 @@ async function synthesize(stage: string): Promise<SynthesizedStage> {
   assign('worker', roleOf(worker.workerFunction?.role));
   assign('poller', roleOf(worker.pollerService?.taskRole));
   assign('relay', roleOf(worker.outboxRelayFunction?.role));
+  const migration = worker.migrationFunction
+    ? (template.Resources[idOf(worker.migrationFunction)]?.Properties as
+        | { Environment?: { Variables?: Record<string, unknown> } }
+        | undefined)
+    : undefined;
+  const migrationEnvironment = migration
+    ? Object.fromEntries(
+        Object.entries(migration.Environment?.Variables ?? {}).filter(
+          (entry): entry is [string, string] => typeof entry[1] === 'string',
+        ),
+      )
+    : undefined;
   const synthesized: SynthesizedStage = {
     stage,
     stackName: Stack.of(worker).stackName,
     resources,
     roles,
+    ...(migrationEnvironment ? { migrationEnvironment } : {}),
     bound: {
       queue: idOf(worker.queue),
       deadLetterQueue: idOf(worker.deadLetterQueue),
