@@ -38,7 +38,7 @@ interface TableGrant {
  * - The ops CLI reads the inbox and the quarantine, deletes and rearms inbox rows (`inbox purge`, `dlq
  *   redrive --rearm`: status and attempts only), marks quarantined messages released, and appends to the audit
  *   trail: it may finish an audit row it started (outcome, new message id, detail, finished at), never change
- *   who did what or delete one.
+ *   who did what or delete one. It is a member of `pg_monitor`, as the health job is, for `health` and `smoke`.
  * - The retention job deletes settled rows: it reads the key, status and timestamp columns its predicates use
  *   (never a payload), and holds UPDATE on one timestamp column per table only because `select … for update
  *   skip locked` requires it (the worst that column could do is delay the row's own purge). It also reads the
@@ -320,8 +320,9 @@ export async function provisionRoles(
         await tx`grant ${tx.unsafe(grant.privileges)} on table ${tx(grant.table)} to ${tx(role)}`;
       }
       // The ages of other roles' transactions in pg_stat_activity are hidden without pg_read_all_stats; the
-      // predefined pg_monitor role grants it (and reading the statistics views) and nothing that writes.
-      if (fn === 'health') await tx`grant pg_monitor to ${tx(role)}`;
+      // predefined pg_monitor role grants it (and reading the statistics views) and nothing that writes. The ops
+      // commands read the same sessions (`health`, `smoke`'s look at the worker's sessions).
+      if (fn === 'health' || fn === 'ops') await tx`grant pg_monitor to ${tx(role)}`;
       if (fn === 'retention') {
         for (const reference of await effectLogReferences(tx)) {
           await tx`grant select (${tx(reference.column)}) on table ${tx(reference.table)} to ${tx(role)}`;

@@ -234,6 +234,11 @@ describe('Function: provisionRoles() — what each role does still works', () =>
       { member: boolean }[]
     >`select pg_has_role(${roles.health}, 'pg_monitor', 'member') as member`;
     expect(row?.member).toBe(true);
+    // The ops commands read the same sessions (`health`, `smoke`).
+    const [ops] = await db.sql<
+      { member: boolean }[]
+    >`select pg_has_role(${roles.ops}, 'pg_monitor', 'member') as member`;
+    expect(ops?.member).toBe(true);
   });
 
   it('the worker processes messages (inbox, domain tables, quarantine) and writes the effect log', async () => {
