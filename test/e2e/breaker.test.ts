@@ -179,12 +179,14 @@ describe('Circuit breaker over the local event source mapping (database cut by a
       expect(esm.enabled).toBe(true);
       expect(esm.maxConcurrency).toBe(4);
       expect(Date.now() - upAt).toBeLessThan(30_000);
-      // Every backlog message received before the breaker opened was received once more after the outage, no
-      // more: the open breaker held the counts.
+      // The open breaker held the counts: nothing was received while it was open (the samples above), so every
+      // backlog message received before it opened was received again only after the outage, and no message came
+      // near maxReceiveCount. How many receives a message took after the restore is the schedule's: a key's two
+      // copies may run at once, and the second comes back once more (IN_PROGRESS_ELSEWHERE).
       expect(maxReceiveBefore.size).toBeGreaterThan(0);
       for (const [messageId, before] of maxReceiveBefore) {
         const after = receives.get(messageId) ?? [];
-        expect(Math.max(...after), messageId).toBe(before + 1);
+        expect(Math.max(...after), messageId).toBeGreaterThan(before);
       }
       expect(Math.max(...[...receives.values()].flat())).toBeLessThan(5);
       // One effect per key, nothing in the DLQ.
