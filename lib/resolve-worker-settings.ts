@@ -1,6 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Duration, Token } from 'aws-cdk-lib';
+import { DYNAMODB_MAX_RECORD_CONCURRENCY } from '../lambda/config.ts';
 import { type CapacityResult, safeWorkerConcurrency } from './capacity.ts';
 import type { WorkerRuntime } from './fargate-runtime-props.ts';
 import { DEFAULT_MEMORY_MB, type PayloadMemory, resolvePayloadLimit } from './resolve-payload-limit.ts';
@@ -168,8 +169,9 @@ const fmtSeconds = (value: number): string => `${value} s`;
  * batching window; maxConcurrency in 2..1000, ≤ reserved concurrency (a whole number, 2..100000) and ≤ the safe
  * worker concurrency; maxReceiveCount 5..1000; DLQ retention >
  * source retention; batch size ≤ 10 for FIFO; batching window ≥ 1 s when batch size > 10; record concurrency
- * ≤ pool size; the payload limit within what the memory holds for the records in flight (derived when not given:
- * `resolve-payload-limit.ts`); database users are lowercase SQL identifiers, one per function.
+ * ≤ pool size (1..10 with DynamoDB, as the worker's cold start allows); the payload limit within what the memory
+ * holds for the records in flight (derived when not given: `resolve-payload-limit.ts`); database users are
+ * lowercase SQL identifiers, one per function.
  *
  * @throws WorkerSettingsError listing every problem.
  * @example
@@ -453,7 +455,19 @@ export function resolveWorkerSettings(
           : `recordConcurrency (${recordConcurrency}) must be 1 with commitMode per-batch: an invocation's batch runs one record after another in its one transaction; remove recordConcurrency`,
     );
   }
-  range('recordConcurrency', recordConcurrency, 1, perBatch && fargate ? 1000 : 100);
+  if (
+    store === 'dynamodb' &&
+    !isToken(recordConcurrency) &&
+    Number.isInteger(recordConcurrency) &&
+    recordConcurrency > DYNAMODB_MAX_RECORD_CONCURRENCY
+  ) {
+    // The worker's cold start refuses it (lambda/config.ts), whatever the write budget allows.
+    problems.push(
+      `recordConcurrency (${recordConcurrency}) must be a whole number from 1 to ${DYNAMODB_MAX_RECORD_CONCURRENCY} with store "dynamodb" (WORKER_RECORD_CONCURRENCY: the worker runs at most ${DYNAMODB_MAX_RECORD_CONCURRENCY} records of a batch at once); lower recordConcurrency to ${DYNAMODB_MAX_RECORD_CONCURRENCY} or less`,
+    );
+  } else {
+    range('recordConcurrency', recordConcurrency, 1, perBatch && fargate ? 1000 : 100);
+  }
 
   // Capacity formula → safe concurrency (pattern document §10).
   let capacity: CapacityResult | undefined;

@@ -686,3 +686,18 @@ describe('Function: resolveWorkerSettings() — commitMode per-batch and record 
     ]);
   });
 });
+
+describe('Function: resolveWorkerSettings() — DynamoDB record concurrency', () => {
+  it('refuses more records at once than the worker runs (10), whatever the write budget allows', () => {
+    // Act
+    const problems = problemsOf({ store: 'dynamodb', recordConcurrency: 20, maxWriteUnitsPerSecond: 40_000 });
+
+    // Assess: the worker's cold start refuses WORKER_RECORD_CONCURRENCY 20; the synth says so first.
+    expect(problems).toEqual([
+      'recordConcurrency (20) must be a whole number from 1 to 10 with store "dynamodb" (WORKER_RECORD_CONCURRENCY: the worker runs at most 10 records of a batch at once); lower recordConcurrency to 10 or less',
+    ]);
+    expect(problemsOf({ store: 'dynamodb', recordConcurrency: 10, maxWriteUnitsPerSecond: 40_000 })).toEqual(
+      [],
+    );
+  });
+});
