@@ -527,6 +527,8 @@ export function resolveWorkerSettings(
       capacity,
       capacityTokens,
       problems,
+      // What raises a DynamoDB worker's capacity is named: its formula has no connections.
+      store === 'dynamodb' ? capacityFix : 'raise the binding capacity input',
     ));
     maxConcurrency = reservedConcurrency;
   } else {
@@ -755,6 +757,7 @@ function resolveProvisioned(
   capacity: CapacityResult | undefined,
   capacityTokens: boolean,
   problems: string[],
+  raiseCapacity: string,
 ): { provisionedPollers: ProvisionedPollers; reservedConcurrency: number } {
   const minimumNeeded = MIN_POLLERS * INVOKES_PER_POLLER;
   if (props.maxConcurrency !== undefined) {
@@ -782,7 +785,7 @@ function resolveProvisioned(
       );
       if (maximumPollers < MIN_POLLERS) {
         problems.push(
-          `scalingMode "provisioned" needs a safe worker concurrency of at least ${minimumNeeded} (${MIN_POLLERS} pollers, the minimum, × ${INVOKES_PER_POLLER} concurrent invokes each), but the safe worker concurrency is ${capacity.safeConcurrency} (${capacity.explanation}); use scalingMode "maximum-concurrency" or raise the binding capacity input`,
+          `scalingMode "provisioned" needs a safe worker concurrency of at least ${minimumNeeded} (${MIN_POLLERS} pollers, the minimum, × ${INVOKES_PER_POLLER} concurrent invokes each), but the safe worker concurrency is ${capacity.safeConcurrency} (${capacity.explanation}); use scalingMode "maximum-concurrency" or ${raiseCapacity}`,
         );
         maximumPollers = MIN_POLLERS;
       }
@@ -800,7 +803,7 @@ function resolveProvisioned(
     maximumPollers * INVOKES_PER_POLLER > capacity.safeConcurrency
   ) {
     problems.push(
-      `maximumPollers (${maximumPollers}) can drive ${maximumPollers * INVOKES_PER_POLLER} concurrent invokes, above the safe worker concurrency: ${capacity.explanation}; lower maximumPollers to ${Math.floor(capacity.safeConcurrency / INVOKES_PER_POLLER)} or less, or raise the binding capacity input`,
+      `maximumPollers (${maximumPollers}) can drive ${maximumPollers * INVOKES_PER_POLLER} concurrent invokes, above the safe worker concurrency: ${capacity.explanation}; lower maximumPollers to ${Math.floor(capacity.safeConcurrency / INVOKES_PER_POLLER)} or less, or ${raiseCapacity}`,
     );
   }
   const minimumPollers = props.minimumPollers ?? MIN_POLLERS;
@@ -820,7 +823,7 @@ function resolveProvisioned(
     } else {
       if (capacity && given > capacity.safeConcurrency) {
         problems.push(
-          `reservedConcurrency (${given}) exceeds the safe worker concurrency: ${capacity.explanation}; with scalingMode "provisioned" the reserved concurrency is the only cap on the database, so lower reservedConcurrency or raise the binding capacity input`,
+          `reservedConcurrency (${given}) exceeds the safe worker concurrency: ${capacity.explanation}; with scalingMode "provisioned" the reserved concurrency is the only cap on the database, so lower reservedConcurrency or ${raiseCapacity}`,
         );
       }
       if (!isToken(maximumPollers) && given < maximumPollers * INVOKES_PER_POLLER) {

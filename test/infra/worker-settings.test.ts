@@ -701,3 +701,18 @@ describe('Function: resolveWorkerSettings() — DynamoDB record concurrency', ()
     );
   });
 });
+
+describe('Function: resolveWorkerSettings() — provisioned pollers on DynamoDB', () => {
+  it('names the write budget as the fix when the table cannot carry the minimum of pollers', () => {
+    // Act: the default budget of 4000 write units a second carries 12 workers, below the 20 two pollers drive.
+    const problems = problemsOf({ store: 'dynamodb', scalingMode: 'provisioned' });
+
+    // Assess
+    expect(problems).toEqual([
+      'scalingMode "provisioned" needs a safe worker concurrency of at least 20 (2 pollers, the minimum, × 10 concurrent invokes each), but the safe worker concurrency is 12 (safe worker concurrency 12, bound by write_units (max_write_units_per_second 4000 / (write_units_per_message 5 × messages_per_second_per_worker 66.67))); use scalingMode "maximum-concurrency" or raise maxWriteUnitsPerSecond (the table serves more once scaled or with a raised quota), or lower transactItemsPerMessage or recordConcurrency',
+    ]);
+    expect(
+      problemsOf({ store: 'dynamodb', scalingMode: 'provisioned', maxWriteUnitsPerSecond: 8000 }),
+    ).toEqual([]);
+  });
+});
