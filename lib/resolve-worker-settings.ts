@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { Duration, Token } from 'aws-cdk-lib';
 import { DYNAMODB_MAX_RECORD_CONCURRENCY } from '../lambda/config.ts';
 import { type CapacityResult, safeWorkerConcurrency } from './capacity.ts';
+import { checkWorkerEnvironment } from './check-worker-environment.ts';
 import type { WorkerRuntime } from './fargate-runtime-props.ts';
 import { DEFAULT_MEMORY_MB, type PayloadMemory, resolvePayloadLimit } from './resolve-payload-limit.ts';
 import {
@@ -171,7 +172,8 @@ const fmtSeconds = (value: number): string => `${value} s`;
  * source retention; batch size ≤ 10 for FIFO; batching window ≥ 1 s when batch size > 10; record concurrency
  * ≤ pool size (1..10 with DynamoDB, as the worker's cold start allows); the payload limit within what the memory
  * holds for the records in flight (derived when not given: `resolve-payload-limit.ts`); database users are
- * lowercase SQL identifiers, one per function.
+ * lowercase SQL identifiers, one per function; `workerEnvironment` sets no variable the construct sets from a prop
+ * (`check-worker-environment.ts`).
  *
  * @throws WorkerSettingsError listing every problem.
  * @example
@@ -190,6 +192,7 @@ export function resolveWorkerSettings(
   // The store first: its defaults (no relay, jobs or breaker with DynamoDB) apply to every rule below.
   const store = checkStoreSettings(given, problems, { checkVpc: options.checkVpc ?? false });
   const props = withStoreDefaults(given);
+  checkWorkerEnvironment(props, problems);
   for (const [name, entry, exports] of [
     ['workerEntry', props.workerEntry, 'handler = createWorkerFromConfig({ handlers })'],
     ['outboxRelayEntry', props.outboxRelayEntry, 'handler'],

@@ -687,6 +687,42 @@ describe('Function: resolveWorkerSettings() — commitMode per-batch and record 
   });
 });
 
+describe('Function: resolveWorkerSettings() — workerEnvironment', () => {
+  it('refuses each variable the construct sets from a prop, naming its value and the prop to set instead', () => {
+    // Act
+    const problems = problemsOf({
+      workerEnvironment: {
+        WORKER_COMMIT_MODE: 'per-batch',
+        DB_POOL_SIZE: '50',
+        DB_HOST: 'db.internal',
+        WORKER_BACKOFF_MAX_SECONDS: '600',
+      },
+    });
+
+    // Assess: one problem per derived variable; the variable the construct leaves to you passes.
+    expect(problems).toEqual([
+      'workerEnvironment sets WORKER_COMMIT_MODE ("per-batch"), which the construct sets from commitMode and checks at synth against the other settings; remove WORKER_COMMIT_MODE from workerEnvironment and set commitMode instead',
+      'workerEnvironment sets DB_POOL_SIZE ("50"), which the construct sets from dbPoolSize and checks at synth against the other settings; remove DB_POOL_SIZE from workerEnvironment and set dbPoolSize instead',
+      'workerEnvironment sets DB_HOST ("db.internal"), which the construct sets from store "postgres" (the stack\'s RDS Proxy) and checks at synth against the other settings; remove DB_HOST from workerEnvironment',
+    ]);
+  });
+
+  it('lets it set the local endpoints and NODE_OPTIONS, which the construct declares for you to replace', () => {
+    // Act
+    const problems = problemsOf({
+      workerEnvironment: {
+        DATABASE_URL: 'postgres://worker@127.0.0.1:5432/worker',
+        SQS_ENDPOINT: 'http://127.0.0.1:4566',
+        S3_ENDPOINT: 'http://127.0.0.1:4566',
+        NODE_OPTIONS: '--enable-source-maps --max-old-space-size=400',
+      },
+    });
+
+    // Assess
+    expect(problems).toEqual([]);
+  });
+});
+
 describe('Function: resolveWorkerSettings() — DynamoDB record concurrency', () => {
   it('refuses more records at once than the worker runs (10), whatever the write budget allows', () => {
     // Act
