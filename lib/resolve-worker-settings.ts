@@ -173,7 +173,8 @@ const fmtSeconds = (value: number): string => `${value} s`;
  * ≤ pool size (1..10 with DynamoDB, as the worker's cold start allows); the payload limit within what the memory
  * holds for the records in flight (derived when not given: `resolve-payload-limit.ts`); database users are
  * lowercase SQL identifiers, one per function; `workerEnvironment` sets no variable the construct sets from a prop
- * (`check-worker-environment.ts`).
+ * (`check-worker-environment.ts`). The combinations of store, runtime, commit mode, tracing and scaling mode that
+ * cannot start are refused here (test/infra/combinations.test.ts, docs/deploy.md#supported-combinations).
  *
  * @throws WorkerSettingsError listing every problem.
  * @example
