@@ -318,8 +318,12 @@ const variables = {
   BREAKER_RUN_GUARD_MS: positiveInt('BREAKER_RUN_GUARD_MS', 5000, 900_000),
 } satisfies Record<string, Reader<unknown>>;
 
-/** Records a DynamoDB worker runs at once at most: a Lambda SQS batch of a standard queue holds 10 by default. */
-const DYNAMODB_MAX_RECORD_CONCURRENCY = 10;
+/**
+ * Records a DynamoDB worker runs at once at most (`WORKER_RECORD_CONCURRENCY`): a Lambda SQS batch of a standard
+ * queue holds 10 by default. The synth refuses more (`recordConcurrency`), so a stack never deploys a worker that
+ * fails its cold start on it.
+ */
+export const DYNAMODB_MAX_RECORD_CONCURRENCY = 10;
 
 /** Thrown by a reader's `invalid` and caught by {@link readVariables}; never escapes. */
 const INVALID = Symbol('invalid variable');

@@ -1,7 +1,9 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Duration, Token } from 'aws-cdk-lib';
+import { DYNAMODB_MAX_RECORD_CONCURRENCY } from '../lambda/config.ts';
 import { type CapacityResult, safeWorkerConcurrency } from './capacity.ts';
+import { checkWorkerEnvironment } from './check-worker-environment.ts';
 import type { WorkerRuntime } from './fargate-runtime-props.ts';
 import { DEFAULT_MEMORY_MB, type PayloadMemory, resolvePayloadLimit } from './resolve-payload-limit.ts';
 import {
@@ -168,8 +170,11 @@ const fmtSeconds = (value: number): string => `${value} s`;
  * batching window; maxConcurrency in 2..1000, ≤ reserved concurrency (a whole number, 2..100000) and ≤ the safe
  * worker concurrency; maxReceiveCount 5..1000; DLQ retention >
  * source retention; batch size ≤ 10 for FIFO; batching window ≥ 1 s when batch size > 10; record concurrency
- * ≤ pool size; the payload limit within what the memory holds for the records in flight (derived when not given:
- * `resolve-payload-limit.ts`); database users are lowercase SQL identifiers, one per function.
+ * ≤ pool size (1..10 with DynamoDB, as the worker's cold start allows); the payload limit within what the memory
+ * holds for the records in flight (derived when not given: `resolve-payload-limit.ts`); database users are
+ * lowercase SQL identifiers, one per function; `workerEnvironment` sets no variable the construct sets from a prop
+ * (`check-worker-environment.ts`). The combinations of store, runtime, commit mode, tracing and scaling mode that
+ * cannot start are refused here (test/infra/combinations.test.ts, docs/deploy.md#supported-combinations).
  *
  * @throws WorkerSettingsError listing every problem.
  * @example
@@ -188,6 +193,7 @@ export function resolveWorkerSettings(
   // The store first: its defaults (no relay, jobs or breaker with DynamoDB) apply to every rule below.
   const store = checkStoreSettings(given, problems, { checkVpc: options.checkVpc ?? false });
   const props = withStoreDefaults(given);
+  checkWorkerEnvironment(props, problems);
   for (const [name, entry, exports] of [
     ['workerEntry', props.workerEntry, 'handler = createWorkerFromConfig({ handlers })'],
     ['outboxRelayEntry', props.outboxRelayEntry, 'handler'],
@@ -453,7 +459,19 @@ export function resolveWorkerSettings(
           : `recordConcurrency (${recordConcurrency}) must be 1 with commitMode per-batch: an invocation's batch runs one record after another in its one transaction; remove recordConcurrency`,
     );
   }
-  range('recordConcurrency', recordConcurrency, 1, perBatch && fargate ? 1000 : 100);
+  if (
+    store === 'dynamodb' &&
+    !isToken(recordConcurrency) &&
+    Number.isInteger(recordConcurrency) &&
+    recordConcurrency > DYNAMODB_MAX_RECORD_CONCURRENCY
+  ) {
+    // The worker's cold start refuses it (lambda/config.ts), whatever the write budget allows.
+    problems.push(
+      `recordConcurrency (${recordConcurrency}) must be a whole number from 1 to ${DYNAMODB_MAX_RECORD_CONCURRENCY} with store "dynamodb" (WORKER_RECORD_CONCURRENCY: the worker runs at most ${DYNAMODB_MAX_RECORD_CONCURRENCY} records of a batch at once); lower recordConcurrency to ${DYNAMODB_MAX_RECORD_CONCURRENCY} or less`,
+    );
+  } else {
+    range('recordConcurrency', recordConcurrency, 1, perBatch && fargate ? 1000 : 100);
+  }
 
   // Capacity formula → safe concurrency (pattern document §10).
   let capacity: CapacityResult | undefined;
@@ -513,6 +531,8 @@ export function resolveWorkerSettings(
       capacity,
       capacityTokens,
       problems,
+      // What raises a DynamoDB worker's capacity is named: its formula has no connections.
+      store === 'dynamodb' ? capacityFix : 'raise the binding capacity input',
     ));
     maxConcurrency = reservedConcurrency;
   } else {
@@ -741,6 +761,7 @@ function resolveProvisioned(
   capacity: CapacityResult | undefined,
   capacityTokens: boolean,
   problems: string[],
+  raiseCapacity: string,
 ): { provisionedPollers: ProvisionedPollers; reservedConcurrency: number } {
   const minimumNeeded = MIN_POLLERS * INVOKES_PER_POLLER;
   if (props.maxConcurrency !== undefined) {
@@ -768,7 +789,7 @@ function resolveProvisioned(
       );
       if (maximumPollers < MIN_POLLERS) {
         problems.push(
-          `scalingMode "provisioned" needs a safe worker concurrency of at least ${minimumNeeded} (${MIN_POLLERS} pollers, the minimum, × ${INVOKES_PER_POLLER} concurrent invokes each), but the safe worker concurrency is ${capacity.safeConcurrency} (${capacity.explanation}); use scalingMode "maximum-concurrency" or raise the binding capacity input`,
+          `scalingMode "provisioned" needs a safe worker concurrency of at least ${minimumNeeded} (${MIN_POLLERS} pollers, the minimum, × ${INVOKES_PER_POLLER} concurrent invokes each), but the safe worker concurrency is ${capacity.safeConcurrency} (${capacity.explanation}); use scalingMode "maximum-concurrency" or ${raiseCapacity}`,
         );
         maximumPollers = MIN_POLLERS;
       }
@@ -786,7 +807,7 @@ function resolveProvisioned(
     maximumPollers * INVOKES_PER_POLLER > capacity.safeConcurrency
   ) {
     problems.push(
-      `maximumPollers (${maximumPollers}) can drive ${maximumPollers * INVOKES_PER_POLLER} concurrent invokes, above the safe worker concurrency: ${capacity.explanation}; lower maximumPollers to ${Math.floor(capacity.safeConcurrency / INVOKES_PER_POLLER)} or less, or raise the binding capacity input`,
+      `maximumPollers (${maximumPollers}) can drive ${maximumPollers * INVOKES_PER_POLLER} concurrent invokes, above the safe worker concurrency: ${capacity.explanation}; lower maximumPollers to ${Math.floor(capacity.safeConcurrency / INVOKES_PER_POLLER)} or less, or ${raiseCapacity}`,
     );
   }
   const minimumPollers = props.minimumPollers ?? MIN_POLLERS;
@@ -806,7 +827,7 @@ function resolveProvisioned(
     } else {
       if (capacity && given > capacity.safeConcurrency) {
         problems.push(
-          `reservedConcurrency (${given}) exceeds the safe worker concurrency: ${capacity.explanation}; with scalingMode "provisioned" the reserved concurrency is the only cap on the database, so lower reservedConcurrency or raise the binding capacity input`,
+          `reservedConcurrency (${given}) exceeds the safe worker concurrency: ${capacity.explanation}; with scalingMode "provisioned" the reserved concurrency is the only cap on the database, so lower reservedConcurrency or ${raiseCapacity}`,
         );
       }
       if (!isToken(maximumPollers) && given < maximumPollers * INVOKES_PER_POLLER) {

@@ -201,7 +201,7 @@ export interface SqsDatabaseWorkerProps extends FargateRuntimeProps {
    */
   readonly dbPoolSize?: number;
   /**
-   * Records one invocation processes at once (`WORKER_RECORD_CONCURRENCY`), 1 to `dbPoolSize` (1 to 100 with
+   * Records one invocation processes at once (`WORKER_RECORD_CONCURRENCY`), 1 to `dbPoolSize` (1 to 10 with
    * `store: 'dynamodb'`, where it multiplies the writes per second of one worker); with `runtime: 'fargate'`, the
    * records one task has in flight (`POLLER_CONCURRENCY` as well). With `commitMode: 'per-batch'` a batch's records
    * run one after another in its one transaction: a function takes only 1, and a Fargate task runs up to

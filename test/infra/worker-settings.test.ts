@@ -686,3 +686,69 @@ describe('Function: resolveWorkerSettings() — commitMode per-batch and record 
     ]);
   });
 });
+
+describe('Function: resolveWorkerSettings() — workerEnvironment', () => {
+  it('refuses each variable the construct sets from a prop, naming its value and the prop to set instead', () => {
+    // Act
+    const problems = problemsOf({
+      workerEnvironment: {
+        WORKER_COMMIT_MODE: 'per-batch',
+        DB_POOL_SIZE: '50',
+        DB_HOST: 'db.internal',
+        WORKER_BACKOFF_MAX_SECONDS: '600',
+      },
+    });
+
+    // Assess: one problem per derived variable; the variable the construct leaves to you passes.
+    expect(problems).toEqual([
+      'workerEnvironment sets WORKER_COMMIT_MODE ("per-batch"), which the construct sets from commitMode and checks at synth against the other settings; remove WORKER_COMMIT_MODE from workerEnvironment and set commitMode instead',
+      'workerEnvironment sets DB_POOL_SIZE ("50"), which the construct sets from dbPoolSize and checks at synth against the other settings; remove DB_POOL_SIZE from workerEnvironment and set dbPoolSize instead',
+      'workerEnvironment sets DB_HOST ("db.internal"), which the construct sets from store "postgres" (the stack\'s RDS Proxy) and checks at synth against the other settings; remove DB_HOST from workerEnvironment',
+    ]);
+  });
+
+  it('lets it set the local endpoints and NODE_OPTIONS, which the construct declares for you to replace', () => {
+    // Act
+    const problems = problemsOf({
+      workerEnvironment: {
+        DATABASE_URL: 'postgres://worker@127.0.0.1:5432/worker',
+        SQS_ENDPOINT: 'http://127.0.0.1:4566',
+        S3_ENDPOINT: 'http://127.0.0.1:4566',
+        NODE_OPTIONS: '--enable-source-maps --max-old-space-size=400',
+      },
+    });
+
+    // Assess
+    expect(problems).toEqual([]);
+  });
+});
+
+describe('Function: resolveWorkerSettings() — DynamoDB record concurrency', () => {
+  it('refuses more records at once than the worker runs (10), whatever the write budget allows', () => {
+    // Act
+    const problems = problemsOf({ store: 'dynamodb', recordConcurrency: 20, maxWriteUnitsPerSecond: 40_000 });
+
+    // Assess: the worker's cold start refuses WORKER_RECORD_CONCURRENCY 20; the synth says so first.
+    expect(problems).toEqual([
+      'recordConcurrency (20) must be a whole number from 1 to 10 with store "dynamodb" (WORKER_RECORD_CONCURRENCY: the worker runs at most 10 records of a batch at once); lower recordConcurrency to 10 or less',
+    ]);
+    expect(problemsOf({ store: 'dynamodb', recordConcurrency: 10, maxWriteUnitsPerSecond: 40_000 })).toEqual(
+      [],
+    );
+  });
+});
+
+describe('Function: resolveWorkerSettings() — provisioned pollers on DynamoDB', () => {
+  it('names the write budget as the fix when the table cannot carry the minimum of pollers', () => {
+    // Act: the default budget of 4000 write units a second carries 12 workers, below the 20 two pollers drive.
+    const problems = problemsOf({ store: 'dynamodb', scalingMode: 'provisioned' });
+
+    // Assess
+    expect(problems).toEqual([
+      'scalingMode "provisioned" needs a safe worker concurrency of at least 20 (2 pollers, the minimum, × 10 concurrent invokes each), but the safe worker concurrency is 12 (safe worker concurrency 12, bound by write_units (max_write_units_per_second 4000 / (write_units_per_message 5 × messages_per_second_per_worker 66.67))); use scalingMode "maximum-concurrency" or raise maxWriteUnitsPerSecond (the table serves more once scaled or with a raised quota), or lower transactItemsPerMessage or recordConcurrency',
+    ]);
+    expect(
+      problemsOf({ store: 'dynamodb', scalingMode: 'provisioned', maxWriteUnitsPerSecond: 8000 }),
+    ).toEqual([]);
+  });
+});
