@@ -337,13 +337,7 @@ export class SqsDatabaseWorker extends Construct {
       this.table?.grantWorker(workerFunction, props.domainKeyPrefixes ?? EXAMPLE_DOMAIN_KEY_PREFIXES);
       if (props.tracing) this.acknowledgeTracingWildcard(workerFunction);
       if (this.payloadBucket) {
-        // Read object versions, nothing else: no listing, no writes, no other bucket.
-        workerFunction.addToRolePolicy(
-          new iam.PolicyStatement({
-            actions: ['s3:GetObject', 's3:GetObjectVersion'],
-            resources: [this.payloadBucket.arnForObjects('*')],
-          }),
-        );
+        for (const statement of this.payloadReadStatements()) workerFunction.addToRolePolicy(statement);
         this.acknowledgeObjectWildcard(workerFunction.role, 'the worker reads any payload object');
       }
       const eventSource = new SqsEventSource(this.queue, {
@@ -673,13 +667,7 @@ export class SqsDatabaseWorker extends Construct {
       connections: service.service.connections,
     });
     if (this.payloadBucket) {
-      service.taskRole.addToPolicy(
-        new iam.PolicyStatement({
-          sid: 'ReadPayloadObjects',
-          actions: ['s3:GetObject', 's3:GetObjectVersion'],
-          resources: [this.payloadBucket.arnForObjects('*')],
-        }),
-      );
+      for (const statement of this.payloadReadStatements()) service.taskRole.addToPolicy(statement);
       this.acknowledgeObjectWildcard(service.taskRole, 'the poller reads any payload object');
     }
     return service;
@@ -752,6 +740,29 @@ export class SqsDatabaseWorker extends Construct {
       reason:
         'Active tracing (the tracing prop, off by default): CDK grants xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions, so AWS requires Resource "*" for them. Acknowledged on traced functions only.',
     });
+  }
+
+  /**
+   * What a reader of `payloadRef` objects (the worker function, the poller's task) may do on the payload bucket:
+   * read its objects and their versions, and list the bucket. ListBucket is there for one answer: S3 tells a caller
+   * that an object does not exist (404 `NoSuchKey`, terminal `PAYLOAD_NOT_FOUND`, quarantined) only when it may list
+   * the bucket; without it the answer is 403 `AccessDenied` (`PAYLOAD_ACCESS_DENIED`, retried until the DLQ). The
+   * keys it can list are content hashes; no write, no delete, no other bucket.
+   */
+  private payloadReadStatements(): iam.PolicyStatement[] {
+    const bucket = this.payloadBucket as s3.IBucket;
+    return [
+      new iam.PolicyStatement({
+        sid: 'ReadPayloadObjects',
+        actions: ['s3:GetObject', 's3:GetObjectVersion'],
+        resources: [bucket.arnForObjects('*')],
+      }),
+      new iam.PolicyStatement({
+        sid: 'KnowMissingPayloads',
+        actions: ['s3:ListBucket'],
+        resources: [bucket.bucketArn],
+      }),
+    ];
   }
 
   /** cdk-nag IAM5: a grant on every object of the payload bucket (keys are content hashes, unknown up front). */

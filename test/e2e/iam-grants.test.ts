@@ -120,7 +120,11 @@ async function deployment(revoke: readonly RevokedAction[]) {
   return { iam, endpoint, admin, adminS3, queues, bucket, as, close };
 }
 
-/** The messages of a consumer's scenario: one that completes, one that backs off, one read from S3. */
+/**
+ * The messages of a consumer's scenario: one that completes, one that backs off, one read from S3, and one whose
+ * object is not there (S3 says so, 404 `NoSuchKey`, only to a reader that may list the bucket: terminal
+ * `PAYLOAD_NOT_FOUND`, quarantined; to any other reader 403, retried).
+ */
 async function consumerMessages(d: Awaited<ReturnType<typeof deployment>>) {
   const id = randomBytes(4).toString('hex');
   const document = Buffer.from('first line\nsecond line\n');
@@ -149,6 +153,17 @@ async function consumerMessages(d: Awaited<ReturnType<typeof deployment>>) {
       size: document.length,
     },
   };
+  const { payload: _nothing, ...missingEnvelope } = exampleEnvelope({
+    messageType: 'DocumentMetadataExtractionRequested',
+    idempotencyKey: `${id}-gone:extract:v1`,
+    aggregateType: 'document',
+    aggregateId: `${id}-gone`,
+    payload: {},
+  });
+  const missing = {
+    ...missingEnvelope,
+    payloadRef: { bucket: d.bucket, key: `${id}/never-uploaded.txt`, sha256: 'a'.repeat(64), size: 10 },
+  };
   const retryable = exampleEnvelope({
     messageType: alwaysRetryable.messageType,
     idempotencyKey: `${id}-retry`,
@@ -156,12 +171,17 @@ async function consumerMessages(d: Awaited<ReturnType<typeof deployment>>) {
     aggregateId: id,
     payload: {},
   });
-  const keys = { payment: `${id}-payment`, document: `${id}-doc:extract:v1`, retryable: `${id}-retry` };
+  const keys = {
+    payment: `${id}-payment`,
+    document: `${id}-doc:extract:v1`,
+    retryable: `${id}-retry`,
+    missing: `${id}-gone:extract:v1`,
+  };
   const { SendMessageBatchCommand } = await import('@aws-sdk/client-sqs');
   await d.admin.send(
     new SendMessageBatchCommand({
       QueueUrl: d.queues.queueUrl,
-      Entries: [payment, referenced, retryable].map((body, index) => ({
+      Entries: [payment, referenced, retryable, missing].map((body, index) => ({
         Id: String(index),
         MessageBody: JSON.stringify(body),
       })),
@@ -170,9 +190,12 @@ async function consumerMessages(d: Awaited<ReturnType<typeof deployment>>) {
   return keys;
 }
 
-/** Whether the consumer reached its goal: the payment and the document completed and deleted, a backoff applied. */
+/**
+ * Whether the consumer reached its goal: the payment and the document completed and deleted, the missing object's
+ * message quarantined as PAYLOAD_NOT_FOUND (and deleted), a backoff applied.
+ */
 async function consumerDone(
-  keys: { payment: string; document: string; retryable: string },
+  keys: { payment: string; document: string; retryable: string; missing: string },
   outcomes: OutcomeRecorder,
   deleted: () => number,
   output: readonly string[],
@@ -180,9 +203,13 @@ async function consumerDone(
   const rows = await db.sql<{ status: string }[]>`
     select status from worker_inbox where idempotency_key in (${keys.payment}, ${keys.document}) and status = 'COMPLETED'
   `;
+  const [quarantined] = await db.sql<{ reason_code: string }[]>`
+    select reason_code from worker_quarantine where idempotency_key = ${keys.missing}
+  `;
   return (
     rows.length === 2 &&
-    deleted() >= 2 &&
+    quarantined?.reason_code === 'PAYLOAD_NOT_FOUND' &&
+    deleted() >= 3 &&
     outcomes.countOf(keys.retryable, 'RETRYABLE_FAILURE') >= 2 &&
     !output.some((line) => /visibility_change_failed/.test(line))
   );

@@ -179,6 +179,13 @@ describe('Runtime fargate: the poller as an ECS Fargate service (production defa
         Action: ['s3:GetObject', 's3:GetObjectVersion'],
         Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucket, 'Arn'] }, '/*']] },
       },
+      // S3 answers a missing object with 404 (terminal PAYLOAD_NOT_FOUND) only to a reader that may list the bucket.
+      {
+        Sid: 'KnowMissingPayloads',
+        Effect: 'Allow',
+        Action: 's3:ListBucket',
+        Resource: { 'Fn::GetAtt': [bucket, 'Arn'] },
+      },
     ]);
     // The queues are SSE-SQS: no key, so no kms action at all.
     expect(JSON.stringify(statements)).not.toMatch(/kms:/);

@@ -660,7 +660,7 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     });
   });
 
-  it('lets the worker read payload object versions only (no list, no write), and gives the relay nothing on S3', () => {
+  it('lets the worker read payload object versions and list the bucket (no write), and gives the relay nothing on S3', () => {
     // Prepare
     const bucketId = logicalIdOf(template, 'AWS::S3::Bucket', {
       VersioningConfiguration: { Status: 'Enabled' },
@@ -679,11 +679,19 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
       ) as string;
 
     // Assess
+    // ListBucket: S3 answers a missing object with 404 (terminal PAYLOAD_NOT_FOUND) only to a reader that may list.
     expect(s3Statements(roleOf('WorkerFunction'))).toEqual([
       {
+        Sid: 'ReadPayloadObjects',
         Effect: 'Allow',
         Action: ['s3:GetObject', 's3:GetObjectVersion'],
         Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, '/*']] },
+      },
+      {
+        Sid: 'KnowMissingPayloads',
+        Effect: 'Allow',
+        Action: 's3:ListBucket',
+        Resource: { 'Fn::GetAtt': [bucketId, 'Arn'] },
       },
     ]);
     expect(s3Statements(roleOf('OutboxRelayFunction'))).toEqual([]);

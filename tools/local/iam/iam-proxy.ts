@@ -80,7 +80,33 @@ export async function startIamProxy(options: IamProxyOptions): Promise<IamProxy>
       return { error: (error as Error).message };
     }
   };
-  const forward = (request: IncomingMessage, response: ServerResponse, body: Buffer) => {
+  /**
+   * S3's rule for an object that is not there: 404 (`NoSuchKey`) only to a caller that may also list the bucket
+   * (`s3:ListBucket`), else 403 `AccessDenied`, so that a reader cannot learn which keys exist. fauxqs answers 404
+   * to anyone; the layer turns it into AWS's 403 for a caller whose role has no ListBucket on the bucket.
+   */
+  const missingObjectAnswer = async (
+    described: DescribedRequest,
+    statusCode: number | undefined,
+  ): Promise<IamRefusal | undefined> => {
+    const read = described.calls.find(
+      (call) => call.action === 's3:GetObject' || call.action === 's3:GetObjectVersion',
+    );
+    if (statusCode !== 404 || described.service !== 's3' || !read) return undefined;
+    const bucketArn = read.resource.slice(0, read.resource.indexOf('/'));
+    const listing = await options.authorizer.authorize({
+      ...described,
+      operation: 'ListObjectsV2',
+      calls: [{ action: 's3:ListBucket', resource: bucketArn }],
+    });
+    return !listing.allowed && !listing.unknownKey ? listing.refusal : undefined;
+  };
+  const forward = (
+    request: IncomingMessage,
+    response: ServerResponse,
+    body: Buffer,
+    described?: DescribedRequest,
+  ) => {
     const outgoing = httpRequest(
       {
         host: upstream.hostname,
@@ -91,8 +117,20 @@ export async function startIamProxy(options: IamProxyOptions): Promise<IamProxy>
         agent,
       },
       (answer) => {
-        response.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(response);
+        const pass = () => {
+          response.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(response);
+        };
+        if (!described) return pass();
+        missingObjectAnswer(described, answer.statusCode)
+          .then((refusal) => {
+            if (!refusal) return pass();
+            answer.resume();
+            refusals.push(refusal);
+            options.onRefusal?.(refusal);
+            send(response, accessDeniedResponse('s3', request.method ?? '', refusal.message));
+          })
+          .catch(() => response.destroy());
       },
     );
     // The emulator behind did not answer: a 5xx naming why (ECONNREFUSED …), which the SDK reports and retries.
@@ -127,7 +165,7 @@ export async function startIamProxy(options: IamProxyOptions): Promise<IamProxy>
         }
         if (described.calls.length === 0) return forward(request, response, body);
         const decision = await options.authorizer.authorize(described);
-        if (decision.allowed) return forward(request, response, body);
+        if (decision.allowed) return forward(request, response, body, described);
         const service = described.service ?? '';
         if (decision.unknownKey)
           return send(response, unknownKeyResponse(service, request.method ?? '', decision.accessKeyId));
