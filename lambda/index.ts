@@ -49,7 +49,6 @@ export {
   WORKER_DEFAULTS,
 } from './constants.ts';
 export { createWorkerFromConfig, type WorkerFromConfigOptions } from './create-worker-from-config.ts';
-export { createSql } from './db.ts';
 // External effects: the effect log in front of a call to the outside world.
 export { effectKey } from './effects/effect-key.ts';
 export {
@@ -99,6 +98,7 @@ export {
   startPollerFromConfig,
   stopOnSignals,
 } from './poller/index.ts';
+export { createSql } from './postgres/db.ts';
 // The DynamoDB store: handlers that return their writes, committed with the inbox item in one TransactWriteItems.
 export {
   type ConditionFailedRule,

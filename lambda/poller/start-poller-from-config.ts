@@ -4,7 +4,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { createDatabaseProbe } from '../breaker/create-database-probe.ts';
 import type { WorkerConfig } from '../config.ts';
 import { DEFAULT_METRICS_NAMESPACE } from '../constants.ts';
-import { createSql } from '../db.ts';
+import { createSql } from '../postgres/db.ts';
 import { createBatchEngine } from '../worker/batch-engine.ts';
 import type { MessageHandler } from '../worker/message-handler.ts';
 import { loadPollerConfig, type PollerProcessConfig } from './poller-config.ts';

@@ -1,5 +1,5 @@
-import { missingTable } from '../describe-database-error.ts';
 import { DatabaseConnectError, DatabaseTimeoutError, RetryableError, TerminalError } from '../errors.ts';
+import { missingTable } from '../postgres/describe-database-error.ts';
 import { ENVELOPE_LIMITS } from './envelope.ts';
 
 /**
@@ -109,7 +109,7 @@ function privilegeMessage(error: PostgresLikeError, context: ClassifyContext): s
     ? `database role ${context.databaseUser}`
     : "the connection's database role";
   const kind = statement ? ` (${/^[aeiou]/.test(statement) ? 'an' : 'a'} ${statement} statement)` : '';
-  return `PostgreSQL ${INSUFFICIENT_PRIVILEGE}: ${what} to ${role}${kind}; grant it to the role in lambda/provision-roles.ts (the migration function applies it on deploy)`;
+  return `PostgreSQL ${INSUFFICIENT_PRIVILEGE}: ${what} to ${role}${kind}; grant it to the role in lambda/postgres/provision-roles.ts (the migration function applies it on deploy)`;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type postgres from 'postgres';
-import { onConnectionsDiscarded } from '../discard-connections.ts';
+import { onConnectionsDiscarded } from '../postgres/discard-connections.ts';
 import { NETWORK_ERROR_CODES } from './classify-error.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
-import { discardConnections } from '../discard-connections.ts';
 import { HandlerTimeoutError, RetryableError } from '../errors.ts';
+import { discardConnections } from '../postgres/discard-connections.ts';
 import type { TerminalPolicy } from '../types.ts';
 import { type AttemptDefaults, applyAttemptPolicy } from './attempt-policy.ts';
 import type { BackoffSettings } from './backoff.ts';

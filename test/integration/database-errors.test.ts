@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { createSql } from '../../lambda/db.ts';
-import { describeDatabaseError } from '../../lambda/describe-database-error.ts';
+import { createSql } from '../../lambda/postgres/db.ts';
+import { describeDatabaseError } from '../../lambda/postgres/describe-database-error.ts';
 import { classifyError } from '../../lambda/worker/classify-error.ts';
 import { startBrokenListener } from '../support/broken-listener.ts';
 import { withDatabase } from '../support/global-setup.ts';

@@ -9,7 +9,7 @@ import * as z from 'zod/mini';
 import { CANARY_MESSAGE_TYPE } from '../../lambda/canary/canary-message.ts';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { RetryableError } from '../../lambda/errors.ts';
-import { provisionRoles } from '../../lambda/provision-roles.ts';
+import { provisionRoles } from '../../lambda/postgres/provision-roles.ts';
 import { createWorker } from '../../lambda/worker/create-worker.ts';
 import { defineHandler, type MessageHandler } from '../../lambda/worker/message-handler.ts';
 import { type EventSourceMapping, startEventSourceMapping } from '../../tools/local/event-source-mapping.ts';

@@ -80,11 +80,11 @@ describe('Function: classifyError()', () => {
       retryable: true,
       code: 'POSTGRES_42501',
       message:
-        'PostgreSQL 42501: permission denied for table ledger_entries to database role sqs_worker (an insert statement); grant it to the role in lambda/provision-roles.ts (the migration function applies it on deploy)',
+        'PostgreSQL 42501: permission denied for table ledger_entries to database role sqs_worker (an insert statement); grant it to the role in lambda/postgres/provision-roles.ts (the migration function applies it on deploy)',
       connection: false,
     });
     expect(unnamed.message).toBe(
-      "PostgreSQL 42501: permission denied to the connection's database role; grant it to the role in lambda/provision-roles.ts (the migration function applies it on deploy)",
+      "PostgreSQL 42501: permission denied to the connection's database role; grant it to the role in lambda/postgres/provision-roles.ts (the migration function applies it on deploy)",
     );
   });
 

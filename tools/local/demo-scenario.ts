@@ -12,12 +12,12 @@ import {
 import type { SQSRecord } from 'aws-lambda';
 import postgres from 'postgres';
 import { createDatabaseProbe } from '../../lambda/breaker/create-database-probe.ts';
-import { connectOptions } from '../../lambda/connect-options.ts';
-import { createSql } from '../../lambda/db.ts';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { enqueueOutbox, OUTBOX_MAX_MESSAGE_BYTES } from '../../lambda/outbox/enqueue-outbox.ts';
 import type { Poller, PollerStats } from '../../lambda/poller/start-poller.ts';
-import type { RoleFunction } from '../../lambda/provision-roles.ts';
+import { connectOptions } from '../../lambda/postgres/connect-options.ts';
+import { createSql } from '../../lambda/postgres/db.ts';
+import type { RoleFunction } from '../../lambda/postgres/provision-roles.ts';
 import { createBatchEngine } from '../../lambda/worker/batch-engine.ts';
 import { createWorker } from '../../lambda/worker/create-worker.ts';
 import type { Envelope, PayloadRef } from '../../lambda/worker/envelope.ts';

@@ -1,8 +1,8 @@
 import type { Signer } from '@aws-sdk/rds-signer';
 import postgres from 'postgres';
-import type { DatabaseConfig } from './config.ts';
+import type { DatabaseConfig } from '../config.ts';
+import { ConfigError } from '../errors.ts';
 import { connectOptions } from './connect-options.ts';
-import { ConfigError } from './errors.ts';
 import { verifiedTls } from './verified-tls.ts';
 
 /**

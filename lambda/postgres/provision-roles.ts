@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
-import { ConfigError } from './errors.ts';
-import { effectLogReferences } from './retention/purge-retention.ts';
+import { ConfigError } from '../errors.ts';
+import { effectLogReferences } from '../retention/purge-retention.ts';
 
 /** The database login roles of one deployment, one per function; an unset role is not provisioned. */
 export interface DatabaseRoles {

@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
+import type { DatabaseConnectError } from '../errors.ts';
 import { trackSockets } from './discard-connections.ts';
-import type { DatabaseConnectError } from './errors.ts';
 import { reconnectBackoff } from './reconnect-backoff.ts';
 
 /** What {@link connectOptions} needs to know about a client. */

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type postgres from 'postgres';
-import { MigrationError } from './errors.ts';
+import { MigrationError } from '../errors.ts';
 
 /**
  * A migration file found on disk.

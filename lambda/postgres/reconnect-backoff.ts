@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { Duplex } from 'node:stream';
-import { DatabaseConnectError } from './errors.ts';
+import { DatabaseConnectError } from '../errors.ts';
 
 /**
  * Settings of {@link reconnectBackoff}; the defaults suit a Lambda environment.

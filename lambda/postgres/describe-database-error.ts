@@ -1,4 +1,4 @@
-import { DatabaseConnectError } from './errors.ts';
+import { DatabaseConnectError } from '../errors.ts';
 
 /** Where a client connects, for the messages of {@link describeDatabaseError}. */
 export interface DatabaseTarget {
