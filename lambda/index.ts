@@ -86,6 +86,7 @@ export {
 } from './outbox/errors.ts';
 // Statically re-exported: the bundle test keeps the S3 code out of the worker's entry (tree-shaken when unused).
 export { offloadPayload, type PayloadOffloadTarget } from './outbox/offload-payload.ts';
+export type { S3ClientSource } from './payloads/s3-client-source.ts';
 // The long-running poller (ECS/Fargate) over the same engine: your own entry with your handlers (docs/poller.md).
 export {
   loadPollerConfig,
@@ -99,6 +100,7 @@ export {
   stopOnSignals,
 } from './poller/index.ts';
 export { createSql } from './postgres/db.ts';
+export type { SqsClientSource } from './sqs/sqs-client-source.ts';
 // The DynamoDB store: handlers that return their writes, committed with the inbox item in one TransactWriteItems.
 export {
   type ConditionFailedRule,
@@ -116,6 +118,10 @@ export {
   type DynamoStoreOptions,
 } from './stores/dynamodb/dynamo-store.ts';
 export { DynamoTransactionTooLargeError } from './stores/dynamodb/errors.ts';
+// Loads Powertools Tracer only when called: importing it costs nothing (docs/tracing.md).
+export { newRecordTracer } from './tracing/new-record-tracer.ts';
+export type { RecordTracer } from './tracing/record-tracer.ts';
+export type { RecordTracerSource } from './tracing/record-tracer-source.ts';
 export type { CommitMode, MetricName, TerminalPolicy } from './types.ts';
 export type { BackoffSettings } from './worker/backoff.ts';
 // The worker's runtime-neutral core: a batch of SQS records and a time budget in, every record's outcome out
@@ -138,11 +144,5 @@ export {
   type MessageHandler,
   type ReferencedDocument,
 } from './worker/message-handler.ts';
-// Loads Powertools Tracer only when called: importing it costs nothing (docs/tracing.md).
-export { newRecordTracer } from './worker/new-record-tracer.ts';
 export type { OutcomeResult, RecordOutcome } from './worker/outcome.ts';
-export type { RecordTracer } from './worker/record-tracer.ts';
-export type { RecordTracerSource } from './worker/record-tracer-source.ts';
-export type { S3ClientSource } from './worker/s3-client-source.ts';
-export type { SqsClientSource } from './worker/sqs-client-source.ts';
 export type { WorkerOptions } from './worker/worker-options.ts';

@@ -67,7 +67,7 @@ export async function startPollerFromConfig(options: PollerFromConfigOptions): P
     settings.sqsEndpoint ? { endpoint: settings.sqsEndpoint, useQueueUrlAsEndpoint: false } : {},
   );
   const s3 = async () => {
-    const { S3Client } = await import('../s3-sdk.ts');
+    const { S3Client } = await import('../payloads/s3-sdk.ts');
     return new S3Client(worker.s3Endpoint ? { endpoint: worker.s3Endpoint, forcePathStyle: true } : {});
   };
   const close = async (mode: 'graceful' | 'now') => {

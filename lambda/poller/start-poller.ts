@@ -8,6 +8,7 @@ import {
 import type { SQSRecord } from 'aws-lambda';
 import { METRIC_NAMES } from '../constants.ts';
 import { ConfigError } from '../errors.ts';
+import { sqsEventRecord } from '../sqs/sqs-event-record.ts';
 import type { CommitMode } from '../types.ts';
 import type { RecordOutcome } from '../worker/outcome.ts';
 import { POLLER_DEFAULTS, POLLER_LIMITS } from './constants.ts';
@@ -16,7 +17,6 @@ import { createLeaseHeartbeat, type HeldBatch } from './lease-heartbeat.ts';
 import { describeError, type PollerLogger, type PollerMetrics } from './poller-telemetry.ts';
 import type { BatchResult, ProcessBatch } from './process-batch.ts';
 import { type DeleteEntry, settleMessages, type VisibilityEntry } from './settle-messages.ts';
-import { sqsEventRecord } from './sqs-event-record.ts';
 
 /** Settings and collaborators of {@link startPoller}. */
 export interface PollerOptions {

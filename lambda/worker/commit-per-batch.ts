@@ -3,6 +3,7 @@ import pLimit from 'p-limit';
 import type postgres from 'postgres';
 import { METRIC_NAMES } from '../constants.ts';
 import { BatchAttemptAbortedError, BatchRecordUnsettledError, DatabaseTimeoutError } from '../errors.ts';
+import { recordTrace } from '../tracing/record-trace.ts';
 import { msUntilDue } from './attempt-policy.ts';
 import { backoffSeconds } from './backoff.ts';
 import { type BatchClaims, claimBatch } from './batch-claims.ts';
@@ -13,7 +14,6 @@ import { guardedBegin } from './guarded-begin.ts';
 import type { InboxEntry } from './inbox.ts';
 import { type RecordOutcome, recordOutcome, verdicts } from './outcome.ts';
 import { createRecordDependencies, processRecord, type TransactionRunner } from './process-record.ts';
-import { recordTrace } from './record-trace.ts';
 import { type ResolvedPayload, resolvePayload } from './resolve-payload.ts';
 import {
   BATCH_COMMIT_RESERVE_MS,

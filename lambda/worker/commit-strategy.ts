@@ -1,13 +1,13 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
+import type { RecordTracer } from '../tracing/record-tracer.ts';
 import type { TerminalPolicy } from '../types.ts';
 import type { AttemptDefaults } from './attempt-policy.ts';
 import type { BackoffSettings } from './backoff.ts';
 import type { DecodedRecord, UndecodableRecord } from './decode-record.ts';
 import type { HandlerRegistry } from './handler-registry.ts';
 import type { RecordOutcome } from './outcome.ts';
-import type { RecordTracer } from './record-tracer.ts';
 import type { PayloadReader } from './resolve-payload.ts';
 
 /**

@@ -7,8 +7,8 @@ import {
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { WORKER_DEFAULTS } from '../constants.ts';
 import { BatchFailedError } from '../errors.ts';
+import { sqsClientResolver } from '../sqs/sqs-client-source.ts';
 import { createBatchEngine, defaultWorkerLogger } from './batch-engine.ts';
-import { sqsClientResolver } from './sqs-client-source.ts';
 import type { WorkerOptions } from './worker-options.ts';
 
 export type { WorkerOptions } from './worker-options.ts';

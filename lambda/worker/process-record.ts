@@ -1,6 +1,7 @@
 import type postgres from 'postgres';
 import { HandlerTimeoutError, RetryableError } from '../errors.ts';
 import { discardConnections } from '../postgres/discard-connections.ts';
+import type { RecordTracer } from '../tracing/record-tracer.ts';
 import type { TerminalPolicy } from '../types.ts';
 import { type AttemptDefaults, applyAttemptPolicy } from './attempt-policy.ts';
 import type { BackoffSettings } from './backoff.ts';
@@ -24,7 +25,6 @@ import { type RecordOutcome, type Verdict, verdicts } from './outcome.ts';
 import { prepareRecord } from './prepare-record.ts';
 import { quarantineMessage } from './quarantine.ts';
 import { decodedIds, startRecordRun } from './record-run.ts';
-import type { RecordTracer } from './record-tracer.ts';
 import { redactValues } from './redact-values.ts';
 import type { PayloadReader, ResolvedPayload } from './resolve-payload.ts';
 import { HANDLER_MARGIN_MS } from './transaction-timeouts.ts';

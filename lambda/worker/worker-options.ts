@@ -1,15 +1,15 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type postgres from 'postgres';
+import type { S3ClientSource } from '../payloads/s3-client-source.ts';
+import type { SqsClientSource } from '../sqs/sqs-client-source.ts';
 import type { DynamoMessageHandler } from '../stores/dynamodb/dynamo-handler.ts';
 import type { DynamoStore } from '../stores/dynamodb/dynamo-store.ts';
+import type { RecordTracerSource } from '../tracing/record-tracer-source.ts';
 import type { CommitMode, TerminalPolicy } from '../types.ts';
 import type { BackoffSettings } from './backoff.ts';
 import type { MessageHandler } from './message-handler.ts';
 import type { RecordOutcome } from './outcome.ts';
-import type { RecordTracerSource } from './record-tracer-source.ts';
-import type { S3ClientSource } from './s3-client-source.ts';
-import type { SqsClientSource } from './sqs-client-source.ts';
 
 /**
  * Options of `createWorker` (the Lambda handler) and `createBatchEngine` (the runtime-neutral core). Only

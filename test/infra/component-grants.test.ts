@@ -65,10 +65,10 @@ const RUN_BY: Readonly<
   'lambda/poller/settle-messages.ts': { by: ['poller'] },
   'lambda/poller/lease-heartbeat.ts': { by: ['poller'] },
   // payloadRef reads, in both runtimes and both stores.
-  'lambda/worker/read-payload-object.ts': { by: ['worker', 'dynamodb worker', 'poller'] },
+  'lambda/payloads/read-payload-object.ts': { by: ['worker', 'dynamodb worker', 'poller'] },
   // The Lambda worker's backoff (createWorker); the poller sets visibilities through settle-messages.ts.
-  'lambda/worker/change-visibility.ts': { by: ['worker', 'dynamodb worker'] },
-  'lambda/worker/queue-url.ts': { by: ['worker', 'dynamodb worker'] },
+  'lambda/sqs/change-visibility.ts': { by: ['worker', 'dynamodb worker'] },
+  'lambda/sqs/queue-url.ts': { by: ['worker', 'dynamodb worker'] },
   'lambda/stores/dynamodb/claim-dynamo-inbox.ts': { by: ['dynamodb worker'] },
   'lambda/stores/dynamodb/commit-dynamo-transaction.ts': { by: ['dynamodb worker'] },
   'lambda/stores/dynamodb/process-dynamo-record.ts': { by: ['dynamodb worker'] },

@@ -1,6 +1,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { lazyClientResolver } from './lazy-client.ts';
+import { lazyClientResolver } from '../worker/lazy-client.ts';
 
 /**
  * An S3 client, or a function that makes one when it is first needed. The function form lets an entry point

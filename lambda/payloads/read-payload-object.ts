@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { RetryableError, TerminalError } from '../errors.ts';
-import type { PayloadRef } from './envelope.ts';
+import type { PayloadRef } from '../worker/envelope.ts';
 
 /** Where a reference points, for messages: `s3://bucket/key (version v)`. Names the object, never its bytes. */
 export function describeRef(ref: PayloadRef): string {

@@ -4,7 +4,7 @@ import {
   parseXRayTraceHeader,
   TRACEPARENT_ATTRIBUTE,
   type TraceContext,
-} from '../tracing/trace-context.ts';
+} from './trace-context.ts';
 
 /**
  * The producer's trace of a record: the SQS `AWSTraceHeader` system attribute (X-Ray), else the W3C `traceparent`

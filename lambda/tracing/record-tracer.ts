@@ -1,7 +1,7 @@
 import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { SQSRecord } from 'aws-lambda';
-import type { TraceContext } from '../tracing/trace-context.ts';
-import type { RecordOutcome } from './outcome.ts';
+import type { RecordOutcome } from '../worker/outcome.ts';
+import type { TraceContext } from './trace-context.ts';
 
 /**
  * The X-Ray subsegment of one record, open while it is processed.

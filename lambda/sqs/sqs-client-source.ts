@@ -1,6 +1,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { lazyClientResolver } from './lazy-client.ts';
+import { lazyClientResolver } from '../worker/lazy-client.ts';
 
 /**
  * An SQS client, or a function that makes one when it is first needed. The function form lets an entry point

@@ -1,5 +1,5 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { lazyClientResolver } from './lazy-client.ts';
+import { lazyClientResolver } from '../worker/lazy-client.ts';
 import type { RecordTracer } from './record-tracer.ts';
 
 /**
