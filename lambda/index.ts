@@ -48,7 +48,6 @@ export {
   TERMINAL_POLICIES,
   WORKER_DEFAULTS,
 } from './constants.ts';
-export { createWorkerFromConfig, type WorkerFromConfigOptions } from './create-worker-from-config.ts';
 // External effects: the effect log in front of a call to the outside world.
 export { effectKey } from './effects/effect-key.ts';
 export {
@@ -87,6 +86,13 @@ export {
 // Statically re-exported: the bundle test keeps the S3 code out of the worker's entry (tree-shaken when unused).
 export { offloadPayload, type PayloadOffloadTarget } from './outbox/offload-payload.ts';
 export type { S3ClientSource } from './payloads/s3-client-source.ts';
+export { createSql } from './postgres/db.ts';
+// The worker: a Lambda SQS handler built from domain handlers.
+export { createWorker, type WorkerHandler } from './runtimes/lambda/create-worker.ts';
+export {
+  createWorkerFromConfig,
+  type WorkerFromConfigOptions,
+} from './runtimes/lambda/create-worker-from-config.ts';
 // The long-running poller (ECS/Fargate) over the same engine: your own entry with your handlers (docs/poller.md).
 export {
   loadPollerConfig,
@@ -98,8 +104,7 @@ export {
   type PollerStopResult,
   startPollerFromConfig,
   stopOnSignals,
-} from './poller/index.ts';
-export { createSql } from './postgres/db.ts';
+} from './runtimes/poller/index.ts';
 export type { SqsClientSource } from './sqs/sqs-client-source.ts';
 // The DynamoDB store: handlers that return their writes, committed with the inbox item in one TransactWriteItems.
 export {
@@ -132,8 +137,6 @@ export {
   type BatchResult,
   createBatchEngine,
 } from './worker/batch-engine.ts';
-// The worker: a Lambda SQS handler built from domain handlers.
-export { createWorker, type WorkerHandler } from './worker/create-worker.ts';
 export type { AttemptPolicy, Envelope, PayloadRef } from './worker/envelope.ts';
 // The deepest payload a message may carry: producer and worker refuse deeper ones (docs/semantics.md).
 export { MAX_PAYLOAD_DEPTH } from './worker/json-depth.ts';

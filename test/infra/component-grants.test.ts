@@ -61,9 +61,9 @@ type Component =
 const RUN_BY: Readonly<
   Record<string, { readonly by: readonly Component[]; readonly except?: Readonly<Record<string, string>> }>
 > = {
-  'lambda/poller/start-poller.ts': { by: ['poller'] },
-  'lambda/poller/settle-messages.ts': { by: ['poller'] },
-  'lambda/poller/lease-heartbeat.ts': { by: ['poller'] },
+  'lambda/runtimes/poller/start-poller.ts': { by: ['poller'] },
+  'lambda/runtimes/poller/settle-messages.ts': { by: ['poller'] },
+  'lambda/runtimes/poller/lease-heartbeat.ts': { by: ['poller'] },
   // payloadRef reads, in both runtimes and both stores.
   'lambda/payloads/read-payload-object.ts': { by: ['worker', 'dynamodb worker', 'poller'] },
   // The Lambda worker's backoff (createWorker); the poller sets visibilities through settle-messages.ts.
@@ -223,7 +223,7 @@ describe('Contract: every AWS call of a component is allowed by its synthesized 
     // Assess: a new call site must say which components run it; a new command, what AWS authorizes it as.
     expect([...found.keys()].sort()).toEqual(Object.keys(RUN_BY).sort());
     expect([...new Set([...found.values()].flat())].filter((command) => !SDK_ACTIONS[command])).toEqual([]);
-    expect(found.get('lambda/poller/start-poller.ts')).toEqual(
+    expect(found.get('lambda/runtimes/poller/start-poller.ts')).toEqual(
       expect.arrayContaining(['GetQueueAttributesCommand', 'ReceiveMessageCommand']),
     );
   });

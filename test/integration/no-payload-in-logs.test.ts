@@ -5,7 +5,7 @@ import type { SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { RetryableError, TerminalError } from '../../lambda/errors.ts';
-import { createWorker } from '../../lambda/worker/create-worker.ts';
+import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
 import { defineHandler } from '../../lambda/worker/message-handler.ts';
 import { inboxShow } from '../../tools/ops/inbox-show.ts';
 import { createMemoryOutput } from '../../tools/ops/memory-output.ts';

@@ -10,7 +10,7 @@ import { CANARY_MESSAGE_TYPE } from '../../lambda/canary/canary-message.ts';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { RetryableError } from '../../lambda/errors.ts';
 import { provisionRoles } from '../../lambda/postgres/provision-roles.ts';
-import { createWorker } from '../../lambda/worker/create-worker.ts';
+import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
 import { defineHandler, type MessageHandler } from '../../lambda/worker/message-handler.ts';
 import { type EventSourceMapping, startEventSourceMapping } from '../../tools/local/event-source-mapping.ts';
 import { checkAlarmTopic } from '../../tools/ops/check-alarm-topic.ts';

@@ -6,8 +6,8 @@ import { createDatabaseProbe } from '../../lambda/breaker/create-database-probe.
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { paymentCapturedPayload } from '../../lambda/domain/payment-captured.ts';
 import { connectOptions } from '../../lambda/postgres/connect-options.ts';
+import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
 import { createBatchEngine } from '../../lambda/worker/batch-engine.ts';
-import { createWorker } from '../../lambda/worker/create-worker.ts';
 import { defineHandler } from '../../lambda/worker/message-handler.ts';
 import type { WorkerOptions } from '../../lambda/worker/worker-options.ts';
 import type { TestDatabase } from './database.ts';

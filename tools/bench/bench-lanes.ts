@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
-import { createWorker } from '../../lambda/worker/create-worker.ts';
+import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
 import { lambdaContext } from '../local/lambda-context.ts';
 import { minimalBaseline } from './minimal-baseline.ts';
 import { minimalBatchBaseline } from './minimal-batch-baseline.ts';

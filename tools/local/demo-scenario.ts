@@ -14,12 +14,12 @@ import postgres from 'postgres';
 import { createDatabaseProbe } from '../../lambda/breaker/create-database-probe.ts';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { enqueueOutbox, OUTBOX_MAX_MESSAGE_BYTES } from '../../lambda/outbox/enqueue-outbox.ts';
-import type { Poller, PollerStats } from '../../lambda/poller/start-poller.ts';
 import { connectOptions } from '../../lambda/postgres/connect-options.ts';
 import { createSql } from '../../lambda/postgres/db.ts';
 import type { RoleFunction } from '../../lambda/postgres/provision-roles.ts';
+import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
+import type { Poller, PollerStats } from '../../lambda/runtimes/poller/start-poller.ts';
 import { createBatchEngine } from '../../lambda/worker/batch-engine.ts';
-import { createWorker } from '../../lambda/worker/create-worker.ts';
 import type { Envelope, PayloadRef } from '../../lambda/worker/envelope.ts';
 import type { OutcomeResult } from '../../lambda/worker/outcome.ts';
 import {
@@ -82,7 +82,7 @@ export interface DemoScenarioOptions {
   readonly functionTimeoutMs?: number;
   /**
    * What consumes the queue: the local event source mapping in front of the Lambda handler, or the long-running
-   * poller (`lambda/poller/`) over the same engine. @default 'event-source-mapping'
+   * poller (`lambda/runtimes/poller/`) over the same engine. @default 'event-source-mapping'
    */
   readonly runtime?: 'event-source-mapping' | 'poller';
   /** Gives up (and fails the checks) after this long. @default 90,000 */

@@ -1,7 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { changeVisibility, type VisibilityChange } from '../sqs/change-visibility.ts';
-import { queueUrlFromArn } from '../sqs/queue-url.ts';
+import { changeVisibility, type VisibilityChange } from '../../sqs/change-visibility.ts';
+import { queueUrlFromArn } from '../../sqs/queue-url.ts';
 
 /**
  * Sets the backoff visibility of reported records: resolves the queue URL of `eventSourceARN` (cached) and

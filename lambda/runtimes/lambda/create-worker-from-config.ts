@@ -1,14 +1,14 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { loadConfig, type WorkerConfig } from './config.ts';
-import { DEFAULT_METRICS_NAMESPACE } from './constants.ts';
-import { ConfigError } from './errors.ts';
-import { createSql } from './postgres/db.ts';
-import type { DynamoMessageHandler } from './stores/dynamodb/dynamo-handler.ts';
-import { newRecordTracer } from './tracing/new-record-tracer.ts';
-import type { RecordTracer } from './tracing/record-tracer.ts';
-import { createWorker, type WorkerHandler, type WorkerOptions } from './worker/create-worker.ts';
-import type { MessageHandler } from './worker/message-handler.ts';
+import { loadConfig, type WorkerConfig } from '../../config.ts';
+import { DEFAULT_METRICS_NAMESPACE } from '../../constants.ts';
+import { ConfigError } from '../../errors.ts';
+import { createSql } from '../../postgres/db.ts';
+import type { DynamoMessageHandler } from '../../stores/dynamodb/dynamo-handler.ts';
+import { newRecordTracer } from '../../tracing/new-record-tracer.ts';
+import type { RecordTracer } from '../../tracing/record-tracer.ts';
+import type { MessageHandler } from '../../worker/message-handler.ts';
+import { createWorker, type WorkerHandler, type WorkerOptions } from './create-worker.ts';
 
 /** Options of {@link createWorkerFromConfig}. */
 export interface WorkerFromConfigOptions {
@@ -52,14 +52,14 @@ export function createWorkerFromConfig(options: WorkerFromConfigOptions): Worker
   const serviceName = process.env.POWERTOOLS_SERVICE_NAME ?? config.consumer;
   // Made (once, by the engine) when a record first needs a backoff: the SDK's SQS code is a chunk of its own.
   const sqs = async () => {
-    const { SQSClient } = await import('./sqs/sqs-sdk.ts');
+    const { SQSClient } = await import('../../sqs/sqs-sdk.ts');
     return new SQSClient(
       config.sqsEndpoint ? { endpoint: config.sqsEndpoint, useQueueUrlAsEndpoint: false } : {},
     );
   };
   // Made when a record first carries a payloadRef: cold starts without references never load the SDK's S3 code.
   const s3 = async () => {
-    const { S3Client } = await import('./payloads/s3-sdk.ts');
+    const { S3Client } = await import('../../payloads/s3-sdk.ts');
     return new S3Client(config.s3Endpoint ? { endpoint: config.s3Endpoint, forcePathStyle: true } : {});
   };
   const workerOptions: Omit<WorkerOptions, 'sql' | 'store'> = {
@@ -88,7 +88,7 @@ export function createWorkerFromConfig(options: WorkerFromConfigOptions): Worker
     // unset. Loaded for a DynamoDB worker only: a PostgreSQL worker never loads the DynamoDB SDK.
     if (process.env.WORKER_BUNDLED_STORE !== 'postgres') {
       const storeConfig = config.store;
-      const ready = import('./stores/dynamodb/dynamo-store-from-config.ts').then(
+      const ready = import('../../stores/dynamodb/dynamo-store-from-config.ts').then(
         ({ dynamoStoreFromConfig }) =>
           createWorker({ ...workerOptions, store: dynamoStoreFromConfig(storeConfig) }),
       );

@@ -1,6 +1,6 @@
-import type { BatchEngine } from '../worker/batch-engine.ts';
+import type { BatchEngine } from '../../worker/batch-engine.ts';
 
-export type { BatchBudget, BatchResult } from '../worker/batch-engine.ts';
+export type { BatchBudget, BatchResult } from '../../worker/batch-engine.ts';
 
 /**
  * The poller's one collaborator for the work itself: the runtime-neutral engine's `processBatch`

@@ -5,13 +5,13 @@ import {
   SqsFifoPartialProcessorAsync,
 } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { WORKER_DEFAULTS } from '../constants.ts';
-import { BatchFailedError } from '../errors.ts';
-import { sqsClientResolver } from '../sqs/sqs-client-source.ts';
-import { createBatchEngine, defaultWorkerLogger } from './batch-engine.ts';
-import type { WorkerOptions } from './worker-options.ts';
+import { WORKER_DEFAULTS } from '../../constants.ts';
+import { BatchFailedError } from '../../errors.ts';
+import { sqsClientResolver } from '../../sqs/sqs-client-source.ts';
+import { createBatchEngine, defaultWorkerLogger } from '../../worker/batch-engine.ts';
+import type { WorkerOptions } from '../../worker/worker-options.ts';
 
-export type { WorkerOptions } from './worker-options.ts';
+export type { WorkerOptions } from '../../worker/worker-options.ts';
 
 /** The Lambda handler returned by {@link createWorker}. */
 export type WorkerHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;

@@ -6,9 +6,9 @@ import {
   type BreakerTransition,
   initialBreakerState,
   stepBreaker,
-} from '../breaker/breaker-state.ts';
-import { runProbe } from '../breaker/run-probe.ts';
-import { METRIC_NAMES } from '../constants.ts';
+} from '../../breaker/breaker-state.ts';
+import { runProbe } from '../../breaker/run-probe.ts';
+import { METRIC_NAMES } from '../../constants.ts';
 import { describeError, type PollerLogger, type PollerMetrics } from './poller-telemetry.ts';
 
 /** Timings of the pause, in milliseconds. */

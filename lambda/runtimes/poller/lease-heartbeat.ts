@@ -1,6 +1,6 @@
 import { ChangeMessageVisibilityBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
-import { METRIC_NAMES } from '../constants.ts';
+import { METRIC_NAMES } from '../../constants.ts';
 import { SQS_MAX_VISIBILITY_SECONDS, VISIBILITY_LIMIT_MARGIN_SECONDS } from './constants.ts';
 import { describeError, type PollerLogger, type PollerMetrics } from './poller-telemetry.ts';
 

@@ -6,11 +6,11 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
-import { METRIC_NAMES } from '../constants.ts';
-import { ConfigError } from '../errors.ts';
-import { sqsEventRecord } from '../sqs/sqs-event-record.ts';
-import type { CommitMode } from '../types.ts';
-import type { RecordOutcome } from '../worker/outcome.ts';
+import { METRIC_NAMES } from '../../constants.ts';
+import { ConfigError } from '../../errors.ts';
+import { sqsEventRecord } from '../../sqs/sqs-event-record.ts';
+import type { CommitMode } from '../../types.ts';
+import type { RecordOutcome } from '../../worker/outcome.ts';
 import { POLLER_DEFAULTS, POLLER_LIMITS } from './constants.ts';
 import { createDatabasePause, type DatabasePause, type DatabasePauseSettings } from './database-pause.ts';
 import { createLeaseHeartbeat, type HeldBatch } from './lease-heartbeat.ts';

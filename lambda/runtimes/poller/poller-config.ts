@@ -1,5 +1,5 @@
-import { loadConfig, type WorkerConfig } from '../config.ts';
-import { ConfigError } from '../errors.ts';
+import { loadConfig, type WorkerConfig } from '../../config.ts';
+import { ConfigError } from '../../errors.ts';
 import { POLLER_DEFAULTS, POLLER_LIMITS } from './constants.ts';
 
 /** The poller's own settings, read from `WORKER_QUEUE_URL`, the SQS endpoint variables and `POLLER_*`. */

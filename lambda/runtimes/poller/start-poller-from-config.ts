@@ -1,12 +1,12 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { createDatabaseProbe } from '../breaker/create-database-probe.ts';
-import type { WorkerConfig } from '../config.ts';
-import { DEFAULT_METRICS_NAMESPACE } from '../constants.ts';
-import { createSql } from '../postgres/db.ts';
-import { createBatchEngine } from '../worker/batch-engine.ts';
-import type { MessageHandler } from '../worker/message-handler.ts';
+import { createDatabaseProbe } from '../../breaker/create-database-probe.ts';
+import type { WorkerConfig } from '../../config.ts';
+import { DEFAULT_METRICS_NAMESPACE } from '../../constants.ts';
+import { createSql } from '../../postgres/db.ts';
+import { createBatchEngine } from '../../worker/batch-engine.ts';
+import type { MessageHandler } from '../../worker/message-handler.ts';
 import { loadPollerConfig, type PollerProcessConfig } from './poller-config.ts';
 import { type Poller, type PollerEvent, type PollerHooks, startPoller } from './start-poller.ts';
 
@@ -67,7 +67,7 @@ export async function startPollerFromConfig(options: PollerFromConfigOptions): P
     settings.sqsEndpoint ? { endpoint: settings.sqsEndpoint, useQueueUrlAsEndpoint: false } : {},
   );
   const s3 = async () => {
-    const { S3Client } = await import('../payloads/s3-sdk.ts');
+    const { S3Client } = await import('../../payloads/s3-sdk.ts');
     return new S3Client(worker.s3Endpoint ? { endpoint: worker.s3Endpoint, forcePathStyle: true } : {});
   };
   const close = async (mode: 'graceful' | 'now') => {
