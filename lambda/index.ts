@@ -123,6 +123,13 @@ export {
   type DynamoStoreOptions,
 } from './stores/dynamodb/dynamo-store.ts';
 export { DynamoTransactionTooLargeError } from './stores/dynamodb/errors.ts';
+export {
+  defineHandler,
+  type HandlerContext,
+  type HandlerResult,
+  type MessageHandler,
+  type ReferencedDocument,
+} from './stores/postgres/message-handler.ts';
 // Loads Powertools Tracer only when called: importing it costs nothing (docs/tracing.md).
 export { newRecordTracer } from './tracing/new-record-tracer.ts';
 export type { RecordTracer } from './tracing/record-tracer.ts';
@@ -140,12 +147,5 @@ export {
 export type { AttemptPolicy, Envelope, PayloadRef } from './worker/envelope.ts';
 // The deepest payload a message may carry: producer and worker refuse deeper ones (docs/semantics.md).
 export { MAX_PAYLOAD_DEPTH } from './worker/json-depth.ts';
-export {
-  defineHandler,
-  type HandlerContext,
-  type HandlerResult,
-  type MessageHandler,
-  type ReferencedDocument,
-} from './worker/message-handler.ts';
 export type { OutcomeResult, RecordOutcome } from './worker/outcome.ts';
 export type { WorkerOptions } from './worker/worker-options.ts';

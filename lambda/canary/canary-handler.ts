@@ -1,6 +1,6 @@
 import { RetryableError, TerminalError } from '../errors.ts';
 import type { DynamoMessageHandler } from '../stores/dynamodb/dynamo-handler.ts';
-import { defineHandler } from '../worker/message-handler.ts';
+import { defineHandler } from '../stores/postgres/message-handler.ts';
 import {
   CANARY_MESSAGE_TYPE,
   CANARY_SCHEMA_VERSION,

@@ -1,4 +1,4 @@
-import type { MessageHandler } from '../worker/message-handler.ts';
+import type { MessageHandler } from '../stores/postgres/message-handler.ts';
 import { canaryDynamoHandler, canaryHandler } from './canary-handler.ts';
 import { CANARY_MESSAGE_TYPE } from './canary-message.ts';
 

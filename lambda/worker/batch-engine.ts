@@ -6,10 +6,11 @@ import { withCanaryHandler } from '../canary/with-canary-handler.ts';
 import { DEFAULT_METRICS_NAMESPACE, METRIC_NAMES, WORKER_DEFAULTS } from '../constants.ts';
 import { ConfigError } from '../errors.ts';
 import { s3ClientResolver } from '../payloads/s3-client-source.ts';
+import { createPerBatchCommit } from '../stores/postgres/commit-per-batch.ts';
+import { createPerMessageCommit } from '../stores/postgres/commit-per-message.ts';
+import type { MessageHandler } from '../stores/postgres/message-handler.ts';
 import { recordTracerResolver } from '../tracing/record-tracer-source.ts';
 import type { BackoffSettings } from './backoff.ts';
-import { createPerBatchCommit } from './commit-per-batch.ts';
-import { createPerMessageCommit } from './commit-per-message.ts';
 import type {
   BatchRecord,
   BatchState,
@@ -18,14 +19,13 @@ import type {
   EngineSettings,
 } from './commit-strategy.ts';
 import { DeadlineGuard } from './deadline-guard.ts';
+import { HANDLER_MARGIN_MS } from './deadline-margins.ts';
 import { decodeRecord } from './decode-record.ts';
 import { createHandlerRegistry } from './handler-registry.ts';
-import type { MessageHandler } from './message-handler.ts';
 import { type RecordOutcome, receiveCountOf, recordOutcome, unstartedFacts, verdicts } from './outcome.ts';
 import { recordTelemetry } from './record-telemetry.ts';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from './resolve-payload.ts';
 import { scheduleRecords } from './schedule-records.ts';
-import { HANDLER_MARGIN_MS } from './transaction-timeouts.ts';
 import type { WorkerOptions } from './worker-options.ts';
 
 /** Records a DynamoDB worker runs at once at most (a standard queue's default batch). */

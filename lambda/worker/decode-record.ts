@@ -1,8 +1,8 @@
 import type { SQSRecord } from 'aws-lambda';
+import type { MessageHandler, ReferencedDocument } from '../stores/postgres/message-handler.ts';
 import { type Envelope, envelopeSchema, isStorableText, type PayloadRef } from './envelope.ts';
 import type { HandlerRegistry } from './handler-registry.ts';
 import { jsonTextDepth, MAX_PAYLOAD_DEPTH } from './json-depth.ts';
-import type { MessageHandler, ReferencedDocument } from './message-handler.ts';
 import { describeIssues, parseSchema } from './parse-schema.ts';
 import { requestHash } from './request-hash.ts';
 

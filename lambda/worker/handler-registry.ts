@@ -1,5 +1,5 @@
 import { ConfigError } from '../errors.ts';
-import type { MessageHandler } from './message-handler.ts';
+import type { MessageHandler } from '../stores/postgres/message-handler.ts';
 
 /**
  * Domain handlers indexed by messageType and schemaVersion.

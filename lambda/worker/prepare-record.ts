@@ -1,13 +1,13 @@
+import type { HandlerContext } from '../stores/postgres/message-handler.ts';
 import { msUntilDue } from './attempt-policy.ts';
 import { MAX_VISIBILITY_SECONDS } from './backoff.ts';
 import type { Failure } from './classify-error.ts';
 import type { BatchRecord, EngineSettings } from './commit-strategy.ts';
+import { HANDLER_MARGIN_MS } from './deadline-margins.ts';
 import type { DecodedRecord } from './decode-record.ts';
-import type { HandlerContext } from './message-handler.ts';
 import { type Verdict, verdicts } from './outcome.ts';
 import type { RecordRun } from './record-run.ts';
 import { type ResolvedPayload, resolvePayload } from './resolve-payload.ts';
-import { HANDLER_MARGIN_MS } from './transaction-timeouts.ts';
 
 /**
  * What every store's handler receives besides its store's own handle (a transaction, a client and table).

@@ -5,10 +5,10 @@ import type { S3ClientSource } from '../payloads/s3-client-source.ts';
 import type { SqsClientSource } from '../sqs/sqs-client-source.ts';
 import type { DynamoMessageHandler } from '../stores/dynamodb/dynamo-handler.ts';
 import type { DynamoStore } from '../stores/dynamodb/dynamo-store.ts';
+import type { MessageHandler } from '../stores/postgres/message-handler.ts';
 import type { RecordTracerSource } from '../tracing/record-tracer-source.ts';
 import type { CommitMode, TerminalPolicy } from '../types.ts';
 import type { BackoffSettings } from './backoff.ts';
-import type { MessageHandler } from './message-handler.ts';
 import type { RecordOutcome } from './outcome.ts';
 
 /**

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { type BatchBudget, createBatchEngine } from '../../lambda/index.ts';
-import { defineHandler } from '../../lambda/worker/message-handler.ts';
+import { defineHandler } from '../../lambda/stores/postgres/message-handler.ts';
 import type { RecordOutcome } from '../../lambda/worker/outcome.ts';
 import type { WorkerOptions } from '../../lambda/worker/worker-options.ts';
 import { createTestDatabase } from '../support/database.ts';

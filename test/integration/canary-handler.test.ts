@@ -12,7 +12,7 @@ import { RetryableError } from '../../lambda/errors.ts';
 import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
 import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
 import { inboxKey } from '../../lambda/stores/dynamodb/item-keys.ts';
-import { defineHandler, type MessageHandler } from '../../lambda/worker/message-handler.ts';
+import { defineHandler, type MessageHandler } from '../../lambda/stores/postgres/message-handler.ts';
 import { canary } from '../../tools/ops/send-canary.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';

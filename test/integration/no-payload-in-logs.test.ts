@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { RetryableError, TerminalError } from '../../lambda/errors.ts';
 import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
-import { defineHandler } from '../../lambda/worker/message-handler.ts';
+import { defineHandler } from '../../lambda/stores/postgres/message-handler.ts';
 import { inboxShow } from '../../tools/ops/inbox-show.ts';
 import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
 import { quarantineList } from '../../tools/ops/quarantine-list.ts';

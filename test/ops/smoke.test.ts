@@ -11,7 +11,7 @@ import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { RetryableError } from '../../lambda/errors.ts';
 import { provisionRoles } from '../../lambda/postgres/provision-roles.ts';
 import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
-import { defineHandler, type MessageHandler } from '../../lambda/worker/message-handler.ts';
+import { defineHandler, type MessageHandler } from '../../lambda/stores/postgres/message-handler.ts';
 import { type EventSourceMapping, startEventSourceMapping } from '../../tools/local/event-source-mapping.ts';
 import { checkAlarmTopic } from '../../tools/ops/check-alarm-topic.ts';
 import { checkBreakerClosed } from '../../tools/ops/check-breaker-closed.ts';

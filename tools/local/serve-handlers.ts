@@ -2,7 +2,7 @@ import postgres from 'postgres';
 import { loadConfig } from '../../lambda/config.ts';
 import { connectOptions } from '../../lambda/postgres/connect-options.ts';
 import { createWorkerFromConfig } from '../../lambda/runtimes/lambda/create-worker-from-config.ts';
-import type { MessageHandler } from '../../lambda/worker/message-handler.ts';
+import type { MessageHandler } from '../../lambda/stores/postgres/message-handler.ts';
 import { startEventSourceMapping } from './event-source-mapping.ts';
 import { exampleEnvelope } from './example-envelope.ts';
 import { LOCAL_ACCESS_KEY_IDS, localCredentials } from './iam/local-identities.ts';

@@ -5,9 +5,9 @@ import { DEFAULT_METRICS_NAMESPACE } from '../../constants.ts';
 import { ConfigError } from '../../errors.ts';
 import { createSql } from '../../postgres/db.ts';
 import type { DynamoMessageHandler } from '../../stores/dynamodb/dynamo-handler.ts';
+import type { MessageHandler } from '../../stores/postgres/message-handler.ts';
 import { newRecordTracer } from '../../tracing/new-record-tracer.ts';
 import type { RecordTracer } from '../../tracing/record-tracer.ts';
-import type { MessageHandler } from '../../worker/message-handler.ts';
 import { createWorker, type WorkerHandler, type WorkerOptions } from './create-worker.ts';
 
 /** Options of {@link createWorkerFromConfig}. */

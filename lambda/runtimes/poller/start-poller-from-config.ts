@@ -5,8 +5,8 @@ import { createDatabaseProbe } from '../../breaker/create-database-probe.ts';
 import type { WorkerConfig } from '../../config.ts';
 import { DEFAULT_METRICS_NAMESPACE } from '../../constants.ts';
 import { createSql } from '../../postgres/db.ts';
+import type { MessageHandler } from '../../stores/postgres/message-handler.ts';
 import { createBatchEngine } from '../../worker/batch-engine.ts';
-import type { MessageHandler } from '../../worker/message-handler.ts';
 import { loadPollerConfig, type PollerProcessConfig } from './poller-config.ts';
 import { type Poller, type PollerEvent, type PollerHooks, startPoller } from './start-poller.ts';
 

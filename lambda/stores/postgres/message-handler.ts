@@ -1,7 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
 import type postgres from 'postgres';
 import type * as z from 'zod/mini';
-import type { Envelope, PayloadRef } from './envelope.ts';
+import type { Envelope, PayloadRef } from '../../worker/envelope.ts';
 
 /**
  * A document read from S3 for a handler that takes its payload as bytes (`referencedPayload: 'document'`): the

@@ -1,4 +1,4 @@
-import type { DecodedRecord } from './decode-record.ts';
+import type { DecodedRecord } from '../../worker/decode-record.ts';
 
 /** Longest result reference stored (`worker_inbox.result_ref`). */
 export const RESULT_REF_MAX_LENGTH = 300;

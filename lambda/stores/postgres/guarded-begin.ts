@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
-import { onConnectionsDiscarded } from '../postgres/discard-connections.ts';
-import { NETWORK_ERROR_CODES } from './classify-error.ts';
+import { onConnectionsDiscarded } from '../../postgres/discard-connections.ts';
+import { NETWORK_ERROR_CODES } from '../../worker/classify-error.ts';
 
 /**
  * How long a transaction whose connection broke leaves postgres.js to end it (`sql.begin` rejects when the

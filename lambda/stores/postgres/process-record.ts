@@ -1,18 +1,25 @@
 import type postgres from 'postgres';
-import { HandlerTimeoutError, RetryableError } from '../errors.ts';
-import { discardConnections } from '../postgres/discard-connections.ts';
-import type { RecordTracer } from '../tracing/record-tracer.ts';
-import type { TerminalPolicy } from '../types.ts';
-import { type AttemptDefaults, applyAttemptPolicy } from './attempt-policy.ts';
-import type { BackoffSettings } from './backoff.ts';
+import { HandlerTimeoutError, RetryableError } from '../../errors.ts';
+import { discardConnections } from '../../postgres/discard-connections.ts';
+import type { RecordTracer } from '../../tracing/record-tracer.ts';
+import type { TerminalPolicy } from '../../types.ts';
+import { type AttemptDefaults, applyAttemptPolicy } from '../../worker/attempt-policy.ts';
+import type { BackoffSettings } from '../../worker/backoff.ts';
+import { classifyError, type Failure, truncate } from '../../worker/classify-error.ts';
+import type { BatchRecord, BatchState, EngineSettings } from '../../worker/commit-strategy.ts';
+import { HANDLER_MARGIN_MS } from '../../worker/deadline-margins.ts';
+import type { DecodedRecord, UndecodableRecord } from '../../worker/decode-record.ts';
+import type { HandlerRegistry } from '../../worker/handler-registry.ts';
+import { type RecordOutcome, type Verdict, verdicts } from '../../worker/outcome.ts';
+import { prepareRecord } from '../../worker/prepare-record.ts';
+import { decodedIds, startRecordRun } from '../../worker/record-run.ts';
+import { redactValues } from '../../worker/redact-values.ts';
+import type { PayloadReader, ResolvedPayload } from '../../worker/resolve-payload.ts';
+import { withinDeadline } from '../../worker/within-deadline.ts';
 import type { BatchClaims } from './batch-claims.ts';
-import { classifyError, type Failure, truncate } from './classify-error.ts';
-import type { BatchRecord, BatchState, EngineSettings } from './commit-strategy.ts';
 import { declaredResultRef, RESULT_REF_MAX_LENGTH } from './declared-result-ref.ts';
-import type { DecodedRecord, UndecodableRecord } from './decode-record.ts';
 import { fenceTransaction } from './fence-transaction.ts';
 import { guardedBegin } from './guarded-begin.ts';
-import type { HandlerRegistry } from './handler-registry.ts';
 import {
   claimInbox,
   completeInbox,
@@ -21,14 +28,7 @@ import {
   markInboxTerminal,
   recordInboxFailure,
 } from './inbox.ts';
-import { type RecordOutcome, type Verdict, verdicts } from './outcome.ts';
-import { prepareRecord } from './prepare-record.ts';
 import { quarantineMessage } from './quarantine.ts';
-import { decodedIds, startRecordRun } from './record-run.ts';
-import { redactValues } from './redact-values.ts';
-import type { PayloadReader, ResolvedPayload } from './resolve-payload.ts';
-import { HANDLER_MARGIN_MS } from './transaction-timeouts.ts';
-import { withinDeadline } from './within-deadline.ts';
 
 /**
  * Runs `fn` in a transaction: `sql.begin` per message; per batch, a savepoint of the batch transaction, or the

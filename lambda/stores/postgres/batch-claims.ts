@@ -1,5 +1,5 @@
 import type postgres from 'postgres';
-import { RetryableError } from '../errors.ts';
+import { RetryableError } from '../../errors.ts';
 import { INBOX_LOCK_SEED, type InboxClaim, type InboxEntry, type InboxStatus } from './inbox.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
-import { RetryableError } from '../errors.ts';
-import type { Envelope } from './envelope.ts';
+import { RetryableError } from '../../errors.ts';
+import type { Envelope } from '../../worker/envelope.ts';
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 

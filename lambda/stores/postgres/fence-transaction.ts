@@ -1,5 +1,5 @@
 import type postgres from 'postgres';
-import { TransactionClosedError } from '../errors.ts';
+import { TransactionClosedError } from '../../errors.ts';
 
 /** A transaction handle given to a handler, and the switch that closes it. */
 export interface FencedTransaction {

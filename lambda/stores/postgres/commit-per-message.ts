@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
-import type { CommitStrategy, EngineSettings } from './commit-strategy.ts';
-import type { RecordOutcome } from './outcome.ts';
+import type { CommitStrategy, EngineSettings } from '../../worker/commit-strategy.ts';
+import type { RecordOutcome } from '../../worker/outcome.ts';
 import { createRecordDependencies, processRecord } from './process-record.ts';
 
 /**

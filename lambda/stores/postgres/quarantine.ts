@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { SQSRecord } from 'aws-lambda';
 import type postgres from 'postgres';
-import { ENVELOPE_LIMITS } from './envelope.ts';
+import { ENVELOPE_LIMITS } from '../../worker/envelope.ts';
 
 /**
  * Why a message is quarantined.

@@ -1,26 +1,26 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import pLimit from 'p-limit';
 import type postgres from 'postgres';
-import { METRIC_NAMES } from '../constants.ts';
-import { BatchAttemptAbortedError, BatchRecordUnsettledError, DatabaseTimeoutError } from '../errors.ts';
-import { recordTrace } from '../tracing/record-trace.ts';
-import { msUntilDue } from './attempt-policy.ts';
-import { backoffSeconds } from './backoff.ts';
-import { type BatchClaims, claimBatch } from './batch-claims.ts';
-import { classifyError } from './classify-error.ts';
-import type { CommitBatch, CommitStrategy, EngineSettings } from './commit-strategy.ts';
-import { declaredResultRef } from './declared-result-ref.ts';
-import { guardedBegin } from './guarded-begin.ts';
-import type { InboxEntry } from './inbox.ts';
-import { type RecordOutcome, recordOutcome, verdicts } from './outcome.ts';
-import { createRecordDependencies, processRecord, type TransactionRunner } from './process-record.ts';
-import { type ResolvedPayload, resolvePayload } from './resolve-payload.ts';
+import { METRIC_NAMES } from '../../constants.ts';
+import { BatchAttemptAbortedError, BatchRecordUnsettledError, DatabaseTimeoutError } from '../../errors.ts';
+import { recordTrace } from '../../tracing/record-trace.ts';
+import { msUntilDue } from '../../worker/attempt-policy.ts';
+import { backoffSeconds } from '../../worker/backoff.ts';
+import { classifyError } from '../../worker/classify-error.ts';
+import type { CommitBatch, CommitStrategy, EngineSettings } from '../../worker/commit-strategy.ts';
 import {
   BATCH_COMMIT_RESERVE_MS,
   CLIENT_DEADLINE_MARGIN_MS,
   HANDLER_MARGIN_MS,
-} from './transaction-timeouts.ts';
-import { withinDeadline } from './within-deadline.ts';
+} from '../../worker/deadline-margins.ts';
+import { type RecordOutcome, recordOutcome, verdicts } from '../../worker/outcome.ts';
+import { type ResolvedPayload, resolvePayload } from '../../worker/resolve-payload.ts';
+import { withinDeadline } from '../../worker/within-deadline.ts';
+import { type BatchClaims, claimBatch } from './batch-claims.ts';
+import { declaredResultRef } from './declared-result-ref.ts';
+import { guardedBegin } from './guarded-begin.ts';
+import type { InboxEntry } from './inbox.ts';
+import { createRecordDependencies, processRecord, type TransactionRunner } from './process-record.ts';
 
 /** One batch transaction's result. */
 interface BatchAttempt {
