@@ -36,7 +36,8 @@
  */
 
 // The canary of `sqs-worker smoke`: registered in every worker unless you define its message type yourself.
-export { canaryDynamoHandler, canaryHandler } from './canary/canary-handler.ts';
+export { canaryDynamoHandler } from './canary/canary-dynamo-handler.ts';
+export { canaryHandler } from './canary/canary-handler.ts';
 export { CANARY_MESSAGE_TYPE, CANARY_SCHEMA_VERSION } from './canary/canary-message.ts';
 // Configuration and the database client (module scope, once per Lambda environment).
 export { type DatabaseConfig, loadConfig, type OutboxRelayConfig, type WorkerConfig } from './config.ts';
@@ -87,6 +88,9 @@ export {
 export { offloadPayload, type PayloadOffloadTarget } from './outbox/offload-payload.ts';
 export type { S3ClientSource } from './payloads/s3-client-source.ts';
 export { createSql } from './postgres/db.ts';
+// The worker's runtime-neutral core: a batch of SQS records and a time budget in, every record's outcome out
+// (the Lambda handler, the poller and custom runtimes run on it).
+export { createBatchEngine } from './runtimes/create-batch-engine.ts';
 // The worker: a Lambda SQS handler built from domain handlers.
 export { createWorker, type WorkerHandler } from './runtimes/lambda/create-worker.ts';
 export {
@@ -105,6 +109,7 @@ export {
   startPollerFromConfig,
   stopOnSignals,
 } from './runtimes/poller/index.ts';
+export type { WorkerOptions } from './runtimes/worker-options.ts';
 export type { SqsClientSource } from './sqs/sqs-client-source.ts';
 // The DynamoDB store: handlers that return their writes, committed with the inbox item in one TransactWriteItems.
 export {
@@ -128,7 +133,6 @@ export {
   type HandlerContext,
   type HandlerResult,
   type MessageHandler,
-  type ReferencedDocument,
 } from './stores/postgres/message-handler.ts';
 // Loads Powertools Tracer only when called: importing it costs nothing (docs/tracing.md).
 export { newRecordTracer } from './tracing/new-record-tracer.ts';
@@ -136,16 +140,9 @@ export type { RecordTracer } from './tracing/record-tracer.ts';
 export type { RecordTracerSource } from './tracing/record-tracer-source.ts';
 export type { CommitMode, MetricName, TerminalPolicy } from './types.ts';
 export type { BackoffSettings } from './worker/backoff.ts';
-// The worker's runtime-neutral core: a batch of SQS records and a time budget in, every record's outcome out
-// (the Lambda handler, the poller and custom runtimes run on it).
-export {
-  type BatchBudget,
-  type BatchEngine,
-  type BatchResult,
-  createBatchEngine,
-} from './worker/batch-engine.ts';
+export type { BatchBudget, BatchEngine, BatchResult } from './worker/batch-engine.ts';
 export type { AttemptPolicy, Envelope, PayloadRef } from './worker/envelope.ts';
 // The deepest payload a message may carry: producer and worker refuse deeper ones (docs/semantics.md).
 export { MAX_PAYLOAD_DEPTH } from './worker/json-depth.ts';
 export type { OutcomeResult, RecordOutcome } from './worker/outcome.ts';
-export type { WorkerOptions } from './worker/worker-options.ts';
+export type { ReferencedDocument } from './worker/routed-handler.ts';

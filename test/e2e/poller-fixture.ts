@@ -4,6 +4,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import type postgres from 'postgres';
 import { onTestFinished } from 'vitest';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
+import { createBatchEngine } from '../../lambda/runtimes/create-batch-engine.ts';
 import type { BatchResult, ProcessBatch } from '../../lambda/runtimes/poller/process-batch.ts';
 import {
   type Poller,
@@ -11,8 +12,7 @@ import {
   type PollerOptions,
   startPoller,
 } from '../../lambda/runtimes/poller/start-poller.ts';
-import { createBatchEngine } from '../../lambda/worker/batch-engine.ts';
-import type { WorkerOptions } from '../../lambda/worker/worker-options.ts';
+import type { WorkerOptions } from '../../lambda/runtimes/worker-options.ts';
 import { OutcomeRecorder } from '../../tools/local/outcome-recorder.ts';
 import { alwaysRetryable, slowLedgerWrite } from '../support/test-handlers.ts';
 

@@ -6,10 +6,10 @@ import { createDatabaseProbe } from '../../lambda/breaker/create-database-probe.
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { paymentCapturedPayload } from '../../lambda/domain/payment-captured.ts';
 import { connectOptions } from '../../lambda/postgres/connect-options.ts';
+import { createBatchEngine } from '../../lambda/runtimes/create-batch-engine.ts';
 import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
+import type { WorkerOptions } from '../../lambda/runtimes/worker-options.ts';
 import { defineHandler } from '../../lambda/stores/postgres/message-handler.ts';
-import { createBatchEngine } from '../../lambda/worker/batch-engine.ts';
-import type { WorkerOptions } from '../../lambda/worker/worker-options.ts';
 import type { TestDatabase } from './database.ts';
 import type { PollerEngineSource } from './deliver-through-poller.ts';
 import type { PropertyStore } from './hostile-batch-property.ts';

@@ -17,9 +17,9 @@ import { enqueueOutbox, OUTBOX_MAX_MESSAGE_BYTES } from '../../lambda/outbox/enq
 import { connectOptions } from '../../lambda/postgres/connect-options.ts';
 import { createSql } from '../../lambda/postgres/db.ts';
 import type { RoleFunction } from '../../lambda/postgres/provision-roles.ts';
+import { createBatchEngine } from '../../lambda/runtimes/create-batch-engine.ts';
 import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
 import type { Poller, PollerStats } from '../../lambda/runtimes/poller/start-poller.ts';
-import { createBatchEngine } from '../../lambda/worker/batch-engine.ts';
 import type { Envelope, PayloadRef } from '../../lambda/worker/envelope.ts';
 import type { OutcomeResult } from '../../lambda/worker/outcome.ts';
 import {

@@ -5,11 +5,11 @@ import { createDatabaseProbe } from '../../lambda/breaker/create-database-probe.
 import { exampleDynamoHandlers } from '../../lambda/domain/dynamodb/index.ts';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { createSql } from '../../lambda/postgres/db.ts';
+import { createBatchEngine } from '../../lambda/runtimes/create-batch-engine.ts';
 import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
 import type { Poller } from '../../lambda/runtimes/poller/start-poller.ts';
+import type { WorkerOptions } from '../../lambda/runtimes/worker-options.ts';
 import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
-import { createBatchEngine } from '../../lambda/worker/batch-engine.ts';
-import type { WorkerOptions } from '../../lambda/worker/worker-options.ts';
 import { startEventSourceMapping } from './event-source-mapping.ts';
 import { startLocalPoller } from './local-poller.ts';
 import type { LocalStack } from './local-stack.ts';

@@ -8,10 +8,11 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { WORKER_DEFAULTS } from '../../constants.ts';
 import { BatchFailedError } from '../../errors.ts';
 import { sqsClientResolver } from '../../sqs/sqs-client-source.ts';
-import { createBatchEngine, defaultWorkerLogger } from '../../worker/batch-engine.ts';
-import type { WorkerOptions } from '../../worker/worker-options.ts';
+import { defaultWorkerLogger } from '../../worker/batch-engine.ts';
+import { createBatchEngine } from '../create-batch-engine.ts';
+import type { WorkerOptions } from '../worker-options.ts';
 
-export type { WorkerOptions } from '../../worker/worker-options.ts';
+export type { WorkerOptions } from '../worker-options.ts';
 
 /** The Lambda handler returned by {@link createWorker}. */
 export type WorkerHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;

@@ -6,7 +6,7 @@ import type { WorkerConfig } from '../../config.ts';
 import { DEFAULT_METRICS_NAMESPACE } from '../../constants.ts';
 import { createSql } from '../../postgres/db.ts';
 import type { MessageHandler } from '../../stores/postgres/message-handler.ts';
-import { createBatchEngine } from '../../worker/batch-engine.ts';
+import { createBatchEngine } from '../create-batch-engine.ts';
 import { loadPollerConfig, type PollerProcessConfig } from './poller-config.ts';
 import { type Poller, type PollerEvent, type PollerHooks, startPoller } from './start-poller.ts';
 

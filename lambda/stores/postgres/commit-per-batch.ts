@@ -6,21 +6,25 @@ import { BatchAttemptAbortedError, BatchRecordUnsettledError, DatabaseTimeoutErr
 import { recordTrace } from '../../tracing/record-trace.ts';
 import { msUntilDue } from '../../worker/attempt-policy.ts';
 import { backoffSeconds } from '../../worker/backoff.ts';
-import { classifyError } from '../../worker/classify-error.ts';
 import type { CommitBatch, CommitStrategy, EngineSettings } from '../../worker/commit-strategy.ts';
-import {
-  BATCH_COMMIT_RESERVE_MS,
-  CLIENT_DEADLINE_MARGIN_MS,
-  HANDLER_MARGIN_MS,
-} from '../../worker/deadline-margins.ts';
+import { CLIENT_DEADLINE_MARGIN_MS, HANDLER_MARGIN_MS } from '../../worker/deadline-margins.ts';
 import { type RecordOutcome, recordOutcome, verdicts } from '../../worker/outcome.ts';
 import { type ResolvedPayload, resolvePayload } from '../../worker/resolve-payload.ts';
 import { withinDeadline } from '../../worker/within-deadline.ts';
 import { type BatchClaims, claimBatch } from './batch-claims.ts';
+import { classifyPostgresError } from './classify-postgres-error.ts';
 import { declaredResultRef } from './declared-result-ref.ts';
 import { guardedBegin } from './guarded-begin.ts';
 import type { InboxEntry } from './inbox.ts';
 import { createRecordDependencies, processRecord, type TransactionRunner } from './process-record.ts';
+
+/**
+ * Per-batch mode: Lambda time kept back from the records for the batch's own end (the deferred COMPLETED rows and
+ * the COMMIT). The records see this much less time left, so the last one to start still leaves it.
+ *
+ * @internal
+ */
+export const BATCH_COMMIT_RESERVE_MS = 500;
 
 /** One batch transaction's result. */
 interface BatchAttempt {
@@ -66,6 +70,7 @@ export function createPerBatchCommit(sql: postgres.Sql, settings: EngineSettings
 
   return {
     concurrent: false,
+    settlesAtCommit: true,
     commitReserveMs: BATCH_COMMIT_RESERVE_MS,
     async commit(batch) {
       const resolved = await resolveBatchPayloads(batch);
@@ -210,7 +215,7 @@ export function createPerBatchCommit(sql: postgres.Sql, settings: EngineSettings
       if (error instanceof BatchAttemptAbortedError && !batch.state.databaseDown) {
         return { outcomes, rolledBack: true, aborted: true, claimFailed };
       }
-      if (classifyError(error).connection) batch.state.databaseDown = true;
+      if (classifyPostgresError(error).connection) batch.state.databaseDown = true;
       const code = (error as { code?: string }).code ?? 'BATCH_COMMIT_FAILED';
       const failed = new Map<string, RecordOutcome>();
       for (const { record, receiveCount } of batch.records) {

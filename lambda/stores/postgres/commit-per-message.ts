@@ -14,6 +14,7 @@ export function createPerMessageCommit(sql: postgres.Sql, settings: EngineSettin
   const deps = createRecordDependencies(sql, settings);
   return {
     concurrent: true,
+    settlesAtCommit: false,
     commitReserveMs: 0,
     async commit(batch) {
       const outcomes = new Map<string, RecordOutcome>();

@@ -1,4 +1,5 @@
 import type { DecodedRecord } from '../../worker/decode-record.ts';
+import type { MessageHandler } from './message-handler.ts';
 
 /** Longest result reference stored (`worker_inbox.result_ref`). */
 export const RESULT_REF_MAX_LENGTH = 300;
@@ -11,9 +12,11 @@ export const RESULT_REF_MAX_LENGTH = 300;
  * @internal
  */
 export function declaredResultRef(message: DecodedRecord): string | null {
-  if (!message.handler.resultRef || message.pendingRef) return null;
+  // Declared by PostgreSQL handlers only (a DynamoDB handler stores the reference it returns).
+  const handler = message.handler as MessageHandler;
+  if (!handler.resultRef || message.pendingRef) return null;
   try {
-    return message.handler
+    return handler
       .resultRef({ payload: message.payload, envelope: message.envelope })
       .slice(0, RESULT_REF_MAX_LENGTH);
   } catch {

@@ -1,22 +1,8 @@
 import type { SQSRecord } from 'aws-lambda';
 import type postgres from 'postgres';
 import type * as z from 'zod/mini';
-import type { Envelope, PayloadRef } from '../../worker/envelope.ts';
-
-/**
- * A document read from S3 for a handler that takes its payload as bytes (`referencedPayload: 'document'`): the
- * whole object, already checked against the reference's size and SHA-256.
- */
-export interface ReferencedDocument {
-  /** The object's bytes (at most the worker's `maxPayloadBytes`). Never log them. */
-  readonly bytes: Buffer;
-  /** SHA-256 of `bytes`, hex: equal to `payloadRef.sha256`. */
-  readonly sha256: string;
-  /** Length of `bytes`: equal to `payloadRef.size`. */
-  readonly size: number;
-  /** The reference it was read from. */
-  readonly ref: PayloadRef;
-}
+import type { Envelope } from '../../worker/envelope.ts';
+import type { ReferencedDocument, RoutedHandler } from '../../worker/routed-handler.ts';
 
 /** What a domain handler receives: the transaction, the validated payload and the envelope. */
 export interface HandlerContext<P> {
@@ -51,25 +37,11 @@ export interface HandlerResult {
   readonly stale?: boolean;
 }
 
-/** A domain handler for one messageType and schemaVersion. */
-export interface MessageHandler<S extends z.core.$ZodType = z.core.$ZodType> {
-  /** The envelope `messageType` it handles. */
-  readonly messageType: string;
-  /** The envelope `schemaVersion` it handles. */
-  readonly schemaVersion: number;
-  /**
-   * Schema of the payload, from `zod/mini` or `zod` (4.x); a payload that fails it is terminal (`INVALID_PAYLOAD`).
-   * `zod/mini` keeps the bundle and the cold start small (see docs/performance.md).
-   */
-  readonly payload: S;
-  /**
-   * How a payload sent by reference (`payloadRef`) reaches the handler. `json`: the object is a JSON object,
-   * parsed and validated by `payload` and handed over as if it had been inline (a message may carry either
-   * form). `document`: the object is opaque bytes (a PDF, a text file): `payload` validates the reference
-   * itself, the bytes arrive in `context.document`, and an inline payload is refused (`INVALID_PAYLOAD`).
-   * @default 'json'
-   */
-  readonly referencedPayload?: 'json' | 'document';
+/**
+ * A domain handler of the PostgreSQL store for one messageType and schemaVersion: what the engine routes on
+ * ({@link RoutedHandler}), and `handle`, which applies the effect inside the inbox transaction.
+ */
+export interface MessageHandler<S extends z.core.$ZodType = z.core.$ZodType> extends RoutedHandler<S> {
   /**
    * The result reference, when the payload alone determines it (`worker_inbox.result_ref`, at most 300
    * characters). Known before the handler runs, it is stored by the claim that inserts the inbox row, so the path

@@ -5,7 +5,7 @@ import type { RecordTracer } from '../../tracing/record-tracer.ts';
 import type { TerminalPolicy } from '../../types.ts';
 import { type AttemptDefaults, applyAttemptPolicy } from '../../worker/attempt-policy.ts';
 import type { BackoffSettings } from '../../worker/backoff.ts';
-import { classifyError, type Failure, truncate } from '../../worker/classify-error.ts';
+import { type Failure, truncate } from '../../worker/classify-error.ts';
 import type { BatchRecord, BatchState, EngineSettings } from '../../worker/commit-strategy.ts';
 import { HANDLER_MARGIN_MS } from '../../worker/deadline-margins.ts';
 import type { DecodedRecord, UndecodableRecord } from '../../worker/decode-record.ts';
@@ -17,6 +17,7 @@ import { redactValues } from '../../worker/redact-values.ts';
 import type { PayloadReader, ResolvedPayload } from '../../worker/resolve-payload.ts';
 import { withinDeadline } from '../../worker/within-deadline.ts';
 import type { BatchClaims } from './batch-claims.ts';
+import { classifyPostgresError } from './classify-postgres-error.ts';
 import { declaredResultRef, RESULT_REF_MAX_LENGTH } from './declared-result-ref.ts';
 import { fenceTransaction } from './fence-transaction.ts';
 import { guardedBegin } from './guarded-begin.ts';
@@ -28,6 +29,7 @@ import {
   markInboxTerminal,
   recordInboxFailure,
 } from './inbox.ts';
+import type { MessageHandler } from './message-handler.ts';
 import { quarantineMessage } from './quarantine.ts';
 
 /**
@@ -74,7 +76,7 @@ export interface RecordDependencies {
   readonly tracer?: () => Promise<RecordTracer | undefined>;
   /** A database call was given up on at its deadline: discards the client's connections (`discardConnections`). */
   readonly abandoned: () => void;
-  /** The database role the worker signs in as (named by a permission denied, see `classifyError`). */
+  /** The database role the worker signs in as (named by a permission denied, see `classifyPostgresError`). */
   readonly databaseUser?: string;
 }
 
@@ -151,7 +153,7 @@ export async function processRecord(
   const prepared = await prepareRecord(item, run, deps, {
     resolved: deps.resolved?.get(record.messageId),
     completedAlready: deps.completedAlready,
-    classify: classifyError,
+    classify: classifyPostgresError,
     settle: (failure) => settleFailure(failure, item.decoded),
   });
   if (prepared.kind === 'settled') return finish(prepared.verdict);
@@ -179,7 +181,7 @@ export async function processRecord(
     // A handler's message is its author's text: values of the payload it quotes are taken out before the
     // message is logged or stored (a safety net; docs/writing-handlers.md asks for messages without values).
     // The payload as the handler saw it: for a `payloadRef`, the one read from S3 (`decoded` has none yet).
-    const failure = classifyError(error, { databaseUser: deps.databaseUser });
+    const failure = classifyPostgresError(error, { databaseUser: deps.databaseUser });
     const redacted = redactValues(failure.message, [decoded.envelope.payload, message.payload]);
     return finish(await settleFailure({ ...failure, message: redacted }, decoded, attempts));
   }
@@ -231,16 +233,14 @@ export async function processRecord(
     // and its running statements are cancelled; a handler that wakes up later can no longer reach the database.
     const fenced = fenceTransaction(tx);
     const budgetMs = batch.remainingMs() - HANDLER_MARGIN_MS;
-    let result: Awaited<ReturnType<typeof message.handler.handle>>;
+    // A PostgreSQL worker routes to PostgreSQL handlers only: the worker's options were refused otherwise.
+    const handler = message.handler as MessageHandler;
+    let result: Awaited<ReturnType<typeof handler.handle>>;
     try {
-      result = await withinDeadline(
-        message.handler.handle({ sql: fenced.sql, ...context }),
-        budgetMs,
-        (waited) => {
-          fenced.close({ cancelRunning: true });
-          return new HandlerTimeoutError(waited);
-        },
-      );
+      result = await withinDeadline(handler.handle({ sql: fenced.sql, ...context }), budgetMs, (waited) => {
+        fenced.close({ cancelRunning: true });
+        return new HandlerTimeoutError(waited);
+      });
     } finally {
       fenced.close();
     }
@@ -339,7 +339,7 @@ export async function processRecord(
       const quarantining = !failure.retryable && deps.terminalPolicy === 'quarantine';
       return run.unsettled(
         failure,
-        classifyError(error, { databaseUser: deps.databaseUser }),
+        classifyPostgresError(error, { databaseUser: deps.databaseUser }),
         undefined,
         quarantining ? 'quarantine' : 'bookkeeping',
       );

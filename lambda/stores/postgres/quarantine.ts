@@ -2,20 +2,7 @@ import { createHash } from 'node:crypto';
 import type { SQSRecord } from 'aws-lambda';
 import type postgres from 'postgres';
 import { ENVELOPE_LIMITS } from '../../worker/envelope.ts';
-
-/**
- * Why a message is quarantined.
- *
- * @internal
- */
-export interface QuarantineReason {
-  readonly code: string;
-  /** Safe text: never a payload value. */
-  readonly message: string;
-  /** The idempotency key, when the body had a usable one. */
-  readonly idempotencyKey?: string;
-  readonly messageType?: string;
-}
+import type { QuarantineReason } from '../../worker/quarantine-reason.ts';
 
 const fits = (value: string | undefined, max: number) =>
   typeof value === 'string' && value.length > 0 && value.length <= max ? value : null;

@@ -1,41 +1,29 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
-import type postgres from 'postgres';
 import type { S3ClientSource } from '../payloads/s3-client-source.ts';
-import type { SqsClientSource } from '../sqs/sqs-client-source.ts';
-import type { DynamoMessageHandler } from '../stores/dynamodb/dynamo-handler.ts';
-import type { DynamoStore } from '../stores/dynamodb/dynamo-store.ts';
-import type { MessageHandler } from '../stores/postgres/message-handler.ts';
 import type { RecordTracerSource } from '../tracing/record-tracer-source.ts';
-import type { CommitMode, TerminalPolicy } from '../types.ts';
+import type { TerminalPolicy } from '../types.ts';
 import type { BackoffSettings } from './backoff.ts';
 import type { RecordOutcome } from './outcome.ts';
+import type { RoutedHandler } from './routed-handler.ts';
+import type { Store } from './store.ts';
 
 /**
- * Options of `createWorker` (the Lambda handler) and `createBatchEngine` (the runtime-neutral core). Only
- * `consumer`, `handlers` and `sql` (PostgreSQL) or `store` (DynamoDB) are required.
+ * Options of the engine (`createEngine`): the store it commits to, the handlers it routes to, and everything else
+ * that is the same on every store and runtime. The public options (`WorkerOptions` of `createWorker` and
+ * `createBatchEngine`) are these without `store`, plus how the store is given (`sql` or a DynamoDB `store`) and
+ * what only a runtime reads.
+ *
+ * @internal
  */
-export interface WorkerOptions {
+export interface EngineOptions {
   /** Inbox namespace of this worker (`worker_inbox.consumer`), 1–100 characters. */
   readonly consumer: string;
-  /** Domain handlers, one per messageType and schemaVersion (DynamoDB handlers with `store`). */
+  /** Domain handlers of the store, one per messageType and schemaVersion. */
   // biome-ignore lint/suspicious/noExplicitAny: handlers of any payload schema
-  readonly handlers: readonly MessageHandler<any>[] | readonly DynamoMessageHandler<any>[];
-  /** The postgres.js client (module scope, `prepare: false`). Required unless `store` is given. */
-  readonly sql?: postgres.Sql;
-  /**
-   * The DynamoDB store (`createDynamoStore`): inbox and domain state in DynamoDB, each record one TransactWriteItems
-   * (docs/dynamodb.md). With it, `sql` is not used, the handlers must be DynamoDB handlers (`defineDynamoHandler`),
-   * `commitMode` must stay `per-message`, and `recordConcurrency` may go up to 10.
-   */
-  readonly store?: DynamoStore;
-  /**
-   * SQS client for the backoff visibility changes, or a function that makes it on first use (the deployable
-   * handler imports the SDK's SQS code only when a record first needs a backoff: see {@link SqsClientSource}).
-   * Without it, failures wait for the queue's visibility timeout. Used by `createWorker`; the engine
-   * (`createBatchEngine`) changes no visibility.
-   */
-  readonly sqs?: SqsClientSource;
+  readonly handlers: readonly RoutedHandler<any>[];
+  /** The store the records are committed to (`postgresStore`, `createDynamoStore`). */
+  readonly store: Store;
   /**
    * S3 client that reads `payloadRef` payloads (GetObject), or a function that makes it on first use (the
    * deployable handler imports the SDK's S3 code only when a record first carries a reference: see
@@ -63,10 +51,8 @@ export interface WorkerOptions {
   readonly metrics?: Metrics;
   /** `quarantine`: store terminal messages and acknowledge them; `dlq`: report them until SQS moves them. @default 'quarantine' */
   readonly terminalPolicy?: TerminalPolicy;
-  /** Records processed at once, 1 to the pool size (`sql.options.max`). @default 1 */
+  /** Records processed at once, 1 to what the store allows (PostgreSQL: the pool size, `sql.options.max`). @default 1 */
   readonly recordConcurrency?: number;
-  /** `per-message`: one transaction per record; `per-batch`: one per batch, a savepoint per record. @default 'per-message' */
-  readonly commitMode?: CommitMode;
   /** Backoff of retryable failures. @default { baseSeconds: 2, maxSeconds: 900 } */
   readonly backoff?: Partial<BackoffSettings>;
   /** Attempts after which a retryable failure is terminal, when the envelope gives none. @default 10 */
@@ -76,8 +62,6 @@ export interface WorkerOptions {
    * of the records that settled in time (`deadline-guard.ts`).
    */
   readonly deadlineGuardMs?: number;
-  /** `createWorker` only: throw when every record of a batch failed, so Lambda backs off. @default true */
-  readonly failInvocationOnFullBatchFailure?: boolean;
   /** Clock in epoch milliseconds (tests). @default Date.now */
   readonly now?: () => number;
   /** Random source in [0, 1) for backoff jitter (tests). @default Math.random */
@@ -91,8 +75,9 @@ export interface WorkerOptions {
   /**
    * Called the moment a record's outcome is final, while the rest of its batch may still run: in `per-message` mode
    * after its transaction (and bookkeeping) ended, or when it was not started; never in `per-batch` mode, whose
-   * outcomes are final only with the batch's commit. For a runtime that holds messages (the poller stops the
-   * record's heartbeat and settles it early). It must not throw (a throw is logged as `worker_on_outcome_failed`).
+   * outcomes are final only with the batch's commit (a strategy that `settlesAtCommit`). For a runtime that holds
+   * messages (the poller stops the record's heartbeat and settles it early). It must not throw (a throw is logged
+   * as `worker_on_outcome_failed`).
    */
   readonly onRecordSettled?: (outcome: RecordOutcome) => void;
 }
