@@ -83,7 +83,6 @@ const freeSlots = Array.from({ length: SLOTS }, (_, slot) => SLOTS - 1 - slot);
 function samplerThread(): Worker {
   if (sampler) return sampler;
   const thread = new Worker(SAMPLER_SOURCE, { eval: true, workerData: { flags: killedFlags.buffer } });
-  thread.unref();
   thread.on(
     'message',
     (message: { type: 'exceeded'; pid: number; peakBytes: number } | { type: 'unwatched'; slot: number }) => {
@@ -96,6 +95,8 @@ function samplerThread(): Worker {
       listener?.(message.peakBytes);
     },
   );
+  // After the listener: attaching one refs the thread's port again.
+  thread.unref();
   sampler = thread;
   return thread;
 }
