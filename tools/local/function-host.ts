@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -192,6 +193,10 @@ export async function startFunctionHost(options: FunctionHostOptions): Promise<F
     await rm(workdir, { recursive: true, force: true });
     throw error;
   }
+  // A process that ends without stopping the host (Ctrl-C's exit hooks, a crash) removes the bundle all the same; its
+  // environments end with it (their IPC channel closes).
+  const removeBundle = () => rmSync(workdir, { recursive: true, force: true });
+  process.once('exit', removeBundle);
   const region = options.region ?? 'us-east-1';
   const limitBytes = options.memorySizeMb * MIB;
   const stats: FunctionHostStats = {
@@ -517,6 +522,7 @@ export async function startFunctionHost(options: FunctionHostOptions): Promise<F
           }
         }),
       );
+      process.off('exit', removeBundle);
       await rm(workdir, { recursive: true, force: true });
     },
   };

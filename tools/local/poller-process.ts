@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,13 @@ import { canReadProcessMemory } from './process-memory.ts';
 import { watchMemory } from './watch-memory.ts';
 
 const MIB = 1024 * 1024;
+/**
+ * Loaded before the poller, as the only addition to what its image runs: when this process ends without stopping it
+ * (killed, or exited through another path), the IPC channel closes and the poller gets the SIGTERM ECS would send,
+ * and drains and exits, instead of polling on as an orphan.
+ */
+const EXIT_WITH_PARENT =
+  "data:text/javascript,process.on('disconnect',()=>process.kill(process.pid,'SIGTERM'));process.channel?.unref();";
 /** A task still running this long after it was started has started, even if it logged nothing. */
 const STARTED_WITHOUT_LINE_MS = 10_000;
 
@@ -105,6 +113,9 @@ export async function startPollerTasks(options: PollerTasksOptions): Promise<Pol
     await rm(workdir, { recursive: true, force: true });
     throw error;
   }
+  // A process that ends without stopping the tasks (Ctrl-C's exit hooks, a crash) removes the bundle all the same.
+  const removeBundle = () => rmSync(workdir, { recursive: true, force: true });
+  process.once('exit', removeBundle);
   const stats: PollerTasksStats = {
     tasksStarted: 0,
     outOfMemory: 0,
@@ -122,7 +133,7 @@ export async function startPollerTasks(options: PollerTasksOptions): Promise<Pol
   function startTask() {
     const task = stats.tasksStarted + 1;
     stats.tasksStarted = task;
-    const child = spawn(process.execPath, [join(workdir, 'poller.mjs')], {
+    const child = spawn(process.execPath, ['--import', EXIT_WITH_PARENT, join(workdir, 'poller.mjs')], {
       env: {
         PATH: process.env.PATH ?? '/usr/bin:/bin',
         // The image's ENV (Dockerfile).
@@ -130,7 +141,7 @@ export async function startPollerTasks(options: PollerTasksOptions): Promise<Pol
         NODE_OPTIONS: '--enable-source-maps',
         ...options.environment,
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
     let killedForMemory = false;
     let lastError = '';
@@ -219,6 +230,7 @@ export async function startPollerTasks(options: PollerTasksOptions): Promise<Pol
   const first = startTask();
   if (!(await first.started)) {
     stopping = true;
+    process.off('exit', removeBundle);
     await rm(workdir, { recursive: true, force: true });
     throw new ConfigError(
       first.lastError().replace(/^poller not started: /, '') || 'the poller exited before it started',
@@ -237,6 +249,7 @@ export async function startPollerTasks(options: PollerTasksOptions): Promise<Pol
         exit = await running.exited;
         clearTimeout(timer);
       }
+      process.off('exit', removeBundle);
       await rm(workdir, { recursive: true, force: true });
       return exit;
     },
