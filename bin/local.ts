@@ -6,6 +6,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError } from '../lambda/errors.ts';
 import { runDemoScenario } from '../tools/local/demo-scenario.ts';
 import { runDynamoDbDemoScenario } from '../tools/local/demo-scenario-dynamodb.ts';
+import { describeLimits } from '../tools/local/describe-limits.ts';
 import { HandlersModuleError, LocalStackError } from '../tools/local/errors.ts';
 import { describeRefusal, describeRefusals } from '../tools/local/iam/local-iam.ts';
 import { LOCAL_ACCESS_KEY_IDS } from '../tools/local/iam/local-identities.ts';
@@ -15,6 +16,7 @@ import { LocalDynamoDbError } from '../tools/local/local-dynamodb.ts';
 import { startLocalStack } from '../tools/local/local-stack.ts';
 import { renderDemoSummary } from '../tools/local/render-demo-summary.ts';
 import { serveHandlers } from '../tools/local/serve-handlers.ts';
+import { localPollerTask, localWorkerFunction } from '../tools/local/stack-compute.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true'; // EMF lines would drown the summary
@@ -63,6 +65,16 @@ const options = new Command('npm start')
     "don't enforce the synthesized stack's IAM policies on the local SQS, S3 and DynamoDB calls (debugging; also LOCAL_IAM=off)",
   )
   .option(
+    '--payload-mib <n>',
+    "the payload-memory case: one payloadRef of N MiB of JSON, sent after the scenario; above the stack's PAYLOAD_MAX_BYTES the limit is forced up to it, and the worker runs out of memory",
+    wholeNumber(1, 1024),
+  )
+  .option(
+    '--memory-mb <n>',
+    "run the worker function (with --runtime poller, the poller's task) with this memory instead of the stage's",
+    wholeNumber(128, 10_240),
+  )
+  .option(
     '--handlers <file>',
     'run your own handlers instead of the scenario: a module that exports `handlers`; stays up, consuming what you send to the queue (Ctrl-C to stop)',
   )
@@ -75,6 +87,8 @@ const options = new Command('npm start')
     handlers?: string;
     store: string;
     iam: boolean;
+    payloadMib?: number;
+    memoryMb?: number;
   }>();
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -97,6 +111,12 @@ if (dynamo && options.runtime === 'poller') {
 if (dynamo && options.handlers) {
   log(
     'npm start: --handlers runs PostgreSQL handlers; --store dynamodb runs the scenario only (leave one out)',
+  );
+  process.exit(2);
+}
+if (dynamo && options.payloadMib !== undefined) {
+  log(
+    'npm start: --payload-mib sends a payloadRef through S3, which the DynamoDB scenario has not; leave one out',
   );
   process.exit(2);
 }
@@ -191,7 +211,13 @@ function iamSummary(exitCode: number): number {
 async function runOwnHandlers(handlersPath: string): Promise<number> {
   let served: Awaited<ReturnType<typeof serveHandlers>>;
   try {
-    served = await serveHandlers({ stack, handlersPath, concurrency: options.concurrency });
+    served = await serveHandlers({
+      stack,
+      handlersPath,
+      concurrency: options.concurrency,
+      memorySizeMb: options.memoryMb,
+      onKill: log,
+    });
   } catch (error) {
     if (!(error instanceof HandlersModuleError)) throw error;
     log(`npm start: ${error.message}`);
@@ -201,6 +227,7 @@ async function runOwnHandlers(handlersPath: string): Promise<number> {
   process.stdout.write(
     [
       `Worker "${served.consumer}" running ${types} from ${served.file} (Ctrl-C to stop)`,
+      served.limits,
       'The ops CLI (npx sqs-worker …) reads these settings:',
       ...settingsLines(),
       '',
@@ -244,6 +271,16 @@ function settingsLines(): string[] {
 
 /** The scenario covering every failure case, its summary and checks; with `--keep`, stays up after them. */
 async function runScenario(): Promise<number> {
+  // The component as the stage synthesizes it: its memory, timeout and variables (docs/local.md, "Memory and time").
+  const poller = options.runtime === 'poller' && !stack.dynamodb;
+  const stage = stack.dynamodb ? 'dev-dynamodb' : poller ? 'fargate' : 'dev';
+  const worker = poller
+    ? undefined
+    : await localWorkerFunction(stack, { stage, memorySizeMb: options.memoryMb });
+  const pollerTask = poller
+    ? await localPollerTask(stack, { stage, memoryMiB: options.memoryMb })
+    : undefined;
+  log(describeLimits(stage, worker ? { worker } : { poller: pollerTask as NonNullable<typeof pollerTask> }));
   const bar = new SingleBar({
     format: 'Processing |{bar}| {value}/{total} messages settled | {duration}s',
     stream: process.stderr,
@@ -262,6 +299,7 @@ async function runScenario(): Promise<number> {
         dynamodb: stack.dynamodb,
         sqs: stack.sqs,
         worker: stack.clients('worker'),
+        workerFunction: worker as NonNullable<typeof worker>,
         queues: stack.queues,
         messages: options.messages,
         concurrency: options.concurrency,
@@ -278,6 +316,10 @@ async function runScenario(): Promise<number> {
         messages: options.messages,
         concurrency: options.concurrency,
         runtime: options.runtime,
+        worker,
+        poller: pollerTask,
+        ...(options.payloadMib ? { payloadBytes: options.payloadMib * 1024 * 1024 } : {}),
+        memoryOverridden: options.memoryMb !== undefined,
         onProgress,
       });
   if (barStarted) bar.stop();
@@ -288,6 +330,8 @@ async function runScenario(): Promise<number> {
       stack,
       concurrency: options.concurrency,
       runtime: options.runtime,
+      memoryMb: options.memoryMb,
+      onKill: log,
     });
     process.stdout.write(
       [

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { stageCompute } from '../../tools/local/stack-compute.ts';
 import { createTestDatabase } from '../support/database.ts';
 
 const db = await createTestDatabase();
@@ -21,6 +22,21 @@ describe('npm start (bin/local.ts)', () => {
 
     // Assess
     expect(stderr).toContain('migrated');
+    // The worker function runs within the dev stage's memory and timeout, and says so; the summary has its peaks.
+    const worker = await stageCompute('dev', 'worker');
+    expect(stderr).toMatch(
+      new RegExp(
+        `^Worker function \\(stage dev\\): ${worker.memoryMb} MB \\(--max-semi-space-size=\\d+ --max-old-space-size=\\d+\\), timeout ${worker.timeoutSeconds} s, PAYLOAD_MAX_BYTES [\\d.]+ MiB; each execution environment is a child process`,
+        'm',
+      ),
+    );
+    expect(stdout).toMatch(
+      new RegExp(
+        `│ worker function: memory size / timeout +│ ${worker.memoryMb} MB / ${worker.timeoutSeconds} s +│`,
+      ),
+    );
+    expect(stdout).toMatch(/│ {3}peak memory per invocation \(max \/ median\) +│ \d+ \/ \d+ MB +│/);
+    expect(stdout).toMatch(/│ {3}killed for memory \(Runtime\.OutOfMemory\) +│ 0 +│/);
     expect(stdout).toMatch(/Run r[0-9a-f]{6}: \d+ messages sent/);
     for (const section of [
       'Worker outcome',
@@ -57,13 +73,22 @@ describe('npm start (bin/local.ts)', () => {
     const env = { ...process.env, DATABASE_URL: db.url, SQS_ENDPOINT: '' };
 
     // Act
-    const { stdout } = await promisify(execFile)(
+    const { stdout, stderr } = await promisify(execFile)(
       process.execPath,
       ['--import', 'tsx', 'bin/local.ts', '--messages', '40', '--concurrency', '3', '--runtime', 'poller'],
       { cwd: root, env, timeout: 55_000 },
     );
 
-    // Assess: the poller's table instead of the mapping's, and every check passing.
+    // Assess: the poller's table instead of the mapping's, its task's memory, and every check passing.
+    const task = await stageCompute('fargate', 'poller');
+    expect(stderr).toMatch(
+      new RegExp(
+        `^Poller task \\(stage fargate\\): ${task.memoryMb} MiB, PAYLOAD_MAX_BYTES [\\d.]+ MiB;`,
+        'm',
+      ),
+    );
+    expect(stdout).toMatch(new RegExp(`│ poller task: memory +│ ${task.memoryMb} MiB +│`));
+    expect(stdout).toMatch(/│ {3}tasks killed for memory \(OutOfMemoryError, exit 137\) +│ 0 +│/);
     expect(stdout).toContain('│ Poller ');
     expect(stdout).toMatch(
       /│ each component runs as its database role +│ PASS +│ poller sqs_worker, relay sqs_outbox_relay; health +│/,

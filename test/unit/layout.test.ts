@@ -137,8 +137,9 @@ describe('The layout of lambda/', () => {
   });
 
   it('keeps the shared plumbing (postgres/, sqs/, payloads/, tracing/) free of every store and runtime', () => {
-    const found = ['lambda/postgres/', 'lambda/sqs/', 'lambda/payloads/', 'lambda/tracing/'].flatMap((folder) =>
-      violations(folder, ['lambda/stores/', 'lambda/runtimes/', 'lambda/handlers/', 'lambda/index.ts']),
+    const found = ['lambda/postgres/', 'lambda/sqs/', 'lambda/payloads/', 'lambda/tracing/'].flatMap(
+      (folder) =>
+        violations(folder, ['lambda/stores/', 'lambda/runtimes/', 'lambda/handlers/', 'lambda/index.ts']),
     );
 
     expect(unexcepted(found)).toEqual([]);

@@ -3,15 +3,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  CompleteMultipartUploadCommand,
-  CreateBucketCommand,
-  CreateMultipartUploadCommand,
-  DeleteObjectCommand,
-  PutObjectCommand,
-  type S3Client,
-  UploadPartCommand,
-} from '@aws-sdk/client-s3';
+import { CreateBucketCommand, DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { SQSEvent } from 'aws-lambda';
 import { build } from 'esbuild';
 import type postgres from 'postgres';
@@ -21,6 +13,7 @@ import { bundleOptions, PROJECT_ROOT } from '../../lib/bundled-function.ts';
 import { DEFAULT_WORKER_BUNDLE_PROFILE } from '../../lib/worker-bundle-profile.ts';
 import { s3ClientFor } from '../local/local-s3.ts';
 import { startLocalSqs } from '../local/local-sqs.ts';
+import { putLargeObject } from '../local/put-large-object.ts';
 import { BENCH_MESSAGE_TYPES, type BenchPayloadShape, benchPayloadJson } from './bench-payload-shapes.ts';
 import { lambdaNodeFlags } from './lambda-node-flags.ts';
 
@@ -160,37 +153,10 @@ async function measure(
   }
 }
 
-/** Uploads `body` (in 8 MiB parts when larger: fauxqs takes at most 11 MiB per request) and returns its reference. */
+/** Uploads `body` and returns its reference. */
 async function upload(s3: S3Client, body: Buffer, name: string): Promise<PayloadRef> {
   const key = `payloads/${name}-${randomUUID()}`;
-  const partBytes = 8 * MIB;
-  if (body.length <= partBytes) {
-    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
-  } else {
-    const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: key }));
-    const parts: { ETag: string | undefined; PartNumber: number }[] = [];
-    for (let at = 0; at < body.length; at += partBytes) {
-      const PartNumber = parts.length + 1;
-      const { ETag } = await s3.send(
-        new UploadPartCommand({
-          Bucket: BUCKET,
-          Key: key,
-          UploadId,
-          PartNumber,
-          Body: body.subarray(at, at + partBytes),
-        }),
-      );
-      parts.push({ ETag, PartNumber });
-    }
-    await s3.send(
-      new CompleteMultipartUploadCommand({
-        Bucket: BUCKET,
-        Key: key,
-        UploadId,
-        MultipartUpload: { Parts: parts },
-      }),
-    );
-  }
+  await putLargeObject(s3, BUCKET, key, body);
   const sha256 = createHash('sha256').update(body).digest('hex');
   return { bucket: BUCKET, key, sha256, size: body.length };
 }

@@ -2,25 +2,23 @@ import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, PutCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
-import type { SQSRecord } from 'aws-lambda';
-import { caseItemKey, exampleDynamoHandlers } from '../../lambda/domain/dynamodb/index.ts';
-import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
-import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
+import { caseItemKey } from '../../lambda/domain/dynamodb/index.ts';
 import { buildDemoMessages, demoMessageCount, keyOf, type ScenarioCase } from './demo-messages.ts';
 import {
   accountedCheck,
   countBy,
   type DemoCheck,
   type DemoSummary,
-  demoWorkerOptions,
   peekQueue,
   reportProgress,
+  scenarioVariables,
   sendAll,
   waitFor,
 } from './demo-scenario.ts';
-import { startEventSourceMapping } from './event-source-mapping.ts';
+import type { FunctionSettings } from './function-host.ts';
 import { type LocalQueues, queueCounts } from './local-queues.ts';
 import { OutcomeRecorder } from './outcome-recorder.ts';
+import { type ConsumerFigures, startScenarioConsumer } from './scenario-consumer.ts';
 
 /** Options of {@link runDynamoDbDemoScenario}. */
 export interface DynamoDbDemoScenarioOptions {
@@ -41,6 +39,11 @@ export interface DynamoDbDemoScenarioOptions {
   readonly concurrency?: number;
   /** @default 'case-worker' */
   readonly consumer?: string;
+  /**
+   * The deployed worker function (stage `dev-dynamodb`) pointed at the local stack (`localWorkerFunction`): the event
+   * source mapping invokes it in a local function host, within its memory and timeout.
+   */
+  readonly workerFunction: FunctionSettings;
   /** @default 90,000 */
   readonly timeoutMs?: number;
   readonly onProgress?: (settled: number, total: number) => void;
@@ -98,36 +101,25 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
   }
 
   const recorder = new OutcomeRecorder();
-  const handler = createWorker({
-    consumer,
-    handlers: exampleDynamoHandlers,
-    store: createDynamoStore({
-      client: options.worker?.dynamodb ?? options.dynamodb.client,
-      tableName: table,
-    }),
-    sqs: options.worker?.sqs ?? sqs,
-    ...demoWorkerOptions(consumer, recorder),
-    recordConcurrency: 4,
-  });
   const retries = (key: string) => recorder.countOf(key, 'RETRYABLE_FAILURE');
-
-  const esm = await startEventSourceMapping({
+  const kills: string[] = [];
+  const esm = await startScenarioConsumer({
+    runtime: 'event-source-mapping',
+    worker: options.workerFunction,
+    variables: scenarioVariables(consumer, '', 'event-source-mapping', options.concurrency ?? 4),
     sqs: options.worker?.sqs ?? sqs,
+    inspect: sqs,
     queueUrl: queues.queueUrl,
-    handler,
-    functionName: consumer,
-    batchSize: 10,
-    maxBatchingWindowMs: 50,
-    maxConcurrency: options.concurrency ?? 4,
-    pollers: 2,
-    waitTimeSeconds: 1,
-    functionTimeoutMs: 5000,
-    hooks: {
-      dropDeleteAfterSuccess: (record: SQSRecord) =>
-        record.attributes.ApproximateReceiveCount === '1' && crashBodies.has(record.body),
+    concurrency: options.concurrency ?? 4,
+    recorder,
+    dropDelete: (message) => message.receiveCount === 1 && crashBodies.has(message.body),
+    onInvocation: (report) => {
+      if (report.reason === 'out-of-memory' || report.reason === 'timeout')
+        kills.push(`${report.detail} (${report.errorType}); ${report.function?.report ?? ''}`);
     },
   });
-  const stopProgress = reportProgress(sqs, queues.dlqUrl, total, () => esm.stats.deleted, options.onProgress);
+  let consumed: ConsumerFigures | undefined;
+  const stopProgress = reportProgress(sqs, queues.dlqUrl, total, esm.deleted, options.onProgress);
   const problems: string[] = [];
   try {
     await sendAll(
@@ -164,11 +156,11 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
       });
   } finally {
     stopProgress();
-    await esm.stop();
+    consumed = await esm.stop();
   }
 
   const dlqBodies = await peekQueue(sqs, queues.dlqUrl);
-  options.onProgress?.(Math.min(total, esm.stats.deleted + dlqBodies.length), total);
+  options.onProgress?.(Math.min(total, esm.deleted() + dlqBodies.length), total);
   const items: Record<string, unknown>[] = [];
   for await (const page of paginateScan({ client: doc }, { TableName: table, ConsistentRead: true })) {
     items.push(...(page.Items ?? []));
@@ -205,8 +197,8 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
     },
     {
       name: 'duplicates and redeliveries after a crash are no-ops',
-      ok: outcomes.DUPLICATE === byKind.duplicate + esm.stats.deletesDropped,
-      detail: `${outcomes.DUPLICATE ?? 0} DUPLICATE = ${byKind.duplicate} duplicates + ${esm.stats.deletesDropped} crashes after commit`,
+      ok: outcomes.DUPLICATE === byKind.duplicate + esm.deletesDropped(),
+      detail: `${outcomes.DUPLICATE ?? 0} DUPLICATE = ${byKind.duplicate} duplicates + ${esm.deletesDropped()} crashes after commit`,
     },
     {
       name: 'out-of-order versions never roll back',
@@ -249,7 +241,10 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
       documents: 0,
     },
     payloads: { referenced: 0, offloadedByOutbox: 0, quarantined: {} },
-    esm: { ...esm.stats },
+    ...(consumed?.runtime === 'event-source-mapping'
+      ? { esm: consumed.esm, function: consumed.function }
+      : {}),
+    kills,
     outbox: { enqueued: 0, published: 0, relayRuns: 0 },
     checks,
     durationMs: Date.now() - started,

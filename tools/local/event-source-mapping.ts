@@ -11,11 +11,24 @@ import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { ConfigError } from '../../lambda/errors.ts';
 import { sqsEventRecord } from '../../lambda/sqs/sqs-event-record.ts';
 import { batchResponseVerdict } from './batch-response-verdict.ts';
+import type { FunctionInvocation } from './function-host.ts';
 import { lambdaContext } from './lambda-context.ts';
 import { queueCounts } from './local-queues.ts';
 
 /** The function the mapping invokes: the deployed Lambda handler (`(event, context) => response`). */
 export type EventSourceMappingHandler = (event: SQSEvent, context: Context) => unknown;
+
+/**
+ * A function run out of process within its memory and timeout (the local function host, `function-host.ts`): the
+ * mapping hands it each batch's event and reads how the invocation ended.
+ */
+export interface EventSourceMappingInvoker {
+  /** The function timeout (the context's deadline); the invoker enforces it. */
+  readonly timeoutMs: number;
+  /** The function's memory size (`context.memoryLimitInMB`). */
+  readonly memorySizeMb: number;
+  invoke(event: SQSEvent, request: { readonly awsRequestId: string }): Promise<FunctionInvocation>;
+}
 
 /** Structured logger (Powertools `Logger` fits). Messages carry ids and counts, never bodies. */
 export interface EventSourceMappingLogger {
@@ -46,12 +59,19 @@ export interface InvocationReport {
   readonly messageIds: readonly string[];
   /** Records left on the queue (reported, or all of them on a batch failure). */
   readonly failedMessageIds: readonly string[];
-  /** `batch-failure` covers a throw, a timeout and an invalid response (see `reason`). */
+  /** `batch-failure` covers a throw, a timeout, an out-of-memory kill and an invalid response (see `reason`). */
   readonly result: 'success' | 'partial-failure' | 'batch-failure';
-  /** `error`, `timeout`, `invalid-response` (with `detail`), or undefined. */
-  readonly reason?: 'error' | 'timeout' | 'invalid-response';
-  /** Why the response was invalid, or the error's name and message. */
+  /** `error`, `timeout`, `out-of-memory`, `invalid-response` (with `detail`), or undefined. */
+  readonly reason?: 'error' | 'timeout' | 'out-of-memory' | 'invalid-response';
+  /** Why the response was invalid, or the error's name and message (Lambda's text for a kill). */
   readonly detail?: string;
+  /** Lambda's error type of a failed invocation (`Runtime.OutOfMemory`, `Sandbox.Timedout`, the error's name). */
+  readonly errorType?: string;
+  /** With an invoker: the execution environment's side (cold start, memory, Lambda's REPORT line). */
+  readonly function?: Pick<
+    FunctionInvocation,
+    'environmentId' | 'coldStart' | 'initDurationMs' | 'maxMemoryUsedMb' | 'memorySizeMb' | 'report'
+  >;
   /** The value the handler returned (undefined on a throw or a timeout). */
   readonly response?: unknown;
   readonly deleted: number;
@@ -72,6 +92,8 @@ export interface EventSourceMappingStats {
   /** Handler throws (including a throwing `beforeInvoke`). */
   errors: number;
   timeouts: number;
+  /** Invocations whose environment was killed for memory (an invoker only). */
+  outOfMemory: number;
   invalidResponses: number;
   recordsSucceeded: number;
   recordsFailed: number;
@@ -88,7 +110,13 @@ export interface EventSourceMappingOptions {
   readonly sqs: SQSClient;
   /** The queue URL exactly as CreateQueue/GetQueueUrl returned it. */
   readonly queueUrl: string;
-  readonly handler: EventSourceMappingHandler;
+  /** The handler, called in this process (a timed-out one keeps running; nothing bounds its memory). */
+  readonly handler?: EventSourceMappingHandler;
+  /**
+   * Instead of `handler`: the function in an execution environment of its own, within its memory and timeout
+   * (`startFunctionHost`). `functionTimeoutMs` is then its timeout.
+   */
+  readonly invoker?: EventSourceMappingInvoker;
   /** `context.functionName`. @default 'local-worker' */
   readonly functionName?: string;
   /** Records per invocation, 1–10,000 (FIFO: 1–10); above 10 needs a batching window ≥ 1 s. @default 10 */
@@ -97,7 +125,7 @@ export interface EventSourceMappingOptions {
   readonly maxBatchingWindowMs?: number;
   /** Invocations in flight at most (Lambda's ScalingConfig.MaximumConcurrency; AWS's minimum is 2). @default 2 */
   readonly maxConcurrency?: number;
-  /** The function timeout: a handler still running after it fails its whole batch. @default 30,000 */
+  /** The function timeout: a handler still running after it fails its whole batch. @default 30,000 (an invoker's own) */
   readonly functionTimeoutMs?: number;
   /** Override the queue's visibility timeout on receive (seconds). @default the queue's own */
   readonly visibilityTimeoutSeconds?: number;
@@ -161,6 +189,15 @@ export interface EventSourceMapping {
   stop(): Promise<EventSourceMappingStats>;
 }
 
+/** How one invocation ended: the handler's response, or why the whole batch failed. */
+interface Ended {
+  readonly response?: unknown;
+  readonly reason?: 'error' | 'timeout' | 'out-of-memory';
+  readonly detail?: string;
+  readonly errorType?: string;
+  readonly function?: InvocationReport['function'];
+}
+
 const silentLogger: EventSourceMappingLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
 class InvocationTimeoutError extends Error {
@@ -183,7 +220,19 @@ function validate(options: EventSourceMappingOptions, fifo: boolean): void {
   check('batchSize', batchSize, 1, fifo ? 10 : 10_000);
   check('maxBatchingWindowMs', windowMs, 0, 300_000);
   check('maxConcurrency', options.maxConcurrency ?? 2, 1, 1000);
-  check('functionTimeoutMs', options.functionTimeoutMs ?? 30_000, 1, 900_000);
+  check('functionTimeoutMs', options.functionTimeoutMs ?? options.invoker?.timeoutMs ?? 30_000, 1, 900_000);
+  if (!options.handler === !options.invoker) {
+    problems.push('give either handler (in this process) or invoker (a function host), not both or neither');
+  }
+  if (
+    options.invoker &&
+    options.functionTimeoutMs !== undefined &&
+    options.functionTimeoutMs !== options.invoker.timeoutMs
+  ) {
+    problems.push(
+      `functionTimeoutMs (${options.functionTimeoutMs}) differs from the invoker's timeout (${options.invoker.timeoutMs}); leave functionTimeoutMs out`,
+    );
+  }
   check('pollers', options.pollers ?? 1, 1, 100);
   check('waitTimeSeconds', options.waitTimeSeconds ?? 20, 0, 20);
   if (options.visibilityTimeoutSeconds !== undefined) {
@@ -256,8 +305,11 @@ function semaphore(initial: number) {
  * - **Context**: `lambdaContext` with `getRemainingTimeInMillis()` counting down from `functionTimeoutMs`.
  * - **Verdict** (`batchResponseVerdict`): void/null/empty `batchItemFailures` → all succeeded; an
  *   `itemIdentifier` that is empty, null, missing or not in the batch → the whole batch failed; listed ids
- *   failed; a throw or a timeout → the whole batch failed. A timed-out handler keeps running in the
- *   background (Lambda would freeze it); its late result is ignored.
+ *   failed; a throw or a timeout → the whole batch failed. A `handler` runs in this process: one
+ *   that timed out keeps running in the background (Lambda would end it), its late result ignored, and nothing bounds
+ *   its memory. With an `invoker` (`startFunctionHost`) it runs in an execution environment of its own, within the
+ *   function's memory and timeout: killed at the timeout, or above its memory (`out-of-memory`, counted in
+ *   `outOfMemory`), the whole batch failed, as Lambda fails it.
  * - **Acknowledgement**: successes are deleted with DeleteMessageBatch (10 per call); failures are left alone
  *   and reappear when their visibility timeout ends (the handler may have changed it). SQS itself moves a
  *   message to the DLQ when it is received more than the RedrivePolicy's `maxReceiveCount` times — `fauxqs`
@@ -275,7 +327,7 @@ function semaphore(initial: number) {
 export async function startEventSourceMapping(
   options: EventSourceMappingOptions,
 ): Promise<EventSourceMapping> {
-  const { sqs, queueUrl, handler } = options;
+  const { sqs, queueUrl, handler, invoker } = options;
   const { Attributes = {} } = await sqs.send(
     new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn', 'FifoQueue'] }),
   );
@@ -292,7 +344,7 @@ export async function startEventSourceMapping(
   const hooks = options.hooks ?? {};
   const batchSize = options.batchSize ?? 10;
   const windowMs = options.maxBatchingWindowMs ?? 0;
-  const functionTimeoutMs = options.functionTimeoutMs ?? 30_000;
+  const functionTimeoutMs = options.functionTimeoutMs ?? invoker?.timeoutMs ?? 30_000;
   const waitTimeSeconds = options.waitTimeSeconds ?? 20;
   const functionName = options.functionName ?? 'local-worker';
   const awsRegion = options.region ?? eventSourceArn.split(':')[3] ?? 'us-east-1';
@@ -317,6 +369,7 @@ export async function startEventSourceMapping(
     partialFailures: 0,
     errors: 0,
     timeouts: 0,
+    outOfMemory: 0,
     invalidResponses: 0,
     recordsSucceeded: 0,
     recordsFailed: 0,
@@ -452,33 +505,8 @@ export async function startEventSourceMapping(
     stats.inFlightInvocations += 1;
     stats.maxObservedConcurrency = Math.max(stats.maxObservedConcurrency, stats.inFlightInvocations);
     const startedAt = Date.now();
-    let response: unknown;
-    let reason: InvocationReport['reason'];
-    let detail: string | undefined;
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const context = lambdaContext({
-        functionName,
-        timeoutMs: functionTimeoutMs,
-        region: awsRegion,
-        awsRequestId,
-      });
-      const run = (async () => {
-        await hooks.beforeInvoke?.(event, context);
-        return handler(event, context);
-      })();
-      run.catch(() => {}); // a late rejection after a timeout is not unhandled
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new InvocationTimeoutError(functionTimeoutMs)), functionTimeoutMs);
-      });
-      response = await Promise.race([run, timeout]);
-    } catch (error) {
-      reason = error instanceof InvocationTimeoutError ? 'timeout' : 'error';
-      detail = describeError(error);
-    } finally {
-      clearTimeout(timer);
-    }
-
+    const ended = await call(event, awsRequestId);
+    const { response, reason, detail } = ended;
     const verdict = reason
       ? {
           result: 'batch-failure' as const,
@@ -486,6 +514,71 @@ export async function startEventSourceMapping(
           reason: detail,
         }
       : batchResponseVerdict(response, records, { reportBatchItemFailures: options.reportBatchItemFailures });
+    return settle(records, startedAt, awsRequestId, ended, verdict);
+  }
+
+  /** Runs the handler, in this process (raced against the timeout) or through the invoker. */
+  async function call(event: SQSEvent, awsRequestId: string): Promise<Ended> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const context = lambdaContext({
+        functionName,
+        timeoutMs: functionTimeoutMs,
+        region: awsRegion,
+        awsRequestId,
+        ...(invoker ? { memoryLimitInMB: invoker.memorySizeMb } : {}),
+      });
+      if (invoker) {
+        await hooks.beforeInvoke?.(event, context);
+        const invocation = await invoker.invoke(event, { awsRequestId });
+        const facts = {
+          environmentId: invocation.environmentId,
+          coldStart: invocation.coldStart,
+          ...(invocation.initDurationMs !== undefined ? { initDurationMs: invocation.initDurationMs } : {}),
+          maxMemoryUsedMb: invocation.maxMemoryUsedMb,
+          memorySizeMb: invocation.memorySizeMb,
+          report: invocation.report,
+        };
+        return invocation.ok
+          ? { response: invocation.response, function: facts }
+          : {
+              reason: invocation.reason,
+              detail: invocation.detail,
+              errorType: invocation.errorType,
+              function: facts,
+            };
+      }
+      const run = (async () => {
+        await hooks.beforeInvoke?.(event, context);
+        return (handler as EventSourceMappingHandler)(event, context);
+      })();
+      run.catch(() => {}); // a late rejection after a timeout is not unhandled
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new InvocationTimeoutError(functionTimeoutMs)), functionTimeoutMs);
+      });
+      return { response: await Promise.race([run, timeout]) };
+    } catch (error) {
+      return {
+        reason: error instanceof InvocationTimeoutError ? 'timeout' : 'error',
+        detail: describeError(error),
+        errorType: error instanceof Error ? error.name : typeof error,
+      };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Deletes what succeeded, counts, logs and reports one invocation. */
+  async function settle(
+    records: readonly SQSRecord[],
+    startedAt: number,
+    awsRequestId: string,
+    ended: Ended,
+    verdict: ReturnType<typeof batchResponseVerdict>,
+  ): Promise<void> {
+    const { response } = ended;
+    let reason: InvocationReport['reason'] = ended.reason;
+    let detail = ended.detail;
     if (!reason && verdict.result === 'batch-failure') {
       reason = 'invalid-response';
       detail = verdict.reason;
@@ -504,6 +597,7 @@ export async function startEventSourceMapping(
     if (verdict.result === 'partial-failure') stats.partialFailures += 1;
     if (reason === 'error') stats.errors += 1;
     if (reason === 'timeout') stats.timeouts += 1;
+    if (reason === 'out-of-memory') stats.outOfMemory += 1;
     if (reason === 'invalid-response') stats.invalidResponses += 1;
     const report: InvocationReport = {
       awsRequestId,
@@ -511,6 +605,8 @@ export async function startEventSourceMapping(
       failedMessageIds: verdict.failedMessageIds,
       result: verdict.result,
       ...(reason ? { reason, detail } : {}),
+      ...(ended.errorType ? { errorType: ended.errorType } : {}),
+      ...(ended.function ? { function: ended.function } : {}),
       response,
       deleted,
       deletesDropped: succeeded.length - toDelete.length,

@@ -1,18 +1,9 @@
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
-import postgres from 'postgres';
-import { createDatabaseProbe } from '../../lambda/breaker/create-database-probe.ts';
-import { exampleDynamoHandlers } from '../../lambda/domain/dynamodb/index.ts';
-import { exampleHandlers } from '../../lambda/domain/index.ts';
-import { createSql } from '../../lambda/postgres/db.ts';
-import { createBatchEngine } from '../../lambda/runtimes/create-batch-engine.ts';
-import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
-import type { Poller } from '../../lambda/runtimes/poller/start-poller.ts';
-import type { WorkerOptions } from '../../lambda/runtimes/worker-options.ts';
-import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
+import { scenarioVariables } from './demo-scenario.ts';
 import { startEventSourceMapping } from './event-source-mapping.ts';
-import { startLocalPoller } from './local-poller.ts';
+import { startFunctionHost } from './function-host.ts';
 import type { LocalStack } from './local-stack.ts';
+import { startPollerTasks } from './poller-process.ts';
+import { localPollerTask, localWorkerFunction } from './stack-compute.ts';
 
 /** Options of {@link keepConsuming}. */
 export interface KeepConsumingOptions {
@@ -23,6 +14,10 @@ export interface KeepConsumingOptions {
   readonly runtime?: 'event-source-mapping' | 'poller';
   /** `worker_inbox.consumer`. @default 'case-worker' */
   readonly consumer?: string;
+  /** Overrides the stage's memory (the function's MB, or the task's MiB). */
+  readonly memoryMb?: number;
+  /** Each kill for memory or time (and each poller task that exited by itself), as AWS reports it. */
+  readonly onKill?: (line: string) => void;
 }
 
 /** A worker consuming the local stack's queue until {@link KeptWorker.stop}. */
@@ -32,93 +27,79 @@ export interface KeptWorker {
 }
 
 /**
- * The worker of `npm start -- --keep` once the scenario's summary is printed: the example domain's handlers (and
- * the toolkit's canary, which every worker registers) on the stack's store, behind the local event source mapping
- * or the poller, with the worker role's clients, so that what is sent to the queue while the stack stays up —
- * `sqs-worker smoke`, your own messages — is consumed. Logs are quiet (the summary stays readable); the backoff is
- * the scenario's short one (1 to 4 s), so a never-recovering message reaches the DLQ in seconds.
+ * The worker of `npm start -- --keep` once the scenario's summary is printed: the deployed worker entry (the example
+ * domain's handlers, and the toolkit's canary, which every worker registers) on the stack's store, as the stage runs
+ * it — the worker function behind the local event source mapping in a local function host, or the poller's task
+ * (`bin/poller.ts`) — within its memory and timeout, with its role's key, so that what is sent to the queue while the
+ * stack stays up — `sqs-worker smoke`, your own messages — is consumed. Logs are quiet (the summary stays readable);
+ * the backoff is the scenario's short one (1 to 4 s), so a never-recovering message reaches the DLQ in seconds.
  */
 export async function keepConsuming(options: KeepConsumingOptions): Promise<KeptWorker> {
   const { stack } = options;
   const concurrency = options.concurrency ?? 4;
   const consumer = options.consumer ?? 'case-worker';
-  const worker = stack.clients('worker');
-  const common = {
-    consumer,
-    logger: new Logger({ serviceName: consumer, logLevel: 'SILENT' }),
-    metrics: new Metrics({ namespace: 'SqsInboxWorkerLocal', serviceName: consumer }),
-    backoff: { baseSeconds: 1, maxSeconds: 4 },
-  };
-  const closers: (() => Promise<unknown>)[] = [];
-  let workerOptions: WorkerOptions;
-  if (stack.dynamodb) {
-    workerOptions = {
-      ...common,
-      handlers: exampleDynamoHandlers,
-      store: createDynamoStore({
-        client: worker.dynamodb ?? stack.dynamodb.client,
-        tableName: stack.dynamodb.tableName,
-      }),
-      sqs: worker.sqs,
-      recordConcurrency: 4,
-    };
-  } else {
-    // As `createSql` names a deployed worker's sessions: the consumer is their application_name.
-    const sql = createSql(
-      { kind: 'url', url: stack.databaseUrl, poolSize: concurrency },
-      { applicationName: consumer },
-    );
-    closers.push(() => sql.end({ timeout: 5 }));
-    workerOptions = { ...common, handlers: exampleHandlers, sql, sqs: worker.sqs, s3: worker.s3 };
-  }
-  if (options.runtime === 'poller' && !stack.dynamodb) {
-    let poller: Poller | undefined;
-    const poll = stack.clients('poller');
-    const engine = createBatchEngine({
-      ...workerOptions,
-      sqs: poll.sqs,
-      s3: poll.s3,
-      recordConcurrency: concurrency,
-      onRecordSettled: (outcome) => poller?.recordSettled(outcome),
-    });
-    const local = await startLocalPoller({
-      bindOutcomes: (started) => {
-        poller = started;
-      },
-      sqs: poll.sqs,
-      inspect: stack.sqs,
-      queueUrl: stack.queues.queueUrl,
-      processBatch: engine.processBatch,
+  const poller = options.runtime === 'poller' && !stack.dynamodb;
+  const variables = {
+    ...scenarioVariables(
+      consumer,
+      stack.databaseRoles?.url('worker') ?? stack.databaseUrl,
+      poller ? 'poller' : 'event-source-mapping',
       concurrency,
-      batchSize: 10,
-      waitSeconds: 1,
-      visibilitySeconds: 3,
-      probe: createDatabaseProbe(
-        () => postgres(stack.databaseUrl, { max: 1, connect_timeout: 2, onnotice: () => {} }),
-        2000,
-      ),
-      logger: common.logger,
-      metrics: common.metrics,
+    ),
+    POWERTOOLS_LOG_LEVEL: 'SILENT',
+  };
+  if (poller) {
+    const task = await localPollerTask(stack, { stage: 'fargate', memoryMiB: options.memoryMb });
+    const tasks = await startPollerTasks({
+      ...task,
+      environment: { ...task.environment, ...variables },
+      onExit: (exit) => {
+        if (exit.outOfMemory)
+          options.onKill?.(
+            `poller task ${exit.task} stopped: ${exit.stoppedReason} (exit code ${exit.exitCode}); a new task starts`,
+          );
+        else if (!exit.stopped)
+          options.onKill?.(
+            `poller task ${exit.task} exited by itself (exit code ${exit.exitCode}); a new task starts`,
+          );
+      },
     });
-    closers.unshift(() => local.stop());
-  } else {
-    const esm = await startEventSourceMapping({
-      // Lambda's event source mapping polls with the function's role.
-      sqs: worker.sqs,
-      queueUrl: stack.queues.queueUrl,
-      handler: createWorker(workerOptions),
-      functionName: consumer,
-      batchSize: 10,
-      maxConcurrency: concurrency,
-      waitTimeSeconds: 1,
-      functionTimeoutMs: 30_000,
-      region: stack.region,
-    });
-    closers.unshift(() => esm.stop());
+    return {
+      async stop() {
+        await tasks.stop();
+      },
+    };
   }
+  const settings = await localWorkerFunction(stack, {
+    stage: stack.dynamodb ? 'dev-dynamodb' : 'dev',
+    memorySizeMb: options.memoryMb,
+  });
+  const host = await startFunctionHost({
+    ...settings,
+    environment: { ...settings.environment, ...variables },
+  });
+  const esm = await startEventSourceMapping({
+    // Lambda's event source mapping polls with the function's role.
+    sqs: stack.clients('worker').sqs,
+    queueUrl: stack.queues.queueUrl,
+    invoker: host,
+    functionName: settings.functionName,
+    batchSize: 10,
+    maxConcurrency: concurrency,
+    waitTimeSeconds: 1,
+    region: stack.region,
+    onInvocation: (report) => {
+      if (report.reason === 'out-of-memory' || report.reason === 'timeout')
+        options.onKill?.(`${report.detail} (${report.errorType}); ${report.function?.report ?? ''}`);
+    },
+  }).catch(async (error: unknown) => {
+    await host.stop();
+    throw error;
+  });
   return {
     async stop() {
-      for (const close of closers) await close().catch(() => undefined);
+      await esm.stop().catch(() => undefined);
+      await host.stop().catch(() => undefined);
     },
   };
 }

@@ -1,4 +1,5 @@
 import Table from 'cli-table3';
+import { formatMiB } from './big-payload-case.ts';
 import type { DemoSummary } from './demo-scenario.ts';
 
 const table = (head: string[], rows: (string | number)[][], colWidths?: number[]) => {
@@ -10,6 +11,52 @@ const table = (head: string[], rows: (string | number)[][], colWidths?: number[]
   t.push(...rows.map((row) => row.map(String)));
   return t.toString();
 };
+
+const median = (values: readonly number[]): number | undefined => {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+};
+
+/**
+ * The memory and time each component ran within, what it peaked at, and what was killed: the function's memory size
+ * and timeout with the peak of its invocations, or the poller task's memory with its tasks' peak; the big payload.
+ */
+export function limitsTable(summary: Pick<DemoSummary, 'function' | 'poller' | 'bigPayload'>): string {
+  const rows: (string | number)[][] = [];
+  const fn = summary.function;
+  if (fn) {
+    const perInvocation = fn.stats.memoryPerInvocationMb;
+    rows.push(
+      ['worker function: memory size / timeout', `${fn.memorySizeMb} MB / ${fn.timeoutMs / 1000} s`],
+      ['  execution environments started (cold starts)', fn.stats.coldStarts],
+      [
+        '  peak memory per invocation (max / median)',
+        perInvocation.length ? `${fn.stats.peakMemoryMb} / ${median(perInvocation)} MB` : '-',
+      ],
+      ['  killed for memory (Runtime.OutOfMemory)', fn.stats.outOfMemory],
+      ['  killed at the timeout (environment reset)', fn.stats.timeouts],
+    );
+  }
+  const poller = summary.poller;
+  if (poller) {
+    rows.push(
+      ['poller task: memory', `${poller.memoryMiB} MiB`],
+      ['  peak memory of a task', `${poller.stats.peakMemoryMiB} MiB`],
+      ['  tasks killed for memory (OutOfMemoryError, exit 137)', poller.stats.outOfMemory],
+      ['  tasks that crashed', poller.stats.crashes],
+    );
+  }
+  const big = summary.bigPayload;
+  if (big) {
+    const limit = `stack's limit ${formatMiB(big.stackLimitBytes)}${big.unsafe ? `; ${big.unsafe}` : ''}`;
+    rows.push([
+      `payloadRef of ${formatMiB(big.bytes)} (${limit})`,
+      `${big.fate}; peak ${big.peakMb ?? '?'} of ${big.memoryMb} MB; ${big.outOfMemoryKills} killed for memory`,
+    ]);
+  }
+  return rows.length ? table(['Memory and time (as AWS enforces them)', 'Figures'], rows) : '';
+}
 
 /** Renders a {@link DemoSummary} as the text `npm start` prints: outcomes, inbox, quarantine, DLQ, checks. */
 export function renderDemoSummary(summary: DemoSummary): string {
@@ -75,8 +122,8 @@ export function renderDemoSummary(summary: DemoSummary): string {
             ['  complete success', esm.succeededInvocations],
             ['  partial failure (batchItemFailures)', esm.partialFailures],
             [
-              '  whole batch failed (throw / timeout / invalid)',
-              `${esm.errors} / ${esm.timeouts} / ${esm.invalidResponses}`,
+              '  whole batch failed (throw / timeout / out of memory / invalid)',
+              `${esm.errors} / ${esm.timeouts} / ${esm.outOfMemory} / ${esm.invalidResponses}`,
             ],
             ['messages received (with redeliveries)', esm.messagesReceived],
             ['deleted', esm.deleted],
@@ -89,16 +136,18 @@ export function renderDemoSummary(summary: DemoSummary): string {
       ? table(
           ['Poller', 'Count'],
           [
-            ['receives (long polls)', poller.receives],
-            ['batches', poller.batches],
-            ['messages received (with redeliveries)', poller.messagesReceived],
-            ['records acknowledged / reported', `${poller.recordsAcknowledged} / ${poller.recordsReported}`],
-            ['deleted', poller.deleted],
-            ['deletes dropped (crash after commit)', poller.deletesDropped],
-            ['visibility extensions (heartbeat)', poller.heartbeats],
-            ['released unstarted', poller.released],
-            ['max records in flight', poller.maxInFlight],
+            ['tasks started (a stopped task is replaced)', poller.stats.tasksStarted],
+            ['messages received (with redeliveries)', poller.stats.received],
+            ['deleted', poller.stats.deleted],
+            ['deletes dropped (crash after commit)', poller.stats.deletesDropped],
+            ['released unstarted', poller.stats.released],
           ],
+        )
+      : '',
+    limitsTable(summary),
+    summary.kills?.length
+      ? ['Killed for memory or time, as AWS reports it:', ...summary.kills.map((line) => `  ${line}`)].join(
+          '\n',
         )
       : '',
     table(

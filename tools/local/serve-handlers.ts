@@ -1,14 +1,15 @@
 import postgres from 'postgres';
-import { loadConfig } from '../../lambda/config.ts';
 import { connectOptions } from '../../lambda/postgres/connect-options.ts';
-import { createWorkerFromConfig } from '../../lambda/runtimes/lambda/create-worker-from-config.ts';
 import type { MessageHandler } from '../../lambda/stores/postgres/message-handler.ts';
+import { describeLimits } from './describe-limits.ts';
 import { startEventSourceMapping } from './event-source-mapping.ts';
 import { exampleEnvelope } from './example-envelope.ts';
+import { type OutputSource, startFunctionHost } from './function-host.ts';
 import { LOCAL_ACCESS_KEY_IDS, localCredentials } from './iam/local-identities.ts';
 import { loadHandlers } from './load-handlers.ts';
 import type { LocalStack } from './local-stack.ts';
 import { runOutboxRelayLoop } from './outbox-relay-loop.ts';
+import { localWorkerFunction } from './stack-compute.ts';
 
 /** Options of {@link serveHandlers}. */
 export interface ServeHandlersOptions {
@@ -16,10 +17,16 @@ export interface ServeHandlersOptions {
   readonly stack: LocalStack;
   /** The module of `--handlers`, relative to `cwd`; it exports `handlers`. */
   readonly handlersPath: string;
-  /** Invocations at once (event source mapping maximum concurrency = database connections). @default 4 */
+  /** Invocations at once (event source mapping maximum concurrency = execution environments). @default 4 */
   readonly concurrency?: number;
-  /** Function timeout of the local invocations. @default 30000 (the construct's default) */
-  readonly functionTimeoutMs?: number;
+  /** The stage whose worker function (memory, timeout, variables) the handlers run as. @default 'dev' */
+  readonly stage?: string;
+  /** Overrides the stage's memory size (MB). */
+  readonly memorySizeMb?: number;
+  /** Every line the function's execution environments write (its logs). @default printed to this process's streams */
+  readonly onOutput?: (line: string, source: OutputSource) => void;
+  /** Each kill for memory or time, as Lambda reports it. */
+  readonly onKill?: (line: string) => void;
   /** @default process.cwd() */
   readonly cwd?: string;
   /** @default process.env */
@@ -36,18 +43,26 @@ export interface ServedHandlers {
   readonly consumer: string;
   /** An `aws sqs send-message` command line that sends a valid envelope for the first handler. */
   readonly exampleCommand: string;
+  /** The limits the function runs within (`describeLimits`). */
+  readonly limits: string;
   /** Stops polling (in-flight batches finish with their deletes) and the relay loop. */
   stop(): Promise<void>;
 }
 
 const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
 
+/** Variables of your shell a local run of your handlers passes on, as a stage's `workerEnvironment` would set them. */
+const PASSED_ON = /^(WORKER_|POWERTOOLS_)|^(NOTIFICATION_URL|PAYLOAD_MAX_BYTES)$/;
+
 /**
- * Runs the handlers of your own module (`npm start -- --handlers <file>`) the way they are deployed: the
- * environment the deployed function gets is set (`DATABASE_URL` and `SQS_ENDPOINT` of the local stack, `AWS_REGION`),
- * the module is loaded, and its `handlers` are wired by `createWorkerFromConfig` — every `WORKER_*` variable
- * applies — behind the local event source mapping on the stack's queue, with the outbox relay loop publishing what
- * they enqueue to the same queue. A pool of `concurrency` connections serves `concurrency` invocations at once.
+ * Runs the handlers of your own module (`npm start -- --handlers <file>`) the way they are deployed: the module is
+ * loaded here first (its `handlers` checked, and the example message built from them), then run as the stage's worker
+ * function (`localWorkerFunction`: its memory, timeout and variables, pointed at the local stack; your shell's
+ * `WORKER_*`, `POWERTOOLS_*`, `NOTIFICATION_URL` and `PAYLOAD_MAX_BYTES` on top) by a local function host — bundled as
+ * the stack bundles a `workerEntry`, in execution environments killed above the function's memory or at its timeout
+ * — behind the local event source mapping on the stack's queue, with the outbox relay loop publishing what they
+ * enqueue to the same queue. The module's `handler` runs, or, without one, its `handlers` wired by
+ * `createWorkerFromConfig`. Up to `concurrency` invocations run at once, each in its own environment.
  *
  * @throws HandlersModuleError when the module is missing or has no usable `handlers` export.
  */
@@ -68,19 +83,40 @@ export async function serveHandlers(options: ServeHandlersOptions): Promise<Serv
   env.AWS_SECRET_ACCESS_KEY = workerKey.secretAccessKey;
   delete env.AWS_SESSION_TOKEN;
   const { file, handlers } = await loadHandlers(options.handlersPath, options.cwd);
-  const config = loadConfig({ ...env, DB_POOL_SIZE: String(concurrency) });
-  const handler = createWorkerFromConfig({ handlers, config });
+  const stage = options.stage ?? 'dev';
+  const shell = Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => PASSED_ON.test(entry[0]) && !!entry[1]),
+  );
+  const settings = await localWorkerFunction(stack, {
+    stage,
+    entry: file,
+    memorySizeMb: options.memorySizeMb,
+    environment: shell,
+  });
+  const consumer = settings.environment.WORKER_CONSUMER ?? settings.functionName;
+  const host = await startFunctionHost({
+    ...settings,
+    onOutput:
+      options.onOutput ??
+      ((line, source) => (source.stream === 'stdout' ? process.stdout : process.stderr).write(`${line}\n`)),
+  });
   const esm = await startEventSourceMapping({
     // Lambda's event source mapping polls with the function's role.
     sqs: stack.clients('worker').sqs,
     queueUrl: stack.queues.queueUrl,
-    handler,
-    functionName: config.consumer,
+    invoker: host,
+    functionName: settings.functionName,
     batchSize: 10,
     maxConcurrency: concurrency,
     waitTimeSeconds: 1,
-    functionTimeoutMs: options.functionTimeoutMs ?? 30_000,
     region: stack.region,
+    onInvocation: (report) => {
+      if (report.reason === 'out-of-memory' || report.reason === 'timeout')
+        options.onKill?.(`${report.detail} (${report.errorType}); ${report.function?.report ?? ''}`);
+    },
+  }).catch(async (error: unknown) => {
+    await host.stop();
+    throw error;
   });
   const relaySql = postgres(stack.databaseRoles?.url('relay') ?? stack.databaseUrl, {
     ...connectOptions({ setting: 'DATABASE_URL', connectTimeoutSeconds: 10 }),
@@ -93,7 +129,7 @@ export async function serveHandlers(options: ServeHandlersOptions): Promise<Serv
     sqs: stack.clients('relay').sqs,
     queueUrl: stack.queues.queueUrl,
     signal: stopRelay.signal,
-    relayId: `${config.consumer}-local-relay`,
+    relayId: `${consumer}-local-relay`,
   });
   const first = handlers[0] as MessageHandler;
   const body = JSON.stringify(
@@ -115,12 +151,13 @@ export async function serveHandlers(options: ServeHandlersOptions): Promise<Serv
   return {
     file,
     handlers,
-    consumer: config.consumer,
+    consumer,
     exampleCommand,
+    limits: describeLimits(stage, { worker: settings }),
     async stop() {
       stopRelay.abort();
       await Promise.allSettled([esm.stop(), relay]);
-      await relaySql.end({ timeout: 5 });
+      await Promise.allSettled([host.stop(), relaySql.end({ timeout: 5 })]);
     },
   };
 }

@@ -20,6 +20,22 @@ export interface StackRole {
   readonly path: string;
 }
 
+/**
+ * A compute resource of the stack as synthesized: what a local run enforces of it besides its role (its memory and
+ * timeout) and the environment variables it gets (those whose values are known at synth; tokens are left out).
+ *
+ * @internal
+ */
+export interface SynthesizedCompute {
+  /** `MemorySize` of the worker function, or `Memory` of the poller's task definition (MB = MiB). */
+  readonly memoryMb: number;
+  /** `Timeout` of the worker function, seconds (none for a task). */
+  readonly timeoutSeconds?: number;
+  /** `StopTimeout` of the poller's container, seconds: SIGKILL this long after SIGTERM (none for a function). */
+  readonly stopTimeoutSeconds?: number;
+  readonly environment: Readonly<Record<string, string>>;
+}
+
 /** What the local IAM layer needs of one synthesized stage. @internal */
 export interface SynthesizedStage {
   readonly stage: string;
@@ -34,6 +50,8 @@ export interface SynthesizedStage {
    * roles from, as the deployed function does. Undefined for a stage without PostgreSQL.
    */
   readonly migrationEnvironment?: Readonly<Record<string, string>>;
+  /** The worker function (runtime lambda) or the poller's task (runtime fargate), as synthesized. */
+  readonly compute?: { readonly worker?: SynthesizedCompute; readonly poller?: SynthesizedCompute };
   /** Logical ids of the resources a local run has a counterpart of. */
   readonly bound: {
     readonly queue: string;
@@ -171,24 +189,56 @@ async function synthesize(stage: string): Promise<SynthesizedStage> {
   assign('worker', roleOf(worker.workerFunction?.role));
   assign('poller', roleOf(worker.pollerService?.taskRole));
   assign('relay', roleOf(worker.outboxRelayFunction?.role));
-  const migration = worker.migrationFunction
-    ? (template.Resources[idOf(worker.migrationFunction)]?.Properties as
-        | { Environment?: { Variables?: Record<string, unknown> } }
-        | undefined)
-    : undefined;
+  const propertiesOf = (construct: IConstruct | undefined) =>
+    construct ? (template.Resources[idOf(construct)]?.Properties ?? {}) : undefined;
+  const strings = (entries: [string, unknown][]) =>
+    Object.fromEntries(entries.filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+  const migration = propertiesOf(worker.migrationFunction) as
+    | { Environment?: { Variables?: Record<string, unknown> } }
+    | undefined;
   const migrationEnvironment = migration
-    ? Object.fromEntries(
-        Object.entries(migration.Environment?.Variables ?? {}).filter(
-          (entry): entry is [string, string] => typeof entry[1] === 'string',
-        ),
-      )
+    ? strings(Object.entries(migration.Environment?.Variables ?? {}))
     : undefined;
+  const fn = propertiesOf(worker.workerFunction) as
+    | { MemorySize: number; Timeout: number; Environment?: { Variables?: Record<string, unknown> } }
+    | undefined;
+  const task = propertiesOf(worker.pollerService?.taskDefinition) as
+    | {
+        Memory: string;
+        ContainerDefinitions: { StopTimeout?: number; Environment?: { Name: string; Value: unknown }[] }[];
+      }
+    | undefined;
+  const compute = {
+    ...(fn
+      ? {
+          worker: {
+            memoryMb: fn.MemorySize,
+            timeoutSeconds: fn.Timeout,
+            environment: strings(Object.entries(fn.Environment?.Variables ?? {})),
+          },
+        }
+      : {}),
+    ...(task
+      ? {
+          poller: {
+            memoryMb: Number(task.Memory),
+            ...(task.ContainerDefinitions[0]?.StopTimeout !== undefined
+              ? { stopTimeoutSeconds: task.ContainerDefinitions[0].StopTimeout }
+              : {}),
+            environment: strings(
+              (task.ContainerDefinitions[0]?.Environment ?? []).map(({ Name, Value }) => [Name, Value]),
+            ),
+          },
+        }
+      : {}),
+  };
   const synthesized: SynthesizedStage = {
     stage,
     stackName: Stack.of(worker).stackName,
     resources,
     roles,
     ...(migrationEnvironment ? { migrationEnvironment } : {}),
+    compute,
     bound: {
       queue: idOf(worker.queue),
       deadLetterQueue: idOf(worker.deadLetterQueue),
