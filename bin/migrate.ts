@@ -1,9 +1,9 @@
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
-import { connectOptions } from '../lambda/connect-options.ts';
-import { parseDatabaseUrl } from '../lambda/database-url.ts';
-import { describeDatabaseError } from '../lambda/describe-database-error.ts';
-import { runMigrations } from '../lambda/run-migrations.ts';
+import { connectOptions } from '../lambda/postgres/connect-options.ts';
+import { parseDatabaseUrl } from '../lambda/postgres/database-url.ts';
+import { describeDatabaseError } from '../lambda/postgres/describe-database-error.ts';
+import { runMigrations } from '../lambda/postgres/run-migrations.ts';
 
 /**
  * `npm run migrate`: applies the pending migrations in migrations/ to DATABASE_URL.

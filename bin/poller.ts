@@ -2,7 +2,7 @@
 // npm run poller: the long-running SQS poller (ECS/Fargate) over the example domain, configured by environment.
 import { exampleHandlersFor } from '../lambda/domain/index.ts';
 import { ConfigError } from '../lambda/errors.ts';
-import { startPollerFromConfig, stopOnSignals } from '../lambda/poller/index.ts';
+import { startPollerFromConfig, stopOnSignals } from '../lambda/runtimes/poller/index.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 

@@ -1,6 +1,6 @@
 import { COMMIT_MODES, TERMINAL_POLICIES, WORKER_DEFAULTS } from './constants.ts';
-import { parseDatabaseUrl } from './database-url.ts';
 import { ConfigError } from './errors.ts';
+import { parseDatabaseUrl } from './postgres/database-url.ts';
 import type { CommitMode, TerminalPolicy } from './types.ts';
 
 /** How the worker reaches PostgreSQL (`none`: a DynamoDB worker given no database settings). */
@@ -17,7 +17,7 @@ export type DatabaseConfig = (
       readonly auth: 'iam' | 'password';
       readonly password?: string;
       readonly region: string;
-      /** `DB_SSL`: TLS that verifies the server's certificate and host name (lambda/verified-tls.ts). */
+      /** `DB_SSL`: TLS that verifies the server's certificate and host name (lambda/postgres/verified-tls.ts). */
       readonly ssl: boolean;
       /** PEM CA(s) to trust instead of Node's defaults (tests, private CAs); unset in AWS. */
       readonly ca?: string;

@@ -36,7 +36,8 @@
  */
 
 // The canary of `sqs-worker smoke`: registered in every worker unless you define its message type yourself.
-export { canaryDynamoHandler, canaryHandler } from './canary/canary-handler.ts';
+export { canaryDynamoHandler } from './canary/canary-dynamo-handler.ts';
+export { canaryHandler } from './canary/canary-handler.ts';
 export { CANARY_MESSAGE_TYPE, CANARY_SCHEMA_VERSION } from './canary/canary-message.ts';
 // Configuration and the database client (module scope, once per Lambda environment).
 export { type DatabaseConfig, loadConfig, type OutboxRelayConfig, type WorkerConfig } from './config.ts';
@@ -48,8 +49,6 @@ export {
   TERMINAL_POLICIES,
   WORKER_DEFAULTS,
 } from './constants.ts';
-export { createWorkerFromConfig, type WorkerFromConfigOptions } from './create-worker-from-config.ts';
-export { createSql } from './db.ts';
 // External effects: the effect log in front of a call to the outside world.
 export { effectKey } from './effects/effect-key.ts';
 export {
@@ -87,6 +86,17 @@ export {
 } from './outbox/errors.ts';
 // Statically re-exported: the bundle test keeps the S3 code out of the worker's entry (tree-shaken when unused).
 export { offloadPayload, type PayloadOffloadTarget } from './outbox/offload-payload.ts';
+export type { S3ClientSource } from './payloads/s3-client-source.ts';
+export { createSql } from './postgres/db.ts';
+// The worker's runtime-neutral core: a batch of SQS records and a time budget in, every record's outcome out
+// (the Lambda handler, the poller and custom runtimes run on it).
+export { createBatchEngine } from './runtimes/create-batch-engine.ts';
+// The worker: a Lambda SQS handler built from domain handlers.
+export { createWorker, type WorkerHandler } from './runtimes/lambda/create-worker.ts';
+export {
+  createWorkerFromConfig,
+  type WorkerFromConfigOptions,
+} from './runtimes/lambda/create-worker-from-config.ts';
 // The long-running poller (ECS/Fargate) over the same engine: your own entry with your handlers (docs/poller.md).
 export {
   loadPollerConfig,
@@ -98,7 +108,9 @@ export {
   type PollerStopResult,
   startPollerFromConfig,
   stopOnSignals,
-} from './poller/index.ts';
+} from './runtimes/poller/index.ts';
+export type { WorkerOptions } from './runtimes/worker-options.ts';
+export type { SqsClientSource } from './sqs/sqs-client-source.ts';
 // The DynamoDB store: handlers that return their writes, committed with the inbox item in one TransactWriteItems.
 export {
   type ConditionFailedRule,
@@ -116,33 +128,21 @@ export {
   type DynamoStoreOptions,
 } from './stores/dynamodb/dynamo-store.ts';
 export { DynamoTransactionTooLargeError } from './stores/dynamodb/errors.ts';
-export type { CommitMode, MetricName, TerminalPolicy } from './types.ts';
-export type { BackoffSettings } from './worker/backoff.ts';
-// The worker's runtime-neutral core: a batch of SQS records and a time budget in, every record's outcome out
-// (the Lambda handler, the poller and custom runtimes run on it).
-export {
-  type BatchBudget,
-  type BatchEngine,
-  type BatchResult,
-  createBatchEngine,
-} from './worker/batch-engine.ts';
-// The worker: a Lambda SQS handler built from domain handlers.
-export { createWorker, type WorkerHandler } from './worker/create-worker.ts';
-export type { AttemptPolicy, Envelope, PayloadRef } from './worker/envelope.ts';
-// The deepest payload a message may carry: producer and worker refuse deeper ones (docs/semantics.md).
-export { MAX_PAYLOAD_DEPTH } from './worker/json-depth.ts';
 export {
   defineHandler,
   type HandlerContext,
   type HandlerResult,
   type MessageHandler,
-  type ReferencedDocument,
-} from './worker/message-handler.ts';
+} from './stores/postgres/message-handler.ts';
 // Loads Powertools Tracer only when called: importing it costs nothing (docs/tracing.md).
-export { newRecordTracer } from './worker/new-record-tracer.ts';
+export { newRecordTracer } from './tracing/new-record-tracer.ts';
+export type { RecordTracer } from './tracing/record-tracer.ts';
+export type { RecordTracerSource } from './tracing/record-tracer-source.ts';
+export type { CommitMode, MetricName, TerminalPolicy } from './types.ts';
+export type { BackoffSettings } from './worker/backoff.ts';
+export type { BatchBudget, BatchEngine, BatchResult } from './worker/batch-engine.ts';
+export type { AttemptPolicy, Envelope, PayloadRef } from './worker/envelope.ts';
+// The deepest payload a message may carry: producer and worker refuse deeper ones (docs/semantics.md).
+export { MAX_PAYLOAD_DEPTH } from './worker/json-depth.ts';
 export type { OutcomeResult, RecordOutcome } from './worker/outcome.ts';
-export type { RecordTracer } from './worker/record-tracer.ts';
-export type { RecordTracerSource } from './worker/record-tracer-source.ts';
-export type { S3ClientSource } from './worker/s3-client-source.ts';
-export type { SqsClientSource } from './worker/sqs-client-source.ts';
-export type { WorkerOptions } from './worker/worker-options.ts';
+export type { ReferencedDocument } from './worker/routed-handler.ts';

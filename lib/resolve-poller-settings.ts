@@ -3,7 +3,7 @@ import {
   POLLER_LIMITS,
   SQS_MAX_VISIBILITY_SECONDS,
   VISIBILITY_LIMIT_MARGIN_SECONDS,
-} from '../lambda/poller/constants.ts';
+} from '../lambda/runtimes/poller/constants.ts';
 import type { CapacityResult } from './capacity.ts';
 import type { FargateRuntimeProps, WorkerRuntime } from './fargate-runtime-props.ts';
 import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';

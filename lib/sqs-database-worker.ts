@@ -262,7 +262,7 @@ export class SqsDatabaseWorker extends Construct {
           // through the proxy, whose ACM certificate Node's default CAs already verify (and skip this cold-start
           // cost). A container image would copy the RDS bundle in and point this variable at it instead.
           NODE_EXTRA_CA_CERTS: LAMBDA_RUNTIME_CA_BUNDLE,
-          // One database user per function, each with its own privileges (lambda/provision-roles.ts).
+          // One database user per function, each with its own privileges (lambda/postgres/provision-roles.ts).
           WORKER_DB_USER: dbUsers.worker,
           ...((props.outboxRelay ?? true) ? { RELAY_DB_USER: dbUsers.relay } : {}),
           OPS_DB_USER: dbUsers.ops,

@@ -23,7 +23,7 @@
  * The mapping itself is the truth: a mapping found disabled that the breaker did not disable (a cold start, the
  * console) is taken as open, one found enabled while open (a deploy, `sqs-worker breaker close`) as closed.
  *
- * The long-running poller's database-health pause (`lambda/poller/database-pause.ts`) steps this same machine, with
+ * The long-running poller's database-health pause (`lambda/runtimes/poller/database-pause.ts`) steps this same machine, with
  * "the mapping is enabled" read as "the poller receives" and a failed batch or probe as a failed probe: one decision
  * module for both runtimes.
  */

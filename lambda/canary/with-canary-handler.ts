@@ -1,10 +1,10 @@
-import type { MessageHandler } from '../worker/message-handler.ts';
-import { canaryDynamoHandler, canaryHandler } from './canary-handler.ts';
+import type { RoutedHandler } from '../worker/routed-handler.ts';
 import { CANARY_MESSAGE_TYPE } from './canary-message.ts';
 
 /**
- * The handlers a worker registers: yours, plus the toolkit's canary handler (`SqsInboxWorkerCanary`, for the
- * worker's store) unless you define that message type yourself, in which case yours is used for every version.
+ * The handlers a worker registers: yours, plus the toolkit's canary handler (`SqsInboxWorkerCanary`, the one the
+ * worker's store brings: `canaryHandler`, `canaryDynamoHandler`) unless you define that message type yourself, in
+ * which case yours is used for every version.
  *
  * Added here, by the engine, rather than by each entry file: every worker — the shipped entries, your `workerEntry`,
  * `npm start -- --handlers`, the poller — answers `sqs-worker smoke` the same way, and a list of your own cannot
@@ -13,12 +13,11 @@ import { CANARY_MESSAGE_TYPE } from './canary-message.ts';
  * @internal
  */
 export function withCanaryHandler(
-  handlers: readonly MessageHandler[],
-  store: 'postgres' | 'dynamodb',
-): readonly MessageHandler[] {
+  handlers: readonly RoutedHandler[],
+  canary: RoutedHandler,
+): readonly RoutedHandler[] {
   if (handlers.length === 0 || handlers.some((handler) => handler.messageType === CANARY_MESSAGE_TYPE)) {
     return handlers;
   }
-  const canary = store === 'dynamodb' ? canaryDynamoHandler : canaryHandler;
-  return [...handlers, canary as unknown as MessageHandler];
+  return [...handlers, canary];
 }

@@ -1,16 +1,16 @@
 import { isAbsolute, join } from 'node:path';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import postgres from 'postgres';
-import { connectOptions } from '../connect-options.ts';
 import { ConfigError } from '../index.ts';
+import { connectOptions } from '../postgres/connect-options.ts';
 import {
   type MigrateResult,
   migrateDatabase,
   migrationSettingsFromEnvironment,
-} from '../migrate-database.ts';
-import { verifiedTls } from '../verified-tls.ts';
+} from '../postgres/migrate-database.ts';
+import { verifiedTls } from '../postgres/verified-tls.ts';
 
-export type { MigrateResult } from '../migrate-database.ts';
+export type { MigrateResult } from '../postgres/migrate-database.ts';
 
 interface MasterSecret {
   readonly username: string;

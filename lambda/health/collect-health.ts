@@ -1,5 +1,5 @@
 import type postgres from 'postgres';
-import { settingMs } from '../worker/transaction-timeouts.ts';
+import { settingMs } from '../postgres/setting-ms.ts';
 
 /** Options of {@link collectHealth}. */
 export interface CollectHealthOptions {

@@ -51,7 +51,7 @@ export async function offloadPayload(target: PayloadOffloadTarget, envelope: Env
   try {
     // Imported on first use, through the module that names only the commands sent: `lambda/index.ts` re-exports
     // this function, and a static import put the S3 SDK in every worker's cold start (docs/performance.md).
-    const { PutObjectCommand } = await import('../s3-sdk.ts');
+    const { PutObjectCommand } = await import('../payloads/s3-sdk.ts');
     const response = await target.s3.send(
       new PutObjectCommand({
         Bucket: target.bucket,

@@ -1,5 +1,5 @@
 import type postgres from 'postgres';
-import { settingMs } from '../worker/transaction-timeouts.ts';
+import { settingMs } from '../postgres/setting-ms.ts';
 import { checkInboxRetention, type QueueRetentions } from './retention-guard.ts';
 
 /** What the retention job removes, one entry per table. */

@@ -1,13 +1,12 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
-import type postgres from 'postgres';
 import { withCanaryHandler } from '../canary/with-canary-handler.ts';
 import { DEFAULT_METRICS_NAMESPACE, METRIC_NAMES, WORKER_DEFAULTS } from '../constants.ts';
 import { ConfigError } from '../errors.ts';
+import { s3ClientResolver } from '../payloads/s3-client-source.ts';
+import { recordTracerResolver } from '../tracing/record-tracer-source.ts';
 import type { BackoffSettings } from './backoff.ts';
-import { createPerBatchCommit } from './commit-per-batch.ts';
-import { createPerMessageCommit } from './commit-per-message.ts';
 import type {
   BatchRecord,
   BatchState,
@@ -16,52 +15,14 @@ import type {
   EngineSettings,
 } from './commit-strategy.ts';
 import { DeadlineGuard } from './deadline-guard.ts';
+import { HANDLER_MARGIN_MS } from './deadline-margins.ts';
 import { decodeRecord } from './decode-record.ts';
+import type { EngineOptions } from './engine-options.ts';
 import { createHandlerRegistry } from './handler-registry.ts';
-import type { MessageHandler } from './message-handler.ts';
 import { type RecordOutcome, receiveCountOf, recordOutcome, unstartedFacts, verdicts } from './outcome.ts';
 import { recordTelemetry } from './record-telemetry.ts';
-import { recordTracerResolver } from './record-tracer-source.ts';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from './resolve-payload.ts';
-import { s3ClientResolver } from './s3-client-source.ts';
 import { scheduleRecords } from './schedule-records.ts';
-import { HANDLER_MARGIN_MS } from './transaction-timeouts.ts';
-import type { WorkerOptions } from './worker-options.ts';
-
-/** Records a DynamoDB worker runs at once at most (a standard queue's default batch). */
-const DYNAMODB_MAX_RECORD_CONCURRENCY = 10;
-
-/**
- * What is wrong with the options' store: neither or both of `sql` and `store`, handlers of the other store, a
- * PostgreSQL commit mode on DynamoDB. A DynamoDB handler run by the PostgreSQL engine would return its writes to
- * nobody and be acknowledged without an effect: refused here, at cold start.
- */
-function storeProblems(options: WorkerOptions): string[] {
-  const problems: string[] = [];
-  if (!options.sql && !options.store) {
-    problems.push('give sql (a postgres.js client, PostgreSQL) or store (createDynamoStore, DynamoDB)');
-  }
-  if (options.sql && options.store) {
-    problems.push('give sql (PostgreSQL) or store (DynamoDB), not both: one worker has one inbox');
-  }
-  const dynamo = options.store !== undefined;
-  const mismatched = (options.handlers as readonly { messageType: string; store?: string }[])
-    .filter((handler) => (handler.store === 'dynamodb') !== dynamo)
-    .map((handler) => handler.messageType);
-  if (mismatched.length > 0) {
-    problems.push(
-      dynamo
-        ? `handlers ${mismatched.join(', ')} are PostgreSQL handlers (defineHandler) and the store is DynamoDB; use defineDynamoHandler`
-        : `handlers ${mismatched.join(', ')} are DynamoDB handlers (defineDynamoHandler); give them a DynamoDB store (store: createDynamoStore(…)) or use defineHandler`,
-    );
-  }
-  if (dynamo && options.commitMode === 'per-batch') {
-    problems.push(
-      'commitMode per-batch is a PostgreSQL mode (one transaction per batch); with a DynamoDB store every record is its own TransactWriteItems: leave commitMode unset',
-    );
-  }
-  return problems;
-}
 
 /** The time budget of one batch, given by the runtime. */
 export interface BatchBudget {
@@ -98,56 +59,33 @@ export function defaultWorkerLogger(consumer: string): Logger {
 }
 
 /**
- * Builds the runtime-neutral core of a worker: exactly-once effects under at-least-once delivery, for any runtime
- * that receives SQS records (the Lambda handler of `createWorker`, a long-running poller, a test).
+ * Builds the runtime-neutral core of a worker on a store: exactly-once effects under at-least-once delivery, for
+ * any runtime that receives SQS records (the Lambda handler of `createWorker`, a long-running poller, a test).
+ * Users call `createBatchEngine`, which picks the store from `sql` or `store` and calls this.
  *
- * Per record: decode and route (`decode-record.ts`), then the commit strategy of `commitMode` — `per-message`
- * (`commit-per-message.ts`: one transaction per record, up to `recordConcurrency` at once) or `per-batch`
- * (`commit-per-batch.ts`: one transaction per batch) — claims the inbox row, skips duplicates, rejects a reused key
- * with another payload, applies the domain handler and marks the row COMPLETED. The options are validated here.
+ * Per record: decode and route (`decode-record.ts`), then the store's commit strategy (`options.store`, see
+ * `store.ts`) claims the inbox row, skips duplicates, rejects a reused key with another payload, applies the domain
+ * handler and marks the row COMPLETED. The options are validated here, the store's problems with them.
  *
  * The engine keeps state between batches (the deadline guard's samples, the per-batch savepoint mode): make one per
  * worker and reuse it; batches may run at once.
  *
+ * @param optionProblems what the caller found wrong with the options it read itself (how the store was given),
+ *   listed first in the same `ConfigError`.
  * @throws ConfigError when an option is invalid (every problem listed).
  *
- * @example
- * ```ts
- * const engine = createBatchEngine({ consumer: 'case-worker', handlers: exampleHandlers, sql: createSql(config.database) });
- * const { outcomes } = await engine.processBatch(messages.map(toSqsRecord), { remainingMs: () => deadline - Date.now() });
- * for (const outcome of outcomes) if (outcome.acknowledged) await deleteMessage(outcome.messageId);
- * ```
+ * @internal
  */
-export function createBatchEngine(options: WorkerOptions): BatchEngine {
-  const { sql, store } = options;
+export function createEngine(options: EngineOptions, optionProblems: readonly string[] = []): BatchEngine {
+  const { store } = options;
   // The toolkit's canary (`sqs-worker smoke`) is registered in every worker, unless the handlers define its type.
-  const registry = createHandlerRegistry(
-    withCanaryHandler(options.handlers as readonly MessageHandler[], store ? 'dynamodb' : 'postgres'),
-  );
-  // DynamoDB records hold no pooled connection: up to a batch of 10 at once.
-  const poolSize = store ? DYNAMODB_MAX_RECORD_CONCURRENCY : (sql?.options?.max ?? 1);
+  const registry = createHandlerRegistry(withCanaryHandler(options.handlers, store.canaryHandler));
   const recordConcurrency = options.recordConcurrency ?? WORKER_DEFAULTS.recordConcurrency;
-  const problems: string[] = storeProblems(options);
+  const problems: string[] = [...optionProblems];
   if (!options.consumer || options.consumer.length > 100) {
     problems.push(`consumer must be 1–100 characters (given "${options.consumer}")`);
   }
-  if (!Number.isInteger(recordConcurrency) || recordConcurrency < 1 || recordConcurrency > poolSize) {
-    problems.push(
-      store
-        ? `recordConcurrency must be a whole number from 1 to ${DYNAMODB_MAX_RECORD_CONCURRENCY} with a DynamoDB store (given ${recordConcurrency})`
-        : `recordConcurrency must be a whole number from 1 to the pool size ${poolSize} (given ${recordConcurrency}); raise the pool size (postgres max) or lower recordConcurrency`,
-    );
-  }
-  if (options.commitMode === 'per-batch' && sql?.options?.fetch_types === false) {
-    problems.push(
-      'commitMode per-batch claims a batch with arrays, which a postgres.js client with fetch_types: false cannot send; leave fetch_types on (the default)',
-    );
-  }
-  if (options.commitMode === 'per-batch' && recordConcurrency !== 1) {
-    problems.push(
-      `commitMode per-batch runs records one after another in one transaction; set recordConcurrency to 1 (given ${recordConcurrency})`,
-    );
-  }
+  problems.push(...store.problems({ recordConcurrency }));
   const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
   if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes < 1) {
     problems.push(
@@ -183,16 +121,11 @@ export function createBatchEngine(options: WorkerOptions): BatchEngine {
     logger,
     metrics,
   };
-  // The DynamoDB strategy comes with its store: a PostgreSQL worker's bundle never loads the DynamoDB code.
-  const strategy: CommitStrategy = store
-    ? store.commitStrategy(settings)
-    : options.commitMode === 'per-batch'
-      ? createPerBatchCommit(sql as postgres.Sql, settings)
-      : createPerMessageCommit(sql as postgres.Sql, settings);
+  const strategy: CommitStrategy = store.commitStrategy(settings);
   const guard = new DeadlineGuard(options.deadlineGuardMs, { now: settings.now });
   // Per message, an outcome is final when it is set; per batch only with the batch's commit.
   const onSettled =
-    options.onRecordSettled && options.commitMode !== 'per-batch'
+    options.onRecordSettled && !strategy.settlesAtCommit
       ? (outcome: RecordOutcome) => {
           try {
             options.onRecordSettled?.(outcome);

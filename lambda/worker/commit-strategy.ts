@@ -1,13 +1,13 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
+import type { RecordTracer } from '../tracing/record-tracer.ts';
 import type { TerminalPolicy } from '../types.ts';
 import type { AttemptDefaults } from './attempt-policy.ts';
 import type { BackoffSettings } from './backoff.ts';
 import type { DecodedRecord, UndecodableRecord } from './decode-record.ts';
 import type { HandlerRegistry } from './handler-registry.ts';
 import type { RecordOutcome } from './outcome.ts';
-import type { RecordTracer } from './record-tracer.ts';
 import type { PayloadReader } from './resolve-payload.ts';
 
 /**
@@ -68,15 +68,16 @@ export interface CommitBatch {
 }
 
 /**
- * How a batch's records are committed to the store: the seam where a store plugs into the engine.
+ * How a batch's records are committed to the store: what a store (`store.ts`) gives the engine for each worker.
  *
  * The engine (`batch-engine.ts`) owns everything store-free — decoding, routing, the deadline guard, record
  * concurrency, FIFO ordering, telemetry, the `onOutcome` hook — and hands each batch to the strategy, which opens
  * and commits the store's transactions around `batch.schedule(process, outcomes)`. The PostgreSQL strategies are
- * `commit-per-message.ts` (one transaction per record) and `commit-per-batch.ts` (one per batch, a savepoint per
- * record when needed); a store of its own (a DynamoDB conditional-put gate with the domain items and the inbox
- * completion in one TransactWriteItems) adds a strategy next to them, deciding its records with the store-free
- * pieces: `classify-error.ts`, `attempt-policy.ts`, `backoff.ts`, the factories of `outcome.ts`.
+ * `lambda/stores/postgres/commit-per-message.ts` (one transaction per record) and `commit-per-batch.ts` (one per
+ * batch, a savepoint per record when needed); the DynamoDB store's (a conditional-put gate with the domain items
+ * and the inbox completion in one TransactWriteItems) is `lambda/stores/dynamodb/commit-dynamodb.ts`. Each decides
+ * its records with the store-free pieces: `classify-error.ts`, `attempt-policy.ts`, `backoff.ts`, `record-run.ts`,
+ * `prepare-record.ts`, the factories of `outcome.ts`.
  *
  * A strategy must guarantee:
  * - an outcome for every record of the batch, keyed by SQS messageId, the final one (an attempt it rolled back and
@@ -94,6 +95,11 @@ export interface CommitBatch {
 export interface CommitStrategy {
   /** Whether records may run at once (up to `recordConcurrency`); false runs them one after another. */
   readonly concurrent: boolean;
+  /**
+   * Whether the outcomes it sets become final only when `commit` resolves (one transaction for the batch): the
+   * engine then never calls `onRecordSettled`. False when a record's outcome is final the moment it is set.
+   */
+  readonly settlesAtCommit: boolean;
   /** Milliseconds of the batch's budget kept back for the strategy's own commit (records see that much less). */
   readonly commitReserveMs: number;
   /** Runs and commits one batch; resolves with every record's outcome by SQS messageId. */

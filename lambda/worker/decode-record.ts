@@ -2,9 +2,9 @@ import type { SQSRecord } from 'aws-lambda';
 import { type Envelope, envelopeSchema, isStorableText, type PayloadRef } from './envelope.ts';
 import type { HandlerRegistry } from './handler-registry.ts';
 import { jsonTextDepth, MAX_PAYLOAD_DEPTH } from './json-depth.ts';
-import type { MessageHandler, ReferencedDocument } from './message-handler.ts';
 import { describeIssues, parseSchema } from './parse-schema.ts';
 import { requestHash } from './request-hash.ts';
+import type { ReferencedDocument, RoutedHandler } from './routed-handler.ts';
 
 /**
  * A record that can be processed.
@@ -14,7 +14,7 @@ import { requestHash } from './request-hash.ts';
 export interface DecodedRecord {
   readonly ok: true;
   readonly envelope: Envelope;
-  readonly handler: MessageHandler;
+  readonly handler: RoutedHandler;
   /** The validated payload; for a JSON `payloadRef` not read yet, undefined until `resolvePayload`. */
   readonly payload: unknown;
   readonly requestHash: string;

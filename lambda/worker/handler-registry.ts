@@ -1,5 +1,5 @@
 import { ConfigError } from '../errors.ts';
-import type { MessageHandler } from './message-handler.ts';
+import type { RoutedHandler } from './routed-handler.ts';
 
 /**
  * Domain handlers indexed by messageType and schemaVersion.
@@ -8,7 +8,7 @@ import type { MessageHandler } from './message-handler.ts';
  */
 export interface HandlerRegistry {
   /** The handler for a type and version, if one is registered. */
-  find(messageType: string, schemaVersion: number): MessageHandler | undefined;
+  find(messageType: string, schemaVersion: number): RoutedHandler | undefined;
   /** Versions registered for a type (empty for an unknown type). */
   versions(messageType: string): readonly number[];
 }
@@ -20,11 +20,11 @@ export interface HandlerRegistry {
  *
  * @internal
  */
-export function createHandlerRegistry(handlers: readonly MessageHandler[]): HandlerRegistry {
+export function createHandlerRegistry(handlers: readonly RoutedHandler[]): HandlerRegistry {
   if (handlers.length === 0) throw new ConfigError('createWorker needs at least one handler (given none)');
-  const byType = new Map<string, Map<number, MessageHandler>>();
+  const byType = new Map<string, Map<number, RoutedHandler>>();
   for (const handler of handlers) {
-    const versions = byType.get(handler.messageType) ?? new Map<number, MessageHandler>();
+    const versions = byType.get(handler.messageType) ?? new Map<number, RoutedHandler>();
     if (versions.has(handler.schemaVersion)) {
       throw new ConfigError(
         `Two handlers are registered for ${handler.messageType} schemaVersion ${handler.schemaVersion}; keep one`,

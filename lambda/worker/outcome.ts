@@ -1,5 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
-import { recordTrace } from './record-trace.ts';
+import { recordTrace } from '../tracing/record-trace.ts';
 
 /** How one record ended. Each result has one EMF metric of the same name (see `record-telemetry.ts`). */
 export type OutcomeResult =

@@ -1,23 +1,33 @@
+import type { SQSRecord } from 'aws-lambda';
 import { msUntilDue } from './attempt-policy.ts';
 import { MAX_VISIBILITY_SECONDS } from './backoff.ts';
 import type { Failure } from './classify-error.ts';
 import type { BatchRecord, EngineSettings } from './commit-strategy.ts';
+import { HANDLER_MARGIN_MS } from './deadline-margins.ts';
 import type { DecodedRecord } from './decode-record.ts';
-import type { HandlerContext } from './message-handler.ts';
+import type { Envelope } from './envelope.ts';
 import { type Verdict, verdicts } from './outcome.ts';
 import type { RecordRun } from './record-run.ts';
 import { type ResolvedPayload, resolvePayload } from './resolve-payload.ts';
-import { HANDLER_MARGIN_MS } from './transaction-timeouts.ts';
+import type { ReferencedDocument } from './routed-handler.ts';
 
 /**
  * What every store's handler receives besides its store's own handle (a transaction, a client and table).
  *
  * @internal
  */
-export type MessageContext = Pick<
-  HandlerContext<unknown>,
-  'consumer' | 'payload' | 'document' | 'envelope' | 'record'
->;
+export interface MessageContext {
+  /** The worker's inbox namespace. */
+  readonly consumer: string;
+  /** The payload, validated by the handler's schema (read from S3 first for a `payloadRef`). */
+  readonly payload: unknown;
+  /** The verified bytes of a `payloadRef`, for a handler with `referencedPayload: 'document'`. */
+  readonly document?: ReferencedDocument;
+  /** The validated envelope. */
+  readonly envelope: Envelope;
+  /** The SQS record. */
+  readonly record: SQSRecord;
+}
 
 /**
  * A record that ended before its store was written (`settled`: its verdict), or the message its store applies

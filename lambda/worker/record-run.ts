@@ -1,13 +1,13 @@
 import type { SQSRecord } from 'aws-lambda';
 import { DatabaseTimeoutError } from '../errors.ts';
+import { recordTrace } from '../tracing/record-trace.ts';
+import type { RecordTracer } from '../tracing/record-tracer.ts';
 import { type BackoffSettings, backoffSeconds } from './backoff.ts';
 import type { Failure } from './classify-error.ts';
 import type { BatchState } from './commit-strategy.ts';
+import { CLIENT_DEADLINE_MARGIN_MS } from './deadline-margins.ts';
 import type { DecodedRecord, UndecodableRecord } from './decode-record.ts';
 import { type RecordFacts, type RecordOutcome, recordOutcome, type Verdict, verdicts } from './outcome.ts';
-import { recordTrace } from './record-trace.ts';
-import type { RecordTracer } from './record-tracer.ts';
-import { CLIENT_DEADLINE_MARGIN_MS } from './transaction-timeouts.ts';
 import { withinDeadline } from './within-deadline.ts';
 
 /** The identifiers a record's outcome carries (its log line and metrics). */

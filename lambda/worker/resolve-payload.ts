@@ -68,7 +68,7 @@ export async function resolvePayload(
         'the message carries a payloadRef but the worker has no S3 client; pass `s3` to createWorker',
       );
     }
-    const { readPayloadObject } = await import('./read-payload-object.ts');
+    const { readPayloadObject } = await import('../payloads/read-payload-object.ts');
     const controller = new AbortController();
     const object: { bytes?: Buffer; sha256: string } = await withinDeadline(
       readPayloadObject(s3, ref, reader.maxBytes, controller.signal),

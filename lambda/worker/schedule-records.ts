@@ -2,8 +2,8 @@ import pLimit from 'p-limit';
 import { classifyError } from './classify-error.ts';
 import type { BatchRecord, BatchState, RecordProcessor } from './commit-strategy.ts';
 import type { DeadlineGuard } from './deadline-guard.ts';
+import { HANDLER_MARGIN_MS } from './deadline-margins.ts';
 import { type RecordOutcome, recordOutcome, unstartedFacts, verdicts } from './outcome.ts';
-import { HANDLER_MARGIN_MS } from './transaction-timeouts.ts';
 
 /**
  * How {@link scheduleRecords} runs a batch.

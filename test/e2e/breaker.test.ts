@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { createDatabaseProbe } from '../../lambda/breaker/create-database-probe.ts';
 import { BREAKER_METRICS, createBreaker, runBreaker } from '../../lambda/breaker/run-breaker.ts';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
-import { createWorker } from '../../lambda/worker/create-worker.ts';
+import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
 import { startEventSourceMapping } from '../../tools/local/event-source-mapping.ts';
 import { queueCounts } from '../../tools/local/local-queues.ts';
 import { createTestDatabase } from '../support/database.ts';

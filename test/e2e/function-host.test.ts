@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { RoleFunction } from '../../lambda/provision-roles.ts';
+import type { RoleFunction } from '../../lambda/postgres/provision-roles.ts';
 import { resolveWorkerSettings } from '../../lib/resolve-worker-settings.ts';
 import { stageSettings } from '../../lib/stage-settings.ts';
 import { bigPaymentJson } from '../../tools/local/big-payment.ts';

@@ -12,8 +12,8 @@ import {
 import { describe, expect, it } from 'vitest';
 import * as zod from 'zod/mini';
 import { TerminalError } from '../../lambda/errors.ts';
+import { defineHandler } from '../../lambda/stores/postgres/message-handler.ts';
 import type { PayloadRef } from '../../lambda/worker/envelope.ts';
-import { defineHandler } from '../../lambda/worker/message-handler.ts';
 import { s3ClientFor } from '../../tools/local/local-s3.ts';
 import { captureOutput, emfSum } from '../support/capture-output.ts';
 import { createTestDatabase } from '../support/database.ts';

@@ -4,15 +4,15 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import type postgres from 'postgres';
 import { onTestFinished } from 'vitest';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
-import type { BatchResult, ProcessBatch } from '../../lambda/poller/process-batch.ts';
+import { createBatchEngine } from '../../lambda/runtimes/create-batch-engine.ts';
+import type { BatchResult, ProcessBatch } from '../../lambda/runtimes/poller/process-batch.ts';
 import {
   type Poller,
   type PollerEvent,
   type PollerOptions,
   startPoller,
-} from '../../lambda/poller/start-poller.ts';
-import { createBatchEngine } from '../../lambda/worker/batch-engine.ts';
-import type { WorkerOptions } from '../../lambda/worker/worker-options.ts';
+} from '../../lambda/runtimes/poller/start-poller.ts';
+import type { WorkerOptions } from '../../lambda/runtimes/worker-options.ts';
 import { OutcomeRecorder } from '../../tools/local/outcome-recorder.ts';
 import { alwaysRetryable, slowLedgerWrite } from '../support/test-handlers.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createDatabaseProbe } from '../../lambda/breaker/create-database-probe.ts';
-import { createSql } from '../../lambda/db.ts';
+import { createSql } from '../../lambda/postgres/db.ts';
 import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
 import { queueCounts } from '../../tools/local/local-queues.ts';
 import { createTestDatabase } from '../support/database.ts';

@@ -3,7 +3,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent } from 'aws-lambda';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
-import { createWorker, type WorkerOptions } from '../../lambda/worker/create-worker.ts';
+import { createWorker, type WorkerOptions } from '../../lambda/runtimes/lambda/create-worker.ts';
 import { OutcomeRecorder } from '../../tools/local/outcome-recorder.ts';
 import type { TestDatabase } from '../support/database.ts';
 

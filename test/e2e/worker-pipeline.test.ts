@@ -235,7 +235,7 @@ describe("Local pipeline as the worker's database role, with one of its grants t
     await esm.drain({ timeoutMs: 30_000 });
 
     // Assess: the worker's error path — retryable, the failure named, counted in the inbox — then the DLQ
-    const message = `PostgreSQL 42501: permission denied for table ledger_entries to database role ${role} (an insert statement); grant it to the role in lambda/provision-roles.ts (the migration function applies it on deploy)`;
+    const message = `PostgreSQL 42501: permission denied for table ledger_entries to database role ${role} (an insert statement); grant it to the role in lambda/postgres/provision-roles.ts (the migration function applies it on deploy)`;
     const failures = outcomes.outcomes.filter((o) => o.idempotencyKey === 'payment:no-grant');
     expect(failures.map((o) => [o.result, o.failureCode, o.failureMessage])).toEqual([
       ['RETRYABLE_FAILURE', 'POSTGRES_42501', message],

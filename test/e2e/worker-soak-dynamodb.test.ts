@@ -4,10 +4,10 @@ import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { caseItemKey, exampleDynamoHandlers } from '../../lambda/domain/dynamodb/index.ts';
-import type { Poller } from '../../lambda/poller/start-poller.ts';
+import { createBatchEngine } from '../../lambda/runtimes/create-batch-engine.ts';
+import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
+import type { Poller } from '../../lambda/runtimes/poller/start-poller.ts';
 import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
-import { createBatchEngine } from '../../lambda/worker/batch-engine.ts';
-import { createWorker } from '../../lambda/worker/create-worker.ts';
 import { startEventSourceMapping } from '../../tools/local/event-source-mapping.ts';
 import { startLocalPoller } from '../../tools/local/local-poller.ts';
 import { queueCounts } from '../../tools/local/local-queues.ts';
@@ -35,7 +35,7 @@ const DEADLINES = EFFECTFUL - PAYMENTS;
 const ACCOUNTS = 13;
 
 // The PostgreSQL soak (worker-soak.test.ts) on the DynamoDB store, with both runtimes: the local event source mapping
-// (Lambda's batch rules, two of its pollers) and two long-running pollers (lambda/poller/) over engines of their own,
+// (Lambda's batch rules, two of its pollers) and two long-running pollers (lambda/runtimes/poller/) over engines of their own,
 // competing for one queue. It has no "stuck" messages: they hold a PostgreSQL row lock, which DynamoDB has not.
 describe.each(['event-source-mapping', 'poller'] as const)(
   'Soak on DynamoDB (%s): 2,000 messages, 600 duplicates, crashes after commit on 5 in 100 first deliveries, 2 pollers',

@@ -238,7 +238,7 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
       expect(deployedPackages).not.toContain('@aws-sdk/nested-clients');
       expect(deployedPackages).not.toContain('@aws-sdk/credential-provider-ini');
       // The S3 chunk holds the commands the package sends, not the whole client: a dynamic import of
-      // `@aws-sdk/client-s3` itself would bring every command (lambda/s3-sdk.ts).
+      // `@aws-sdk/client-s3` itself would bring every command (lambda/payloads/s3-sdk.ts).
       const inputs = Object.values(metafile.outputs).flatMap((output) => Object.keys(output.inputs));
       expect(inputs.some((input) => input.endsWith('client-s3/dist-es/commands/GetObjectCommand.js'))).toBe(
         true,

@@ -12,11 +12,11 @@ import type { CfnElement } from 'aws-cdk-lib';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig, type WorkerConfig } from '../../lambda/config.ts';
-import { createWorkerFromConfig } from '../../lambda/create-worker-from-config.ts';
 import { exampleDynamoHandlers } from '../../lambda/domain/dynamodb/index.ts';
 import { exampleHandlersFor } from '../../lambda/domain/index.ts';
-import { loadPollerConfig } from '../../lambda/poller/poller-config.ts';
-import { startPollerFromConfig } from '../../lambda/poller/start-poller-from-config.ts';
+import { createWorkerFromConfig } from '../../lambda/runtimes/lambda/create-worker-from-config.ts';
+import { loadPollerConfig } from '../../lambda/runtimes/poller/poller-config.ts';
+import { startPollerFromConfig } from '../../lambda/runtimes/poller/start-poller-from-config.ts';
 import { inboxKey } from '../../lambda/stores/dynamodb/item-keys.ts';
 import type { Envelope } from '../../lambda/worker/envelope.ts';
 import {

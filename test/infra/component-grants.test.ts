@@ -61,14 +61,14 @@ type Component =
 const RUN_BY: Readonly<
   Record<string, { readonly by: readonly Component[]; readonly except?: Readonly<Record<string, string>> }>
 > = {
-  'lambda/poller/start-poller.ts': { by: ['poller'] },
-  'lambda/poller/settle-messages.ts': { by: ['poller'] },
-  'lambda/poller/lease-heartbeat.ts': { by: ['poller'] },
+  'lambda/runtimes/poller/start-poller.ts': { by: ['poller'] },
+  'lambda/runtimes/poller/settle-messages.ts': { by: ['poller'] },
+  'lambda/runtimes/poller/lease-heartbeat.ts': { by: ['poller'] },
   // payloadRef reads, in both runtimes and both stores.
-  'lambda/worker/read-payload-object.ts': { by: ['worker', 'dynamodb worker', 'poller'] },
+  'lambda/payloads/read-payload-object.ts': { by: ['worker', 'dynamodb worker', 'poller'] },
   // The Lambda worker's backoff (createWorker); the poller sets visibilities through settle-messages.ts.
-  'lambda/worker/change-visibility.ts': { by: ['worker', 'dynamodb worker'] },
-  'lambda/worker/queue-url.ts': { by: ['worker', 'dynamodb worker'] },
+  'lambda/sqs/change-visibility.ts': { by: ['worker', 'dynamodb worker'] },
+  'lambda/sqs/queue-url.ts': { by: ['worker', 'dynamodb worker'] },
   'lambda/stores/dynamodb/claim-dynamo-inbox.ts': { by: ['dynamodb worker'] },
   'lambda/stores/dynamodb/commit-dynamo-transaction.ts': { by: ['dynamodb worker'] },
   'lambda/stores/dynamodb/process-dynamo-record.ts': { by: ['dynamodb worker'] },
@@ -223,7 +223,7 @@ describe('Contract: every AWS call of a component is allowed by its synthesized 
     // Assess: a new call site must say which components run it; a new command, what AWS authorizes it as.
     expect([...found.keys()].sort()).toEqual(Object.keys(RUN_BY).sort());
     expect([...new Set([...found.values()].flat())].filter((command) => !SDK_ACTIONS[command])).toEqual([]);
-    expect(found.get('lambda/poller/start-poller.ts')).toEqual(
+    expect(found.get('lambda/runtimes/poller/start-poller.ts')).toEqual(
       expect.arrayContaining(['GetQueueAttributesCommand', 'ReceiveMessageCommand']),
     );
   });

@@ -9,8 +9,8 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import postgres from 'postgres';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { exampleHandlersFor } from '../../lambda/domain/index.ts';
-import { loadPollerConfig } from '../../lambda/poller/poller-config.ts';
-import { createBatchEngine } from '../../lambda/worker/batch-engine.ts';
+import { createBatchEngine } from '../../lambda/runtimes/create-batch-engine.ts';
+import { loadPollerConfig } from '../../lambda/runtimes/poller/poller-config.ts';
 import { PollerService } from '../../lib/poller-service.ts';
 import { resolvePollerSettings } from '../../lib/resolve-poller-settings.ts';
 import { SqsInboxWorkerStack, type SqsInboxWorkerStackProps } from '../../lib/sqs-inbox-worker-stack.ts';
@@ -381,7 +381,7 @@ describe('Contract: the environment of the poller container', () => {
   }[];
 
   it('names every variable the poller reads: the worker variables plus WORKER_QUEUE_URL and POLLER_*', () => {
-    // The names the poller reads (lambda/poller/poller-config.ts), with the values the construct derived.
+    // The names the poller reads (lambda/runtimes/poller/poller-config.ts), with the values the construct derived.
     expect(env).toMatchObject({
       DB_AUTH: 'iam',
       DB_SSL: 'true',

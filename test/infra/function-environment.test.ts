@@ -2,7 +2,7 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lambda/config.ts';
-import { checkRoleNames } from '../../lambda/provision-roles.ts';
+import { checkRoleNames } from '../../lambda/postgres/provision-roles.ts';
 import { SqsInboxWorkerStack, type SqsInboxWorkerStackProps } from '../../lib/sqs-inbox-worker-stack.ts';
 
 /** The identity of the queues of a worker with the id `Worker` (`queueIdentity`), as first deployed. */

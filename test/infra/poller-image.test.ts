@@ -82,7 +82,7 @@ describe('Poller image: the Dockerfile and its build step (tools/build/build-pol
     const sources = bundledSources(out);
 
     // Assess
-    expect(sources.some((source) => source.includes('lambda/poller/'))).toBe(true);
+    expect(sources.some((source) => source.includes('lambda/runtimes/poller/'))).toBe(true);
     expect(sources.filter((source) => LOCAL_ONLY_SOURCES.test(source))).toEqual([]);
   });
 

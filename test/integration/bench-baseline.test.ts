@@ -3,7 +3,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import type postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
-import { createWorker } from '../../lambda/worker/create-worker.ts';
+import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
 import { BENCH_CONSUMER } from '../../tools/bench/bench-lanes.ts';
 import { caseIds, deadlineRecords } from '../../tools/bench/bench-messages.ts';
 import { rawBaseline } from '../../tools/bench/raw-baseline.ts';

@@ -3,16 +3,17 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
+import { canaryDynamoHandler } from '../../lambda/canary/canary-dynamo-handler.ts';
 import { canaryHandler } from '../../lambda/canary/canary-handler.ts';
 import { CANARY_MESSAGE_TYPE, type CanaryMode, canaryKey } from '../../lambda/canary/canary-message.ts';
 import { withCanaryHandler } from '../../lambda/canary/with-canary-handler.ts';
 import { exampleDynamoHandlers } from '../../lambda/domain/dynamodb/index.ts';
 import { paymentCaptured } from '../../lambda/domain/index.ts';
 import { RetryableError } from '../../lambda/errors.ts';
+import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
 import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
 import { inboxKey } from '../../lambda/stores/dynamodb/item-keys.ts';
-import { createWorker } from '../../lambda/worker/create-worker.ts';
-import { defineHandler, type MessageHandler } from '../../lambda/worker/message-handler.ts';
+import { defineHandler, type MessageHandler } from '../../lambda/stores/postgres/message-handler.ts';
 import { canary } from '../../tools/ops/send-canary.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';
@@ -51,16 +52,19 @@ describe('Function: withCanaryHandler() — the toolkit registers its canary in 
     });
 
     // Act
-    const postgres = withCanaryHandler([paymentCaptured as MessageHandler], 'postgres');
-    const dynamodb = withCanaryHandler(exampleDynamoHandlers as unknown as MessageHandler[], 'dynamodb');
-    const defined = withCanaryHandler([paymentCaptured as MessageHandler, own as MessageHandler], 'postgres');
+    const postgres = withCanaryHandler([paymentCaptured as MessageHandler], canaryHandler);
+    const dynamodb = withCanaryHandler(exampleDynamoHandlers, canaryDynamoHandler);
+    const defined = withCanaryHandler(
+      [paymentCaptured as MessageHandler, own as MessageHandler],
+      canaryHandler,
+    );
 
     // Assess
     expect(postgres.map((h) => h.messageType)).toEqual(['PaymentCaptured', CANARY_MESSAGE_TYPE]);
     expect(postgres.at(-1)).toBe(canaryHandler);
     expect((dynamodb.at(-1) as { store?: string }).store).toBe('dynamodb');
     expect(defined).toEqual([paymentCaptured, own]);
-    expect(withCanaryHandler([], 'postgres')).toEqual([]);
+    expect(withCanaryHandler([], canaryHandler)).toEqual([]);
   });
 });
 

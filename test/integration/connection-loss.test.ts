@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { z } from 'zod';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { BatchFailedError } from '../../lambda/errors.ts';
-import { defineHandler } from '../../lambda/worker/message-handler.ts';
+import { defineHandler } from '../../lambda/stores/postgres/message-handler.ts';
 import { OutcomeRecorder } from '../../tools/local/outcome-recorder.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { unpatchedPostgres } from '../support/postgres-patch.ts';

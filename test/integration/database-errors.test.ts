@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { createSql } from '../../lambda/db.ts';
-import { describeDatabaseError } from '../../lambda/describe-database-error.ts';
-import { classifyError } from '../../lambda/worker/classify-error.ts';
+import { createSql } from '../../lambda/postgres/db.ts';
+import { describeDatabaseError } from '../../lambda/postgres/describe-database-error.ts';
+import { classifyPostgresError } from '../../lambda/stores/postgres/classify-postgres-error.ts';
 import { startBrokenListener } from '../support/broken-listener.ts';
 import { withDatabase } from '../support/global-setup.ts';
 
@@ -19,7 +19,7 @@ async function emptyDatabase(): Promise<string> {
   return withDatabase(inject('adminDatabaseUrl'), name);
 }
 
-describe('Function: classifyError() — errors of a real database', () => {
+describe('Function: classifyPostgresError() — errors of a real database', () => {
   it('names the missing table and the migrations to apply for 42P01 (a migration not applied)', async () => {
     // Prepare
     const url = await emptyDatabase();
@@ -31,7 +31,7 @@ describe('Function: classifyError() — errors of a real database', () => {
     await sql.end({ timeout: 1 });
 
     // Act
-    const failure = classifyError(error);
+    const failure = classifyPostgresError(error);
     const described = describeDatabaseError(error, { setting: 'DATABASE_URL', address: '127.0.0.1:5432' });
 
     // Assess
@@ -60,7 +60,7 @@ describe('Function: classifyError() — errors of a real database', () => {
     await sql.end({ timeout: 0 });
 
     // Act
-    const failure = classifyError(error);
+    const failure = classifyPostgresError(error);
 
     // Assess: the rest of the batch is reported without touching the database.
     expect(failure).toMatchObject({ retryable: true, code: 'DATABASE_UNAVAILABLE', connection: true });

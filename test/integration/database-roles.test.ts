@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { performExternalEffect } from '../../lambda/effects/perform-external-effect.ts';
 import { collectHealth } from '../../lambda/health/collect-health.ts';
 import { enqueueOutbox, relayOutbox } from '../../lambda/outbox/index.ts';
-import { provisionRoles, roleTimeoutsFromEnvironment } from '../../lambda/provision-roles.ts';
+import { provisionRoles, roleTimeoutsFromEnvironment } from '../../lambda/postgres/provision-roles.ts';
 import { purgeRetention } from '../../lambda/retention/purge-retention.ts';
 import { systemClock } from '../../tools/ops/clock.ts';
 import { inboxPurge } from '../../tools/ops/inbox-purge.ts';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { RetryableError } from '../../lambda/errors.ts';
-import { defineHandler } from '../../lambda/worker/message-handler.ts';
+import { defineHandler } from '../../lambda/stores/postgres/message-handler.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
 import { exampleWorker } from '../support/test-worker.ts';

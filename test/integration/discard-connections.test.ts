@@ -1,8 +1,8 @@
 import postgres from 'postgres';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { connectOptions } from '../../lambda/connect-options.ts';
-import { discardConnections } from '../../lambda/discard-connections.ts';
-import { guardedBegin } from '../../lambda/worker/guarded-begin.ts';
+import { connectOptions } from '../../lambda/postgres/connect-options.ts';
+import { discardConnections } from '../../lambda/postgres/discard-connections.ts';
+import { guardedBegin } from '../../lambda/stores/postgres/guarded-begin.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { proxiedDatabase } from '../support/proxied-database.ts';
 import { waitFor } from '../support/wait-for.ts';

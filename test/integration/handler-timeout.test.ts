@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { BatchFailedError } from '../../lambda/errors.ts';
-import { defineHandler } from '../../lambda/worker/message-handler.ts';
+import { defineHandler } from '../../lambda/stores/postgres/message-handler.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';

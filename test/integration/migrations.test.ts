@@ -7,7 +7,7 @@ import postgres from 'postgres';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { effectKey } from '../../lambda/effects/effect-key.ts';
 import { MigrationError } from '../../lambda/errors.ts';
-import { listMigrations, runMigrations } from '../../lambda/run-migrations.ts';
+import { listMigrations, runMigrations } from '../../lambda/postgres/run-migrations.ts';
 import { withDatabase } from '../support/global-setup.ts';
 
 const MIGRATIONS = fileURLToPath(new URL('../../migrations', import.meta.url));

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { claimInbox } from '../../lambda/stores/postgres/inbox.ts';
 import type { Envelope } from '../../lambda/worker/envelope.ts';
-import { claimInbox } from '../../lambda/worker/inbox.ts';
 import { requestHash } from '../../lambda/worker/request-hash.ts';
 import { holdCaseLock } from '../../tools/local/hold-case-lock.ts';
 import { createTestDatabase } from '../support/database.ts';

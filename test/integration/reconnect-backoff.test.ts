@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSql } from '../../lambda/db.ts';
 import { DatabaseConnectError } from '../../lambda/errors.ts';
+import { createSql } from '../../lambda/postgres/db.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 import { startTlsTerminatingProxy } from '../support/tls-terminating-proxy.ts';

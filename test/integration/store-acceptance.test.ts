@@ -4,7 +4,6 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lambda/config.ts';
-import { createWorkerFromConfig } from '../../lambda/create-worker-from-config.ts';
 import {
   balanceItemKey,
   caseItemKey,
@@ -12,9 +11,14 @@ import {
   ledgerItemKey,
 } from '../../lambda/domain/dynamodb/index.ts';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
+import {
+  createWorker,
+  type WorkerHandler,
+  type WorkerOptions,
+} from '../../lambda/runtimes/lambda/create-worker.ts';
+import { createWorkerFromConfig } from '../../lambda/runtimes/lambda/create-worker-from-config.ts';
 import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
 import { inboxKey } from '../../lambda/stores/dynamodb/item-keys.ts';
-import { createWorker, type WorkerHandler, type WorkerOptions } from '../../lambda/worker/create-worker.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';
 import { jsonWithNestedArrays, NESTED } from '../support/nested-json.ts';

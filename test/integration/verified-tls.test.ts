@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DatabaseConfig } from '../../lambda/config.ts';
-import { createSql } from '../../lambda/db.ts';
+import { createSql } from '../../lambda/postgres/db.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { startTlsTerminatingProxy, type TlsTerminatingProxy } from '../support/tls-terminating-proxy.ts';
 

@@ -5,7 +5,7 @@ import {
   ReceiveMessageCommand,
 } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { sqsEventRecord } from '../../lambda/poller/sqs-event-record.ts';
+import { sqsEventRecord } from '../../lambda/sqs/sqs-event-record.ts';
 import { dlqRedrive } from '../../tools/ops/dlq-redrive.ts';
 import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
 import { captureOutput } from '../support/capture-output.ts';

@@ -10,9 +10,9 @@ import {
   paymentCapturedDynamo,
 } from '../../lambda/domain/dynamodb/index.ts';
 import { defineDynamoHandler } from '../../lambda/index.ts';
+import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
 import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
 import { QUARANTINE_PK_PREFIX } from '../../lambda/stores/dynamodb/item-keys.ts';
-import { createWorker } from '../../lambda/worker/create-worker.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';
 import { checkHostileBatches, lambdaRuntime, type PropertyStore } from '../support/hostile-batch-property.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';

@@ -2,8 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { afterAll, inject } from 'vitest';
-import { migrateDatabase } from '../../lambda/migrate-database.ts';
-import { DEFAULT_ROLE_TIMEOUTS, type RoleFunction, setRoleTimeouts } from '../../lambda/provision-roles.ts';
+import { migrateDatabase } from '../../lambda/postgres/migrate-database.ts';
+import {
+  DEFAULT_ROLE_TIMEOUTS,
+  type RoleFunction,
+  setRoleTimeouts,
+} from '../../lambda/postgres/provision-roles.ts';
 import {
   type LocalRoleNames,
   roleDatabaseUrl,

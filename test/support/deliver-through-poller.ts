@@ -1,5 +1,5 @@
 import { type MessageAttributeValue, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { startPoller } from '../../lambda/poller/start-poller.ts';
+import { startPoller } from '../../lambda/runtimes/poller/start-poller.ts';
 import type { BatchEngine } from '../../lambda/worker/batch-engine.ts';
 import type { RecordOutcome } from '../../lambda/worker/outcome.ts';
 import type { LocalQueueFixture } from '../e2e/local-queue-fixture.ts';

@@ -5,9 +5,9 @@ import {
   type DynamoRecordDependencies,
   processDynamoRecord,
 } from '../../lambda/stores/dynamodb/process-dynamo-record.ts';
+import type { MessageHandler } from '../../lambda/stores/postgres/message-handler.ts';
 import { decodeRecord } from '../../lambda/worker/decode-record.ts';
 import { createHandlerRegistry } from '../../lambda/worker/handler-registry.ts';
-import type { MessageHandler } from '../../lambda/worker/message-handler.ts';
 import type { RecordOutcome } from '../../lambda/worker/outcome.ts';
 import type { TestDynamoDb } from './dynamodb.ts';
 

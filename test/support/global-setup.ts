@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
-import { migrateDatabase } from '../../lambda/migrate-database.ts';
+import { migrateDatabase } from '../../lambda/postgres/migrate-database.ts';
 import { stackPolicySource } from '../../tools/local/iam/stack-policies.ts';
 import { setLocalRolePasswords, stackMigrationSettings } from '../../tools/local/local-database-roles.ts';
 import { startLocalPostgres } from '../../tools/local/local-postgres.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { RetryableError } from '../../lambda/errors.ts';
-import { defineHandler } from '../../lambda/worker/message-handler.ts';
+import { defineHandler } from '../../lambda/stores/postgres/message-handler.ts';
 
 /** `AlwaysRetryable`: a handler whose dependency never recovers. */
 export const alwaysRetryable = defineHandler({

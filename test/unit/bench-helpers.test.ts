@@ -75,7 +75,7 @@ describe('Function: packageOf()', () => {
       packageOf('node_modules/zod/v4/core/schemas.js'),
       packageOf('node_modules/@aws-sdk/client-sqs/dist-es/index.js'),
       packageOf('node_modules/@smithy/core/node_modules/@smithy/util/dist/a.js'),
-      packageOf('lambda/worker/inbox.ts'),
+      packageOf('lambda/stores/postgres/inbox.ts'),
     ]).toEqual(['zod', '@aws-sdk/client-sqs', '@smithy/util', '(project)']);
   });
 });

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { RetryableError, TerminalError } from '../../lambda/errors.ts';
+import { classifyPostgresError } from '../../lambda/stores/postgres/classify-postgres-error.ts';
 import { applyAttemptPolicy, msUntilDue } from '../../lambda/worker/attempt-policy.ts';
 import { classifyError } from '../../lambda/worker/classify-error.ts';
 
 const pgError = (code: string, extra: Record<string, string> = {}) =>
   Object.assign(new Error(`message quoting a value "secret"`), { name: 'PostgresError', code, ...extra });
 
-describe('Function: classifyError()', () => {
+describe('Function: classifyPostgresError()', () => {
   it.each([
     ['40001', 'SERIALIZATION_FAILURE', false],
     ['40P01', 'DEADLOCK_DETECTED', false],
@@ -19,7 +20,7 @@ describe('Function: classifyError()', () => {
     ['08006', 'CONNECTION_EXCEPTION', true],
     ['XX000', 'POSTGRES_XX000', false],
   ])('treats SQLSTATE %s as retryable %s (connection-class: %s)', (sqlstate, code, connection) => {
-    expect(classifyError(pgError(sqlstate))).toMatchObject({ retryable: true, code, connection });
+    expect(classifyPostgresError(pgError(sqlstate))).toMatchObject({ retryable: true, code, connection });
   });
 
   it.each([
@@ -29,7 +30,9 @@ describe('Function: classifyError()', () => {
     ['23503', 'CONSTRAINT_VIOLATION'],
   ])('treats SQLSTATE %s as terminal %s, keeping values out of the message', (sqlstate, code) => {
     // Act
-    const failure = classifyError(pgError(sqlstate, { table_name: 'cases', constraint_name: 'cases_pkey' }));
+    const failure = classifyPostgresError(
+      pgError(sqlstate, { table_name: 'cases', constraint_name: 'cases_pkey' }),
+    );
 
     // Assess
     expect(failure).toMatchObject({ retryable: false, code, connection: false });
@@ -48,7 +51,7 @@ describe('Function: classifyError()', () => {
           value: 'select 1',
         },
       );
-      expect(classifyError(error)).toMatchObject({
+      expect(classifyPostgresError(error)).toMatchObject({
         retryable: true,
         code: 'DATABASE_UNAVAILABLE',
         connection: true,
@@ -72,30 +75,32 @@ describe('Function: classifyError()', () => {
     });
 
     // Act
-    const failure = classifyError(denied, { databaseUser: 'sqs_worker' });
-    const unnamed = classifyError(bare);
+    const failure = classifyPostgresError(denied, { databaseUser: 'sqs_worker' });
+    const unnamed = classifyPostgresError(bare);
 
     // Assess: retryable (a deploy adds the grant), and the message says what to grant to whom
     expect(failure).toEqual({
       retryable: true,
       code: 'POSTGRES_42501',
       message:
-        'PostgreSQL 42501: permission denied for table ledger_entries to database role sqs_worker (an insert statement); grant it to the role in lambda/provision-roles.ts (the migration function applies it on deploy)',
+        'PostgreSQL 42501: permission denied for table ledger_entries to database role sqs_worker (an insert statement); grant it to the role in lambda/postgres/provision-roles.ts (the migration function applies it on deploy)',
       connection: false,
     });
     expect(unnamed.message).toBe(
-      "PostgreSQL 42501: permission denied to the connection's database role; grant it to the role in lambda/provision-roles.ts (the migration function applies it on deploy)",
+      "PostgreSQL 42501: permission denied to the connection's database role; grant it to the role in lambda/postgres/provision-roles.ts (the migration function applies it on deploy)",
     );
   });
 
   it("does not take a handler's own network error for a database outage", () => {
     // A handler's HTTP call failing with ECONNREFUSED says nothing about the database.
-    const failure = classifyError(
+    const failure = classifyPostgresError(
       Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'), { code: 'ECONNREFUSED' }),
     );
     expect(failure).toMatchObject({ retryable: true, code: 'NETWORK_ERROR', connection: false });
   });
+});
 
+describe('Function: classifyError()', () => {
   it('keeps the code of RetryableError and TerminalError', () => {
     expect(classifyError(new RetryableError('RATE_LIMITED', 'slow down'))).toMatchObject({
       retryable: true,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lambda/config.ts';
-import { createSql } from '../../lambda/db.ts';
 import { ConfigError } from '../../lambda/errors.ts';
+import { createSql } from '../../lambda/postgres/db.ts';
 
 describe('Function: loadConfig() with WORKER_STORE=dynamodb', () => {
   it('needs no database variables and reads the DynamoDB settings', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createSql } from '../../lambda/db.ts';
 import { DatabaseConnectError } from '../../lambda/errors.ts';
+import { createSql } from '../../lambda/postgres/db.ts';
 import { type BrokenMode, SECRET_PASSWORD, startBrokenListener } from '../support/broken-listener.ts';
 
 /** Runs `select 1` through createSql against a broken listener; returns how it ended and how long it took. */

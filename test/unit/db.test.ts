@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSql } from '../../lambda/db.ts';
+import { createSql } from '../../lambda/postgres/db.ts';
 
 const saved = { ...process.env };
 afterEach(() => {

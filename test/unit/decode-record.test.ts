@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
+import { defineHandler, type MessageHandler } from '../../lambda/stores/postgres/message-handler.ts';
 import { decodeRecord } from '../../lambda/worker/decode-record.ts';
 import { createHandlerRegistry } from '../../lambda/worker/handler-registry.ts';
 import { MAX_PAYLOAD_DEPTH } from '../../lambda/worker/json-depth.ts';
-import { defineHandler, type MessageHandler } from '../../lambda/worker/message-handler.ts';
 import { jsonWithNestedArrays, NESTED, nestedArrays } from '../support/nested-json.ts';
 import { envelopeFactory, sqsRecordFactory } from '../support/sqs-event.ts';
 

@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { CONNECTION_LOSS_SETTLE_MS, guardedBegin } from '../../lambda/worker/guarded-begin.ts';
+import { CONNECTION_LOSS_SETTLE_MS, guardedBegin } from '../../lambda/stores/postgres/guarded-begin.ts';
 
 /**
  * A client whose `begin` runs the callback on `tx` and settles as the callback does (as postgres.js does when the

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../lambda/errors.ts';
-import { POLLER_DEFAULTS } from '../../lambda/poller/constants.ts';
-import { loadPollerConfig } from '../../lambda/poller/poller-config.ts';
+import { POLLER_DEFAULTS } from '../../lambda/runtimes/poller/constants.ts';
+import { loadPollerConfig } from '../../lambda/runtimes/poller/poller-config.ts';
 
 const base = {
   DATABASE_URL: 'postgres://worker@127.0.0.1:5432/cases',

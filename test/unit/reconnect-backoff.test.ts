@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { reconnectBackoff, reconnectDelayMs } from '../../lambda/reconnect-backoff.ts';
+import { reconnectBackoff, reconnectDelayMs } from '../../lambda/postgres/reconnect-backoff.ts';
 
 /** A loopback TCP server that closes every connection at once (`close`) or keeps it open (`keep`). */
 async function tcpServer(mode: 'close' | 'keep'): Promise<{ port: number; server: Server }> {

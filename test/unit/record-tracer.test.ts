@@ -1,8 +1,8 @@
 import { Tracer } from '@aws-lambda-powertools/tracer';
 import xray from 'aws-xray-sdk-core';
 import { describe, expect, it } from 'vitest';
+import { createRecordTracer, RECORD_SUBSEGMENT_NAME } from '../../lambda/tracing/record-tracer.ts';
 import type { RecordOutcome } from '../../lambda/worker/outcome.ts';
-import { createRecordTracer, RECORD_SUBSEGMENT_NAME } from '../../lambda/worker/record-tracer.ts';
 import { sqsRecordFactory } from '../support/sqs-event.ts';
 
 const ROOT = '1-5759e988-bd862e3fe1be46a994272793';

@@ -1,7 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { sqsClientResolver } from '../../lambda/worker/sqs-client-source.ts';
+import { sqsClientResolver } from '../../lambda/sqs/sqs-client-source.ts';
 import { captureOutput } from '../support/capture-output.ts';
 
 const logger = new Logger({ serviceName: 'sqs-client-source-test', logLevel: 'WARN' });

@@ -1,7 +1,7 @@
 import type { Message } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { sqsEventRecord } from '../../lambda/poller/sqs-event-record.ts';
-import { recordTrace } from '../../lambda/worker/record-trace.ts';
+import { sqsEventRecord } from '../../lambda/sqs/sqs-event-record.ts';
+import { recordTrace } from '../../lambda/tracing/record-trace.ts';
 
 const SOURCE = { eventSourceArn: 'arn:aws:sqs:us-east-1:000000000000:q', awsRegion: 'us-east-1' };
 const HEADER = 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1';

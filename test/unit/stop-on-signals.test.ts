@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import type { PollerStopResult } from '../../lambda/poller/start-poller.ts';
-import { stopOnSignals } from '../../lambda/poller/stop-on-signals.ts';
+import type { PollerStopResult } from '../../lambda/runtimes/poller/start-poller.ts';
+import { stopOnSignals } from '../../lambda/runtimes/poller/stop-on-signals.ts';
 
 /** A poller whose stop resolves when the test says, and the calls made to the process. */
 function harness() {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { recordTrace } from '../../lambda/tracing/record-trace.ts';
 import {
   formatTraceparent,
   formatXRayTraceHeader,
@@ -9,7 +10,6 @@ import {
   TRACEPARENT_ATTRIBUTE_BYTES,
   withParentId,
 } from '../../lambda/tracing/trace-context.ts';
-import { recordTrace } from '../../lambda/worker/record-trace.ts';
 import { sqsRecordFactory } from '../support/sqs-event.ts';
 
 const ROOT = '1-5759e988-bd862e3fe1be46a994272793';

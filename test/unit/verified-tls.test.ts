@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { verifiedTls } from '../../lambda/verified-tls.ts';
+import { verifiedTls } from '../../lambda/postgres/verified-tls.ts';
 
 describe('Function: verifiedTls()', () => {
   it('rejects unauthorized certificates and checks the host name it is given (SNI for a name)', () => {

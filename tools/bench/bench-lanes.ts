@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
-import { createWorker } from '../../lambda/worker/create-worker.ts';
+import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
 import { lambdaContext } from '../local/lambda-context.ts';
 import { minimalBaseline } from './minimal-baseline.ts';
 import { minimalBatchBaseline } from './minimal-batch-baseline.ts';
@@ -36,7 +36,7 @@ export function commitModeOf(mode: BenchMode): 'per-message' | 'per-batch' | und
 export const BENCH_CONSUMER = 'bench-worker';
 
 /**
- * A postgres.js client as a Lambda environment has it (`lambda/db.ts`: pool of 1, `prepare: false` unless
+ * A postgres.js client as a Lambda environment has it (`lambda/postgres/db.ts`: pool of 1, `prepare: false` unless
  * `DB_PREPARE=true`). No `debug` hook: it records a stack trace per query, a client cost production does not have
  * (the proxy counts statements).
  */

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { connectOptions } from '../../lambda/connect-options.ts';
-import { runMigrations } from '../../lambda/run-migrations.ts';
+import { connectOptions } from '../../lambda/postgres/connect-options.ts';
+import { runMigrations } from '../../lambda/postgres/run-migrations.ts';
 import { PROJECT_ROOT } from '../../lib/bundled-function.ts';
 import { type LocalPostgres, startLocalPostgres } from '../local/local-postgres.ts';
 import { benchPayloadMemory } from './payload-memory.ts';

@@ -7,7 +7,7 @@ import { CreateBucketCommand, DeleteObjectCommand, type S3Client } from '@aws-sd
 import type { SQSEvent } from 'aws-lambda';
 import { build } from 'esbuild';
 import type postgres from 'postgres';
-import { sqsEventRecord } from '../../lambda/poller/sqs-event-record.ts';
+import { sqsEventRecord } from '../../lambda/sqs/sqs-event-record.ts';
 import type { PayloadRef } from '../../lambda/worker/envelope.ts';
 import { bundleOptions, PROJECT_ROOT } from '../../lib/bundled-function.ts';
 import { DEFAULT_WORKER_BUNDLE_PROFILE } from '../../lib/worker-bundle-profile.ts';

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { SQSRecord } from 'aws-lambda';
 import type postgres from 'postgres';
-import { INBOX_LOCK_SEED } from '../../lambda/worker/inbox.ts';
-import { recordTrace } from '../../lambda/worker/record-trace.ts';
+import { INBOX_LOCK_SEED } from '../../lambda/stores/postgres/inbox.ts';
+import { recordTrace } from '../../lambda/tracing/record-trace.ts';
 import { requestHash } from '../../lambda/worker/request-hash.ts';
 import { applyDeadline, type DeadlineEnvelope } from './deadline-statement.ts';
 

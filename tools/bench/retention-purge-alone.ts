@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { connectOptions } from '../../lambda/connect-options.ts';
-import { DEFAULT_ROLE_TIMEOUTS, setRoleTimeouts } from '../../lambda/provision-roles.ts';
-import { runMigrations } from '../../lambda/run-migrations.ts';
+import { connectOptions } from '../../lambda/postgres/connect-options.ts';
+import { DEFAULT_ROLE_TIMEOUTS, setRoleTimeouts } from '../../lambda/postgres/provision-roles.ts';
+import { runMigrations } from '../../lambda/postgres/run-migrations.ts';
 import { PROJECT_ROOT } from '../../lib/bundled-function.ts';
 import { type LocalPostgres, startLocalPostgres } from '../local/local-postgres.ts';
 import { startLaneThreads } from './lane-threads.ts';

@@ -6,7 +6,7 @@
 // without scripts, runs patch-package itself). Installed as a dependency of another project it does nothing: patch-package patches the node_modules
 // of the folder it runs in, not the project that installed this package (whose postgres.js may be hoisted above
 // it, and which npm 11 does not run a dependency's scripts for unless approved), and patch-package is a dev
-// dependency that such an install does not have. There the engine's own guard (lambda/worker/guarded-begin.ts)
+// dependency that such an install does not have. There the engine's own guard (lambda/stores/postgres/guarded-begin.ts)
 // keeps a lost connection from ending the process.
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';

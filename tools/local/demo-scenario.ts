@@ -8,9 +8,9 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import postgres from 'postgres';
-import { connectOptions } from '../../lambda/connect-options.ts';
 import { enqueueOutbox, OUTBOX_MAX_MESSAGE_BYTES } from '../../lambda/outbox/enqueue-outbox.ts';
-import type { RoleFunction } from '../../lambda/provision-roles.ts';
+import { connectOptions } from '../../lambda/postgres/connect-options.ts';
+import type { RoleFunction } from '../../lambda/postgres/provision-roles.ts';
 import type { Envelope, PayloadRef } from '../../lambda/worker/envelope.ts';
 import type { OutcomeResult } from '../../lambda/worker/outcome.ts';
 import { type BigPayloadFigures, bigPayloadCase, formatMiB } from './big-payload-case.ts';
@@ -96,7 +96,7 @@ export interface DemoScenarioOptions {
   readonly memoryOverridden?: boolean;
   /**
    * What consumes the queue: the local event source mapping in front of the Lambda handler, or the long-running
-   * poller (`lambda/poller/`) over the same engine. @default 'event-source-mapping'
+   * poller (`lambda/runtimes/poller/`) over the same engine. @default 'event-source-mapping'
    */
   readonly runtime?: 'event-source-mapping' | 'poller';
   /** Gives up (and fails the checks) after this long. @default 90,000 */

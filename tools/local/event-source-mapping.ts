@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { ConfigError } from '../../lambda/errors.ts';
-import { sqsEventRecord } from '../../lambda/poller/sqs-event-record.ts';
+import { sqsEventRecord } from '../../lambda/sqs/sqs-event-record.ts';
 import { batchResponseVerdict } from './batch-response-verdict.ts';
 import type { FunctionInvocation } from './function-host.ts';
 import { lambdaContext } from './lambda-context.ts';

@@ -50,7 +50,9 @@ export async function serveInvocations(load: () => Promise<Record<string, unknow
     const module = await load();
     if (typeof module.handler === 'function') handler = module.handler as Handler;
     else if (Array.isArray(module.handlers)) {
-      const { createWorkerFromConfig } = await import('../../lambda/create-worker-from-config.ts');
+      const { createWorkerFromConfig } = await import(
+        '../../lambda/runtimes/lambda/create-worker-from-config.ts'
+      );
       handler = createWorkerFromConfig({
         handlers: module.handlers as Parameters<typeof createWorkerFromConfig>[0]['handlers'],
       }) as Handler;

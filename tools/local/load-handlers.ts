@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { MessageHandler } from '../../lambda/worker/message-handler.ts';
+import type { MessageHandler } from '../../lambda/stores/postgres/message-handler.ts';
 import { HandlersModuleError } from './errors.ts';
 
 /** What {@link loadHandlers} found. */

@@ -1,6 +1,9 @@
 import type postgres from 'postgres';
-import { type MigrationSettings, migrationSettingsFromEnvironment } from '../../lambda/migrate-database.ts';
-import type { DatabaseRoles, RoleFunction } from '../../lambda/provision-roles.ts';
+import {
+  type MigrationSettings,
+  migrationSettingsFromEnvironment,
+} from '../../lambda/postgres/migrate-database.ts';
+import type { DatabaseRoles, RoleFunction } from '../../lambda/postgres/provision-roles.ts';
 import { LOCAL_STAGES, synthesizeStage } from './iam/stack-policies.ts';
 
 /**

@@ -5,7 +5,7 @@ import {
   type PollerOptions,
   type PollerStats,
   startPoller,
-} from '../../lambda/poller/start-poller.ts';
+} from '../../lambda/runtimes/poller/start-poller.ts';
 import { queueCounts } from './local-queues.ts';
 
 /** The poller of the local runtime (`npm start -- --runtime poller`), with the mapping's `drain`. */

@@ -1,7 +1,7 @@
 import postgres from 'postgres';
-import { connectOptions } from '../../lambda/connect-options.ts';
 import { collectHealth } from '../../lambda/health/collect-health.ts';
-import type { RoleFunction } from '../../lambda/provision-roles.ts';
+import { connectOptions } from '../../lambda/postgres/connect-options.ts';
+import type { RoleFunction } from '../../lambda/postgres/provision-roles.ts';
 import { purgeRetention } from '../../lambda/retention/purge-retention.ts';
 
 /**

@@ -1,6 +1,6 @@
 import postgres from 'postgres';
-import { connectOptions } from '../../lambda/connect-options.ts';
-import type { MessageHandler } from '../../lambda/worker/message-handler.ts';
+import { connectOptions } from '../../lambda/postgres/connect-options.ts';
+import type { MessageHandler } from '../../lambda/stores/postgres/message-handler.ts';
 import { describeLimits } from './describe-limits.ts';
 import { startEventSourceMapping } from './event-source-mapping.ts';
 import { exampleEnvelope } from './example-envelope.ts';

@@ -1,5 +1,5 @@
 import type postgres from 'postgres';
-import { TOOLKIT_GRANTS, TOOLKIT_TABLES } from '../../lambda/provision-roles.ts';
+import { TOOLKIT_GRANTS, TOOLKIT_TABLES } from '../../lambda/postgres/provision-roles.ts';
 import { fail, pass, SMOKE_CHECKS, type SmokeCheck, skip } from './smoke-check.ts';
 
 /** Privileges a table grant may hold; MAINTAIN exists from PostgreSQL 17. */
@@ -236,8 +236,8 @@ export async function checkWorkerPrivileges(target: PrivilegeTarget): Promise<Sm
       ]
         .filter(Boolean)
         .join('. ') +
-        '. The migration function re-provisions the roles on every deploy (lambda/provision-roles.ts); revoke what was granted by hand',
+        '. The migration function re-provisions the roles on every deploy (lambda/postgres/provision-roles.ts); revoke what was granted by hand',
     );
   }
-  return pass(name, `${role}: exactly the grants of lambda/provision-roles.ts`);
+  return pass(name, `${role}: exactly the grants of lambda/postgres/provision-roles.ts`);
 }

@@ -1,6 +1,6 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import postgres from 'postgres';
-import { connectOptions } from '../../lambda/connect-options.ts';
+import { connectOptions } from '../../lambda/postgres/connect-options.ts';
 import { sqsClientFor } from '../local/sqs-client-for.ts';
 import type { OpsSettings } from './ops-settings.ts';
 

@@ -14,6 +14,7 @@ export function createDynamoDbCommit(store: DynamoStore, settings: EngineSetting
   const deps = { ...settings, store };
   return {
     concurrent: true,
+    settlesAtCommit: false,
     commitReserveMs: 0,
     async commit(batch) {
       const outcomes = new Map<string, RecordOutcome>();

@@ -2,7 +2,7 @@ import type { DynamoDBDocumentClient, TransactWriteCommandInput } from '@aws-sdk
 import type { SQSRecord } from 'aws-lambda';
 import type * as z from 'zod/mini';
 import type { Envelope } from '../../worker/envelope.ts';
-import type { ReferencedDocument } from '../../worker/message-handler.ts';
+import type { ReferencedDocument } from '../../worker/routed-handler.ts';
 
 /** One entry of TransactWriteItems in the document client's form (native values, not AttributeValues). */
 export type DynamoTransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];

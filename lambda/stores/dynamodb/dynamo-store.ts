@@ -1,7 +1,9 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { canaryDynamoHandler } from '../../canary/canary-dynamo-handler.ts';
 import { ConfigError } from '../../errors.ts';
 import type { QueueRetentions } from '../../retention/retention-guard.ts';
 import type { CommitStrategy, EngineSettings } from '../../worker/commit-strategy.ts';
+import type { Store } from '../../worker/store.ts';
 import { inboxTtlSeconds } from './inbox-ttl.ts';
 
 /** Options of {@link createDynamoStore}. */
@@ -22,12 +24,15 @@ export interface DynamoStoreOptions {
   readonly leaseMarginSeconds?: number;
 }
 
+/** Records a DynamoDB worker runs at once at most (a standard queue's default batch). */
+const DYNAMODB_MAX_RECORD_CONCURRENCY = 10;
+
 /**
- * The DynamoDB store of a worker: its clients, table and settings, validated once.
+ * The DynamoDB store of a worker: its clients, table and settings, validated once; the engine's `Store`.
  *
  * @internal
  */
-export interface DynamoStore {
+export interface DynamoStore extends Store {
   readonly kind: 'dynamodb';
   readonly client: DynamoDBClient;
   readonly tableName: string;
@@ -79,6 +84,16 @@ export function createDynamoStore(options: DynamoStoreOptions): DynamoStore {
     tableName: options.tableName,
     inboxTtlSeconds: inboxTtlSeconds(retention),
     leaseMarginMs: leaseMarginSeconds * 1000,
+    canaryHandler: canaryDynamoHandler,
+    // DynamoDB records hold no pooled connection: up to a batch of 10 at once.
+    problems: ({ recordConcurrency }) =>
+      !Number.isInteger(recordConcurrency) ||
+      recordConcurrency < 1 ||
+      recordConcurrency > DYNAMODB_MAX_RECORD_CONCURRENCY
+        ? [
+            `recordConcurrency must be a whole number from 1 to ${DYNAMODB_MAX_RECORD_CONCURRENCY} with a DynamoDB store (given ${recordConcurrency})`,
+          ]
+        : [],
     commitStrategy(settings) {
       // The strategy's code (and with it the DynamoDB SDK) is imported on the first batch: `lambda/index.ts`
       // re-exports this module, so a static import would load the SDK in every worker's cold start. A bundle the
@@ -86,6 +101,7 @@ export function createDynamoStore(options: DynamoStoreOptions): DynamoStore {
       let strategy: Promise<CommitStrategy> | undefined;
       return {
         concurrent: true,
+        settlesAtCommit: false,
         commitReserveMs: 0,
         async commit(batch) {
           if (process.env.WORKER_BUNDLED_STORE !== 'postgres') {

@@ -1,6 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
 import { ENVELOPE_LIMITS } from '../../worker/envelope.ts';
-import type { QuarantineReason } from '../../worker/quarantine.ts';
+import type { QuarantineReason } from '../../worker/quarantine-reason.ts';
 import { cutUtf8 } from './cut-utf8.ts';
 import {
   MAX_ARN_BYTES,

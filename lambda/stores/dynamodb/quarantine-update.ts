@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { SQSRecord } from 'aws-lambda';
-import type { QuarantineReason } from '../../worker/quarantine.ts';
+import type { QuarantineReason } from '../../worker/quarantine-reason.ts';
 import type { DynamoStore } from './dynamo-store.ts';
 import { fitQuarantineItem } from './fit-quarantine-item.ts';
 import type { InboxUpdate } from './inbox-updates.ts';

@@ -1,0 +1,206 @@
+import { loadConfig, type WorkerConfig } from '../../config.ts';
+import { ConfigError } from '../../errors.ts';
+import { POLLER_DEFAULTS, POLLER_LIMITS } from './constants.ts';
+
+/** The poller's own settings, read from `WORKER_QUEUE_URL`, the SQS endpoint variables and `POLLER_*`. */
+export interface PollerConfig {
+  /** `WORKER_QUEUE_URL`: the queue to consume. */
+  readonly queueUrl: string;
+  /** `SQS_ENDPOINT`, else `AWS_ENDPOINT_URL_SQS`, else `AWS_ENDPOINT_URL` (as the AWS CLI); unset in AWS. */
+  readonly sqsEndpoint: string | undefined;
+  /**
+   * `POLLER_CONCURRENCY`: records in flight at most, 1 – `DB_POOL_SIZE` (each holds a connection); with
+   * `WORKER_COMMIT_MODE=per-batch` 1 – `DB_POOL_SIZE` × `POLLER_BATCH_SIZE` (each batch holds one).
+   * @default the upper bound
+   */
+  readonly concurrency: number;
+  /** `POLLER_BATCH_SIZE`: messages per receive, 1–10. @default 10 */
+  readonly batchSize: number;
+  /** `POLLER_WAIT_SECONDS`: long-poll wait, 0–20. @default 20 */
+  readonly waitSeconds: number;
+  /** `POLLER_VISIBILITY_SECONDS`: the lease a receive takes, 2–43,200; renewed at half. @default 30 */
+  readonly visibilitySeconds: number;
+  /** `POLLER_STOP_TIMEOUT_SECONDS`: how long a stop waits for records in flight, 1–3,600. @default 30 */
+  readonly stopTimeoutSeconds: number;
+  /** `POLLER_MAX_EXTENSION_SECONDS`: the most the heartbeat extends one message in total. @default 3600 */
+  readonly maxExtensionSeconds: number;
+  /** `POLLER_BATCH_TIMEOUT_SECONDS`: the time a received batch gets, as a Lambda its function timeout. @default 30 */
+  readonly batchTimeoutSeconds: number;
+  /** `POLLER_PROBE_TIMEOUT_MS`: a database probe without an answer after this long failed. @default 5000 */
+  readonly probeTimeoutMs: number;
+  /** `POLLER_PROBE_BACKOFF_BASE_MS`: shortest pause and first probe wait (doubling). @default 1000 */
+  readonly probeBackoffBaseMs: number;
+  /** `POLLER_PROBE_BACKOFF_MAX_MS`: longest wait between two probes while paused. @default 30000 */
+  readonly probeBackoffMaxMs: number;
+  /** `POLLER_HALF_OPEN_MS`: one record at a time for this long after a good probe. @default 5000 */
+  readonly halfOpenMs: number;
+}
+
+/** Everything the poller reads from its environment: the worker's settings and its own. */
+export interface PollerProcessConfig {
+  readonly worker: WorkerConfig;
+  readonly poller: PollerConfig;
+}
+
+/** The variables that name an SQS endpoint, in the order they are honoured. */
+export const SQS_ENDPOINT_VARIABLES = ['SQS_ENDPOINT', 'AWS_ENDPOINT_URL_SQS', 'AWS_ENDPOINT_URL'] as const;
+
+/**
+ * Reads and validates the poller's environment once: every variable of the Lambda worker (`loadConfig`: `DB_*`,
+ * `DATABASE_URL`, `WORKER_*`, …) plus `WORKER_QUEUE_URL`, the SQS endpoint and `POLLER_*`. Every problem of both
+ * is reported at once, each naming the variable, the value given and the fix; `WORKER_STORE=dynamodb` is refused
+ * alone (the poller runs the PostgreSQL store only).
+ *
+ * @throws ConfigError listing every invalid or missing variable.
+ *
+ * @example
+ * ```ts
+ * const { worker, poller } = loadPollerConfig(); // a bad variable stops the container at start, naming it
+ * ```
+ */
+export function loadPollerConfig(env: Record<string, string | undefined> = process.env): PollerProcessConfig {
+  // The poller builds a PostgreSQL engine, probe and pause: a DynamoDB setting would be ignored, which is worse than
+  // a refusal (the other variables matter only once this one is right).
+  if (env.WORKER_STORE === 'dynamodb') {
+    throw new ConfigError(
+      'Invalid poller configuration:\n- WORKER_STORE=dynamodb: the poller runs the PostgreSQL store only (its engine, its database probe and its pause are PostgreSQL\'s); run a DynamoDB worker as the Lambda function (the stack with store "dynamodb", lambda/handlers/worker.ts) or locally with `npm start -- --store dynamodb`, or unset WORKER_STORE to poll into PostgreSQL',
+    );
+  }
+  const problems: string[] = [];
+  let worker: WorkerConfig | undefined;
+  try {
+    worker = loadConfig(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(...error.message.split('\n- ').slice(1));
+  }
+  const poolSize = worker?.database.poolSize ?? Number(env.DB_POOL_SIZE || 1);
+  const perBatch = env.WORKER_COMMIT_MODE === 'per-batch';
+
+  const whole = (name: string, fallback: number, [min, max]: readonly [number, number], fix: string) => {
+    const value = env[name];
+    if (value === undefined || value === '') return fallback;
+    const parsed = Number(value);
+    if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max} (given "${value}"); ${fix}`);
+      return fallback;
+    }
+    return parsed;
+  };
+
+  const queueUrl = env.WORKER_QUEUE_URL ?? '';
+  if (!queueUrl) {
+    problems.push(
+      'WORKER_QUEUE_URL is required by the poller: set it to the URL of the queue to consume (https://sqs.<region>.amazonaws.com/<account>/<name>)',
+    );
+  } else if (!/^https?:\/\/[^/\s]+\/\S+$/.test(queueUrl)) {
+    problems.push(
+      `WORKER_QUEUE_URL must be a queue URL such as https://sqs.eu-west-1.amazonaws.com/123456789012/case-worker (given "${queueUrl}")`,
+    );
+  }
+  const endpointVariable = SQS_ENDPOINT_VARIABLES.find((name) => env[name]);
+  const sqsEndpoint = endpointVariable ? env[endpointVariable] : undefined;
+  if (endpointVariable && sqsEndpoint && !URL.canParse(sqsEndpoint)) {
+    problems.push(
+      `${endpointVariable} must be an absolute URL such as http://127.0.0.1:4566 (given "${sqsEndpoint}"); unset it to use AWS's endpoint`,
+    );
+  }
+
+  const batchSize = whole(
+    'POLLER_BATCH_SIZE',
+    POLLER_DEFAULTS.batchSize,
+    POLLER_LIMITS.batchSize,
+    'SQS returns at most 10 messages per receive',
+  );
+  // Per message, each record in flight holds a connection. Per batch, each batch does (its records run one after
+  // another in its transaction), so DB_POOL_SIZE whole batches run at once: a user's pool of 8 means 8 batches.
+  const concurrencyLimit = perBatch ? poolSize * batchSize : poolSize;
+  const concurrency = whole(
+    'POLLER_CONCURRENCY',
+    concurrencyLimit,
+    [1, concurrencyLimit],
+    perBatch
+      ? `with WORKER_COMMIT_MODE=per-batch each batch in flight holds one database connection: at most DB_POOL_SIZE (${poolSize}) batches of POLLER_BATCH_SIZE (${batchSize}) records; raise DB_POOL_SIZE or lower POLLER_CONCURRENCY`
+      : `records in flight need a database connection each: raise DB_POOL_SIZE (${poolSize}) or lower POLLER_CONCURRENCY`,
+  );
+  const waitSeconds = whole(
+    'POLLER_WAIT_SECONDS',
+    POLLER_DEFAULTS.waitSeconds,
+    POLLER_LIMITS.waitSeconds,
+    'SQS long polls for at most 20 s; 0 is short polling',
+  );
+  const visibilitySeconds = whole(
+    'POLLER_VISIBILITY_SECONDS',
+    POLLER_DEFAULTS.visibilitySeconds,
+    POLLER_LIMITS.visibilitySeconds,
+    'the heartbeat renews the lease at half, so it must be at least 2 s; SQS allows at most 12 hours',
+  );
+  const stopTimeoutSeconds = whole(
+    'POLLER_STOP_TIMEOUT_SECONDS',
+    POLLER_DEFAULTS.stopTimeoutSeconds,
+    POLLER_LIMITS.stopTimeoutSeconds,
+    "keep it below the container's stop timeout (ECS stopTimeout, at most 120 s on Fargate), or the task is killed first",
+  );
+  const maxExtensionSeconds = whole(
+    'POLLER_MAX_EXTENSION_SECONDS',
+    POLLER_DEFAULTS.maxExtensionSeconds,
+    POLLER_LIMITS.maxExtensionSeconds,
+    'SQS refuses a visibility ending more than 12 hours after the receive',
+  );
+  const batchTimeoutSeconds = whole(
+    'POLLER_BATCH_TIMEOUT_SECONDS',
+    POLLER_DEFAULTS.batchTimeoutSeconds,
+    POLLER_LIMITS.batchTimeoutSeconds,
+    "it is each batch's budget from its receive (the poller's function timeout); the heartbeat holds a message 12 hours at most",
+  );
+  const probeTimeoutMs = whole(
+    'POLLER_PROBE_TIMEOUT_MS',
+    POLLER_DEFAULTS.probeTimeoutMs,
+    POLLER_LIMITS.probeTimeoutMs,
+    'a probe is one select 1',
+  );
+  const probeBackoffBaseMs = whole(
+    'POLLER_PROBE_BACKOFF_BASE_MS',
+    POLLER_DEFAULTS.probeBackoffBaseMs,
+    POLLER_LIMITS.probeBackoffMs,
+    'it is the shortest pause and the first wait between probes',
+  );
+  const probeBackoffMaxMs = whole(
+    'POLLER_PROBE_BACKOFF_MAX_MS',
+    POLLER_DEFAULTS.probeBackoffMaxMs,
+    POLLER_LIMITS.probeBackoffMs,
+    'it caps the wait between probes while paused',
+  );
+  const halfOpenMs = whole(
+    'POLLER_HALF_OPEN_MS',
+    POLLER_DEFAULTS.halfOpenMs,
+    POLLER_LIMITS.halfOpenMs,
+    '0 resumes full concurrency at the first good probe',
+  );
+  if (probeBackoffBaseMs > probeBackoffMaxMs) {
+    problems.push(
+      `POLLER_PROBE_BACKOFF_BASE_MS (${probeBackoffBaseMs}) must not exceed POLLER_PROBE_BACKOFF_MAX_MS (${probeBackoffMaxMs}); lower the base or raise the maximum`,
+    );
+  }
+  if (problems.length > 0 || !worker) {
+    throw new ConfigError(`Invalid poller configuration:\n- ${problems.join('\n- ')}`);
+  }
+  return {
+    worker,
+    poller: {
+      queueUrl,
+      sqsEndpoint,
+      concurrency,
+      batchSize,
+      waitSeconds,
+      visibilitySeconds,
+      stopTimeoutSeconds,
+      maxExtensionSeconds,
+      batchTimeoutSeconds,
+      probeTimeoutMs,
+      probeBackoffBaseMs,
+      probeBackoffMaxMs,
+      halfOpenMs,
+    },
+  };
+}

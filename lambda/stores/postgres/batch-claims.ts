@@ -1,0 +1,192 @@
+import type postgres from 'postgres';
+import { RetryableError } from '../../errors.ts';
+import { INBOX_LOCK_SEED, type InboxClaim, type InboxEntry, type InboxStatus } from './inbox.ts';
+
+/**
+ * Per-batch commit mode: the inbox rows of a whole batch claimed in ONE statement, instead of a claim and a
+ * completion per record (4 round trips per record with `prepare: false`). Without a savepoint (a batch that any
+ * failure rolls back whole) the claim inserts new keys already COMPLETED, so the batch needs no completion
+ * statement; with savepoints (the redo after a failure: each handler in its own savepoint) the claim survives a
+ * handler's rollback, so it claims PROCESSING, the attempt it counted stays counted, the failure bookkeeping only
+ * updates the row, and the rows that completed are marked COMPLETED in ONE statement at the end.
+ *
+ * @internal
+ */
+export interface BatchClaims {
+  /** The claim made for `sqsMessageId`, once (undefined when the record was not claimed in the batch). */
+  take(sqsMessageId: string): InboxClaim | undefined;
+  /**
+   * Marks a taken record's row COMPLETED at {@link BatchClaims.finish} (in the same transaction), unless the claim
+   * inserted it COMPLETED already with this result reference.
+   */
+  complete(idempotencyKey: string, resultRef: string | null): void;
+  /**
+   * Writes the deferred COMPLETED rows, and undoes the claims of records that never ran (the deadline guard
+   * stopped them): a row this batch inserted is deleted, an existing row gets its receive count back.
+   */
+  finish(): Promise<void>;
+}
+
+/** A row of the batch claim. */
+interface ClaimedRow {
+  idempotency_key: string;
+  status: InboxStatus;
+  request_hash: string;
+  receive_count: number;
+  inserted: boolean;
+  failure_code: string | null;
+}
+
+/**
+ * Claims and row-locks the inbox rows of `entries` in one statement, in key order (two batches that share
+ * keys lock them in the same order and cannot deadlock). Without `savepoint` new keys are inserted COMPLETED
+ * with their result reference known before the handler runs (`InboxEntry.resultRef`): the caller must roll the
+ * whole transaction back when any record fails. With it, new keys are inserted PROCESSING.
+ *
+ * Before any row is written, the statement tries the inbox lock of every key (`pg_try_advisory_xact_lock`, as
+ * `claimInbox` does; it never waits): when a delivery in flight elsewhere holds one, nothing is claimed. With `savepoint` (the default) it runs in a
+ * savepoint, which is then rolled back (releasing the inbox locks it did take) and `undefined` is returned — the
+ * records then claim one by one, as in per-message mode; the same happens when the statement fails otherwise (a
+ * row held by another writer past the role's `lock_timeout`). Without it (one round trip less) a failed claim
+ * throws, and the caller must roll the transaction back.
+ *
+ * Callers must not pass two entries with one idempotency key: a deferred COMPLETED would not be visible to
+ * the second one.
+ *
+ * @internal
+ */
+export async function claimBatch(
+  tx: postgres.TransactionSql,
+  entries: readonly InboxEntry[],
+  options: { savepoint?: boolean } = {},
+): Promise<BatchClaims | undefined> {
+  if (entries.length === 0) return undefined;
+  const consumer = entries[0]?.consumer as string;
+  const column = <T>(pick: (entry: InboxEntry) => T) => entries.map(pick);
+  const keys = column((e) => e.envelope.idempotencyKey);
+  // Without a savepoint any failure rolls the whole batch back, the claim included: a new key can be stored
+  // COMPLETED at once. A claim that must outlive a record's rolled-back savepoint stores PROCESSING.
+  const completed = options.savepoint === false;
+  let rows: ClaimedRow[];
+  // The inbox locks are taken by an uncorrelated subquery (evaluated once, before the first row is produced), so
+  // either every key is locked before any row is written, or no row is written at all. Taking them all at once
+  // needs no order: a try never waits, so it cannot take part in a deadlock.
+  // trace_id as in claimInbox: a COMPLETED row keeps the trace of the delivery that made its effect.
+  const claim = async (sql: postgres.TransactionSql) => {
+    const claimed = await sql<ClaimedRow[]>`
+      insert into worker_inbox (
+        consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id,
+        status, request_hash, started_at, completed_at, result_ref, receive_count, last_message_id, correlation_id,
+        trace_id
+      )
+      select ${consumer}, r.k, r.t, r.v, r.at, r.ai, ${completed ? 'COMPLETED' : 'PROCESSING'}, r.h, now(),
+             case when ${completed}::boolean then now() end, nullif(r.rr, ''), 1, r.m, nullif(r.c, ''), nullif(r.tr, '')
+      from unnest(
+        ${keys}::text[],
+        ${column((e) => e.envelope.messageType)}::text[],
+        ${column((e) => e.envelope.schemaVersion)}::int[],
+        ${column((e) => e.envelope.aggregateType)}::text[],
+        ${column((e) => e.envelope.aggregateId)}::text[],
+        ${column((e) => e.requestHash)}::text[],
+        ${column((e) => e.sqsMessageId)}::text[],
+        ${column((e) => e.envelope.correlationId ?? '')}::text[],
+        ${column((e) => (completed ? (e.resultRef ?? '') : ''))}::text[],
+        ${column((e) => e.traceId ?? '')}::text[]
+      ) as r(k, t, v, at, ai, h, m, c, rr, tr)
+      where (
+        select bool_and(pg_try_advisory_xact_lock(hashtextextended(${consumer}::text || chr(31) || l.k, ${INBOX_LOCK_SEED})))
+        from unnest(${keys}::text[]) as l(k)
+      )
+      order by r.k
+      on conflict (consumer, idempotency_key) do update
+        set last_seen_at = now(),
+            receive_count = worker_inbox.receive_count + 1,
+            last_message_id = excluded.last_message_id,
+            trace_id = case when worker_inbox.status = 'COMPLETED' then worker_inbox.trace_id
+              else coalesce(excluded.trace_id, worker_inbox.trace_id) end
+      returning idempotency_key, status, request_hash, receive_count, (xmax = 0) as inserted, failure_code
+    `;
+    if (claimed.length !== entries.length) {
+      throw new RetryableError(
+        'IN_PROGRESS_ELSEWHERE',
+        `${entries.length - claimed.length} of the batch's ${entries.length} keys are being processed elsewhere right now`,
+      );
+    }
+    return claimed;
+  };
+  if (options.savepoint === false) {
+    rows = await claim(tx);
+  } else {
+    try {
+      rows = await tx.savepoint((sp) => claim(sp));
+    } catch {
+      return undefined;
+    }
+  }
+
+  const byKey = new Map(rows.map((row) => [row.idempotency_key, row]));
+  const claims = new Map<string, { key: string; claim: InboxClaim }>();
+  /** Keys the claim inserted COMPLETED, with the result reference it stored. */
+  const completedRefs = new Map<string, string | null>();
+  for (const entry of entries) {
+    const row = byKey.get(entry.envelope.idempotencyKey);
+    if (!row) return undefined;
+    const done = completed && row.inserted;
+    const resultRef = done ? (entry.resultRef ?? null) : null;
+    if (done) completedRefs.set(entry.envelope.idempotencyKey, resultRef);
+    claims.set(entry.sqsMessageId, {
+      key: entry.envelope.idempotencyKey,
+      claim: {
+        status: row.inserted ? 'PROCESSING' : row.status,
+        requestHash: row.request_hash,
+        receiveCount: row.receive_count,
+        inserted: row.inserted,
+        failureCode: row.failure_code,
+        completed: done,
+        resultRef,
+      },
+    });
+  }
+  const completions: Array<{ key: string; ref: string }> = [];
+
+  return {
+    take(sqsMessageId) {
+      const taken = claims.get(sqsMessageId);
+      claims.delete(sqsMessageId);
+      return taken?.claim;
+    },
+    complete(idempotencyKey, resultRef) {
+      if (completedRefs.has(idempotencyKey) && completedRefs.get(idempotencyKey) === resultRef) return;
+      completions.push({ key: idempotencyKey, ref: resultRef ?? '' });
+    },
+    async finish() {
+      if (completions.length > 0) {
+        const keys = completions.map((c) => c.key);
+        // `idempotency_key = any(keys)` beside the join: it makes the batch's keys an index condition, so the
+        // update probes the primary key for them whatever the statistics say. With the join alone and statistics
+        // that lag behind a growing table, PostgreSQL hashes the unnest and scans every inbox row of the consumer
+        // (measured: 4,240 buffers and 5.8 ms per batch at 20,000 rows, growing with the table; 141 and 0.2 ms
+        // with it).
+        await tx`
+          update worker_inbox as w
+          set status = 'COMPLETED', completed_at = now(), result_ref = nullif(r.ref, ''),
+              started_at = coalesce(w.started_at, now()), failure_code = null, failure_message = null
+          from unnest(${keys}::text[], ${completions.map((c) => c.ref)}::text[]) as r(k, ref)
+          where w.consumer = ${consumer} and w.idempotency_key = any(${keys}::text[]) and w.idempotency_key = r.k
+        `;
+      }
+      const untaken = [...claims.values()];
+      const inserted = untaken.filter((u) => u.claim.inserted).map((u) => u.key);
+      const existing = untaken.filter((u) => !u.claim.inserted).map((u) => u.key);
+      if (inserted.length > 0) {
+        await tx`delete from worker_inbox where consumer = ${consumer} and idempotency_key = any(${inserted}::text[])`;
+      }
+      if (existing.length > 0) {
+        await tx`
+          update worker_inbox set receive_count = receive_count - 1
+          where consumer = ${consumer} and idempotency_key = any(${existing}::text[])
+        `;
+      }
+    },
+  };
+}

@@ -1,0 +1,257 @@
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import pLimit from 'p-limit';
+import type postgres from 'postgres';
+import { METRIC_NAMES } from '../../constants.ts';
+import { BatchAttemptAbortedError, BatchRecordUnsettledError, DatabaseTimeoutError } from '../../errors.ts';
+import { recordTrace } from '../../tracing/record-trace.ts';
+import { msUntilDue } from '../../worker/attempt-policy.ts';
+import { backoffSeconds } from '../../worker/backoff.ts';
+import type { CommitBatch, CommitStrategy, EngineSettings } from '../../worker/commit-strategy.ts';
+import { CLIENT_DEADLINE_MARGIN_MS, HANDLER_MARGIN_MS } from '../../worker/deadline-margins.ts';
+import { type RecordOutcome, recordOutcome, verdicts } from '../../worker/outcome.ts';
+import { type ResolvedPayload, resolvePayload } from '../../worker/resolve-payload.ts';
+import { withinDeadline } from '../../worker/within-deadline.ts';
+import { type BatchClaims, claimBatch } from './batch-claims.ts';
+import { classifyPostgresError } from './classify-postgres-error.ts';
+import { declaredResultRef } from './declared-result-ref.ts';
+import { guardedBegin } from './guarded-begin.ts';
+import type { InboxEntry } from './inbox.ts';
+import { createRecordDependencies, processRecord, type TransactionRunner } from './process-record.ts';
+
+/**
+ * Per-batch mode: Lambda time kept back from the records for the batch's own end (the deferred COMPLETED rows and
+ * the COMMIT). The records see this much less time left, so the last one to start still leaves it.
+ *
+ * @internal
+ */
+export const BATCH_COMMIT_RESERVE_MS = 500;
+
+/** One batch transaction's result. */
+interface BatchAttempt {
+  /** The attempt's outcomes; for an `aborted` attempt, to be discarded. */
+  readonly outcomes: ReadonlyMap<string, RecordOutcome>;
+  /** A record's transaction failed. */
+  readonly rolledBack: boolean;
+  /** It failed without savepoints: the whole attempt was rolled back and nothing of it counts. */
+  readonly aborted: boolean;
+  /** A batch claim made without a savepoint failed (a key in flight elsewhere). */
+  readonly claimFailed: boolean;
+}
+
+/**
+ * Commit mode `per-batch` on PostgreSQL: one transaction for the batch, one COMMIT, records one after another. If
+ * the commit fails, nothing of the batch happened: every record that touched the database is reported retryable
+ * (`BATCH_COMMIT_FAILED`). The batch's time budget keeps {@link BATCH_COMMIT_RESERVE_MS} back for the COMMIT.
+ *
+ * Referenced payloads are read before the batch transaction opens, so no connection waits on S3; the inbox rows
+ * of the batch are claimed in one statement (`batch-claims.ts`; not for FIFO queues).
+ *
+ * A record's writes can only be undone alone inside a savepoint, and postgres.js waits for each SAVEPOINT before
+ * the record's first statement: one round trip per record, ~20 % of per-batch throughput. So while this
+ * environment's batches need no rollback, a batch runs without savepoints; when a record fails, that attempt is
+ * rolled back whole (records after it are not started) and the batch runs again with a savepoint per record,
+ * which reports the failure and commits the rest. The redo is what a redelivery would be: the inbox makes it
+ * exactly-once. Batches keep their savepoints until one completes without a rollback. The batch claim goes the
+ * same way: without a savepoint first; if it fails (a key in flight elsewhere), the redo claims record by record
+ * instead of waiting for the same lock again. Only the redo's outcomes are returned.
+ *
+ * @internal
+ */
+export function createPerBatchCommit(sql: postgres.Sql, settings: EngineSettings): CommitStrategy {
+  const baseDeps = createRecordDependencies(sql, settings);
+  const { now, random, backoff, metrics } = settings;
+  /** Whether this environment's next batch runs with a savepoint per record. */
+  let savepointsNeeded = false;
+  /** A call given up on at its deadline: the connections it may hold are discarded (`discardConnections`). */
+  const abandon = (waitedMs: number) => {
+    baseDeps.abandoned();
+    return new DatabaseTimeoutError(waitedMs);
+  };
+
+  return {
+    concurrent: false,
+    settlesAtCommit: true,
+    commitReserveMs: BATCH_COMMIT_RESERVE_MS,
+    async commit(batch) {
+      const resolved = await resolveBatchPayloads(batch);
+      let batchClaim = !batch.fifo;
+      if (!savepointsNeeded) {
+        const attempt = await batchAttempt(batch, resolved, false, batchClaim);
+        if (!attempt.rolledBack) return attempt.outcomes;
+        savepointsNeeded = true;
+        if (!attempt.aborted) return attempt.outcomes; // the transaction itself failed: reported whole
+        if (attempt.claimFailed) batchClaim = false;
+        // The redo runs again the handlers whose effects the aborted attempt rolled back: anything they did
+        // outside the transaction happens twice (external effects belong in the effect log).
+        const reruns = [...attempt.outcomes.values()].filter(
+          (outcome) => outcome.result === 'COMPLETED' || outcome.result === 'STALE_VERSION_SKIPPED',
+        ).length;
+        if (reruns > 0) metrics.addMetric(METRIC_NAMES.handlerReruns, MetricUnit.Count, reruns);
+      }
+      const attempt = await batchAttempt(batch, resolved, true, batchClaim);
+      savepointsNeeded = attempt.rolledBack;
+      return attempt.outcomes;
+    },
+  };
+
+  /** Reads the referenced payloads of the batch's due records, a few at a time. */
+  async function resolveBatchPayloads(batch: CommitBatch): Promise<ReadonlyMap<string, ResolvedPayload>> {
+    const resolved = new Map<string, ResolvedPayload>();
+    const reads = pLimit(4);
+    await Promise.all(
+      batch.records.map(({ record, decoded: d }) =>
+        d.ok && d.pendingRef && msUntilDue(d.envelope.attemptPolicy, now()) <= 0
+          ? reads(async () => {
+              // A duplicate of a completed message is not read again (see RecordDependencies.completedAlready);
+              // when the lookup fails the object is read anyway: every read happens here, outside the batch
+              // transaction.
+              const duplicate = await withinDeadline(
+                baseDeps.completedAlready(d.envelope.idempotencyKey, d.requestHash),
+                batch.state.remainingMs() - CLIENT_DEADLINE_MARGIN_MS,
+                abandon,
+              ).catch(() => false);
+              // The reads leave the records time to start (the deadline guard) and to settle: a read that
+              // timed out is then counted as an attempt, not deferred unread again and again.
+              const readBudgetMs = batch.state.remainingMs() - 2 * HANDLER_MARGIN_MS - batch.guardMs();
+              resolved.set(
+                record.messageId,
+                duplicate
+                  ? { ok: true, decoded: d }
+                  : await resolvePayload(d, baseDeps.payloads, readBudgetMs),
+              );
+            })
+          : undefined,
+      ),
+    );
+    return resolved;
+  }
+
+  /**
+   * Claims the inbox rows of every record that will run the usual way (a valid, due envelope whose key is
+   * unique in the batch) in one statement. Records left out — and every record when the claim cannot be
+   * made (a key in flight elsewhere) — claim one by one. Without `savepoint` a failed claim throws.
+   */
+  async function claimWholeBatch(
+    tx: postgres.TransactionSql,
+    batch: CommitBatch,
+    resolved: ReadonlyMap<string, ResolvedPayload>,
+    savepoint: boolean,
+  ): Promise<BatchClaims | undefined> {
+    const keyCount = new Map<string, number>();
+    for (const { decoded: d } of batch.records) {
+      const key = d.ok ? d.envelope.idempotencyKey : d.idempotencyKey;
+      if (key) keyCount.set(key, (keyCount.get(key) ?? 0) + 1);
+    }
+    const entries: InboxEntry[] = batch.records.flatMap(({ record, decoded: d }) => {
+      if (!d.ok || keyCount.get(d.envelope.idempotencyKey) !== 1) return [];
+      if (msUntilDue(d.envelope.attemptPolicy, now()) > 0) return []; // NOT_YET_DUE: it claims nothing
+      const payload = resolved.get(record.messageId);
+      if (payload?.ok === false) return []; // its payload failed: settled on its own
+      return [
+        {
+          consumer: settings.consumer,
+          envelope: d.envelope,
+          requestHash: d.requestHash,
+          sqsMessageId: record.messageId,
+          resultRef: declaredResultRef(payload?.decoded ?? d),
+          traceId: recordTrace(record)?.traceId,
+        },
+      ];
+    });
+    if (entries.length < 2) return undefined;
+    return claimBatch(tx, entries, { savepoint });
+  }
+
+  /** One batch transaction, with a savepoint per record or without. */
+  async function batchAttempt(
+    batch: CommitBatch,
+    resolved: ReadonlyMap<string, ResolvedPayload>,
+    withSavepoints: boolean,
+    batchClaim: boolean,
+  ): Promise<BatchAttempt> {
+    const outcomes = new Map<string, RecordOutcome>();
+    const started = now();
+    let rolledBack = false;
+    let claimFailed = false;
+    /** Records whose transaction has not settled: one given up on by its deadline may still be running. */
+    let unsettled = 0;
+    try {
+      // The whole batch transaction, commit included, is bounded by the batch's time left.
+      await withinDeadline(
+        guardedBegin(sql, async (tx) => {
+          const runner: TransactionRunner = async (fn) => {
+            if (rolledBack && !withSavepoints) throw new BatchAttemptAbortedError();
+            unsettled += 1;
+            try {
+              return await (withSavepoints ? (tx.savepoint(fn) as never) : fn(tx));
+            } catch (error) {
+              rolledBack = true;
+              throw error;
+            } finally {
+              unsettled -= 1;
+            }
+          };
+          const batchClaims = batchClaim
+            ? await claimWholeBatch(tx, batch, resolved, withSavepoints).catch((error: unknown) => {
+                // Only without a savepoint does a failed claim throw: this attempt is over.
+                claimFailed = true;
+                rolledBack = true;
+                throw new BatchAttemptAbortedError({ cause: error });
+              })
+            : undefined;
+          const deps = { ...baseDeps, transaction: runner, bookkeeping: runner, batchClaims, resolved };
+          await batch.schedule((item) => processRecord(item, deps, batch.state), outcomes);
+          if (rolledBack && !withSavepoints) throw new BatchAttemptAbortedError();
+          // Never commit under a record that was given up on while its statements may still run: the batch
+          // is rolled back and reported whole.
+          if (unsettled > 0) throw new BatchRecordUnsettledError(unsettled);
+          await batchClaims?.finish();
+        }),
+        batch.totalRemainingMs() - CLIENT_DEADLINE_MARGIN_MS,
+        abandon,
+      );
+      return { outcomes, rolledBack, aborted: false, claimFailed };
+    } catch (error) {
+      if (error instanceof BatchAttemptAbortedError && !batch.state.databaseDown) {
+        return { outcomes, rolledBack: true, aborted: true, claimFailed };
+      }
+      if (classifyPostgresError(error).connection) batch.state.databaseDown = true;
+      const code = (error as { code?: string }).code ?? 'BATCH_COMMIT_FAILED';
+      const failed = new Map<string, RecordOutcome>();
+      for (const { record, receiveCount } of batch.records) {
+        const previous = outcomes.get(record.messageId);
+        // Records that never touched the database keep their outcome (and their visibility).
+        if (previous && (previous.result === 'NOT_YET_DUE' || previous.result === 'DEADLINE_DEFERRED')) {
+          failed.set(record.messageId, previous);
+          continue;
+        }
+        const elapsedMs = now() - started;
+        failed.set(
+          record.messageId,
+          recordOutcome(
+            {
+              messageId: record.messageId,
+              receiveCount,
+              processingMs: elapsedMs,
+              dbTransactionMs: elapsedMs,
+              messageAgeMs: previous?.messageAgeMs ?? 0,
+              messageType: previous?.messageType,
+              idempotencyKey: previous?.idempotencyKey,
+              aggregateId: previous?.aggregateId,
+              correlationId: previous?.correlationId,
+              traceId: previous?.traceId ?? recordTrace(record)?.traceId,
+            },
+            verdicts.retryable(
+              {
+                code: 'BATCH_COMMIT_FAILED',
+                message: `the batch transaction did not commit (${code}); every record is retried`,
+              },
+              backoffSeconds(receiveCount, backoff, random),
+            ),
+          ),
+        );
+      }
+      return { outcomes: failed, rolledBack: true, aborted: false, claimFailed };
+    }
+  }
+}
