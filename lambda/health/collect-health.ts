@@ -93,7 +93,9 @@ const age = (value: number | string | null): number | null =>
  * Runtime-neutral (the scheduled Lambda `lambda/handlers/health.ts` and `sqs-worker health` both call it) and
  * harmless to the database it watches: ONE read-only transaction on one connection, every statement bounded by
  * `statementTimeoutMs` (`set_config(…, true)`, scoped to the transaction, so nothing pins a proxied connection),
- * and only index-backed counts (COMPLETED inbox rows are not counted). `pg_locks` and `pg_stat_database` are
+ * and only index-backed counts (COMPLETED inbox rows are not counted). Lock waits are those of this database's
+ * sessions, matched through `pg_stat_activity`: a wait on a transaction id names no database in `pg_locks`, so a
+ * filter on its column would count every database's on a shared server. `pg_locks` and `pg_stat_database` are
  * readable by any role; the ages of other roles' transactions in `pg_stat_activity` need `pg_read_all_stats`
  * (the health role is granted `pg_monitor`), otherwise they read as null and count as not long-running.
  *
@@ -154,7 +156,7 @@ export async function collectHealth(
       select count(*)::int as waiting, extract(epoch from now() - min(waitstart)) * 1000 as oldest
         from pg_locks
        where not granted and pid <> pg_backend_pid()
-         and (database is null or database = (select oid from pg_database where datname = current_database()))
+         and pid in (select pid from pg_stat_activity where datname = current_database())
     `;
     const [stats] = await tx<{ deadlocks: string }[]>`
       select deadlocks::text as deadlocks from pg_stat_database where datname = current_database()

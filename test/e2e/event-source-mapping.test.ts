@@ -149,12 +149,20 @@ describe('Function: startEventSourceMapping()', () => {
     await esm.drain();
 
     // Assess
-    expect(Object.fromEntries(deliveries)).toEqual({ 'ok-1': 1, fail: 2, 'ok-2': 1 });
-    expect(reports[0]?.result).toBe('partial-failure');
-    expect(reports[0]?.deleted).toBe(2);
-    const redelivered = invocations.at(-1)?.records[0];
-    expect(redelivered?.body).toBe('fail');
-    expect(redelivered?.attributes.ApproximateReceiveCount).toBe('2');
+    // How the three are split into batches depends on the receives, and a busy machine may outlast the queue's 1 s
+    // visibility timeout before a delete: so the invariants, not the schedule. The one invocation that reported
+    // 'fail' deleted every other record of its batch and left exactly that one; nothing else was ever left.
+    expect(deliveries.get('ok-1')).toBeGreaterThanOrEqual(1);
+    expect(deliveries.get('ok-2')).toBeGreaterThanOrEqual(1);
+    expect(deliveries.get('fail')).toBeGreaterThanOrEqual(2);
+    const partial = reports.filter((report) => report.result === 'partial-failure');
+    expect(partial).toHaveLength(1);
+    expect(partial[0]?.failedMessageIds).toHaveLength(1);
+    expect(partial[0]?.deleted).toBe((partial[0]?.messageIds.length ?? 0) - 1);
+    expect(reports.every((report) => report === partial[0] || report.result === 'success')).toBe(true);
+    const failures = invocations.flatMap(({ records }) => records).filter((record) => record.body === 'fail');
+    expect(partial[0]?.failedMessageIds).toEqual([failures[0]?.messageId]);
+    expect(Number(failures.at(-1)?.attributes.ApproximateReceiveCount)).toBeGreaterThanOrEqual(2);
   });
 
   it.each([

@@ -211,6 +211,53 @@ describe('Function: collectHealth()', () => {
     expect(row?.version).toBe(2);
   });
 
+  it("counts no lock wait of another database's sessions (a transaction-id wait names no database)", async () => {
+    // Prepare: in another database of the same server, one session holds a row and a second waits for it. The
+    // waiter's ungranted lock is on the holder's transaction id, which pg_locks shows without a database.
+    const other = await createTestDatabase();
+    const caseId = `CASE-${randomUUID()}`;
+    await other.sql`insert into cases (case_id, stage, version) values (${caseId}, 'NEW', 1)`;
+    const holder = other.client({ max: 1 });
+    const waiter = other.client({ max: 1 });
+    let release = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let locked = () => {};
+    const isLocked = new Promise<void>((resolve) => {
+      locked = resolve;
+    });
+    const held = holder.begin(async (tx) => {
+      await tx`select 1 from cases where case_id = ${caseId} for update`;
+      locked();
+      await released;
+    });
+    await isLocked;
+    const waiting = waiter`select 1 from cases where case_id = ${caseId} for update`.execute();
+    const otherName = new URL(other.url).pathname.slice(1);
+    await expect
+      .poll(
+        async () =>
+          (
+            await db.sql<{ n: number }[]>`
+              select count(*)::int as n from pg_locks
+               where not granted and database is null
+                 and pid in (select pid from pg_stat_activity where datname = ${otherName})
+            `
+          )[0]?.n,
+        { timeout: 5000 },
+      )
+      .toBe(1);
+
+    // Act
+    const figures = await collectHealth(db.sql, { consumer: CONSUMER });
+    release();
+    await Promise.all([held, waiting]);
+
+    // Assess
+    expect(figures.locks).toEqual({ waiting: 0, oldestWaitMs: null });
+  });
+
   it('reports a deadlock once: the delta since the previous check', async () => {
     // Prepare
     await collectHealth(db.sql, { consumer: CONSUMER });

@@ -9,6 +9,7 @@ import {
   countBy,
   type DemoCheck,
   type DemoSummary,
+  duplicatesCheck,
   peekQueue,
   reportProgress,
   scenarioVariables,
@@ -195,11 +196,7 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
       ok: ledger.length === paymentCount,
       detail: `${ledger.length} ledger items for ${paymentCount} payments`,
     },
-    {
-      name: 'duplicates and redeliveries after a crash are no-ops',
-      ok: outcomes.DUPLICATE === byKind.duplicate + esm.deletesDropped(),
-      detail: `${outcomes.DUPLICATE ?? 0} DUPLICATE = ${byKind.duplicate} duplicates + ${esm.deletesDropped()} crashes after commit`,
-    },
+    duplicatesCheck(recorder.outcomes, { duplicates: byKind.duplicate, crashes: esm.deletesDropped() }),
     {
       name: 'out-of-order versions never roll back',
       ok: outOfOrder.every((caseId) => versions.get(caseId) === 3) && outcomes.STALE_VERSION_SKIPPED === 3,

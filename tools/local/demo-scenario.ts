@@ -12,7 +12,7 @@ import { enqueueOutbox, OUTBOX_MAX_MESSAGE_BYTES } from '../../lambda/outbox/enq
 import { connectOptions } from '../../lambda/postgres/connect-options.ts';
 import type { RoleFunction } from '../../lambda/postgres/provision-roles.ts';
 import type { Envelope, PayloadRef } from '../../lambda/worker/envelope.ts';
-import type { OutcomeResult } from '../../lambda/worker/outcome.ts';
+import type { OutcomeResult, RecordOutcome } from '../../lambda/worker/outcome.ts';
 import { type BigPayloadFigures, bigPayloadCase, formatMiB } from './big-payload-case.ts';
 import {
   buildDemoMessages,
@@ -378,6 +378,29 @@ export function accountedCheck(
 }
 
 /**
+ * The duplicates check of every demo run. A DUPLICATE on a first delivery (receive count 1) can only be a
+ * duplicate the scenario sent; every other one is a redelivery: a crash after commit (a dropped delete), or — on a
+ * busy machine — a batch that outlasted the queue's 3 s visibility timeout, which SQS delivers again as it would in
+ * AWS. So the check holds when no first delivery was wrongly a DUPLICATE and every duplicate and crash gave one; a
+ * redelivery beyond those is counted, not failed (the one-effect checks prove it applied nothing twice).
+ *
+ * @internal
+ */
+export function duplicatesCheck(
+  duplicates: readonly Pick<RecordOutcome, 'result' | 'receiveCount'>[],
+  expected: { readonly duplicates: number; readonly crashes: number },
+): DemoCheck {
+  const all = duplicates.filter((outcome) => outcome.result === 'DUPLICATE');
+  const first = all.filter((outcome) => outcome.receiveCount <= 1).length;
+  const beyond = all.length - expected.duplicates - expected.crashes;
+  return {
+    name: 'duplicates and redeliveries after a crash are no-ops',
+    ok: first <= expected.duplicates && beyond >= 0,
+    detail: `${all.length} DUPLICATE = ${expected.duplicates} duplicates + ${expected.crashes} crashes after commit${beyond > 0 ? ` + ${beyond} redelivered after the visibility timeout` : beyond < 0 ? ` − ${-beyond} missing` : ''}${first > expected.duplicates ? `; ${first - expected.duplicates} first deliveries wrongly DUPLICATE` : ''}`,
+  };
+}
+
+/**
  * Polls `predicate` every 50 ms until it holds (true) or `timeoutMs` passed (false).
  *
  * @internal
@@ -708,7 +731,6 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
       ? inbox.get(m.key)?.status !== 'COMPLETED' && !quarantinedKeys.has(m.key) && !dlqKeys.includes(m.key)
       : !quarantinedBodies.has(sha(m.body)),
   );
-  const duplicatesExpected = byKind.duplicate + esm.deletesDropped();
   const checks: DemoCheck[] = [
     accountedCheck(unaccounted, problems, total),
     {
@@ -727,11 +749,10 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
       ok: ledger?.entries === scenario.paymentIds.length && ledger?.payments === scenario.paymentIds.length,
       detail: `${ledger?.entries} entries for ${scenario.paymentIds.length} payments`,
     },
-    {
-      name: 'duplicates and redeliveries after a crash are no-ops',
-      ok: outcomes.DUPLICATE === duplicatesExpected,
-      detail: `${outcomes.DUPLICATE ?? 0} DUPLICATE = ${byKind.duplicate} duplicates + ${esm.deletesDropped()} crashes after commit`,
-    },
+    duplicatesCheck(
+      recorder.outcomes.filter((outcome) => outcome.idempotencyKey !== bigCase?.idempotencyKey),
+      { duplicates: byKind.duplicate, crashes: esm.deletesDropped() },
+    ),
     {
       name: 'out-of-order versions never roll back',
       ok:
