@@ -9,11 +9,11 @@ import { enqueueOutbox, relayOutbox } from '../../lambda/outbox/index.ts';
 import { provisionRoles, roleTimeoutsFromEnvironment } from '../../lambda/postgres/provision-roles.ts';
 import { purgeRetention } from '../../lambda/retention/purge-retention.ts';
 import { systemClock } from '../../tools/ops/clock.ts';
-import { inboxPurge } from '../../tools/ops/inbox-purge.ts';
 import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
-import { rearmInbox } from '../../tools/ops/rearm-inbox.ts';
-import { finishAudit, recordAudit } from '../../tools/ops/record-audit.ts';
 import { runOpsCommand } from '../../tools/ops/run-ops-command.ts';
+import { inboxPurge } from '../../tools/ops/stores/postgres/inbox-purge.ts';
+import { rearmInbox } from '../../tools/ops/stores/postgres/rearm-inbox.ts';
+import { finishAudit, recordAudit } from '../../tools/ops/stores/postgres/record-audit.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { seedOpsState } from '../support/ops-state.ts';
 import {

@@ -2,9 +2,9 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { capacityStore } from '../../tools/ops/capacity-store.ts';
-import { dynamoDbCapacity } from '../../tools/ops/dynamodb-capacity.ts';
 import { UsageError } from '../../tools/ops/errors.ts';
 import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
+import { dynamoDbCapacity } from '../../tools/ops/stores/dynamodb/dynamodb-capacity.ts';
 
 const CLI = fileURLToPath(new URL('../../bin/sqs-worker.js', import.meta.url));
 

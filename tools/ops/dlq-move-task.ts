@@ -6,11 +6,12 @@ import {
 } from '@aws-sdk/client-sqs';
 import type postgres from 'postgres';
 import type { SqsSender } from './collaborators.ts';
+import { currentActor } from './current-actor.ts';
 import { OperationError } from './errors.ts';
 import type { OpsOutput } from './output.ts';
 import { emit, table } from './output.ts';
 import { readQueueAttributes } from './read-queue-attributes.ts';
-import { currentActor, recordAudit } from './record-audit.ts';
+import { recordAudit } from './stores/postgres/record-audit.ts';
 
 /** A move task as `dlq move-task status` reports it. */
 export interface MoveTask {

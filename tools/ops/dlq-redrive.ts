@@ -3,14 +3,15 @@ import { DeleteMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type postgres from 'postgres';
 import type { Clock } from './clock.ts';
 import type { SqsSender } from './collaborators.ts';
+import { currentActor } from './current-actor.ts';
 import { OperationError, UsageError } from './errors.ts';
 import type { DlqEntry } from './inspect-dlq-messages.ts';
 import { inspectDlqMessages } from './inspect-dlq-messages.ts';
 import type { OpsOutput } from './output.ts';
 import { emit, table } from './output.ts';
-import { rearmInbox } from './rearm-inbox.ts';
 import { receiveBatch, releaseMessages } from './receive-batch.ts';
-import { currentActor, finishAudit, recordAudit } from './record-audit.ts';
+import { rearmInbox } from './stores/postgres/rearm-inbox.ts';
+import { finishAudit, recordAudit } from './stores/postgres/record-audit.ts';
 import { toSendAttributes } from './to-send-attributes.ts';
 
 /** Which DLQ messages a redrive moves; every given field must match. */

@@ -9,13 +9,13 @@ import { type DatabaseTarget, describeDatabaseError } from '../../lambda/postgre
 import type { Clock } from './clock.ts';
 import { systemClock } from './clock.ts';
 import { createOpsSql, createOpsSqs } from './collaborators.ts';
-import type { DynamoOpsTarget } from './dynamo-inbox-stats.ts';
 import { FailedChecksError, OpsError, UsageError } from './errors.ts';
 import type { OpsFlags, OpsSettings, RequiredSetting } from './ops-settings.ts';
 import { requireSetting, resolveOpsSettings } from './ops-settings.ts';
 import type { OpsOutput } from './output.ts';
-import { postgresOnlyError } from './postgres-only.ts';
 import { createProcessOutput } from './process-output.ts';
+import type { DynamoOpsTarget } from './stores/dynamodb/dynamo-inbox-stats.ts';
+import { postgresOnlyError } from './stores/dynamodb/unsupported-command.ts';
 
 /** What a command's action gets: settings, output, clock and lazily opened clients. */
 export interface OpsSession {

@@ -3,14 +3,14 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { CanaryStore } from './canary-store.ts';
 import type { AlarmTopicTarget } from './check-alarm-topic.ts';
 import type { BreakerTarget } from './check-breaker-closed.ts';
-import { dynamoCanaryStore } from './dynamo-canary-store.ts';
 import { UsageError } from './errors.ts';
 import type { OpsFlags, OpsSettings } from './ops-settings.ts';
-import { postgresCanaryStore } from './postgres-canary-store.ts';
 import { readStage, type StageFacts } from './read-stage.ts';
 import type { OpsSession } from './run-ops-command.ts';
 import { type SmokeDeps, type SmokeResult, smoke } from './smoke.ts';
 import { readStackOutputs, type StackReader } from './stack-outputs.ts';
+import { dynamoCanaryStore } from './stores/dynamodb/dynamo-canary-store.ts';
+import { postgresCanaryStore } from './stores/postgres/postgres-canary-store.ts';
 
 /** What `sqs-worker smoke` is run against: the stage, and its settings from flags, variables and stack outputs. */
 export interface SmokeTarget {

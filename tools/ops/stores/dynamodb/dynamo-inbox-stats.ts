@@ -3,11 +3,11 @@ import {
   INBOX_PK_PREFIX,
   QUARANTINE_PK_PREFIX,
   WORKER_SK_PREFIX,
-} from '../../lambda/stores/dynamodb/item-keys.ts';
-import type { Clock } from './clock.ts';
-import { type InboxStatsResult, renderInboxStats } from './inbox-stats.ts';
-import type { OpsOutput } from './output.ts';
-import { emit } from './output.ts';
+} from '../../../../lambda/stores/dynamodb/item-keys.ts';
+import type { Clock } from '../../clock.ts';
+import type { OpsOutput } from '../../output.ts';
+import { emit } from '../../output.ts';
+import { type InboxStatsResult, renderInboxStats } from '../../render-inbox-stats.ts';
 
 /** What the DynamoDB ops commands read: the document client and the worker's table. */
 export interface DynamoOpsTarget {

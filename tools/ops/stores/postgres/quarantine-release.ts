@@ -1,35 +1,18 @@
 import type { SendMessageCommandInput } from '@aws-sdk/client-sqs';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type postgres from 'postgres';
-import type { SqsSender } from './collaborators.ts';
-import { OperationError, OutOfOrderReleaseError } from './errors.ts';
-import type { NewerCompletedEvents } from './newer-completed-events.ts';
-import { findNewerCompletedEvents } from './newer-completed-events.ts';
-import type { OpsOutput } from './output.ts';
-import { emit } from './output.ts';
+import type { SqsSender } from '../../collaborators.ts';
+import { currentActor } from '../../current-actor.ts';
+import { OperationError, OutOfOrderReleaseError } from '../../errors.ts';
+import type { NewerCompletedEvents } from '../../newer-completed-events.ts';
+import type { OpsOutput } from '../../output.ts';
+import { emit } from '../../output.ts';
+import type { QuarantineReleaseResult } from '../../quarantine-release-result.ts';
+import { toSendAttributes } from '../../to-send-attributes.ts';
+import { findNewerCompletedEvents } from './find-newer-completed-events.ts';
 import { loadQuarantineEntry } from './quarantine-show.ts';
 import { rearmInbox } from './rearm-inbox.ts';
-import { currentActor, recordAudit } from './record-audit.ts';
-import { toSendAttributes } from './to-send-attributes.ts';
-
-/** Result of {@link quarantineRelease}. */
-export interface QuarantineReleaseResult {
-  readonly quarantineId: string;
-  readonly idempotencyKey: string | null;
-  readonly messageType: string | null;
-  readonly releasedMessageId: string;
-  readonly queueUrl: string;
-  /** Inbox status before the release (null: no row), and whether it was re-armed. */
-  readonly inboxStatusBefore: string | null;
-  readonly inboxRearmed: boolean;
-  /** The aggregate of the message (null: neither its inbox row nor its body names one, nothing was checked). */
-  readonly aggregate: NewerCompletedEvents['aggregate'];
-  /** Events of the same aggregate the consumer completed after the message was first seen (released past them only with `force`). */
-  readonly newerCompletedEvents: number;
-  /** True when `force` was given. */
-  readonly forced: boolean;
-  readonly auditId: string;
-}
+import { recordAudit } from './record-audit.ts';
 
 /**
  * `quarantine release <id>`: after a fix is deployed, re-sends a quarantined message to the source queue

@@ -1,45 +1,15 @@
 import type postgres from 'postgres';
-import { deleteCompletedInboxBatch } from '../../lambda/retention/purge-retention.ts';
-import { checkInboxRetention, RetentionWindowError } from '../../lambda/retention/retention-guard.ts';
-import type { Clock } from './clock.ts';
-import type { SqsSender } from './collaborators.ts';
-import { UsageError } from './errors.ts';
-import type { OpsOutput } from './output.ts';
-import { emit } from './output.ts';
-import { readQueueAttributes } from './read-queue-attributes.ts';
-import { currentActor, recordAudit } from './record-audit.ts';
-
-/** Options of {@link inboxPurge}. */
-export interface InboxPurgeOptions {
-  readonly consumer: string;
-  /** Delete COMPLETED rows whose completion and last sighting are older than this many seconds. */
-  readonly olderThanSeconds: number;
-  /** Source queue retention in seconds; read from the queue's MessageRetentionPeriod when not given. */
-  readonly sourceRetentionSeconds?: number;
-  /** DLQ retention in seconds; read from the DLQ's MessageRetentionPeriod when not given. */
-  readonly dlqRetentionSeconds?: number;
-  /** Needed when a retention is not given. */
-  readonly queueUrl?: string;
-  readonly dlqUrl?: string;
-  /** Rows per delete statement. @default 1000 */
-  readonly batchSize?: number;
-  /** Count what would be deleted; delete nothing. */
-  readonly dryRun?: boolean;
-  readonly actor?: string;
-}
-
-/** Result of {@link inboxPurge}. */
-export interface InboxPurgeResult {
-  readonly consumer: string;
-  readonly cutoff: string;
-  readonly olderThanSeconds: number;
-  readonly sourceRetentionSeconds: number;
-  readonly dlqRetentionSeconds: number;
-  readonly dryRun: boolean;
-  /** Rows deleted (or, in a dry run, that would be). */
-  readonly deleted: number;
-  readonly batches: number;
-}
+import { deleteCompletedInboxBatch } from '../../../../lambda/retention/purge-retention.ts';
+import { checkInboxRetention, RetentionWindowError } from '../../../../lambda/retention/retention-guard.ts';
+import type { Clock } from '../../clock.ts';
+import type { SqsSender } from '../../collaborators.ts';
+import { currentActor } from '../../current-actor.ts';
+import { UsageError } from '../../errors.ts';
+import type { InboxPurgeOptions, InboxPurgeResult } from '../../ops-store.ts';
+import type { OpsOutput } from '../../output.ts';
+import { emit } from '../../output.ts';
+import { readQueueAttributes } from '../../read-queue-attributes.ts';
+import { recordAudit } from './record-audit.ts';
 
 /**
  * `inbox purge --older-than <duration>`: deletes COMPLETED inbox rows in batches (short transactions, no long

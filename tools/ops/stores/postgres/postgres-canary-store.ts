@@ -1,5 +1,5 @@
 import type postgres from 'postgres';
-import type { CanaryCleanup, CanaryStore } from './canary-store.ts';
+import type { CanaryCleanup, CanaryStore } from '../../canary-store.ts';
 
 /**
  * The canaries' state in PostgreSQL (`worker_inbox`, `worker_quarantine`) for `sqs-worker smoke`, as the ops

@@ -1,27 +1,8 @@
 import type postgres from 'postgres';
-import type { OpsOutput } from './output.ts';
-import { emit, table } from './output.ts';
-
-/** A quarantine entry without its body. */
-export interface QuarantineListEntry {
-  readonly quarantineId: string;
-  readonly messageType: string | null;
-  readonly idempotencyKey: string | null;
-  readonly reasonCode: string;
-  readonly occurrences: number;
-  readonly firstQuarantinedAt: Date;
-  readonly lastQuarantinedAt: Date;
-  readonly releasedAt: Date | null;
-  readonly releasedMessageId: string | null;
-}
-
-/** Result of {@link quarantineList}. */
-export interface QuarantineListResult {
-  readonly consumer: string;
-  readonly entries: QuarantineListEntry[];
-  /** Entries per reason code among those listed. */
-  readonly byReason: Record<string, number>;
-}
+import type { OpsOutput } from '../../output.ts';
+import { emit } from '../../output.ts';
+import type { QuarantineListEntry, QuarantineListResult } from '../../render-quarantine-list.ts';
+import { renderQuarantineList } from '../../render-quarantine-list.ts';
 
 /**
  * `quarantine list`: quarantined messages of a consumer, newest first, without bodies. By default only
@@ -49,27 +30,4 @@ export async function quarantineList(
   const result: QuarantineListResult = { consumer: options.consumer, entries: [...entries], byReason };
   emit(out, result, () => renderQuarantineList(result, options.includeReleased === true));
   return result;
-}
-
-/**
- * The table of `quarantine list` (no bodies), shared by both stores.
- *
- * @internal
- */
-export function renderQuarantineList(result: QuarantineListResult, includeReleased: boolean): string {
-  const { entries } = result;
-  return entries.length === 0
-    ? `No ${includeReleased ? '' : 'unreleased '}quarantine entries for consumer ${result.consumer}.`
-    : table(
-        ['id', 'messageType', 'idempotency key', 'reason', 'occurrences', 'last quarantined', 'released at'],
-        entries.map((e) => [
-          e.quarantineId,
-          e.messageType,
-          e.idempotencyKey,
-          e.reasonCode,
-          e.occurrences,
-          e.lastQuarantinedAt,
-          e.releasedAt,
-        ]),
-      );
 }

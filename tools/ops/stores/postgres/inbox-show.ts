@@ -1,7 +1,7 @@
 import type postgres from 'postgres';
-import { OperationError } from './errors.ts';
-import type { OpsOutput } from './output.ts';
-import { emit, formatCell, recordTable, table } from './output.ts';
+import { OperationError } from '../../errors.ts';
+import type { OpsOutput } from '../../output.ts';
+import { emit, formatCell, recordTable, table } from '../../output.ts';
 
 /** An inbox row as `inbox show` reports it (no payload: the inbox stores none). */
 export interface InboxRow {

@@ -1,15 +1,9 @@
 import type postgres from 'postgres';
-import { collectHealth, type HealthFigures } from '../../lambda/health/collect-health.ts';
-import { UsageError } from './errors.ts';
-import type { OpsOutput } from './output.ts';
-import { emit, table } from './output.ts';
-
-/** Options of {@link health}. */
-export interface HealthOptions {
-  readonly consumer: string;
-  /** A transaction on the toolkit's tables older than this counts as long-running. @default 30000 */
-  readonly longTransactionMs?: number;
-}
+import { collectHealth, type HealthFigures } from '../../../../lambda/health/collect-health.ts';
+import { UsageError } from '../../errors.ts';
+import type { HealthOptions } from '../../ops-store.ts';
+import type { OpsOutput } from '../../output.ts';
+import { emit, table } from '../../output.ts';
 
 const ms = (value: number | null): string => (value === null ? '-' : `${(value / 1000).toFixed(1)} s`);
 

@@ -1,9 +1,9 @@
 import { GetCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
-import { INBOX_PK_PREFIX, inboxKey, WORKER_SK_PREFIX } from '../../lambda/stores/dynamodb/item-keys.ts';
-import { decodeMessage } from './decode-message.ts';
+import { INBOX_PK_PREFIX, inboxKey, WORKER_SK_PREFIX } from '../../../../lambda/stores/dynamodb/item-keys.ts';
+import { decodeMessage } from '../../decode-message.ts';
+import type { NewerCompletedEvent, NewerCompletedEvents } from '../../newer-completed-events.ts';
+import type { QuarantineEntry } from '../../render-quarantine-entry.ts';
 import type { DynamoOpsTarget } from './dynamo-inbox-stats.ts';
-import type { NewerCompletedEvent, NewerCompletedEvents } from './newer-completed-events.ts';
-import type { QuarantineEntry } from './quarantine-show.ts';
 
 /**
  * The aggregate type named when the aggregate comes from an inbox item without `aggregateType` (an item written

@@ -1,4 +1,4 @@
-import { UsageError } from './errors.ts';
+import { UsageError } from '../../errors.ts';
 
 /** What to use instead of a PostgreSQL-only command when the worker's store is DynamoDB. */
 const DYNAMODB_ALTERNATIVES: Readonly<Record<string, string>> = {

@@ -1,9 +1,13 @@
 import { GetCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
-import { inboxKey, QUARANTINE_PK_PREFIX, WORKER_SK_PREFIX } from '../../lambda/stores/dynamodb/item-keys.ts';
+import {
+  inboxKey,
+  QUARANTINE_PK_PREFIX,
+  WORKER_SK_PREFIX,
+} from '../../../../lambda/stores/dynamodb/item-keys.ts';
+import { OperationError } from '../../errors.ts';
+import type { OpsOutput } from '../../output.ts';
+import { type Cell, emit, recordTable, table } from '../../output.ts';
 import type { DynamoOpsTarget } from './dynamo-inbox-stats.ts';
-import { OperationError } from './errors.ts';
-import type { OpsOutput } from './output.ts';
-import { type Cell, emit, recordTable, table } from './output.ts';
 
 /** A quarantine item as `inbox show` lists it (no body). */
 export interface DynamoQuarantineSummary {

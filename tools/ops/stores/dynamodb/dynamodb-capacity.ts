@@ -2,11 +2,11 @@ import {
   type DynamoDbCapacityInputs,
   type DynamoDbCapacityResult,
   safeDynamoDbConcurrency,
-} from '../../lib/dynamodb-capacity.ts';
-import { capacityLines } from './capacity.ts';
-import { UsageError } from './errors.ts';
-import type { OpsOutput } from './output.ts';
-import { emit } from './output.ts';
+} from '../../../../lib/dynamodb-capacity.ts';
+import { capacityLines } from '../../capacity-lines.ts';
+import { UsageError } from '../../errors.ts';
+import type { OpsOutput } from '../../output.ts';
+import { emit } from '../../output.ts';
 
 /** Flags of the formula's inputs, for messages that name what the operator typed. */
 const FLAGS: Record<string, string> = {

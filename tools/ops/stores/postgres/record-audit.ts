@@ -1,30 +1,6 @@
-import { userInfo } from 'node:os';
 import type postgres from 'postgres';
-
-/** One operator action for `ops_audit`. */
-export interface AuditEntry {
-  readonly action: string;
-  readonly outcome: 'STARTED' | 'DONE' | 'FAILED';
-  readonly consumer?: string;
-  readonly sourceQueue?: string;
-  readonly targetQueue?: string;
-  readonly sqsMessageId?: string;
-  readonly newMessageId?: string;
-  readonly idempotencyKey?: string;
-  readonly messageType?: string;
-  /** Metadata only (codes, counts, options); never a payload. */
-  readonly detail?: Record<string, unknown>;
-}
-
-/** Who runs the command: `SQS_WORKER_ACTOR`, else the OS user. */
-export function currentActor(env: Record<string, string | undefined> = process.env): string {
-  if (env.SQS_WORKER_ACTOR) return env.SQS_WORKER_ACTOR.slice(0, 200);
-  try {
-    return userInfo().username.slice(0, 200);
-  } catch {
-    return 'unknown';
-  }
-}
+import { currentActor } from '../../current-actor.ts';
+import type { AuditEntry } from '../../ops-store.ts';
 
 /** Inserts an audit row and returns its id. */
 export async function recordAudit(

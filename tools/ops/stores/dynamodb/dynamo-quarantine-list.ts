@@ -1,14 +1,14 @@
 import { paginateScan } from '@aws-sdk/lib-dynamodb';
-import { QUARANTINE_PK_PREFIX, WORKER_SK_PREFIX } from '../../lambda/stores/dynamodb/item-keys.ts';
-import type { DynamoOpsTarget } from './dynamo-inbox-stats.ts';
-import { toDynamoQuarantineEntry } from './dynamo-quarantine-entry.ts';
-import type { OpsOutput } from './output.ts';
-import { emit } from './output.ts';
+import { QUARANTINE_PK_PREFIX, WORKER_SK_PREFIX } from '../../../../lambda/stores/dynamodb/item-keys.ts';
+import type { OpsOutput } from '../../output.ts';
+import { emit } from '../../output.ts';
 import {
   type QuarantineListEntry,
   type QuarantineListResult,
   renderQuarantineList,
-} from './quarantine-list.ts';
+} from '../../render-quarantine-list.ts';
+import type { DynamoOpsTarget } from './dynamo-inbox-stats.ts';
+import { toDynamoQuarantineEntry } from './dynamo-quarantine-entry.ts';
 
 /** The attributes `quarantine list` reads: never `body`, nor the attributes that may carry payload values. */
 const LISTED = [

@@ -1,4 +1,4 @@
-import type { QuarantineEntry } from './quarantine-show.ts';
+import type { QuarantineEntry } from '../../render-quarantine-entry.ts';
 
 /**
  * An operator's hold on a quarantine item while `quarantine release --store dynamodb` sends it.

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { inboxKey, quarantineKey } from '../../lambda/stores/dynamodb/item-keys.ts';
-import type { CanaryCleanup, CanaryStore } from './canary-store.ts';
+import { inboxKey, quarantineKey } from '../../../../lambda/stores/dynamodb/item-keys.ts';
+import type { CanaryCleanup, CanaryStore } from '../../canary-store.ts';
 import type { DynamoOpsTarget } from './dynamo-inbox-stats.ts';
 
 /**

@@ -1,8 +1,9 @@
-import type { CapacityInputs, CapacityResult } from '../../lib/capacity.ts';
-import { safeWorkerConcurrency } from '../../lib/capacity.ts';
-import { UsageError } from './errors.ts';
-import type { OpsOutput } from './output.ts';
-import { emit, table } from './output.ts';
+import type { CapacityInputs, CapacityResult } from '../../../../lib/capacity.ts';
+import { safeWorkerConcurrency } from '../../../../lib/capacity.ts';
+import { capacityLines } from '../../capacity-lines.ts';
+import { UsageError } from '../../errors.ts';
+import type { OpsOutput } from '../../output.ts';
+import { emit } from '../../output.ts';
 
 /** Inputs of `sqs-worker capacity`, as the operator gives them. */
 export interface CapacityCommandInputs extends Omit<CapacityInputs, 'dbAvailableConnections'> {
@@ -58,27 +59,4 @@ export function capacity(deps: { out: OpsOutput }, inputs: CapacityCommandInputs
     ].join('\n'),
   );
   return result;
-}
-
-/**
- * The terms of a capacity result as a table, the binding one marked, and the safe concurrency: the lines both
- * stores' `capacity` print.
- *
- * @internal
- */
-export function capacityLines(
-  result: Pick<CapacityResult, 'terms' | 'binding' | 'safeConcurrency'>,
-): string[] {
-  return [
-    table(
-      ['term', 'value', 'formula', ''],
-      result.terms.map((t) => [
-        t.term,
-        Number(t.value.toFixed(2)),
-        t.formula,
-        t.term === result.binding ? '← binding' : ' ',
-      ]),
-    ),
-    `Safe worker concurrency: ${result.safeConcurrency} (binding: ${result.binding}).`,
-  ];
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { AUDIT_PK_PREFIX, WORKER_SK_PREFIX } from '../../lambda/stores/dynamodb/item-keys.ts';
-import type { AuditEntry } from './record-audit.ts';
+import { AUDIT_PK_PREFIX, WORKER_SK_PREFIX } from '../../../../lambda/stores/dynamodb/item-keys.ts';
+import type { AuditEntry } from '../../ops-store.ts';
 
 /**
  * The DynamoDB store's `ops_audit` row: an item `PK = AUDIT#<auditId>`, `SK = WORKER#<consumer>` (no `ttl`: kept),

@@ -3,14 +3,14 @@ import {
   QUARANTINE_PK_PREFIX,
   quarantineKey,
   WORKER_SK_PREFIX,
-} from '../../lambda/stores/dynamodb/item-keys.ts';
+} from '../../../../lambda/stores/dynamodb/item-keys.ts';
+import { OperationError } from '../../errors.ts';
+import type { OpsOutput } from '../../output.ts';
+import { emit } from '../../output.ts';
+import { newerEventsFields, renderQuarantineEntry } from '../../render-quarantine-entry.ts';
 import type { DynamoOpsTarget } from './dynamo-inbox-stats.ts';
 import { ANY_AGGREGATE_TYPE, findDynamoNewerCompletedEvents } from './dynamo-newer-completed-events.ts';
 import { type DynamoQuarantineEntry, toDynamoQuarantineEntry } from './dynamo-quarantine-entry.ts';
-import { OperationError } from './errors.ts';
-import type { OpsOutput } from './output.ts';
-import { emit } from './output.ts';
-import { newerEventsFields, renderQuarantineEntry } from './quarantine-show.ts';
 
 /** Result of {@link dynamoQuarantineShow}: the entry and what a release would re-send it after. */
 export interface DynamoQuarantineShowResult extends DynamoQuarantineEntry {
