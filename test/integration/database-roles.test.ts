@@ -379,7 +379,11 @@ describe('Function: runOpsCommand() — as the wrong database user', () => {
     const exitCode = await runOpsCommand(
       'inbox purge',
       { databaseUrl: url.toString() },
-      (session) => recordAudit(session.sql(), { action: 'inbox_purge', outcome: 'DONE' }),
+      (session) => {
+        const audit = session.store.auditTrail();
+        if (!audit) throw new Error('the PostgreSQL store of a configured database keeps an audit trail');
+        return audit.record({ action: 'inbox_purge', outcome: 'DONE' });
+      },
       { stdout: new PassThrough(), stderr },
     );
 

@@ -123,10 +123,7 @@ describe('Function: runOpsCommand() with WORKER_STORE=dynamodb', () => {
       'inbox stats',
       { json: true },
       (session) =>
-        dynamoInboxStats(
-          { dynamo: session.dynamo(), out: session.out, clock: session.clock },
-          { consumer: 'case-worker' },
-        ),
+        session.store.inboxStats({ out: session.out, clock: session.clock }, { consumer: 'case-worker' }),
       { env: { AWS_REGION: 'us-east-1', ...env }, stdout, stderr },
     );
     return { code, printed, noted };

@@ -9,6 +9,7 @@ import type { CapacityInputs, CapacityResult } from '../../lib/capacity.ts';
 import type { CanaryStore } from './canary-store.ts';
 import type { Clock } from './clock.ts';
 import type { SqsSender } from './collaborators.ts';
+import type { UsageError } from './errors.ts';
 import type { OpsOutput } from './output.ts';
 import type { QuarantineReleaseResult } from './quarantine-release-result.ts';
 import type { InboxStatsResult } from './render-inbox-stats.ts';
@@ -28,14 +29,20 @@ export type StoreKind = 'postgres' | 'dynamodb';
  *   happened.
  *
  * A store that cannot do a command (the DynamoDB store has no `health`, `inbox purge`, `dlq peek` or `dlq redrive`)
- * says so once, in the store: the member throws a `UsageError` (exit 2) naming the command, the store and what to use
- * instead. Clients open on first use: a command that never reads the store needs none of its settings.
+ * says so once, in the store: {@link OpsStore.refusal} names the command, the store and what to use instead, and
+ * `runOpsCommand` asks it before the command runs; the member itself throws the same refusal when called from a
+ * script. Clients open on first use: a command that never reads the store needs none of its settings.
  *
  * A third store is a folder under `tools/ops/stores/` whose index gives a function returning one of these, and a
  * line in `open-ops-store.ts`.
  */
 export interface OpsStore {
   readonly kind: StoreKind;
+  /**
+   * The refusal of a command this store cannot do (`sqs-worker <command>`, as `dlq redrive`): a UsageError (exit 2)
+   * naming the command, the store and what to use instead; undefined when the store can do it.
+   */
+  refusal(command: string): UsageError | undefined;
 
   /**
    * `inbox show <key>`: the inbox entry of one idempotency key, its quarantine entries (and on PostgreSQL the operator

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { inboxKey, quarantineKey } from '../../../../lambda/stores/dynamodb/item-keys.ts';
 import type { CanaryCleanup, CanaryStore } from '../../canary-store.ts';
-import type { DynamoOpsTarget } from './dynamo-inbox-stats.ts';
+import type { DynamoOpsTarget } from './dynamo-ops-table.ts';
 
 /**
  * The canaries' state in the DynamoDB store's table for `sqs-worker smoke`: the inbox items `IDEMP#<key>` and the

@@ -7,7 +7,7 @@ import {
 import { OperationError } from '../../errors.ts';
 import type { OpsOutput } from '../../output.ts';
 import { type Cell, emit, recordTable, table } from '../../output.ts';
-import type { DynamoOpsTarget } from './dynamo-inbox-stats.ts';
+import type { DynamoOpsTarget } from './dynamo-ops-table.ts';
 
 /** A quarantine item as `inbox show` lists it (no body). */
 export interface DynamoQuarantineSummary {

@@ -1,4 +1,4 @@
-import { type DynamoDBDocumentClient, paginateScan } from '@aws-sdk/lib-dynamodb';
+import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import {
   INBOX_PK_PREFIX,
   QUARANTINE_PK_PREFIX,
@@ -8,12 +8,7 @@ import type { Clock } from '../../clock.ts';
 import type { OpsOutput } from '../../output.ts';
 import { emit } from '../../output.ts';
 import { type InboxStatsResult, renderInboxStats } from '../../render-inbox-stats.ts';
-
-/** What the DynamoDB ops commands read: the document client and the worker's table. */
-export interface DynamoOpsTarget {
-  readonly doc: DynamoDBDocumentClient;
-  readonly tableName: string;
-}
+import type { DynamoOpsTarget } from './dynamo-ops-table.ts';
 
 const STATUSES = ['PROCESSING', 'COMPLETED', 'FAILED_RETRYABLE', 'FAILED_TERMINAL'] as const;
 

@@ -3,7 +3,7 @@ import { INBOX_PK_PREFIX, inboxKey, WORKER_SK_PREFIX } from '../../../../lambda/
 import { decodeMessage } from '../../decode-message.ts';
 import type { NewerCompletedEvent, NewerCompletedEvents } from '../../newer-completed-events.ts';
 import type { QuarantineEntry } from '../../render-quarantine-entry.ts';
-import type { DynamoOpsTarget } from './dynamo-inbox-stats.ts';
+import type { DynamoOpsTarget } from './dynamo-ops-table.ts';
 
 /**
  * The aggregate type named when the aggregate comes from an inbox item without `aggregateType` (an item written

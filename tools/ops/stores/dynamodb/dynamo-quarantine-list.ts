@@ -7,7 +7,7 @@ import {
   type QuarantineListResult,
   renderQuarantineList,
 } from '../../render-quarantine-list.ts';
-import type { DynamoOpsTarget } from './dynamo-inbox-stats.ts';
+import type { DynamoOpsTarget } from './dynamo-ops-table.ts';
 import { toDynamoQuarantineEntry } from './dynamo-quarantine-entry.ts';
 
 /** The attributes `quarantine list` reads: never `body`, nor the attributes that may carry payload values. */

@@ -15,8 +15,8 @@ import { emit } from '../../output.ts';
 import type { QuarantineReleaseResult } from '../../quarantine-release-result.ts';
 import { toSendAttributes } from '../../to-send-attributes.ts';
 import { dynamoAuditItem } from './dynamo-audit-item.ts';
-import type { DynamoOpsTarget } from './dynamo-inbox-stats.ts';
 import { ANY_AGGREGATE_TYPE, findDynamoNewerCompletedEvents } from './dynamo-newer-completed-events.ts';
+import type { DynamoOpsTarget } from './dynamo-ops-table.ts';
 import type { DynamoQuarantineEntry, ReleaseClaim } from './dynamo-quarantine-entry.ts';
 import { loadDynamoQuarantineEntry } from './dynamo-quarantine-show.ts';
 

@@ -8,8 +8,8 @@ import { OperationError } from '../../errors.ts';
 import type { OpsOutput } from '../../output.ts';
 import { emit } from '../../output.ts';
 import { newerEventsFields, renderQuarantineEntry } from '../../render-quarantine-entry.ts';
-import type { DynamoOpsTarget } from './dynamo-inbox-stats.ts';
 import { ANY_AGGREGATE_TYPE, findDynamoNewerCompletedEvents } from './dynamo-newer-completed-events.ts';
+import type { DynamoOpsTarget } from './dynamo-ops-table.ts';
 import { type DynamoQuarantineEntry, toDynamoQuarantineEntry } from './dynamo-quarantine-entry.ts';
 
 /** Result of {@link dynamoQuarantineShow}: the entry and what a release would re-send it after. */

@@ -5,8 +5,10 @@ import {
 } from '../../../../lib/dynamodb-capacity.ts';
 import { capacityLines } from '../../capacity-lines.ts';
 import { UsageError } from '../../errors.ts';
+import type { CapacityInput } from '../../ops-store.ts';
 import type { OpsOutput } from '../../output.ts';
 import { emit } from '../../output.ts';
+import { parseOptionalPositive } from '../../parse-options.ts';
 
 /** Flags of the formula's inputs, for messages that name what the operator typed. */
 const FLAGS: Record<string, string> = {
@@ -52,4 +54,31 @@ export function dynamoDbCapacity(
     ].join('\n'),
   );
   return result;
+}
+
+/**
+ * `capacity --store dynamodb` from its flags as given: `--max-write-units-per-second`, `--transact-items-per-message`,
+ * `--item-size-kb`, `--record-latency-ms`, `--record-concurrency` (each with the formula's default when absent).
+ *
+ * @throws UsageError (exit 2) naming a flag whose value is not a positive number, or out of the formula's range.
+ */
+export function dynamoDbCapacityFromFlags(
+  deps: { out: OpsOutput },
+  input: CapacityInput,
+): DynamoDbCapacityResult {
+  const { flags, shared } = input;
+  return dynamoDbCapacity(deps, {
+    maxWriteUnitsPerSecond: parseOptionalPositive(
+      flags.maxWriteUnitsPerSecond,
+      '--max-write-units-per-second',
+    ),
+    transactItemsPerMessage: parseOptionalPositive(
+      flags.transactItemsPerMessage,
+      '--transact-items-per-message',
+    ),
+    itemSizeKb: parseOptionalPositive(flags.itemSizeKb, '--item-size-kb'),
+    recordLatencyMs: parseOptionalPositive(flags.recordLatencyMs, '--record-latency-ms'),
+    recordConcurrency: parseOptionalPositive(flags.recordConcurrency, '--record-concurrency'),
+    ...shared,
+  });
 }

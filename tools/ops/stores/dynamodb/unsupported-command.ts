@@ -1,6 +1,6 @@
 import { UsageError } from '../../errors.ts';
 
-/** What to use instead of a PostgreSQL-only command when the worker's store is DynamoDB. */
+/** What to use instead of each command the DynamoDB store cannot do. */
 const DYNAMODB_ALTERNATIVES: Readonly<Record<string, string>> = {
   health:
     'For the DynamoDB store, "sqs-worker inbox stats --store dynamodb" shows unfinished inbox items and open ' +
@@ -17,13 +17,20 @@ const DYNAMODB_ALTERNATIVES: Readonly<Record<string, string>> = {
 };
 
 /**
- * The error of a command that reads PostgreSQL tables when the store setting (`--store` / `WORKER_STORE`) is
- * `dynamodb`: it names the command, the store and what to use instead (exit 2), rather than failing on a database
- * connection.
+ * The commands the DynamoDB store cannot do (they read PostgreSQL tables).
  *
  * @internal
  */
-export function postgresOnlyError(command: string): UsageError {
+export const UNSUPPORTED_COMMANDS: readonly string[] = Object.keys(DYNAMODB_ALTERNATIVES);
+
+/**
+ * The refusal of a command the DynamoDB store cannot do (it reads PostgreSQL tables: `health`, `inbox purge`, `dlq
+ * peek`, `dlq redrive`), given when the store setting (`--store` / `WORKER_STORE`) is `dynamodb`: it names the
+ * command, the store and what to use instead (exit 2), before anything is read or sent.
+ *
+ * @internal
+ */
+export function unsupportedCommand(command: string): UsageError {
   return new UsageError(
     `"sqs-worker ${command}" reads the PostgreSQL store and is not available with --store dynamodb / ` +
       `WORKER_STORE=dynamodb. ${DYNAMODB_ALTERNATIVES[command] ?? 'With the DynamoDB store use "inbox show|stats" and "quarantine list|show|release" with --store dynamodb.'} ` +

@@ -2,8 +2,10 @@ import type { CapacityInputs, CapacityResult } from '../../../../lib/capacity.ts
 import { safeWorkerConcurrency } from '../../../../lib/capacity.ts';
 import { capacityLines } from '../../capacity-lines.ts';
 import { UsageError } from '../../errors.ts';
+import type { CapacityInput } from '../../ops-store.ts';
 import type { OpsOutput } from '../../output.ts';
 import { emit } from '../../output.ts';
+import { optionText, parseCount, parseOptionalPositive } from '../../parse-options.ts';
 
 /** Inputs of `sqs-worker capacity`, as the operator gives them. */
 export interface CapacityCommandInputs extends Omit<CapacityInputs, 'dbAvailableConnections'> {
@@ -59,4 +61,26 @@ export function capacity(deps: { out: OpsOutput }, inputs: CapacityCommandInputs
     ].join('\n'),
   );
   return result;
+}
+
+/**
+ * `capacity --store postgres` from its flags as given: `--db-max-connections` (required), `--db-reserved-connections`
+ * (default 10), `--connections-per-worker`, `--db-write-iops-budget` with `--write-iops-per-message`.
+ *
+ * @throws UsageError (exit 2) naming a flag whose value is not a number in its range.
+ */
+export function capacityFromFlags(deps: { out: OpsOutput }, input: CapacityInput): CapacityCommandResult {
+  const { flags, shared } = input;
+  return capacity(deps, {
+    dbMaxConnections: parseCount(optionText(flags.dbMaxConnections) ?? '', '--db-max-connections'),
+    dbReservedConnections: parseCount(
+      optionText(flags.dbReservedConnections) ?? '10',
+      '--db-reserved-connections',
+      0,
+    ),
+    connectionsPerWorker: parseOptionalPositive(flags.connectionsPerWorker, '--connections-per-worker'),
+    dbWriteIopsBudget: parseOptionalPositive(flags.dbWriteIopsBudget, '--db-write-iops-budget'),
+    writeIopsPerMessage: parseOptionalPositive(flags.writeIopsPerMessage, '--write-iops-per-message'),
+    ...shared,
+  });
 }

@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
 import { currentActor } from '../../current-actor.ts';
-import type { AuditEntry } from '../../ops-store.ts';
+import type { AuditEntry, AuditTrail } from '../../ops-store.ts';
 
 /** Inserts an audit row and returns its id. */
 export async function recordAudit(
@@ -37,4 +37,12 @@ export async function finishAudit(
         finished_at = now()
     where audit_id = ${auditId}
   `;
+}
+
+/** The audit trail of {@link recordAudit} and {@link finishAudit} on `sql`. */
+export function postgresAuditTrail(sql: postgres.Sql): AuditTrail {
+  return {
+    record: (entry, actor) => recordAudit(sql, entry, actor),
+    finish: (auditId, result) => finishAudit(sql, auditId, result),
+  };
 }
