@@ -1,9 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import type { SendMessageCommandInput } from '@aws-sdk/client-sqs';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { GetCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { inboxKey, quarantineKey } from '../../../../lambda/stores/dynamodb/item-keys.ts';
 import type { Clock } from '../../clock.ts';
 import { systemClock } from '../../clock.ts';
 import type { SqsSender } from '../../collaborators.ts';
@@ -17,25 +13,15 @@ import { toSendAttributes } from '../../to-send-attributes.ts';
 import { dynamoAuditItem } from './dynamo-audit-item.ts';
 import { ANY_AGGREGATE_TYPE, findDynamoNewerCompletedEvents } from './dynamo-newer-completed-events.ts';
 import type { DynamoOpsTarget } from './dynamo-ops-table.ts';
-import type { DynamoQuarantineEntry, ReleaseClaim } from './dynamo-quarantine-entry.ts';
+import type { DynamoQuarantineEntry } from './dynamo-quarantine-entry.ts';
 import { loadDynamoQuarantineEntry } from './dynamo-quarantine-show.ts';
-
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
-
-/**
- * How long a release may hold an item before another operator may take it (its command died).
- *
- * @internal
- */
-export const RELEASE_CLAIM_MS = 120_000;
-
-/** The inbox item as the release found it, when it re-arms it. */
-interface InboxBefore {
-  readonly status: string;
-  readonly attempts: number;
-  readonly leaseToken: string;
-  readonly failureCode: string | null;
-}
+import {
+  claimForRelease,
+  type HeldRelease,
+  markReleased,
+  readInbox,
+  undoClaim,
+} from './dynamo-release-claim.ts';
 
 /*
  * A release on a timeline (one quarantine item; DynamoDB has no row lock to hold across the send):
@@ -50,7 +36,7 @@ interface InboxBefore {
  *
  * Two operators: one claim wins, the other is refused before sending. A release that dies after the send leaves the
  * claim to expire; releasing again re-sends, and the inbox makes the second copy a no-op (as on PostgreSQL when the
- * commit fails after the send).
+ * commit fails after the send). The two transactions and the undo are in dynamo-release-claim.ts.
  */
 
 /**
@@ -100,71 +86,8 @@ export async function dynamoQuarantineRelease(
     inbox !== null &&
     (inbox.status === 'FAILED_TERMINAL' || inbox.status === 'FAILED_RETRYABLE') &&
     inbox.failureCode !== 'IDEMPOTENCY_HASH_MISMATCH';
-  const token = randomUUID();
-  const claimedAt = clock.now();
-  const claim: ReleaseClaim = {
-    token,
-    actor,
-    at: claimedAt.toISOString(),
-    expiresAt: claimedAt.getTime() + RELEASE_CLAIM_MS,
-  };
-  const qKey = quarantineKey(entry.consumer, entry.bodyHash);
-  const iKey = entry.idempotencyKey ? inboxKey(entry.consumer, entry.idempotencyKey) : undefined;
-  const claimWrites: TransactItem[] = [
-    {
-      Update: {
-        TableName: dynamo.tableName,
-        Key: qKey,
-        UpdateExpression: 'SET #claim = :claim',
-        ConditionExpression:
-          'attribute_exists(PK) AND attribute_not_exists(releasedAt) AND lastQuarantinedAt = :last AND ' +
-          '(attribute_not_exists(#claim) OR #claim.expiresAt < :now)',
-        ExpressionAttributeNames: { '#claim': 'releaseClaim' },
-        ExpressionAttributeValues: {
-          ':claim': claim,
-          ':last': entry.lastQuarantinedAt.toISOString(),
-          ':now': claimedAt.getTime(),
-        },
-      },
-    },
-  ];
-  if (rearm && inbox && iKey) {
-    claimWrites.push({
-      Update: {
-        TableName: dynamo.tableName,
-        Key: iKey,
-        UpdateExpression: 'SET #status = :retryable, attempts = :zero',
-        ConditionExpression: '#status = :before AND leaseToken = :lease',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':retryable': 'FAILED_RETRYABLE',
-          ':zero': 0,
-          ':before': inbox.status,
-          ':lease': inbox.leaseToken,
-        },
-      },
-    });
-  }
-  try {
-    await dynamo.doc.send(new TransactWriteCommand({ TransactItems: claimWrites }));
-  } catch (error) {
-    throw claimFailure(error, id);
-  }
-
-  let releasedMessageId: string;
-  try {
-    releasedMessageId = (await sqs.send(new SendMessageCommand(input))).MessageId ?? '';
-  } catch (error) {
-    const undone = await undoClaim(dynamo, { qKey, iKey, token, inbox: rearm ? inbox : null });
-    throw new OperationError(
-      `SendMessage to ${options.queueUrl} failed for quarantine item ${id}: ${(error as Error).message}. Nothing was sent; ` +
-        (undone
-          ? 'the claim and the inbox re-arm were undone. '
-          : `undoing the claim failed too: it ends at ${new Date(claim.expiresAt).toISOString()}, release again after that. `) +
-        'Check the queue URL and sqs:SendMessage permission.',
-      { cause: error },
-    );
-  }
+  const held = await claimForRelease(dynamo, { entry, rearm: rearm ? inbox : null, actor, now: clock.now() });
+  const releasedMessageId = await send(dynamo, sqs, held, input);
 
   const at = clock.now();
   const audit = dynamoAuditItem(
@@ -190,38 +113,9 @@ export async function dynamoQuarantineRelease(
     at,
   );
   try {
-    await dynamo.doc.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: dynamo.tableName,
-              Key: qKey,
-              UpdateExpression:
-                'SET releasedAt = :at, releasedMessageId = :mid, releasedBy = :actor REMOVE #claim',
-              ConditionExpression: '#claim.#token = :token AND lastQuarantinedAt = :last',
-              ExpressionAttributeNames: { '#claim': 'releaseClaim', '#token': 'token' },
-              ExpressionAttributeValues: {
-                ':at': at.toISOString(),
-                ':mid': releasedMessageId,
-                ':actor': actor,
-                ':token': token,
-                ':last': entry.lastQuarantinedAt.toISOString(),
-              },
-            },
-          },
-          {
-            Put: {
-              TableName: dynamo.tableName,
-              Item: audit.item,
-              ConditionExpression: 'attribute_not_exists(PK)',
-            },
-          },
-        ],
-      }),
-    );
+    await markReleased(dynamo, held, { at, releasedMessageId, actor, auditItem: audit.item });
   } catch (error) {
-    await undoClaim(dynamo, { qKey, token, inbox: null });
+    await undoClaim(dynamo, held, { restoreInbox: false });
     throw new OperationError(
       `Quarantine item ${id} was sent to ${options.queueUrl} as message ${releasedMessageId} but not marked released: ` +
         `${(error as Error).message}. It was quarantined again meanwhile or its claim ran out (a copy of the message ` +
@@ -243,26 +137,51 @@ export async function dynamoQuarantineRelease(
     forced,
     auditId: audit.auditId,
   };
-  emit(out, result, () =>
-    [
-      `Released quarantine item ${id} (${result.messageType ?? 'unknown type'}, key ${result.idempotencyKey ?? '-'}) ` +
-        `to ${result.queueUrl} as message ${result.releasedMessageId}.`,
-      result.inboxRearmed
-        ? `Inbox item re-armed (was ${result.inboxStatusBefore}): the worker will process it again.`
-        : `Inbox item: ${result.inboxStatusBefore ?? 'none'} (unchanged).`,
-      ...(result.newerCompletedEvents > 0
-        ? [
-            `Forced: ${result.newerCompletedEvents} newer event(s) of aggregate id "${result.aggregate?.id}" had ` +
-              'completed; this older event is applied after them. Check the aggregate afterwards.',
-          ]
-        : []),
-      ...(result.aggregate === null
-        ? ['Not checked for newer events: neither the body nor an inbox item names its aggregate.']
-        : []),
-      `Follow it with "sqs-worker inbox show ${result.idempotencyKey ?? '<key>'} --store dynamodb".`,
-    ].join('\n'),
-  );
+  emit(out, result, () => renderRelease(result));
   return result;
+}
+
+/** Sends the claimed item; a failed send undoes the claim and the inbox re-arm ("nothing was sent"). */
+async function send(
+  dynamo: DynamoOpsTarget,
+  sqs: SqsSender,
+  held: HeldRelease,
+  input: SendMessageCommandInput,
+): Promise<string> {
+  try {
+    return (await sqs.send(new SendMessageCommand(input))).MessageId ?? '';
+  } catch (error) {
+    const undone = await undoClaim(dynamo, held, { restoreInbox: true });
+    throw new OperationError(
+      `SendMessage to ${input.QueueUrl} failed for quarantine item ${held.entry.quarantineId}: ${(error as Error).message}. Nothing was sent; ` +
+        (undone
+          ? 'the claim and the inbox re-arm were undone. '
+          : `undoing the claim failed too: it ends at ${new Date(held.claim.expiresAt).toISOString()}, release again after that. `) +
+        'Check the queue URL and sqs:SendMessage permission.',
+      { cause: error },
+    );
+  }
+}
+
+function renderRelease(result: QuarantineReleaseResult): string {
+  const id = result.quarantineId;
+  return [
+    `Released quarantine item ${id} (${result.messageType ?? 'unknown type'}, key ${result.idempotencyKey ?? '-'}) ` +
+      `to ${result.queueUrl} as message ${result.releasedMessageId}.`,
+    result.inboxRearmed
+      ? `Inbox item re-armed (was ${result.inboxStatusBefore}): the worker will process it again.`
+      : `Inbox item: ${result.inboxStatusBefore ?? 'none'} (unchanged).`,
+    ...(result.newerCompletedEvents > 0
+      ? [
+          `Forced: ${result.newerCompletedEvents} newer event(s) of aggregate id "${result.aggregate?.id}" had ` +
+            'completed; this older event is applied after them. Check the aggregate afterwards.',
+        ]
+      : []),
+    ...(result.aggregate === null
+      ? ['Not checked for newer events: neither the body nor an inbox item names its aggregate.']
+      : []),
+    `Follow it with "sqs-worker inbox show ${result.idempotencyKey ?? '<key>'} --store dynamodb".`,
+  ].join('\n');
 }
 
 /** The refusals that need nothing but the item. */
@@ -324,103 +243,6 @@ function sendInput(entry: DynamoQuarantineEntry, queueUrl: string): SendMessageC
     input.MessageDeduplicationId = `quarantine-${entry.quarantineId}-${entry.occurrences}`;
   }
   return input;
-}
-
-/** The inbox item's status, attempts and lease token (consistent read), or null when the key has none. */
-async function readInbox(
-  dynamo: DynamoOpsTarget,
-  consumer: string,
-  idempotencyKey: string,
-): Promise<InboxBefore | null> {
-  const { Item } = await dynamo.doc.send(
-    new GetCommand({
-      TableName: dynamo.tableName,
-      Key: inboxKey(consumer, idempotencyKey),
-      ConsistentRead: true,
-      ProjectionExpression: '#status, attempts, leaseToken, failureCode',
-      ExpressionAttributeNames: { '#status': 'status' },
-    }),
-  );
-  if (!Item) return null;
-  return {
-    status: String(Item.status),
-    attempts: Number(Item.attempts ?? 0),
-    leaseToken: String(Item.leaseToken),
-    failureCode: typeof Item.failureCode === 'string' ? Item.failureCode : null,
-  };
-}
-
-/** Explains a claim transaction that did not go through (nothing was sent). */
-function claimFailure(error: unknown, id: string): unknown {
-  if (!(error instanceof TransactionCanceledException)) return error;
-  const [quarantine, inbox] = error.CancellationReasons ?? [];
-  if (quarantine?.Code === 'ConditionalCheckFailed') {
-    return new OperationError(
-      `Quarantine item ${id} changed while it was being released (another operator released or claimed it, or the ` +
-        `worker quarantined it again); nothing was sent. Look at "sqs-worker quarantine show ${id} --store dynamodb" ` +
-        'and release again if it is still open.',
-      { cause: error },
-    );
-  }
-  if (inbox?.Code === 'ConditionalCheckFailed') {
-    return new OperationError(
-      `The inbox item of quarantine item ${id} changed while it was being released (a copy of the message is being ` +
-        'processed); nothing was sent. Release again once "sqs-worker inbox show <key> --store dynamodb" shows it failed.',
-      { cause: error },
-    );
-  }
-  return new OperationError(
-    `Claiming quarantine item ${id} failed: ${error.message}; nothing was sent. Release again.`,
-    { cause: error },
-  );
-}
-
-/** Removes our claim and puts the inbox item back as it was; false when that failed (the claim then expires). */
-async function undoClaim(
-  dynamo: DynamoOpsTarget,
-  input: {
-    qKey: ReturnType<typeof quarantineKey>;
-    iKey?: ReturnType<typeof inboxKey>;
-    token: string;
-    inbox: InboxBefore | null;
-  },
-): Promise<boolean> {
-  const writes: TransactItem[] = [
-    {
-      Update: {
-        TableName: dynamo.tableName,
-        Key: input.qKey,
-        UpdateExpression: 'REMOVE #claim',
-        ConditionExpression: '#claim.#token = :token',
-        ExpressionAttributeNames: { '#claim': 'releaseClaim', '#token': 'token' },
-        ExpressionAttributeValues: { ':token': input.token },
-      },
-    },
-  ];
-  if (input.inbox && input.iKey) {
-    writes.push({
-      Update: {
-        TableName: dynamo.tableName,
-        Key: input.iKey,
-        UpdateExpression: 'SET #status = :before, attempts = :attempts',
-        ConditionExpression: '#status = :retryable AND attempts = :zero AND leaseToken = :lease',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':before': input.inbox.status,
-          ':attempts': input.inbox.attempts,
-          ':retryable': 'FAILED_RETRYABLE',
-          ':zero': 0,
-          ':lease': input.inbox.leaseToken,
-        },
-      },
-    });
-  }
-  try {
-    await dynamo.doc.send(new TransactWriteCommand({ TransactItems: writes }));
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The refusal text: what was found (metadata only), the risk, what the DynamoDB match means, how to go ahead. */

@@ -8,6 +8,7 @@ import type { NewerCompletedEvents } from '../../newer-completed-events.ts';
 import type { OpsOutput } from '../../output.ts';
 import { emit } from '../../output.ts';
 import type { QuarantineReleaseResult } from '../../quarantine-release-result.ts';
+import type { QuarantineEntry } from '../../render-quarantine-entry.ts';
 import { toSendAttributes } from '../../to-send-attributes.ts';
 import { findNewerCompletedEvents } from './find-newer-completed-events.ts';
 import { loadQuarantineEntry } from './quarantine-show.ts';
@@ -48,24 +49,7 @@ export async function quarantineRelease(
   const forced = options.force === true;
   const result = await sql.begin(async (tx) => {
     const entry = await loadQuarantineEntry(tx, options.quarantineId, { forUpdate: true });
-    if (entry.releasedAt) {
-      throw new OperationError(
-        `Quarantine entry ${entry.quarantineId} was already released at ${entry.releasedAt.toISOString()} as message ` +
-          `${entry.releasedMessageId}. If it failed again, the worker quarantines it again and it becomes releasable.`,
-      );
-    }
-    if (entry.consumer !== options.consumer) {
-      throw new OperationError(
-        `Quarantine entry ${entry.quarantineId} belongs to consumer "${entry.consumer}", not "${options.consumer}". ` +
-          'Pass --consumer / WORKER_CONSUMER and --queue-url of that worker.',
-      );
-    }
-    if (entry.reasonCode === 'IDEMPOTENCY_HASH_MISMATCH') {
-      throw new OperationError(
-        `Quarantine entry ${entry.quarantineId} reused idempotency key "${entry.idempotencyKey}" for a different request; ` +
-          'releasing it would be rejected again. Have the producer publish it with its own idempotency key.',
-      );
-    }
+    refuseUnreleasable(entry, options.consumer);
     const newer = await findNewerCompletedEvents(tx, entry);
     if (newer.count > 0 && !forced) {
       throw new OutOfOrderReleaseError(outOfOrderMessage(entry, newer), entry.quarantineId, newer);
@@ -73,21 +57,7 @@ export async function quarantineRelease(
     const rearm = entry.idempotencyKey
       ? await rearmInbox(tx, { consumer: entry.consumer, idempotencyKey: entry.idempotencyKey })
       : { previousStatus: null, rearmed: false };
-    const input: SendMessageCommandInput = {
-      QueueUrl: options.queueUrl,
-      MessageBody: entry.body,
-      MessageAttributes: toSendAttributes(entry.messageAttributes),
-    };
-    if (options.queueUrl.endsWith('.fifo')) {
-      const groupId = (entry.sqsAttributes as { MessageGroupId?: string }).MessageGroupId;
-      if (!groupId) {
-        throw new OperationError(
-          `Quarantine entry ${entry.quarantineId} has no MessageGroupId but ${options.queueUrl} is a FIFO queue; send it by hand.`,
-        );
-      }
-      input.MessageGroupId = groupId;
-      input.MessageDeduplicationId = `quarantine-${entry.quarantineId}-${entry.occurrences}`;
-    }
+    const input = sendInput(entry, options.queueUrl);
     let releasedMessageId: string;
     try {
       releasedMessageId = (await sqs.send(new SendMessageCommand(input))).MessageId ?? '';
@@ -138,26 +108,70 @@ export async function quarantineRelease(
       auditId,
     } satisfies QuarantineReleaseResult;
   });
-  emit(out, result, () =>
-    [
-      `Released quarantine entry ${result.quarantineId} (${result.messageType ?? 'unknown type'}, key ${result.idempotencyKey ?? '-'}) ` +
-        `to ${result.queueUrl} as message ${result.releasedMessageId}.`,
-      result.inboxRearmed
-        ? `Inbox row re-armed (was ${result.inboxStatusBefore}): the worker will process it again.`
-        : `Inbox row: ${result.inboxStatusBefore ?? 'none'} (unchanged).`,
-      ...(result.newerCompletedEvents > 0
-        ? [
-            `Forced: ${result.newerCompletedEvents} newer event(s) of ${result.aggregate?.type} "${result.aggregate?.id}" ` +
-              'had completed; this older event is applied after them. Check the aggregate afterwards.',
-          ]
-        : []),
-      ...(result.aggregate === null
-        ? ['Not checked for newer events: neither an inbox row nor the body names its aggregate.']
-        : []),
-      `Follow it with "sqs-worker inbox show ${result.idempotencyKey ?? '<key>'}".`,
-    ].join('\n'),
-  );
+  emit(out, result, () => renderRelease(result));
   return result;
+}
+
+/** The refusals that need nothing but the entry: released already, another consumer's, a hash mismatch. */
+function refuseUnreleasable(entry: QuarantineEntry, consumer: string): void {
+  if (entry.releasedAt) {
+    throw new OperationError(
+      `Quarantine entry ${entry.quarantineId} was already released at ${entry.releasedAt.toISOString()} as message ` +
+        `${entry.releasedMessageId}. If it failed again, the worker quarantines it again and it becomes releasable.`,
+    );
+  }
+  if (entry.consumer !== consumer) {
+    throw new OperationError(
+      `Quarantine entry ${entry.quarantineId} belongs to consumer "${entry.consumer}", not "${consumer}". ` +
+        'Pass --consumer / WORKER_CONSUMER and --queue-url of that worker.',
+    );
+  }
+  if (entry.reasonCode === 'IDEMPOTENCY_HASH_MISMATCH') {
+    throw new OperationError(
+      `Quarantine entry ${entry.quarantineId} reused idempotency key "${entry.idempotencyKey}" for a different request; ` +
+        'releasing it would be rejected again. Have the producer publish it with its own idempotency key.',
+    );
+  }
+}
+
+/** The SendMessage input: the stored body and message attributes; for a FIFO queue its group and a deduplication id. */
+function sendInput(entry: QuarantineEntry, queueUrl: string): SendMessageCommandInput {
+  const input: SendMessageCommandInput = {
+    QueueUrl: queueUrl,
+    MessageBody: entry.body,
+    MessageAttributes: toSendAttributes(entry.messageAttributes),
+  };
+  if (queueUrl.endsWith('.fifo')) {
+    const groupId = (entry.sqsAttributes as { MessageGroupId?: string }).MessageGroupId;
+    if (!groupId) {
+      throw new OperationError(
+        `Quarantine entry ${entry.quarantineId} has no MessageGroupId but ${queueUrl} is a FIFO queue; send it by hand.`,
+      );
+    }
+    input.MessageGroupId = groupId;
+    input.MessageDeduplicationId = `quarantine-${entry.quarantineId}-${entry.occurrences}`;
+  }
+  return input;
+}
+
+function renderRelease(result: QuarantineReleaseResult): string {
+  return [
+    `Released quarantine entry ${result.quarantineId} (${result.messageType ?? 'unknown type'}, key ${result.idempotencyKey ?? '-'}) ` +
+      `to ${result.queueUrl} as message ${result.releasedMessageId}.`,
+    result.inboxRearmed
+      ? `Inbox row re-armed (was ${result.inboxStatusBefore}): the worker will process it again.`
+      : `Inbox row: ${result.inboxStatusBefore ?? 'none'} (unchanged).`,
+    ...(result.newerCompletedEvents > 0
+      ? [
+          `Forced: ${result.newerCompletedEvents} newer event(s) of ${result.aggregate?.type} "${result.aggregate?.id}" ` +
+            'had completed; this older event is applied after them. Check the aggregate afterwards.',
+        ]
+      : []),
+    ...(result.aggregate === null
+      ? ['Not checked for newer events: neither an inbox row nor the body names its aggregate.']
+      : []),
+    `Follow it with "sqs-worker inbox show ${result.idempotencyKey ?? '<key>'}".`,
+  ].join('\n');
 }
 
 /** The refusal text: what was found (metadata only), the risk, and how to go ahead. */
