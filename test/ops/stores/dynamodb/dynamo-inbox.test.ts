@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { exampleDynamoHandlers } from '../../lambda/domain/dynamodb/index.ts';
-import { OperationError } from '../../tools/ops/errors.ts';
-import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
-import { runOpsCommand } from '../../tools/ops/run-ops-command.ts';
-import { dynamoInboxShow } from '../../tools/ops/stores/dynamodb/dynamo-inbox-show.ts';
-import { dynamoInboxStats } from '../../tools/ops/stores/dynamodb/dynamo-inbox-stats.ts';
-import { dynamoProcessor } from '../support/dynamo-processor.ts';
-import { useTestDynamoDb } from '../support/dynamodb.ts';
-import { caseStageEnvelope, envelopeFactory, sqsRecordFactory } from '../support/sqs-event.ts';
+import { exampleDynamoHandlers } from '../../../../lambda/domain/dynamodb/index.ts';
+import { OperationError } from '../../../../tools/ops/errors.ts';
+import { createMemoryOutput } from '../../../../tools/ops/memory-output.ts';
+import { runOpsCommand } from '../../../../tools/ops/run-ops-command.ts';
+import { dynamoInboxShow } from '../../../../tools/ops/stores/dynamodb/dynamo-inbox-show.ts';
+import { dynamoInboxStats } from '../../../../tools/ops/stores/dynamodb/dynamo-inbox-stats.ts';
+import { dynamoProcessor } from '../../../support/dynamo-processor.ts';
+import { useTestDynamoDb } from '../../../support/dynamodb.ts';
+import { caseStageEnvelope, envelopeFactory, sqsRecordFactory } from '../../../support/sqs-event.ts';
 
 const dynamo = useTestDynamoDb();
 let table: string;
@@ -108,7 +108,12 @@ describe('Function: dynamoInboxShow()', () => {
 });
 
 describe('Function: runOpsCommand() with WORKER_STORE=dynamodb', () => {
-  const run = async (env: Record<string, string>) => {
+  const run = async (
+    env: Record<string, string>,
+    command = 'inbox stats',
+    action: Parameters<typeof runOpsCommand>[2] = (session) =>
+      session.store.inboxStats({ out: session.out, clock: session.clock }, { consumer: 'case-worker' }),
+  ) => {
     const stdout = new PassThrough();
     const stderr = new PassThrough();
     let printed = '';
@@ -119,13 +124,11 @@ describe('Function: runOpsCommand() with WORKER_STORE=dynamodb', () => {
     stderr.on('data', (chunk) => {
       noted += chunk;
     });
-    const code = await runOpsCommand(
-      'inbox stats',
-      { json: true },
-      (session) =>
-        session.store.inboxStats({ out: session.out, clock: session.clock }, { consumer: 'case-worker' }),
-      { env: { AWS_REGION: 'us-east-1', ...env }, stdout, stderr },
-    );
+    const code = await runOpsCommand(command, { json: true }, action, {
+      env: { AWS_REGION: 'us-east-1', ...env },
+      stdout,
+      stderr,
+    });
     return { code, printed, noted };
   };
 
@@ -143,5 +146,24 @@ describe('Function: runOpsCommand() with WORKER_STORE=dynamodb', () => {
     const { code, noted } = await run({ WORKER_STORE: 'dynamodb', DYNAMODB_ENDPOINT: dynamo.endpoint });
     expect(code).toBe(2);
     expect(noted).toContain('Pass --dynamodb-table <value> or set DYNAMODB_TABLE');
+  });
+
+  it('refuses a command the store cannot do before its action runs, whatever else is missing (exit 2)', async () => {
+    // Prepare: no DLQ URL, no database; an action that would ask for both.
+    let ran = false;
+
+    // Act
+    const { code, printed } = await run({ WORKER_STORE: 'dynamodb' }, 'dlq peek', async (session) => {
+      ran = true;
+      session.require('dlqUrl');
+    });
+
+    // Assess
+    expect(code).toBe(2);
+    expect(ran).toBe(false);
+    expect(JSON.parse(printed).error).toMatchObject({ type: 'UsageError', exitCode: 2 });
+    expect(JSON.parse(printed).error.message).toMatch(
+      /^"sqs-worker dlq peek" reads the PostgreSQL store and is not available with --store dynamodb.*"sqs-worker inbox show <key> --store dynamodb"/,
+    );
   });
 });

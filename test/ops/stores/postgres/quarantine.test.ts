@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import type { Envelope } from '../../lambda/worker/envelope.ts';
-import { OperationError, OutOfOrderReleaseError } from '../../tools/ops/errors.ts';
-import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
-import { quarantineList } from '../../tools/ops/stores/postgres/quarantine-list.ts';
-import { quarantineRelease } from '../../tools/ops/stores/postgres/quarantine-release.ts';
-import { quarantineShow } from '../../tools/ops/stores/postgres/quarantine-show.ts';
-import { createTestDatabase } from '../support/database.ts';
-import { createQueues, depth, paymentEnvelope, seedInbox, startOpsSqs } from './ops-fixture.ts';
+import type { Envelope } from '../../../../lambda/worker/envelope.ts';
+import { OperationError, OutOfOrderReleaseError } from '../../../../tools/ops/errors.ts';
+import { createMemoryOutput } from '../../../../tools/ops/memory-output.ts';
+import { quarantineList } from '../../../../tools/ops/stores/postgres/quarantine-list.ts';
+import { quarantineRelease } from '../../../../tools/ops/stores/postgres/quarantine-release.ts';
+import { quarantineShow } from '../../../../tools/ops/stores/postgres/quarantine-show.ts';
+import { createTestDatabase } from '../../../support/database.ts';
+import { createQueues, depth, paymentEnvelope, seedInbox, startOpsSqs } from '../../ops-fixture.ts';
 
 const db = await createTestDatabase();
 const { sqs } = await startOpsSqs();

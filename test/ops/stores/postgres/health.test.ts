@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { HealthFigures } from '../../lambda/health/collect-health.ts';
-import { UsageError } from '../../tools/ops/errors.ts';
-import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
-import { health } from '../../tools/ops/stores/postgres/health.ts';
-import { createTestDatabase } from '../support/database.ts';
-import { runEntry } from '../support/run-entry.ts';
-import { paymentEnvelope, seedInbox } from './ops-fixture.ts';
+import type { HealthFigures } from '../../../../lambda/health/collect-health.ts';
+import { UsageError } from '../../../../tools/ops/errors.ts';
+import { createMemoryOutput } from '../../../../tools/ops/memory-output.ts';
+import { health } from '../../../../tools/ops/stores/postgres/health.ts';
+import { createTestDatabase } from '../../../support/database.ts';
+import { runEntry } from '../../../support/run-entry.ts';
+import { paymentEnvelope, seedInbox } from '../../ops-fixture.ts';
 
 const db = await createTestDatabase();
 const MINUTE = 60_000;

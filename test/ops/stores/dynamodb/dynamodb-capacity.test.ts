@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { capacityStore } from '../../tools/ops/capacity-store.ts';
-import { UsageError } from '../../tools/ops/errors.ts';
-import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
-import { dynamoDbCapacity } from '../../tools/ops/stores/dynamodb/dynamodb-capacity.ts';
+import { capacityStore } from '../../../../tools/ops/capacity-store.ts';
+import { UsageError } from '../../../../tools/ops/errors.ts';
+import { createMemoryOutput } from '../../../../tools/ops/memory-output.ts';
+import { dynamoDbCapacity } from '../../../../tools/ops/stores/dynamodb/dynamodb-capacity.ts';
 
-const CLI = fileURLToPath(new URL('../../bin/sqs-worker.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../../../bin/sqs-worker.js', import.meta.url));
 
 /** Runs the real CLI entry as a subprocess; `capacity` needs no database, queue or table. */
 function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

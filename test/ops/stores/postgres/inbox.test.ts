@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { OperationError, UsageError } from '../../tools/ops/errors.ts';
-import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
-import { inboxPurge } from '../../tools/ops/stores/postgres/inbox-purge.ts';
-import { inboxShow } from '../../tools/ops/stores/postgres/inbox-show.ts';
-import { inboxStats } from '../../tools/ops/stores/postgres/inbox-stats.ts';
-import { createTestDatabase } from '../support/database.ts';
-import { createQueues, fastClock, paymentEnvelope, seedInbox, startOpsSqs } from './ops-fixture.ts';
+import { OperationError, UsageError } from '../../../../tools/ops/errors.ts';
+import { createMemoryOutput } from '../../../../tools/ops/memory-output.ts';
+import { inboxPurge } from '../../../../tools/ops/stores/postgres/inbox-purge.ts';
+import { inboxShow } from '../../../../tools/ops/stores/postgres/inbox-show.ts';
+import { inboxStats } from '../../../../tools/ops/stores/postgres/inbox-stats.ts';
+import { createTestDatabase } from '../../../support/database.ts';
+import { createQueues, fastClock, paymentEnvelope, seedInbox, startOpsSqs } from '../../ops-fixture.ts';
 
 const db = await createTestDatabase();
 const { sqs } = await startOpsSqs();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { UsageError } from '../../tools/ops/errors.ts';
-import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
-import { capacity } from '../../tools/ops/stores/postgres/capacity.ts';
+import { UsageError } from '../../../../tools/ops/errors.ts';
+import { createMemoryOutput } from '../../../../tools/ops/memory-output.ts';
+import { capacity } from '../../../../tools/ops/stores/postgres/capacity.ts';
 
 describe('Function: capacity()', () => {
   it('computes the safe concurrency and names the binding constraint', () => {
