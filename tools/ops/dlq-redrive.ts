@@ -35,7 +35,7 @@ export interface DlqRedriveOptions {
   readonly dryRun?: boolean;
   /** Long-poll wait of each receive. @default 1 */
   readonly waitSeconds?: number;
-  /** Who runs it, for `ops_audit`. @default SQS_WORKER_ACTOR or the OS user */
+  /** Who runs it, for the audit trail (`ops_audit`). @default SQS_WORKER_ACTOR or the OS user */
   readonly actor?: string;
   /**
    * Re-arm the inbox row of each moved key (FAILED_TERMINAL/FAILED_RETRYABLE → FAILED_RETRYABLE with a fresh
