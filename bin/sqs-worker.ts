@@ -1,16 +1,17 @@
+// Over 400 lines on purpose: every command's definition and help text in one file, the CLI's whole surface.
 /**
  * `sqs-worker`: the operations CLI (the pattern document's runbooks as commands). Thin wiring only: each
- * action resolves its settings and calls one function of tools/ops with its collaborators.
- * Exit codes: 0 ok, 1 operation failed, 2 usage or configuration error.
+ * action resolves its settings and calls one function of tools/ops: a command of the worker's store
+ * (`session.store`, picked once from --store / WORKER_STORE in tools/ops/stores/open-ops-store.ts) or a
+ * store-neutral command given that store. Exit codes: 0 ok, 1 operation failed, 2 usage or configuration error.
  */
 
 import { userInfo } from 'node:os';
 import { Command, CommanderError } from 'commander';
 import packageJson from '../package.json' with { type: 'json' };
-import { capacityStore } from '../tools/ops/capacity-store.ts';
 import type * as Ops from '../tools/ops/index.ts';
 import { parseDuration } from '../tools/ops/parse-duration.ts';
-import { parseCount, parsePositive, parseRate } from '../tools/ops/parse-options.ts';
+import { parseCount, parseRate, optionText as str } from '../tools/ops/parse-options.ts';
 import type { OpsSession } from '../tools/ops/run-ops-command.ts';
 
 // The commands' code (the AWS SDK, postgres.js, tables) loads when a command runs, not for --help or --version:
@@ -22,10 +23,6 @@ const loadOps = async () => {
 };
 
 type Opts = Record<string, string | boolean | string[] | undefined>;
-
-const str = (value: Opts[string]) => (typeof value === 'string' ? value : undefined);
-const optionalNumber = (value: Opts[string], flag: string) =>
-  typeof value === 'string' ? parsePositive(value, flag) : undefined;
 
 /** Wraps an action: settings from the command's global flags, exit code from {@link runOpsCommand}. */
 const act =
@@ -40,7 +37,7 @@ const act =
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-/** `--store` of a command that reads PostgreSQL tables: dynamodb fails with what to use instead (postgres-only.ts). */
+/** `--store` of a command the DynamoDB store refuses, naming what to use instead (unsupported-command.ts). */
 const POSTGRES_ONLY_STORE = [
   '--store <store>',
   'the store of the worker (env WORKER_STORE, default postgres); this command reads PostgreSQL: dynamodb is refused, naming what to use instead',
@@ -91,8 +88,8 @@ program
   .option(...POSTGRES_ONLY_STORE)
   .action(
     act('health', (s, opts) =>
-      ops.health(
-        { sql: s.sql(), out: s.out },
+      s.store.health(
+        { out: s.out },
         {
           consumer: s.settings.consumer,
           longTransactionMs: parseDuration(str(opts.longTransaction) ?? '30s', '--long-transaction') * 1000,
@@ -112,15 +109,7 @@ inbox
   .description('one inbox row: status, attempts, failure, quarantine entries, operator actions')
   .action(
     act('inbox show', (s, _opts, [key]) =>
-      s.settings.store === 'dynamodb'
-        ? ops.dynamoInboxShow(
-            { dynamo: s.dynamo(), out: s.out },
-            { consumer: s.settings.consumer, idempotencyKey: key as string },
-          )
-        : ops.inboxShow(
-            { sql: s.sql(), out: s.out },
-            { consumer: s.settings.consumer, idempotencyKey: key as string },
-          ),
+      s.store.inboxShow({ out: s.out }, { consumer: s.settings.consumer, idempotencyKey: key as string }),
     ),
   );
 inbox
@@ -132,12 +121,7 @@ inbox
   .description('counts by status and failure code, oldest FAILED_RETRYABLE, completions in the last hour')
   .action(
     act('inbox stats', (s) =>
-      s.settings.store === 'dynamodb'
-        ? ops.dynamoInboxStats(
-            { dynamo: s.dynamo(), out: s.out, clock: s.clock },
-            { consumer: s.settings.consumer },
-          )
-        : ops.inboxStats({ sql: s.sql(), out: s.out, clock: s.clock }, { consumer: s.settings.consumer }),
+      s.store.inboxStats({ out: s.out, clock: s.clock }, { consumer: s.settings.consumer }),
     ),
   );
 inbox
@@ -159,8 +143,8 @@ inbox
       const sourceRetention = str(opts.sourceRetention);
       const dlqRetention = str(opts.dlqRetention);
       const needsSqs = sourceRetention === undefined || dlqRetention === undefined;
-      return ops.inboxPurge(
-        { sql: s.sql(), out: s.out, clock: s.clock, sqs: needsSqs ? s.sqs() : undefined },
+      return s.store.inboxPurge(
+        { out: s.out, clock: s.clock, sqs: needsSqs ? s.sqs() : undefined },
         {
           consumer: s.settings.consumer,
           olderThanSeconds: parseDuration(str(opts.olderThan) ?? '', '--older-than'),
@@ -191,7 +175,7 @@ program
   .action(
     act('queue status', (s) =>
       ops.queueStatus(
-        { sqs: s.sqs(), out: s.out, clock: s.clock, sql: s.optionalSql(), cloudWatch: s.cloudWatch() },
+        { sqs: s.sqs(), out: s.out, clock: s.clock, store: s.store, cloudWatch: s.cloudWatch() },
         { queueUrl: s.require('queueUrl'), dlqUrl: s.settings.dlqUrl, consumer: s.settings.consumer },
       ),
     ),
@@ -206,7 +190,7 @@ dlq
   .action(
     act('dlq peek', (s, opts) =>
       ops.dlqPeek(
-        { sql: s.sql(), sqs: s.sqs(), out: s.out },
+        { store: s.store, sqs: s.sqs(), out: s.out },
         {
           dlqUrl: s.require('dlqUrl'),
           consumer: s.settings.consumer,
@@ -227,7 +211,7 @@ dlq
   .action(
     act('dlq redrive', (s, opts) =>
       ops.dlqRedrive(
-        { sql: s.sql(), sqs: s.sqs(), out: s.out, clock: s.clock },
+        { store: s.store, sqs: s.sqs(), out: s.out, clock: s.clock },
         {
           dlqUrl: s.require('dlqUrl'),
           queueUrl: s.require('queueUrl'),
@@ -252,7 +236,7 @@ moveTask
   .action(
     act('dlq move-task start', (s, opts) =>
       ops.dlqMoveTask(
-        { sqs: s.sqs(), out: s.out, sql: s.optionalSql() },
+        { sqs: s.sqs(), out: s.out, store: s.store },
         {
           action: 'start',
           dlqUrl: s.require('dlqUrl'),
@@ -281,7 +265,7 @@ moveTask
   .action(
     act('dlq move-task cancel', (s, _opts, [taskHandle]) =>
       ops.dlqMoveTask(
-        { sqs: s.sqs(), out: s.out, sql: s.optionalSql() },
+        { sqs: s.sqs(), out: s.out, store: s.store },
         { action: 'cancel', dlqUrl: s.require('dlqUrl'), consumer: s.settings.consumer, taskHandle },
       ),
     ),
@@ -308,9 +292,7 @@ quarantine
         reasonCode: str(opts.reason),
         limit: parseCount(str(opts.limit) ?? '50', '--limit', 1, 10_000),
       };
-      return s.settings.store === 'dynamodb'
-        ? ops.dynamoQuarantineList({ dynamo: s.dynamo(), out: s.out }, options)
-        : ops.quarantineList({ sql: s.sql(), out: s.out }, options);
+      return s.store.quarantineList({ out: s.out }, options);
     }),
   );
 quarantine
@@ -323,12 +305,7 @@ quarantine
   )
   .action(
     act('quarantine show', (s, _opts, [id]) =>
-      s.settings.store === 'dynamodb'
-        ? ops.dynamoQuarantineShow(
-            { dynamo: s.dynamo(), out: s.out },
-            { consumer: s.settings.consumer, quarantineId: id as string },
-          )
-        : ops.quarantineShow({ sql: s.sql(), out: s.out }, { quarantineId: id as string }),
+      s.store.quarantineShow({ out: s.out }, { consumer: s.settings.consumer, quarantineId: id as string }),
     ),
   );
 quarantine
@@ -355,12 +332,7 @@ quarantine
         consumer: s.settings.consumer,
         force: opts.force === true,
       };
-      return s.settings.store === 'dynamodb'
-        ? ops.dynamoQuarantineRelease(
-            { dynamo: s.dynamo(), sqs: s.sqs(), out: s.out, clock: s.clock },
-            options,
-          )
-        : ops.quarantineRelease({ sql: s.sql(), sqs: s.sqs(), out: s.out }, options);
+      return s.store.quarantineRelease({ sqs: s.sqs(), out: s.out, clock: s.clock }, options);
     }),
   );
 
@@ -425,57 +397,7 @@ program
   .option('--downstream-rate-limit <n>', 'calls per second a downstream provider allows')
   .option('--calls-per-message <n>', 'downstream calls per message')
   .option('--lock-contention-safe-parallelism <n>', 'parallelism above which lock contention hurts')
-  .action(
-    act('capacity', async (s, opts) => {
-      const shared = {
-        downstreamRateLimit: optionalNumber(opts.downstreamRateLimit, '--downstream-rate-limit'),
-        callsPerMessage: optionalNumber(opts.callsPerMessage, '--calls-per-message'),
-        lockContentionSafeParallelism: optionalNumber(
-          opts.lockContentionSafeParallelism,
-          '--lock-contention-safe-parallelism',
-        ),
-      };
-      // The flags given (those of one store's formula have no default, so set means typed).
-      const given = Object.keys(opts)
-        .filter((name) => opts[name] !== undefined)
-        .map((name) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
-      const store = capacityStore(str(opts.store), given);
-      if (store === 'dynamodb') {
-        return ops.dynamoDbCapacity(
-          { out: s.out },
-          {
-            maxWriteUnitsPerSecond: optionalNumber(
-              opts.maxWriteUnitsPerSecond,
-              '--max-write-units-per-second',
-            ),
-            transactItemsPerMessage: optionalNumber(
-              opts.transactItemsPerMessage,
-              '--transact-items-per-message',
-            ),
-            itemSizeKb: optionalNumber(opts.itemSizeKb, '--item-size-kb'),
-            recordLatencyMs: optionalNumber(opts.recordLatencyMs, '--record-latency-ms'),
-            recordConcurrency: optionalNumber(opts.recordConcurrency, '--record-concurrency'),
-            ...shared,
-          },
-        );
-      }
-      return ops.capacity(
-        { out: s.out },
-        {
-          dbMaxConnections: parseCount(str(opts.dbMaxConnections) ?? '', '--db-max-connections'),
-          dbReservedConnections: parseCount(
-            str(opts.dbReservedConnections) ?? '10',
-            '--db-reserved-connections',
-            0,
-          ),
-          connectionsPerWorker: optionalNumber(opts.connectionsPerWorker, '--connections-per-worker'),
-          dbWriteIopsBudget: optionalNumber(opts.dbWriteIopsBudget, '--db-write-iops-budget'),
-          writeIopsPerMessage: optionalNumber(opts.writeIopsPerMessage, '--write-iops-per-message'),
-          ...shared,
-        },
-      );
-    }),
-  );
+  .action(act('capacity', async (s, opts) => ops.capacityCommand({ store: s.store, out: s.out }, opts)));
 
 program
   .command('smoke')

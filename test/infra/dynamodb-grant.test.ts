@@ -9,7 +9,7 @@ import type { Envelope } from '../../lambda/worker/envelope.ts';
 import { parseSchema } from '../../lambda/worker/parse-schema.ts';
 import { SqsInboxWorkerStack, type SqsInboxWorkerStackProps } from '../../lib/sqs-inbox-worker-stack.ts';
 import { buildDemoMessages } from '../../tools/local/demo-messages.ts';
-import { dynamoAuditItem } from '../../tools/ops/dynamo-audit-item.ts';
+import { dynamoAuditItem } from '../../tools/ops/stores/dynamodb/dynamo-audit-item.ts';
 import { evaluateRole, functionRole, resourceArn } from './role-policy.ts';
 
 // What the DynamoDB worker's synthesized role lets it do to the items of its table, decided by an IAM policy

@@ -9,11 +9,11 @@ import { enqueueOutbox, relayOutbox } from '../../lambda/outbox/index.ts';
 import { provisionRoles, roleTimeoutsFromEnvironment } from '../../lambda/postgres/provision-roles.ts';
 import { purgeRetention } from '../../lambda/retention/purge-retention.ts';
 import { systemClock } from '../../tools/ops/clock.ts';
-import { inboxPurge } from '../../tools/ops/inbox-purge.ts';
 import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
-import { rearmInbox } from '../../tools/ops/rearm-inbox.ts';
-import { finishAudit, recordAudit } from '../../tools/ops/record-audit.ts';
 import { runOpsCommand } from '../../tools/ops/run-ops-command.ts';
+import { inboxPurge } from '../../tools/ops/stores/postgres/inbox-purge.ts';
+import { rearmInbox } from '../../tools/ops/stores/postgres/rearm-inbox.ts';
+import { finishAudit, recordAudit } from '../../tools/ops/stores/postgres/record-audit.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { seedOpsState } from '../support/ops-state.ts';
 import {
@@ -379,7 +379,11 @@ describe('Function: runOpsCommand() — as the wrong database user', () => {
     const exitCode = await runOpsCommand(
       'inbox purge',
       { databaseUrl: url.toString() },
-      (session) => recordAudit(session.sql(), { action: 'inbox_purge', outcome: 'DONE' }),
+      (session) => {
+        const audit = session.store.auditTrail();
+        if (!audit) throw new Error('the PostgreSQL store of a configured database keeps an audit trail');
+        return audit.record({ action: 'inbox_purge', outcome: 'DONE' });
+      },
       { stdout: new PassThrough(), stderr },
     );
 

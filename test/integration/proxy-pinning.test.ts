@@ -10,11 +10,11 @@ import { defineHandler } from '../../lambda/stores/postgres/message-handler.ts';
 import { requestHash } from '../../lambda/worker/request-hash.ts';
 import { pinningReasons } from '../../tools/bench/pinning-conditions.ts';
 import { systemClock } from '../../tools/ops/clock.ts';
-import { inboxPurge } from '../../tools/ops/inbox-purge.ts';
 import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
-import { quarantineRelease } from '../../tools/ops/quarantine-release.ts';
-import { rearmInbox } from '../../tools/ops/rearm-inbox.ts';
-import { finishAudit, recordAudit } from '../../tools/ops/record-audit.ts';
+import { inboxPurge } from '../../tools/ops/stores/postgres/inbox-purge.ts';
+import { quarantineRelease } from '../../tools/ops/stores/postgres/quarantine-release.ts';
+import { rearmInbox } from '../../tools/ops/stores/postgres/rearm-inbox.ts';
+import { finishAudit, recordAudit } from '../../tools/ops/stores/postgres/record-audit.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { seedOpsState } from '../support/ops-state.ts';
 import {

@@ -3,9 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { dlqMoveTask } from '../../tools/ops/dlq-move-task.ts';
 import { OperationError } from '../../tools/ops/errors.ts';
 import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
+import { postgresOpsStore } from '../../tools/ops/stores/postgres/index.ts';
 import { createTestDatabase } from '../support/database.ts';
 
 const db = await createTestDatabase();
+const store = postgresOpsStore({ sql: () => db.sql });
 
 const DLQ_URL = 'https://sqs.eu-west-1.amazonaws.com/123456789012/case-worker-dlq';
 const DLQ_ARN = 'arn:aws:sqs:eu-west-1:123456789012:case-worker-dlq';
@@ -66,7 +68,7 @@ describe('Function: dlqMoveTask()', () => {
 
     // Act
     const result = await dlqMoveTask(
-      { sqs: client, out, sql: db.sql },
+      { sqs: client, out, store },
       {
         action: 'start',
         dlqUrl: DLQ_URL,
@@ -129,7 +131,7 @@ describe('Function: dlqMoveTask()', () => {
 
     // Act
     const result = await dlqMoveTask(
-      { sqs: client, out: createMemoryOutput(), sql: db.sql },
+      { sqs: client, out: createMemoryOutput(), store },
       { action: 'cancel', dlqUrl: DLQ_URL, consumer: 'case-worker' },
     );
 

@@ -3,10 +3,12 @@ import { describe, expect, it } from 'vitest';
 import type { DlqPeekResult } from '../../tools/ops/dlq-peek.ts';
 import { dlqPeek } from '../../tools/ops/dlq-peek.ts';
 import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
+import { postgresOpsStore } from '../../tools/ops/stores/postgres/index.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { createQueues, depth, paymentEnvelope, seedInbox, sendAll, startOpsSqs } from './ops-fixture.ts';
 
 const db = await createTestDatabase();
+const store = postgresOpsStore({ sql: () => db.sql });
 const { sqs } = await startOpsSqs();
 
 describe('Function: dlqPeek()', () => {
@@ -39,7 +41,7 @@ describe('Function: dlqPeek()', () => {
 
     // Act
     const result = await dlqPeek(
-      { sql: db.sql, sqs, out },
+      { store, sqs, out },
       { dlqUrl, consumer: 'case-worker', max: 10, waitSeconds: 0 },
     );
 
@@ -75,7 +77,7 @@ describe('Function: dlqPeek()', () => {
 
     // Act
     const result = await dlqPeek(
-      { sql: db.sql, sqs, out },
+      { store, sqs, out },
       { dlqUrl, consumer: 'case-worker', max: 2, waitSeconds: 0 },
     );
 

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { sqsEventRecord } from '../../lambda/sqs/sqs-event-record.ts';
 import { dlqRedrive } from '../../tools/ops/dlq-redrive.ts';
 import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
+import { postgresOpsStore } from '../../tools/ops/stores/postgres/index.ts';
 import { captureOutput } from '../support/capture-output.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { lambdaContext, sqsEvent } from '../support/sqs-event.ts';
@@ -15,6 +16,7 @@ import { exampleWorker } from '../support/test-worker.ts';
 import { createQueues, depth, fastClock, paymentEnvelope, sendAll, startOpsSqs } from './ops-fixture.ts';
 
 const db = await createTestDatabase();
+const store = postgresOpsStore({ sql: () => db.sql });
 const { sqs } = await startOpsSqs();
 
 const receiveOne = async (queueUrl: string): Promise<Message | undefined> => {
@@ -70,7 +72,7 @@ describe('Command: dlq redrive with the worker', () => {
 
     // Act: redrive it, and let the worker process the redriven copy.
     const redrive = await dlqRedrive(
-      { sql: db.sql, sqs, out: createMemoryOutput(), clock: fastClock() },
+      { store, sqs, out: createMemoryOutput(), clock: fastClock() },
       { dlqUrl, queueUrl, consumer: 'case-worker', max: 1, waitSeconds: 0 },
     );
     const redriven = (await receiveOne(queueUrl)) as Message;

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { dlqRedrive } from '../../tools/ops/dlq-redrive.ts';
 import { OperationError } from '../../tools/ops/errors.ts';
 import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
+import { postgresOpsStore } from '../../tools/ops/stores/postgres/index.ts';
 import { createTestDatabase } from '../support/database.ts';
 import {
   createQueues,
@@ -16,6 +17,7 @@ import {
 } from './ops-fixture.ts';
 
 const db = await createTestDatabase();
+const store = postgresOpsStore({ sql: () => db.sql });
 const { sqs } = await startOpsSqs();
 
 describe('Function: dlqRedrive()', () => {
@@ -29,7 +31,7 @@ describe('Function: dlqRedrive()', () => {
 
     // Act
     const result = await dlqRedrive(
-      { sql: db.sql, sqs, out, clock },
+      { store, sqs, out, clock },
       { dlqUrl, queueUrl, consumer: 'case-worker', max: 3, ratePerSecond: 5, waitSeconds: 0 },
     );
 
@@ -80,7 +82,7 @@ describe('Function: dlqRedrive()', () => {
 
     // Act
     const result = await dlqRedrive(
-      { sql: db.sql, sqs, out: createMemoryOutput(), clock: fastClock() },
+      { store, sqs, out: createMemoryOutput(), clock: fastClock() },
       {
         dlqUrl,
         queueUrl,
@@ -120,7 +122,7 @@ describe('Function: dlqRedrive()', () => {
 
     // Act
     const result = await dlqRedrive(
-      { sql: db.sql, sqs, out, clock: fastClock() },
+      { store, sqs, out, clock: fastClock() },
       { dlqUrl, queueUrl, consumer: 'case-worker', max: 2, dryRun: true, waitSeconds: 0 },
     );
 
@@ -159,7 +161,7 @@ describe('Function: dlqRedrive()', () => {
 
     // Act
     const error = await dlqRedrive(
-      { sql: db.sql, sqs: failingSend, out: createMemoryOutput(), clock: fastClock() },
+      { store, sqs: failingSend, out: createMemoryOutput(), clock: fastClock() },
       { dlqUrl, queueUrl, consumer: 'case-worker', max: 5, waitSeconds: 0 },
     ).catch((caught: unknown) => caught);
 
@@ -197,7 +199,7 @@ describe('Function: dlqRedrive()', () => {
 
     // Act
     const result = await dlqRedrive(
-      { sql: db.sql, sqs, out: createMemoryOutput(), clock: fastClock() },
+      { store, sqs, out: createMemoryOutput(), clock: fastClock() },
       { dlqUrl, queueUrl, consumer: 'case-worker', max: 1, waitSeconds: 0 },
     );
 
@@ -236,7 +238,7 @@ describe('Function: dlqRedrive()', () => {
 
     // Act
     const result = await dlqRedrive(
-      { sql: db.sql, sqs, out: createMemoryOutput(), clock: fastClock() },
+      { store, sqs, out: createMemoryOutput(), clock: fastClock() },
       { dlqUrl, queueUrl, consumer: 'case-worker', max: 1, waitSeconds: 0 },
     );
 

@@ -4,10 +4,12 @@ import { OperationError } from '../../tools/ops/errors.ts';
 import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
 import type { CloudWatchReader } from '../../tools/ops/oldest-message-age.ts';
 import { queueStatus } from '../../tools/ops/queue-status.ts';
+import { postgresOpsStore } from '../../tools/ops/stores/postgres/index.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { createQueues, fastClock, paymentEnvelope, seedInbox, sendAll, startOpsSqs } from './ops-fixture.ts';
 
 const db = await createTestDatabase();
+const store = postgresOpsStore({ sql: () => db.sql });
 const { sqs } = await startOpsSqs();
 
 describe('Function: queueStatus()', () => {
@@ -34,7 +36,7 @@ describe('Function: queueStatus()', () => {
 
     // Act
     const result = await queueStatus(
-      { sqs, out, clock: fastClock(now), sql: db.sql },
+      { sqs, out, clock: fastClock(now), store },
       { queueUrl, dlqUrl, consumer: 'case-worker' },
     );
 

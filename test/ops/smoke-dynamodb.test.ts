@@ -7,10 +7,10 @@ import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
 import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
 import { startEventSourceMapping } from '../../tools/local/event-source-mapping.ts';
 import { systemClock } from '../../tools/ops/clock.ts';
-import { dynamoCanaryStore } from '../../tools/ops/dynamo-canary-store.ts';
 import { FailedChecksError } from '../../tools/ops/errors.ts';
 import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
 import { type SmokeResult, smoke } from '../../tools/ops/smoke.ts';
+import { dynamoCanaryStore } from '../../tools/ops/stores/dynamodb/dynamo-canary-store.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';
 import { createQueues, depth, startOpsSqs } from './ops-fixture.ts';
 

@@ -20,11 +20,11 @@ import { checkWorkerPrivileges } from '../../tools/ops/check-worker-privileges.t
 import { systemClock } from '../../tools/ops/clock.ts';
 import { FailedChecksError } from '../../tools/ops/errors.ts';
 import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
-import { postgresCanaryStore } from '../../tools/ops/postgres-canary-store.ts';
 import { runOpsCommand } from '../../tools/ops/run-ops-command.ts';
 import { sampleWorkerSessions } from '../../tools/ops/sample-worker-sessions.ts';
 import { type SmokeDeps, type SmokeResult, smoke } from '../../tools/ops/smoke.ts';
 import { smokeCommand } from '../../tools/ops/smoke-command.ts';
+import { postgresCanaryStore } from '../../tools/ops/stores/postgres/postgres-canary-store.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { recordedLambdaClient } from '../support/recorded-lambda-client.ts';
 import { createQueues, startOpsSqs, type TestQueues } from './ops-fixture.ts';

@@ -1,8 +1,8 @@
 import type { Message } from '@aws-sdk/client-sqs';
-import type postgres from 'postgres';
 import type { SqsSender } from './collaborators.ts';
 import type { DlqEntry } from './inspect-dlq-messages.ts';
 import { inspectDlqMessages } from './inspect-dlq-messages.ts';
+import type { OpsStore } from './ops-store.ts';
 import type { OpsOutput } from './output.ts';
 import { emit, table } from './output.ts';
 import { receiveBatch, releaseMessages } from './receive-batch.ts';
@@ -54,17 +54,19 @@ export function groupByFingerprint(entries: readonly DlqEntry[]): FailureGroup[]
 
 /**
  * `dlq peek [--max N]`: reads up to N DLQ messages without removing them, decodes their envelopes (metadata
- * only, never the payload), joins the inbox status and groups them by failure fingerprint.
+ * only, never the payload), joins the store's inbox status ({@link OpsStore.dlqInbox}: a store without it refuses
+ * before anything is received) and groups them by failure fingerprint.
  *
  * Messages are received with a short visibility timeout (`holdSeconds`), all held until the read is done so
  * none is counted twice, then made visible again with ChangeMessageVisibility 0. Receiving raises each
  * message's ApproximateReceiveCount in the DLQ (harmless unless the DLQ itself has a redrive policy).
  */
 export async function dlqPeek(
-  deps: { sql: postgres.Sql; sqs: SqsSender; out: OpsOutput },
+  deps: { store: OpsStore; sqs: SqsSender; out: OpsOutput },
   options: { dlqUrl: string; consumer: string; max: number; holdSeconds?: number; waitSeconds?: number },
 ): Promise<DlqPeekResult> {
-  const { sql, sqs, out } = deps;
+  const { sqs, out } = deps;
+  const inbox = deps.store.dlqInbox('dlq peek');
   const held: Message[] = [];
   let notReleased = 0;
   let entries: DlqEntry[];
@@ -78,7 +80,7 @@ export async function dlqPeek(
       if (batch.length === 0) break;
       held.push(...batch);
     }
-    entries = await inspectDlqMessages(sql, options.consumer, held);
+    entries = await inspectDlqMessages(inbox, options.consumer, held);
   } finally {
     notReleased = await releaseMessages(sqs, options.dlqUrl, held);
   }

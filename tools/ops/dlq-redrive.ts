@@ -1,16 +1,15 @@
 import type { Message, SendMessageCommandInput } from '@aws-sdk/client-sqs';
 import { DeleteMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import type postgres from 'postgres';
 import type { Clock } from './clock.ts';
 import type { SqsSender } from './collaborators.ts';
+import { currentActor } from './current-actor.ts';
 import { OperationError, UsageError } from './errors.ts';
 import type { DlqEntry } from './inspect-dlq-messages.ts';
 import { inspectDlqMessages } from './inspect-dlq-messages.ts';
+import type { DlqInbox, OpsStore } from './ops-store.ts';
 import type { OpsOutput } from './output.ts';
 import { emit, table } from './output.ts';
-import { rearmInbox } from './rearm-inbox.ts';
 import { receiveBatch, releaseMessages } from './receive-batch.ts';
-import { currentActor, finishAudit, recordAudit } from './record-audit.ts';
 import { toSendAttributes } from './to-send-attributes.ts';
 
 /** Which DLQ messages a redrive moves; every given field must match. */
@@ -36,7 +35,7 @@ export interface DlqRedriveOptions {
   readonly dryRun?: boolean;
   /** Long-poll wait of each receive. @default 1 */
   readonly waitSeconds?: number;
-  /** Who runs it, for `ops_audit`. @default SQS_WORKER_ACTOR or the OS user */
+  /** Who runs it, for the audit trail (`ops_audit`). @default SQS_WORKER_ACTOR or the OS user */
   readonly actor?: string;
   /**
    * Re-arm the inbox row of each moved key (FAILED_TERMINAL/FAILED_RETRYABLE → FAILED_RETRYABLE with a fresh
@@ -91,12 +90,13 @@ const matches = (entry: DlqEntry, filter: RedriveFilter) =>
 /**
  * `dlq redrive`: moves at most `max` messages from the DLQ back to the source queue, at most `ratePerSecond`.
  *
- * For each message: an `ops_audit` row (STARTED) → SendMessage to the source queue with the same body and
+ * For each message: an audit row (STARTED) → SendMessage to the source queue with the same body and
  * message attributes (for FIFO the same MessageGroupId and a fresh MessageDeduplicationId
  * `<original>-redrive-<auditId>`: reusing the original id inside SQS's 5-minute deduplication window would
- * make SQS drop the message) → the inbox row re-armed in a transaction that commits only after the send
- * succeeded → DeleteMessage from the DLQ → the audit row DONE with the new message id. A message that does not
- * match the filter is held while the run lasts (so it is not read twice) and made visible again at the end.
+ * make SQS drop the message) → the inbox entry re-armed, kept only when the send succeeded
+ * ({@link DlqInbox.rearmAround}) → DeleteMessage from the DLQ → the audit row DONE with the new message id. A message
+ * that does not match the filter is held while the run lasts (so it is not read twice) and made visible again at the
+ * end. A store without a DLQ inbox ({@link OpsStore.dlqInbox}) refuses before anything is received.
  *
  * A redriven message whose key the inbox already COMPLETED is a duplicate no-op for the worker, so
  * redriving twice is safe; the pattern document still says: redrive a few first, not everything.
@@ -104,14 +104,15 @@ const matches = (entry: DlqEntry, filter: RedriveFilter) =>
  * @throws OperationError (exit 1) when a send or delete fails; the moves done so far stay done and audited.
  * @example
  * ```ts
- * await dlqRedrive({ sql, sqs, out, clock: systemClock }, { dlqUrl, queueUrl, consumer: 'case-worker', max: 3 });
+ * await dlqRedrive({ store, sqs, out, clock: systemClock }, { dlqUrl, queueUrl, consumer: 'case-worker', max: 3 });
  * ```
  */
 export async function dlqRedrive(
-  deps: { sql: postgres.Sql; sqs: SqsSender; out: OpsOutput; clock: Clock },
+  deps: { store: OpsStore; sqs: SqsSender; out: OpsOutput; clock: Clock },
   options: DlqRedriveOptions,
 ): Promise<DlqRedriveResult> {
-  const { sql, sqs, out, clock } = deps;
+  const { sqs, out, clock } = deps;
+  const inbox = deps.store.dlqInbox('dlq redrive');
   const rate = options.ratePerSecond ?? 5;
   const filter = options.filter ?? {};
   const dryRun = options.dryRun === true;
@@ -133,7 +134,7 @@ export async function dlqRedrive(
         waitSeconds: options.waitSeconds ?? 1,
       });
       if (batch.length === 0) break;
-      const entries = await inspectDlqMessages(sql, options.consumer, batch);
+      const entries = await inspectDlqMessages(inbox, options.consumer, batch);
       for (const [index, message] of batch.entries()) {
         const entry = entries[index] as DlqEntry;
         if (moves.length >= options.max || !matches(entry, filter)) {
@@ -155,7 +156,7 @@ export async function dlqRedrive(
         const wait = nextSendAt - clock.now().getTime();
         if (wait > 0) await clock.sleep(wait);
         nextSendAt = Math.max(nextSendAt, clock.now().getTime()) + interval;
-        moves.push(await moveOne(deps, options, { message, entry, fifo, actor, held, base }));
+        moves.push(await moveOne({ inbox, sqs }, options, { message, entry, fifo, actor, held, base }));
         progress.increment();
       }
     }
@@ -171,66 +172,54 @@ export async function dlqRedrive(
     filter,
     ratePerSecond: rate,
   };
-  emit(out, result, () =>
-    [
-      dryRun
-        ? `Dry run: ${moves.length} message(s) would move from ${options.dlqUrl} to ${options.queueUrl}; nothing was sent or deleted.`
-        : `Moved ${moves.length} message(s) from ${options.dlqUrl} to ${options.queueUrl} at ≤ ${rate}/s.`,
-      moves.length > 0
-        ? table(
-            ['sqs message id', 'new message id', 'messageType', 'idempotency key', 'code'],
-            moves.map((m) => [m.sqsMessageId, m.newMessageId, m.messageType, m.idempotencyKey, m.code]),
-          )
-        : '',
-      result.leftInDlq > 0
-        ? `${result.leftInDlq} other message(s) received did not match or exceeded --max; left in the DLQ.`
-        : '',
-      dryRun
-        ? ''
-        : 'Next: watch "sqs-worker inbox stats" and "sqs-worker queue status" before redriving more.',
-    ]
-      .filter(Boolean)
-      .join('\n'),
-  );
+  emit(out, result, () => renderRedrive(result, options));
   return result;
 }
 
+function renderRedrive(result: DlqRedriveResult, options: DlqRedriveOptions): string {
+  const { dryRun, moves, ratePerSecond: rate } = result;
+  return [
+    dryRun
+      ? `Dry run: ${moves.length} message(s) would move from ${options.dlqUrl} to ${options.queueUrl}; nothing was sent or deleted.`
+      : `Moved ${moves.length} message(s) from ${options.dlqUrl} to ${options.queueUrl} at ≤ ${rate}/s.`,
+    moves.length > 0
+      ? table(
+          ['sqs message id', 'new message id', 'messageType', 'idempotency key', 'code'],
+          moves.map((m) => [m.sqsMessageId, m.newMessageId, m.messageType, m.idempotencyKey, m.code]),
+        )
+      : '',
+    result.leftInDlq > 0
+      ? `${result.leftInDlq} other message(s) received did not match or exceeded --max; left in the DLQ.`
+      : '',
+    dryRun ? '' : 'Next: watch "sqs-worker inbox stats" and "sqs-worker queue status" before redriving more.',
+  ]
+    .filter(Boolean)
+    .join('\n');
+}
+
+/** One message to move, with what the run keeps of it. */
+interface MoveItem {
+  readonly message: Message;
+  readonly entry: DlqEntry;
+  readonly fifo: boolean;
+  readonly actor: string;
+  /** The messages made visible again at the end of the run; a message that does not move joins them. */
+  readonly held: Message[];
+  readonly base: Omit<RedriveMove, 'newMessageId' | 'auditId'>;
+}
+
+/** Audit STARTED → send (re-arming the inbox entry around it) → delete from the DLQ → audit DONE. */
 async function moveOne(
-  deps: { sql: postgres.Sql; sqs: SqsSender },
+  deps: { inbox: DlqInbox; sqs: SqsSender },
   options: DlqRedriveOptions,
-  item: {
-    message: Message;
-    entry: DlqEntry;
-    fifo: boolean;
-    actor: string;
-    held: Message[];
-    base: Omit<RedriveMove, 'newMessageId' | 'auditId'>;
-  },
+  item: MoveItem,
 ): Promise<RedriveMove> {
-  const { sql, sqs } = deps;
+  const { inbox, sqs } = deps;
   const { message, entry, fifo, actor, held, base } = item;
-  const input: SendMessageCommandInput = {
-    QueueUrl: options.queueUrl,
-    MessageBody: message.Body ?? '',
-    MessageAttributes: toSendAttributes(message.MessageAttributes),
-  };
-  const traceHeader = message.Attributes?.AWSTraceHeader;
-  if (traceHeader)
-    input.MessageSystemAttributes = { AWSTraceHeader: { DataType: 'String', StringValue: traceHeader } };
-  if (fifo) {
-    input.MessageGroupId = message.Attributes?.MessageGroupId;
-    if (!input.MessageGroupId) {
-      held.push(message);
-      throw new OperationError(
-        `DLQ message ${entry.sqsMessageId} has no MessageGroupId but the source queue ${options.queueUrl} is FIFO; ` +
-          'redrive it from a FIFO DLQ or move it by hand.',
-      );
-    }
-  }
+  const input = sendInput(options, item);
   const key = entry.decoded.idempotencyKey;
   const rearmKey = options.rearm !== false && key && entry.decoded.valid ? key : undefined;
-  const auditId = await recordAudit(
-    sql,
+  const auditId = await inbox.audit.record(
     {
       action: 'dlq_redrive',
       outcome: 'STARTED',
@@ -268,48 +257,20 @@ async function moveOne(
   };
   try {
     if (rearmKey) {
-      // Re-armed in a transaction that commits only after the send succeeded: a failed send rolls the inbox
-      // row back, and a worker that receives the copy before the commit waits on the row lock, then sees it
-      // re-armed.
-      await sql.begin(async (tx) => {
-        rearmed = (await rearmInbox(tx, { consumer: options.consumer, idempotencyKey: rearmKey })).rearmed;
-        await send();
-      });
+      rearmed = await inbox.rearmAround({ consumer: options.consumer, idempotencyKey: rearmKey }, send);
     } else {
       await send();
     }
   } catch (error) {
     held.push(message);
-    if (!sent) {
-      await finishAudit(sql, auditId, {
-        outcome: 'FAILED',
-        detail: { error: `send: ${(error as Error).name}`, rearmed: false },
-      });
-      throw new OperationError(
-        `SendMessage to ${options.queueUrl} failed for DLQ message ${entry.sqsMessageId}: ${(error as Error).message}. ` +
-          'It stays in the DLQ and its inbox row is unchanged. Check the queue URL and sqs:SendMessage permission, ' +
-          'then run the redrive again.',
-        { cause: error },
-      );
-    }
-    await finishAudit(sql, auditId, {
-      outcome: 'FAILED',
-      newMessageId,
-      detail: { error: `rearm: ${(error as Error).name}`, rearmed: false },
-    }).catch(() => {});
-    throw new OperationError(
-      `DLQ message ${entry.sqsMessageId} was sent to the source queue as ${newMessageId} but re-arming inbox key ` +
-        `"${rearmKey}" did not commit: ${(error as Error).message}. The DLQ copy stays; the worker may repeat the ` +
-        'terminal outcome for the sent copy. Check the database, then run the redrive again.',
-      { cause: error },
-    );
+    throw await sendFailure(inbox, options, { auditId, entry, error, sent, newMessageId, rearmKey });
   }
   try {
     await sqs.send(
       new DeleteMessageCommand({ QueueUrl: options.dlqUrl, ReceiptHandle: message.ReceiptHandle }),
     );
   } catch (error) {
-    await finishAudit(sql, auditId, {
+    await inbox.audit.finish(auditId, {
       outcome: 'FAILED',
       newMessageId,
       detail: { error: `delete: ${(error as Error).name}`, rearmed },
@@ -321,8 +282,73 @@ async function moveOne(
       { cause: error },
     );
   }
-  await finishAudit(sql, auditId, { outcome: 'DONE', newMessageId, detail: { rearmed } });
+  await inbox.audit.finish(auditId, { outcome: 'DONE', newMessageId, detail: { rearmed } });
   return { ...base, newMessageId: newMessageId ?? null, auditId };
+}
+
+/** The SendMessage input: body, message attributes and trace header as received; for FIFO the group id. */
+function sendInput(options: DlqRedriveOptions, item: MoveItem): SendMessageCommandInput {
+  const { message, entry, fifo, held } = item;
+  const input: SendMessageCommandInput = {
+    QueueUrl: options.queueUrl,
+    MessageBody: message.Body ?? '',
+    MessageAttributes: toSendAttributes(message.MessageAttributes),
+  };
+  const traceHeader = message.Attributes?.AWSTraceHeader;
+  if (traceHeader)
+    input.MessageSystemAttributes = { AWSTraceHeader: { DataType: 'String', StringValue: traceHeader } };
+  if (fifo) {
+    input.MessageGroupId = message.Attributes?.MessageGroupId;
+    if (!input.MessageGroupId) {
+      held.push(message);
+      throw new OperationError(
+        `DLQ message ${entry.sqsMessageId} has no MessageGroupId but the source queue ${options.queueUrl} is FIFO; ` +
+          'redrive it from a FIFO DLQ or move it by hand.',
+      );
+    }
+  }
+  return input;
+}
+
+/** Completes the audit row of a move whose send or re-arm failed, and returns the error that says which. */
+async function sendFailure(
+  inbox: DlqInbox,
+  options: DlqRedriveOptions,
+  failed: {
+    auditId: string;
+    entry: DlqEntry;
+    error: unknown;
+    sent: boolean;
+    newMessageId: string | undefined;
+    rearmKey: string | undefined;
+  },
+): Promise<OperationError> {
+  const { auditId, entry, error, newMessageId } = failed;
+  if (!failed.sent) {
+    await inbox.audit.finish(auditId, {
+      outcome: 'FAILED',
+      detail: { error: `send: ${(error as Error).name}`, rearmed: false },
+    });
+    return new OperationError(
+      `SendMessage to ${options.queueUrl} failed for DLQ message ${entry.sqsMessageId}: ${(error as Error).message}. ` +
+        'It stays in the DLQ and its inbox row is unchanged. Check the queue URL and sqs:SendMessage permission, ' +
+        'then run the redrive again.',
+      { cause: error },
+    );
+  }
+  await inbox.audit
+    .finish(auditId, {
+      outcome: 'FAILED',
+      newMessageId,
+      detail: { error: `rearm: ${(error as Error).name}`, rearmed: false },
+    })
+    .catch(() => {});
+  return new OperationError(
+    `DLQ message ${entry.sqsMessageId} was sent to the source queue as ${newMessageId} but re-arming inbox key ` +
+      `"${failed.rearmKey}" did not commit: ${(error as Error).message}. The DLQ copy stays; the worker may repeat the ` +
+      'terminal outcome for the sent copy. Check the database, then run the redrive again.',
+    { cause: error },
+  );
 }
 
 /** SQS's limit on a MessageDeduplicationId. */

@@ -6,19 +6,13 @@ export {
   breakerOpen,
   breakerStatus,
 } from './breaker.ts';
-export { capacity } from './capacity.ts';
+export { capacityCommand } from './capacity-command.ts';
 export { type Clock, systemClock } from './clock.ts';
-export { createOpsSql, createOpsSqs, type SqsSender } from './collaborators.ts';
+export { createOpsSqs, type SqsSender } from './collaborators.ts';
 export { decodeMessage } from './decode-message.ts';
 export { dlqMoveTask } from './dlq-move-task.ts';
 export { dlqPeek, groupByFingerprint } from './dlq-peek.ts';
 export { dlqRedrive, parseRedriveFilters } from './dlq-redrive.ts';
-export { dynamoInboxShow } from './dynamo-inbox-show.ts';
-export { type DynamoOpsTarget, dynamoInboxStats } from './dynamo-inbox-stats.ts';
-export { dynamoQuarantineList } from './dynamo-quarantine-list.ts';
-export { dynamoQuarantineRelease } from './dynamo-quarantine-release.ts';
-export { dynamoQuarantineShow } from './dynamo-quarantine-show.ts';
-export { dynamoDbCapacity } from './dynamodb-capacity.ts';
 export {
   EXIT_CODES,
   FailedChecksError,
@@ -27,16 +21,28 @@ export {
   OutOfOrderReleaseError,
   UsageError,
 } from './errors.ts';
-export { health } from './health.ts';
-export { inboxPurge } from './inbox-purge.ts';
-export { inboxShow } from './inbox-show.ts';
-export { inboxStats } from './inbox-stats.ts';
 export { createMemoryOutput, type MemoryOutput } from './memory-output.ts';
+export type {
+  AuditEntry,
+  AuditTrail,
+  DlqInbox,
+  InboxState,
+  OpsStore,
+  SmokeStore,
+  StoreKind,
+  UnfinishedInbox,
+} from './ops-store.ts';
 export type { OpsOutput, Progress } from './output.ts';
-export { quarantineList } from './quarantine-list.ts';
-export { quarantineRelease } from './quarantine-release.ts';
-export { quarantineShow } from './quarantine-show.ts';
 export { queueStatus } from './queue-status.ts';
 export { runOpsCommand } from './run-ops-command.ts';
 export { type SmokeDeps, type SmokeOptions, type SmokeResult, smoke } from './smoke.ts';
 export { type SmokeCommandOptions, smokeCommand } from './smoke-command.ts';
+export {
+  type DynamoOpsTable,
+  type DynamoOpsTarget,
+  dynamoOpsStore,
+  openDynamoOpsTable,
+} from './stores/dynamodb/index.ts';
+export { openOpsStore } from './stores/open-ops-store.ts';
+export { createOpsSql } from './stores/postgres/create-ops-sql.ts';
+export { type OpsDatabase, openOpsDatabase, postgresOpsStore } from './stores/postgres/index.ts';

@@ -1,7 +1,7 @@
 import type { Message } from '@aws-sdk/client-sqs';
-import type postgres from 'postgres';
 import type { DecodedMessage } from './decode-message.ts';
 import { decodeMessage } from './decode-message.ts';
+import type { DlqInbox } from './ops-store.ts';
 
 /** A DLQ message as the ops commands see it: SQS facts, envelope metadata and the inbox status. */
 export interface DlqEntry {
@@ -24,24 +24,16 @@ export interface DlqEntry {
 }
 
 /**
- * Decodes DLQ messages and joins the inbox rows of their idempotency keys (one query).
+ * Decodes DLQ messages and joins the store's inbox entries of their idempotency keys (one read).
  */
 export async function inspectDlqMessages(
-  sql: postgres.Sql,
+  store: Pick<DlqInbox, 'states'>,
   consumer: string,
   messages: readonly Message[],
 ): Promise<DlqEntry[]> {
   const decoded = messages.map((message) => decodeMessage(message.Body));
   const keys = [...new Set(decoded.flatMap((d) => (d.idempotencyKey ? [d.idempotencyKey] : [])))];
-  const rows =
-    keys.length === 0
-      ? []
-      : await sql<{ key: string; status: string; failureCode: string | null; attempts: number }[]>`
-          select idempotency_key as key, status, failure_code as "failureCode", receive_count as attempts
-          from worker_inbox
-          where consumer = ${consumer} and idempotency_key in ${sql(keys)}
-        `;
-  const inbox = new Map(rows.map((row) => [row.key, row]));
+  const inbox = await store.states(consumer, keys);
   return messages.map((message, index) => {
     const d = decoded[index] as DecodedMessage;
     const row = d.idempotencyKey ? inbox.get(d.idempotencyKey) : undefined;

@@ -31,7 +31,7 @@ export interface OpsSettings {
   readonly consumer: string;
   /** UUID of the worker's event source mapping (`breaker` commands). */
   readonly mappingUuid: string | undefined;
-  /** The worker's store: `postgres` (default) or `dynamodb` (the `inbox show` / `inbox stats` commands read it). */
+  /** The worker's store: `postgres` (default) or `dynamodb`; the commands run against it (open-ops-store.ts). */
   readonly store: 'postgres' | 'dynamodb';
   /** The DynamoDB store's table. */
   readonly dynamodbTable: string | undefined;

@@ -41,3 +41,17 @@ export function parseRate(value: string | number, flag = '--rate'): number {
   }
   return parsed;
 }
+
+/**
+ * Parses an optional positive number option as commander gives it: undefined when the flag was not given.
+ *
+ * @throws UsageError naming the flag and the value.
+ */
+export function parseOptionalPositive(value: unknown, flag: string): number | undefined {
+  return typeof value === 'string' ? parsePositive(value, flag) : undefined;
+}
+
+/** A string option as commander gives it, or undefined (not given, or a boolean flag). */
+export function optionText(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}

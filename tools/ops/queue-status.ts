@@ -1,7 +1,7 @@
-import type postgres from 'postgres';
 import type { Clock } from './clock.ts';
 import type { SqsSender } from './collaborators.ts';
 import { type CloudWatchReader, oldestMessageAgeSeconds } from './oldest-message-age.ts';
+import type { OpsStore } from './ops-store.ts';
 import type { OpsOutput } from './output.ts';
 import { emit, formatSeconds, table } from './output.ts';
 import type { QueueFacts } from './read-queue-attributes.ts';
@@ -31,13 +31,20 @@ export interface QueueStatusResult {
  * status read must not raise receive counts). SQS has no API for the age of the oldest queued message: it is
  * read from the CloudWatch metric `ApproximateAgeOfOldestMessage` (the one the stack alarms on) when a
  * CloudWatch client is given (AWS); the oldest unfinished inbox row covers every message the worker has
- * picked up at least once, locally too.
+ * picked up at least once, locally too, when the store reads it ({@link OpsStore.unfinishedInbox}).
  */
 export async function queueStatus(
-  deps: { sqs: SqsSender; out: OpsOutput; clock: Clock; sql?: postgres.Sql; cloudWatch?: CloudWatchReader },
-  options: { queueUrl: string; dlqUrl?: string; consumer: string },
+  deps: {
+    sqs: SqsSender;
+    out: OpsOutput;
+    clock: Clock;
+    store?: OpsStore | undefined;
+    cloudWatch?: CloudWatchReader | undefined;
+  },
+  options: { queueUrl: string; dlqUrl?: string | undefined; consumer: string },
 ): Promise<QueueStatusResult> {
-  const { sqs, out, clock, sql } = deps;
+  const { sqs, out, clock } = deps;
+  const unfinished = deps.store?.unfinishedInbox();
   const now = clock.now();
   const [source, dlq, oldestAge] = await Promise.all([
     readQueueAttributes(sqs, options.queueUrl),
@@ -46,14 +53,8 @@ export async function queueStatus(
   ]);
   let oldestUnfinishedAgeSeconds: number | null = null;
   let oldestUnfinishedKey: string | null = null;
-  if (sql) {
-    const [oldest] = await sql<{ idempotencyKey: string; firstSeenAt: Date }[]>`
-      select idempotency_key as "idempotencyKey", first_seen_at as "firstSeenAt"
-      from worker_inbox
-      where consumer = ${options.consumer} and status in ('RECEIVED', 'PROCESSING', 'FAILED_RETRYABLE')
-      order by first_seen_at
-      limit 1
-    `;
+  if (unfinished) {
+    const oldest = await unfinished.oldest(options.consumer);
     if (oldest) {
       oldestUnfinishedAgeSeconds = Math.max(
         0,
@@ -84,7 +85,7 @@ export async function queueStatus(
     if (dlq) rows.push(row('dlq', dlq));
     const lines = [
       table(['queue', 'visible', 'in flight', 'delayed', 'retention', 'maxReceiveCount', 'url'], rows),
-      sql
+      unfinished
         ? `Oldest unfinished message (inbox): ${
             oldestUnfinishedAgeSeconds === null
               ? 'none'

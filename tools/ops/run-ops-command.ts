@@ -1,23 +1,18 @@
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type postgres from 'postgres';
-import { parseDatabaseUrl } from '../../lambda/postgres/database-url.ts';
-import { type DatabaseTarget, describeDatabaseError } from '../../lambda/postgres/describe-database-error.ts';
 import type { Clock } from './clock.ts';
 import { systemClock } from './clock.ts';
-import { createOpsSql, createOpsSqs } from './collaborators.ts';
-import type { DynamoOpsTarget } from './dynamo-inbox-stats.ts';
-import { FailedChecksError, OpsError, UsageError } from './errors.ts';
+import { createOpsSqs } from './collaborators.ts';
+import { FailedChecksError, OpsError } from './errors.ts';
 import type { OpsFlags, OpsSettings, RequiredSetting } from './ops-settings.ts';
 import { requireSetting, resolveOpsSettings } from './ops-settings.ts';
+import type { OpsStore } from './ops-store.ts';
 import type { OpsOutput } from './output.ts';
-import { postgresOnlyError } from './postgres-only.ts';
 import { createProcessOutput } from './process-output.ts';
+import { openOpsStore } from './stores/open-ops-store.ts';
 
-/** What a command's action gets: settings, output, clock and lazily opened clients. */
+/** What a command's action gets: settings, output, clock, the worker's store and lazily opened clients. */
 export interface OpsSession {
   readonly settings: OpsSettings;
   readonly out: OpsOutput;
@@ -25,35 +20,21 @@ export interface OpsSession {
   /** A required setting, or a UsageError naming its flag and environment variable. */
   require(name: RequiredSetting): string;
   /**
-   * The database client (opened on first use); requires --database-url / DATABASE_URL, and refuses (naming what to
-   * use instead) when the store setting is dynamodb.
+   * The worker's store, chosen once from `--store` / `WORKER_STORE` ({@link openOpsStore}); its client opens on the
+   * first command that reads it, and closes with the session.
    */
-  sql(): postgres.Sql;
-  /** The database client when a URL is configured and the store is postgres, otherwise undefined. */
-  optionalSql(): postgres.Sql | undefined;
+  readonly store: OpsStore;
+  /**
+   * Another store than the settings' (`smoke`: the stage's store and its table, from cdk.json and the stack's
+   * outputs), with the session's other settings; it closes with the session.
+   */
+  openStore(choice: Pick<OpsSettings, 'store' | 'dynamodbTable'>): OpsStore;
   /** The SQS client (opened on first use). */
   sqs(): SQSClient;
   /** A CloudWatch client against AWS; undefined with a local SQS endpoint (emulators have no CloudWatch). */
   cloudWatch(): CloudWatchClient | undefined;
   /** A Lambda client against AWS (the event source mapping's control plane), opened on first use. */
   lambda(): LambdaClient;
-  /** The DynamoDB store's table and client (opened on first use); requires --dynamodb-table / DYNAMODB_TABLE. */
-  dynamo(): DynamoOpsTarget;
-}
-
-/** PostgreSQL's SQLSTATE for "permission denied". */
-const INSUFFICIENT_PRIVILEGE = '42501';
-
-/**
- * Turns a "permission denied" from the database into a configuration error (exit 2) that names the fix: the ops
- * commands need the ops database user; the worker's and the relay's users are refused on purpose.
- */
-function explainDatabasePrivilege(error: unknown): unknown {
-  if ((error as { code?: unknown } | null)?.code !== INSUFFICIENT_PRIVILEGE) return error;
-  return new UsageError(
-    `${(error as Error).message}. Connect as the ops database user (sqs_worker_ops unless the stack sets opsDbUser) in --database-url / DATABASE_URL: the worker's and the relay's users may not run ops commands.`,
-    { cause: error },
-  );
 }
 
 /** Where {@link runOpsCommand} reports (the real process by default). */
@@ -64,14 +45,12 @@ export interface OpsRuntime {
 }
 
 /**
- * Runs one CLI command: resolves settings (flags over environment), opens clients lazily, closes them,
-    const message = described?.message ?? (error instanceof Error ? error.message : String(error));
-    const data = error instanceof OpsError ? error.data : undefined;
-    if (settings.json) {
-      out.print(JSON.stringify({ error: { type, message, exitCode, ...(data ? { data } : {}) } }, null, 2));
-    }
+ * Runs one CLI command: resolves settings (flags over environment), picks the store, opens clients lazily, closes
+ * them, and turns the outcome into the exit code. A failure is one line on stderr (`sqs-worker <name>: <message>`)
+ * and, with `--json`, one document `{ error: { type, message, exitCode, data? } }` on stdout; an error of the store's
+ * client is told as the store describes it (the setting and host to check, never a password).
  *
- * @returns the exit code (the caller sets `process.exitCode`).
+ * @returns the exit code (the caller sets `process.exitCode`): 0 ok, 1 the operation failed, 2 usage or configuration.
  */
 export async function runOpsCommand(
   name: string,
@@ -95,30 +74,42 @@ export async function runOpsCommand(
     return 2;
   }
   const out = createProcessOutput({ json: settings.json, stdout: runtime.stdout, stderr: runtime.stderr });
-  let sql: postgres.Sql | undefined;
-  let database: DatabaseTarget | undefined;
+  const { session, stores, close } = openSession(name, settings, out);
+  try {
+    // A command the store cannot do is refused before it opens, reads or sends anything.
+    const refused = session.store.refusal(name);
+    if (refused) throw refused;
+    await action(session);
+    return 0;
+  } catch (error) {
+    return report(name, settings, out, stores, error);
+  } finally {
+    await close();
+  }
+}
+
+/** The session of one command, the stores it opened (to describe their errors) and what closes it all. */
+function openSession(
+  name: string,
+  settings: OpsSettings,
+  out: OpsOutput,
+): { session: OpsSession; stores: readonly OpsStore[]; close: () => Promise<void> } {
+  const stores: OpsStore[] = [];
   let sqs: SQSClient | undefined;
   let cloudWatch: CloudWatchClient | undefined;
   let lambda: LambdaClient | undefined;
-  let dynamo: DynamoDBClient | undefined;
+  const openStore = (choice: Pick<OpsSettings, 'store' | 'dynamodbTable'>) => {
+    const store = openOpsStore({ ...settings, ...choice }, name);
+    stores.push(store);
+    return store;
+  };
   const session: OpsSession = {
     settings,
     out,
     clock: systemClock,
     require: (setting) => requireSetting(settings, setting, name),
-    sql() {
-      if (sql) return sql;
-      if (settings.store === 'dynamodb') throw postgresOnlyError(name);
-      const setting = settings.databaseUrlSetting;
-      const checked = parseDatabaseUrl(requireSetting(settings, 'databaseUrl', name), setting);
-      if ('problem' in checked) throw new UsageError(checked.problem);
-      database = { setting, address: checked.address };
-      sql = createOpsSql(settings.databaseUrl as string, setting);
-      return sql;
-    },
-    optionalSql() {
-      return settings.databaseUrl && settings.store !== 'dynamodb' ? session.sql() : undefined;
-    },
+    store: openStore(settings),
+    openStore,
     sqs() {
       sqs ??= createOpsSqs(settings);
       return sqs;
@@ -132,38 +123,33 @@ export async function runOpsCommand(
       lambda ??= new LambdaClient(settings.region ? { region: settings.region } : {});
       return lambda;
     },
-    dynamo() {
-      const tableName = requireSetting(settings, 'dynamodbTable', name);
-      dynamo ??= new DynamoDBClient({
-        ...(settings.region ? { region: settings.region } : {}),
-        ...(settings.dynamodbEndpoint ? { endpoint: settings.dynamodbEndpoint } : {}),
-      });
-      return { doc: DynamoDBDocumentClient.from(dynamo), tableName };
-    },
   };
-  try {
-    await action(session);
-    return 0;
-  } catch (caught) {
-    const error = explainDatabasePrivilege(caught);
-    // A database error names the setting and host:port to check (never the password) and what to do.
-    const described =
-      database && !(error instanceof OpsError) ? describeDatabaseError(error, database) : undefined;
-    const exitCode = error instanceof OpsError ? error.exitCode : described?.configuration ? 2 : 1;
-    const type = error instanceof Error ? error.name : 'Error';
-    const message = described?.message ?? (error instanceof Error ? error.message : String(error));
-    const data = error instanceof OpsError ? error.data : undefined;
-    // A result that was printed with its failures in it (FailedChecksError) is the one JSON document on stdout.
-    if (settings.json && !(error instanceof FailedChecksError)) {
-      out.print(JSON.stringify({ error: { type, message, exitCode, ...(data ? { data } : {}) } }, null, 2));
-    }
-    out.note(`sqs-worker ${name}: ${message}`);
-    return exitCode;
-  } finally {
+  const close = async () => {
     sqs?.destroy();
     cloudWatch?.destroy();
     lambda?.destroy();
-    dynamo?.destroy();
-    await sql?.end({ timeout: 5 }).catch(() => {});
+    await Promise.all(stores.map((store) => store.close()));
+  };
+  return { session, stores, close };
+}
+
+/** Prints a failed command's error (a line on stderr, with `--json` a document on stdout) and returns its exit code. */
+function report(
+  name: string,
+  settings: OpsSettings,
+  out: OpsOutput,
+  stores: readonly OpsStore[],
+  error: unknown,
+): number {
+  const described = stores.map((store) => store.describeError(error)).find((d) => d !== undefined);
+  const exitCode = described?.exitCode ?? (error instanceof OpsError ? error.exitCode : 1);
+  const type = described?.type ?? (error instanceof Error ? error.name : 'Error');
+  const message = described?.message ?? (error instanceof Error ? error.message : String(error));
+  const data = error instanceof OpsError ? error.data : undefined;
+  // A result that was printed with its failures in it (FailedChecksError) is the one JSON document on stdout.
+  if (settings.json && !(error instanceof FailedChecksError)) {
+    out.print(JSON.stringify({ error: { type, message, exitCode, ...(data ? { data } : {}) } }, null, 2));
   }
+  out.note(`sqs-worker ${name}: ${message}`);
+  return exitCode;
 }

@@ -1,15 +1,10 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { CanaryStore } from './canary-store.ts';
 import type { AlarmTopicTarget } from './check-alarm-topic.ts';
 import type { BreakerTarget } from './check-breaker-closed.ts';
-import { dynamoCanaryStore } from './dynamo-canary-store.ts';
 import { UsageError } from './errors.ts';
 import type { OpsFlags, OpsSettings } from './ops-settings.ts';
-import { postgresCanaryStore } from './postgres-canary-store.ts';
 import { readStage, type StageFacts } from './read-stage.ts';
 import type { OpsSession } from './run-ops-command.ts';
-import { type SmokeDeps, type SmokeResult, smoke } from './smoke.ts';
+import { type SmokeResult, smoke } from './smoke.ts';
 import { readStackOutputs, type StackReader } from './stack-outputs.ts';
 
 /** What `sqs-worker smoke` is run against: the stage, and its settings from flags, variables and stack outputs. */
@@ -94,7 +89,8 @@ export function resolveSmokeTarget(input: {
 
 /**
  * `sqs-worker smoke --stage <stage>`: resolves the target ({@link resolveSmokeTarget}; in AWS the stack outputs of
- * `SqsInboxWorker-<stage>` by CloudFormation DescribeStacks), opens the clients it needs and runs {@link smoke}.
+ * `SqsInboxWorker-<stage>` by CloudFormation DescribeStacks), opens the stage's store and the clients it needs and
+ * runs {@link smoke}.
  * Against a local SQS endpoint no AWS control plane is called: SNS, Lambda and CloudWatch checks are SKIPs there.
  */
 export async function smokeCommand(session: OpsSession, options: SmokeCommandOptions): Promise<SmokeResult> {
@@ -141,34 +137,18 @@ export async function smokeCommand(session: OpsSession, options: SmokeCommandOpt
               reason: 'local stack: no Lambda API (the local event source mapping runs inside npm start)',
             }
           : { kind: 'mapping', mappingUuid: target.mappingUuid, lambda: session.lambda() };
-    let store: CanaryStore;
-    let sql: SmokeDeps['sql'];
-    if (target.store === 'dynamodb') {
-      if (!target.dynamodbTable) {
-        throw new UsageError(
-          'Missing setting for "smoke": the DynamoDB table of the worker. Pass --dynamodb-table <value> or set DYNAMODB_TABLE.',
-        );
-      }
-      const client = new DynamoDBClient({
-        ...region,
-        ...(session.settings.dynamodbEndpoint ? { endpoint: session.settings.dynamodbEndpoint } : {}),
-      });
-      opened.push(client);
-      store = dynamoCanaryStore(
-        { doc: DynamoDBDocumentClient.from(client), tableName: target.dynamodbTable },
-        target.consumer,
-      );
-    } else {
-      sql = session.sql();
-      store = postgresCanaryStore(sql, target.consumer);
-    }
-    const cloudWatch = target.store === 'postgres' && !target.local ? session.cloudWatch() : undefined;
+    // The stage's store, with its table from the flag, the variable or the stack's outputs.
+    const { canaries, sql } = session
+      .openStore({ store: target.store, dynamodbTable: target.dynamodbTable })
+      .smokeStore(target.consumer);
+    // The database's proxy is watched in AWS; locally the worker's sessions are sampled instead.
+    const cloudWatch = sql && !target.local ? session.cloudWatch() : undefined;
     return await smoke(
       {
         sqs: session.sqs(),
         out: session.out,
         clock: session.clock,
-        store,
+        store: canaries,
         ...(sql ? { sql } : {}),
         alarmTopic,
         breaker,

@@ -1,0 +1,51 @@
+import type { OpsStore } from '../../ops-store.ts';
+import { dynamoCanaryStore } from './dynamo-canary-store.ts';
+import { dynamoInboxShow } from './dynamo-inbox-show.ts';
+import { dynamoInboxStats } from './dynamo-inbox-stats.ts';
+import type { DynamoOpsTable } from './dynamo-ops-table.ts';
+import { dynamoQuarantineList } from './dynamo-quarantine-list.ts';
+import { dynamoQuarantineRelease } from './dynamo-quarantine-release.ts';
+import { dynamoQuarantineShow } from './dynamo-quarantine-show.ts';
+import { dynamoDbCapacityFromFlags } from './dynamodb-capacity.ts';
+import { UNSUPPORTED_COMMANDS, unsupportedCommand } from './unsupported-command.ts';
+
+/**
+ * The DynamoDB store of the ops commands: the inbox, quarantine and audit items of the worker's table (the operator's
+ * credentials). The commands that read PostgreSQL tables (`health`, `inbox purge`, `dlq peek`, `dlq redrive`) are
+ * refused here, each naming what to use instead ({@link unsupportedCommand}); `queue status` runs without the oldest
+ * unfinished item (the table has no index by status) and `dlq move-task` without an audit item.
+ *
+ * @example
+ * ```ts
+ * const store = dynamoOpsStore({ target: () => ({ doc, tableName: 'sqs-worker' }) });
+ * await store.quarantineList({ out }, { consumer: 'case-worker' });
+ * ```
+ */
+export function dynamoOpsStore(table: DynamoOpsTable): OpsStore {
+  const dynamo = () => table.target();
+  return {
+    kind: 'dynamodb',
+    refusal: (command) => (UNSUPPORTED_COMMANDS.includes(command) ? unsupportedCommand(command) : undefined),
+    inboxShow: async (deps, options) => dynamoInboxShow({ dynamo: dynamo(), ...deps }, options),
+    inboxStats: async (deps, options) => dynamoInboxStats({ dynamo: dynamo(), ...deps }, options),
+    inboxPurge: async () => {
+      throw unsupportedCommand('inbox purge');
+    },
+    health: async () => {
+      throw unsupportedCommand('health');
+    },
+    quarantineList: async (deps, options) => dynamoQuarantineList({ dynamo: dynamo(), ...deps }, options),
+    quarantineShow: async (deps, options) => dynamoQuarantineShow({ dynamo: dynamo(), ...deps }, options),
+    quarantineRelease: async (deps, options) =>
+      dynamoQuarantineRelease({ dynamo: dynamo(), ...deps }, options),
+    capacity: (deps, input) => dynamoDbCapacityFromFlags(deps, input),
+    smokeStore: (consumer) => ({ canaries: dynamoCanaryStore(dynamo(), consumer) }),
+    dlqInbox(command) {
+      throw unsupportedCommand(command);
+    },
+    unfinishedInbox: () => undefined,
+    auditTrail: () => undefined,
+    describeError: () => undefined,
+    close: async () => table.close?.(),
+  };
+}

@@ -1,0 +1,89 @@
+import { paginateScan } from '@aws-sdk/lib-dynamodb';
+import { QUARANTINE_PK_PREFIX, WORKER_SK_PREFIX } from '../../../../lambda/stores/dynamodb/item-keys.ts';
+import type { OpsOutput } from '../../output.ts';
+import { emit } from '../../output.ts';
+import {
+  type QuarantineListEntry,
+  type QuarantineListResult,
+  renderQuarantineList,
+} from '../../render-quarantine-list.ts';
+import type { DynamoOpsTarget } from './dynamo-ops-table.ts';
+import { toDynamoQuarantineEntry } from './dynamo-quarantine-entry.ts';
+
+/** The attributes `quarantine list` reads: never `body`, nor the attributes that may carry payload values. */
+const LISTED = [
+  'PK',
+  'SK',
+  'bodyHash',
+  'messageType',
+  'idempotencyKey',
+  'reasonCode',
+  'occurrences',
+  'firstQuarantinedAt',
+  'lastQuarantinedAt',
+  'releasedAt',
+  'releasedMessageId',
+];
+
+/**
+ * `quarantine list` on the DynamoDB store: the quarantine items of a consumer, newest first (by last quarantined,
+ * then id), without bodies; the same result and table as on PostgreSQL, the id being the body hash (`PK =
+ * QUARANTINE#<bodyHash>`). By default only items not released yet; `includeReleased` lists all.
+ *
+ * The table has no index by consumer or time, so this scans it (consistent reads, filtered on the consumer's
+ * quarantine items, body never read): its cost grows with the table, as `inbox stats`.
+ */
+export async function dynamoQuarantineList(
+  deps: { dynamo: DynamoOpsTarget; out: OpsOutput },
+  options: { consumer: string; includeReleased?: boolean; reasonCode?: string; limit?: number },
+): Promise<QuarantineListResult> {
+  const { dynamo, out } = deps;
+  const filters = ['begins_with(PK, :q)', 'SK = :sk'];
+  const values: Record<string, unknown> = {
+    ':q': QUARANTINE_PK_PREFIX,
+    ':sk': `${WORKER_SK_PREFIX}${options.consumer}`,
+  };
+  if (!options.includeReleased) filters.push('attribute_not_exists(releasedAt)');
+  if (options.reasonCode) {
+    filters.push('reasonCode = :code');
+    values[':code'] = options.reasonCode;
+  }
+  const found: QuarantineListEntry[] = [];
+  const pages = paginateScan(
+    { client: dynamo.doc },
+    {
+      TableName: dynamo.tableName,
+      ConsistentRead: true,
+      FilterExpression: filters.join(' AND '),
+      ProjectionExpression: LISTED.join(', '),
+      ExpressionAttributeValues: values,
+    },
+  );
+  for await (const page of pages) {
+    for (const item of page.Items ?? []) {
+      const e = toDynamoQuarantineEntry(item);
+      found.push({
+        quarantineId: e.quarantineId,
+        messageType: e.messageType,
+        idempotencyKey: e.idempotencyKey,
+        reasonCode: e.reasonCode,
+        occurrences: e.occurrences,
+        firstQuarantinedAt: e.firstQuarantinedAt,
+        lastQuarantinedAt: e.lastQuarantinedAt,
+        releasedAt: e.releasedAt,
+        releasedMessageId: e.releasedMessageId,
+      });
+    }
+  }
+  found.sort(
+    (a, b) =>
+      b.lastQuarantinedAt.getTime() - a.lastQuarantinedAt.getTime() ||
+      b.quarantineId.localeCompare(a.quarantineId),
+  );
+  const entries = found.slice(0, options.limit ?? 50);
+  const byReason: Record<string, number> = {};
+  for (const entry of entries) byReason[entry.reasonCode] = (byReason[entry.reasonCode] ?? 0) + 1;
+  const result: QuarantineListResult = { consumer: options.consumer, entries, byReason };
+  emit(out, result, () => renderQuarantineList(result, options.includeReleased === true));
+  return result;
+}

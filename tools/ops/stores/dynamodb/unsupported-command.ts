@@ -1,0 +1,39 @@
+import { UsageError } from '../../errors.ts';
+
+/** What to use instead of each command the DynamoDB store cannot do. */
+const DYNAMODB_ALTERNATIVES: Readonly<Record<string, string>> = {
+  health:
+    'For the DynamoDB store, "sqs-worker inbox stats --store dynamodb" shows unfinished inbox items and open ' +
+    "quarantine items; the stack's CloudWatch alarms cover the queues.",
+  'inbox purge':
+    'The DynamoDB store needs no purge: inbox items expire by TTL (retention + 1 day, docs/dynamodb.md "TTL retention").',
+  'dlq peek':
+    'For the DynamoDB store, look a failed key up with "sqs-worker inbox show <key> --store dynamodb"; ' +
+    '"sqs-worker dlq move-task status" needs no database.',
+  'dlq redrive':
+    'For the DynamoDB store, "sqs-worker quarantine release <id> --store dynamodb" re-arms and re-sends a terminal ' +
+    'message from its quarantine item (the store keeps one with either terminal policy); "sqs-worker dlq move-task ' +
+    'start" moves DLQ messages back without re-arming, so a FAILED_TERMINAL key stays terminal.',
+};
+
+/**
+ * The commands the DynamoDB store cannot do (they read PostgreSQL tables).
+ *
+ * @internal
+ */
+export const UNSUPPORTED_COMMANDS: readonly string[] = Object.keys(DYNAMODB_ALTERNATIVES);
+
+/**
+ * The refusal of a command the DynamoDB store cannot do (it reads PostgreSQL tables: `health`, `inbox purge`, `dlq
+ * peek`, `dlq redrive`), given when the store setting (`--store` / `WORKER_STORE`) is `dynamodb`: it names the
+ * command, the store and what to use instead (exit 2), before anything is read or sent.
+ *
+ * @internal
+ */
+export function unsupportedCommand(command: string): UsageError {
+  return new UsageError(
+    `"sqs-worker ${command}" reads the PostgreSQL store and is not available with --store dynamodb / ` +
+      `WORKER_STORE=dynamodb. ${DYNAMODB_ALTERNATIVES[command] ?? 'With the DynamoDB store use "inbox show|stats" and "quarantine list|show|release" with --store dynamodb.'} ` +
+      'If this worker uses PostgreSQL, pass --store postgres or unset WORKER_STORE.',
+  );
+}
