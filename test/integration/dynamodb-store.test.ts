@@ -48,7 +48,7 @@ const hashOf = (envelope: ReturnType<typeof envelopeFactory>) =>
     payload: envelope.payload,
   });
 
-describe('Function: processDynamoRecord()', () => {
+describe('Function: processRecord() on the DynamoDB record store', () => {
   it('applies a new message: the domain items and the COMPLETED inbox item in one transaction', async () => {
     // Prepare
     const process = dynamoProcessor(dynamo, table, exampleDynamoHandlers);

@@ -1,7 +1,8 @@
 import type { CommitStrategy, EngineSettings } from '../../worker/commit-strategy.ts';
 import type { RecordOutcome } from '../../worker/outcome.ts';
+import { processRecord } from '../../worker/process-record.ts';
+import { dynamoRecordStore } from './dynamo-record-store.ts';
 import type { DynamoStore } from './dynamo-store.ts';
-import { processDynamoRecord } from './process-dynamo-record.ts';
 
 /**
  * The DynamoDB store's commit strategy: every record its own gate and its own TransactWriteItems (domain items and
@@ -11,14 +12,14 @@ import { processDynamoRecord } from './process-dynamo-record.ts';
  * @internal
  */
 export function createDynamoDbCommit(store: DynamoStore, settings: EngineSettings): CommitStrategy {
-  const deps = { ...settings, store };
+  const records = dynamoRecordStore(store, settings);
   return {
     concurrent: true,
     settlesAtCommit: false,
     commitReserveMs: 0,
     async commit(batch) {
       const outcomes = new Map<string, RecordOutcome>();
-      await batch.schedule((item) => processDynamoRecord(item, deps, batch.state), outcomes);
+      await batch.schedule((item) => processRecord(item, records, settings, batch.state), outcomes);
       return outcomes;
     },
   };

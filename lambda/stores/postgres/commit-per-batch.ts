@@ -3,20 +3,26 @@ import pLimit from 'p-limit';
 import type postgres from 'postgres';
 import { METRIC_NAMES } from '../../constants.ts';
 import { BatchAttemptAbortedError, BatchRecordUnsettledError, DatabaseTimeoutError } from '../../errors.ts';
+import { discardConnections } from '../../postgres/discard-connections.ts';
 import { recordTrace } from '../../tracing/record-trace.ts';
 import { msUntilDue } from '../../worker/attempt-policy.ts';
 import { backoffSeconds } from '../../worker/backoff.ts';
 import type { CommitBatch, CommitStrategy, EngineSettings } from '../../worker/commit-strategy.ts';
 import { CLIENT_DEADLINE_MARGIN_MS, HANDLER_MARGIN_MS } from '../../worker/deadline-margins.ts';
 import { type RecordOutcome, recordOutcome, verdicts } from '../../worker/outcome.ts';
+import { processRecord } from '../../worker/process-record.ts';
+import type { RecordStore } from '../../worker/record-store.ts';
 import { type ResolvedPayload, resolvePayload } from '../../worker/resolve-payload.ts';
 import { withinDeadline } from '../../worker/within-deadline.ts';
 import { type BatchClaims, claimBatch } from './batch-claims.ts';
+import { batchCompleter } from './batch-completer.ts';
 import { classifyPostgresError } from './classify-postgres-error.ts';
 import { declaredResultRef } from './declared-result-ref.ts';
 import { guardedBegin } from './guarded-begin.ts';
-import type { InboxEntry } from './inbox.ts';
-import { createRecordDependencies, processRecord, type TransactionRunner } from './process-record.ts';
+import { type InboxEntry, isInboxCompleted } from './inbox.ts';
+import { inlineCompleter } from './inline-completer.ts';
+import type { PostgresCompleter, TransactionRunner } from './postgres-completer.ts';
+import { type PostgresClaim, postgresRecordStore } from './postgres-record-store.ts';
 
 /**
  * Per-batch mode: Lambda time kept back from the records for the batch's own end (the deferred COMPLETED rows and
@@ -58,13 +64,13 @@ interface BatchAttempt {
  * @internal
  */
 export function createPerBatchCommit(sql: postgres.Sql, settings: EngineSettings): CommitStrategy {
-  const baseDeps = createRecordDependencies(sql, settings);
   const { now, random, backoff, metrics } = settings;
+  const inline = inlineCompleter(sql);
   /** Whether this environment's next batch runs with a savepoint per record. */
   let savepointsNeeded = false;
   /** A call given up on at its deadline: the connections it may hold are discarded (`discardConnections`). */
   const abandon = (waitedMs: number) => {
-    baseDeps.abandoned();
+    discardConnections(sql);
     return new DatabaseTimeoutError(waitedMs);
   };
 
@@ -102,11 +108,11 @@ export function createPerBatchCommit(sql: postgres.Sql, settings: EngineSettings
       batch.records.map(({ record, decoded: d }) =>
         d.ok && d.pendingRef && msUntilDue(d.envelope.attemptPolicy, now()) <= 0
           ? reads(async () => {
-              // A duplicate of a completed message is not read again (see RecordDependencies.completedAlready);
-              // when the lookup fails the object is read anyway: every read happens here, outside the batch
-              // transaction.
+              // A duplicate of a completed message is not read again (see readReferencedPayload); when the lookup
+              // fails the object is read anyway: every read happens here, outside the batch transaction.
+              const lookup = { consumer: settings.consumer, idempotencyKey: d.envelope.idempotencyKey };
               const duplicate = await withinDeadline(
-                baseDeps.completedAlready(d.envelope.idempotencyKey, d.requestHash),
+                isInboxCompleted(sql, { ...lookup, requestHash: d.requestHash }),
                 batch.state.remainingMs() - CLIENT_DEADLINE_MARGIN_MS,
                 abandon,
               ).catch(() => false);
@@ -117,7 +123,7 @@ export function createPerBatchCommit(sql: postgres.Sql, settings: EngineSettings
                 record.messageId,
                 duplicate
                   ? { ok: true, decoded: d }
-                  : await resolvePayload(d, baseDeps.payloads, readBudgetMs),
+                  : await resolvePayload(d, settings.payloads, readBudgetMs),
               );
             })
           : undefined,
@@ -162,6 +168,25 @@ export function createPerBatchCommit(sql: postgres.Sql, settings: EngineSettings
     return claimBatch(tx, entries, { savepoint });
   }
 
+  /**
+   * The record store of one batch attempt: its completer, and the payloads read before the batch transaction opened
+   * (no connection is held while S3 answers), by SQS messageId.
+   */
+  function batchRecordStore(
+    completer: PostgresCompleter,
+    resolved: ReadonlyMap<string, ResolvedPayload>,
+  ): RecordStore<postgres.TransactionSql, PostgresClaim> {
+    const records = postgresRecordStore(sql, settings, completer);
+    return {
+      ...records,
+      async referencedPayload(record, decoded, calls) {
+        const read = resolved.get(record.messageId);
+        if (!read) return records.referencedPayload(record, decoded, calls);
+        return read.ok ? { ...read, completedAlready: false } : read;
+      },
+    };
+  }
+
   /** One batch transaction, with a savepoint per record or without. */
   async function batchAttempt(
     batch: CommitBatch,
@@ -199,8 +224,8 @@ export function createPerBatchCommit(sql: postgres.Sql, settings: EngineSettings
                 throw new BatchAttemptAbortedError({ cause: error });
               })
             : undefined;
-          const deps = { ...baseDeps, transaction: runner, bookkeeping: runner, batchClaims, resolved };
-          await batch.schedule((item) => processRecord(item, deps, batch.state), outcomes);
+          const records = batchRecordStore(batchCompleter(runner, batchClaims, inline), resolved);
+          await batch.schedule((item) => processRecord(item, records, settings, batch.state), outcomes);
           if (rolledBack && !withSavepoints) throw new BatchAttemptAbortedError();
           // Never commit under a record that was given up on while its statements may still run: the batch
           // is rolled back and reported whole.
