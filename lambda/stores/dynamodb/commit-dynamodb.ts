@@ -1,6 +1,5 @@
 import type { CommitStrategy, EngineSettings } from '../../worker/commit-strategy.ts';
-import type { RecordOutcome } from '../../worker/outcome.ts';
-import { processRecord } from '../../worker/process-record.ts';
+import { inlineCommit } from '../../worker/inline-commit.ts';
 import { dynamoRecordStore } from './dynamo-record-store.ts';
 import type { DynamoStore } from './dynamo-store.ts';
 
@@ -12,15 +11,5 @@ import type { DynamoStore } from './dynamo-store.ts';
  * @internal
  */
 export function createDynamoDbCommit(store: DynamoStore, settings: EngineSettings): CommitStrategy {
-  const records = dynamoRecordStore(store, settings);
-  return {
-    concurrent: true,
-    settlesAtCommit: false,
-    commitReserveMs: 0,
-    async commit(batch) {
-      const outcomes = new Map<string, RecordOutcome>();
-      await batch.schedule((item) => processRecord(item, records, settings, batch.state), outcomes);
-      return outcomes;
-    },
-  };
+  return inlineCommit(dynamoRecordStore(store, settings));
 }

@@ -10,7 +10,6 @@ import { backoffSeconds } from '../../worker/backoff.ts';
 import type { CommitBatch, CommitStrategy, EngineSettings } from '../../worker/commit-strategy.ts';
 import { CLIENT_DEADLINE_MARGIN_MS, HANDLER_MARGIN_MS } from '../../worker/deadline-margins.ts';
 import { type RecordOutcome, recordOutcome, verdicts } from '../../worker/outcome.ts';
-import { processRecord } from '../../worker/process-record.ts';
 import type { RecordStore } from '../../worker/record-store.ts';
 import { type ResolvedPayload, resolvePayload } from '../../worker/resolve-payload.ts';
 import { withinDeadline } from '../../worker/within-deadline.ts';
@@ -225,7 +224,7 @@ export function createPerBatchCommit(sql: postgres.Sql, settings: EngineSettings
               })
             : undefined;
           const records = batchRecordStore(batchCompleter(runner, batchClaims, inline), resolved);
-          await batch.schedule((item) => processRecord(item, records, settings, batch.state), outcomes);
+          await batch.run(records, outcomes);
           if (rolledBack && !withSavepoints) throw new BatchAttemptAbortedError();
           // Never commit under a record that was given up on while its statements may still run: the batch
           // is rolled back and reported whole.

@@ -1,7 +1,6 @@
 import type postgres from 'postgres';
 import type { CommitStrategy, EngineSettings } from '../../worker/commit-strategy.ts';
-import type { RecordOutcome } from '../../worker/outcome.ts';
-import { processRecord } from '../../worker/process-record.ts';
+import { inlineCommit } from '../../worker/inline-commit.ts';
 import { inlineCompleter } from './inline-completer.ts';
 import { postgresRecordStore } from './postgres-record-store.ts';
 
@@ -13,15 +12,5 @@ import { postgresRecordStore } from './postgres-record-store.ts';
  * @internal
  */
 export function createPerMessageCommit(sql: postgres.Sql, settings: EngineSettings): CommitStrategy {
-  const records = postgresRecordStore(sql, settings, inlineCompleter(sql));
-  return {
-    concurrent: true,
-    settlesAtCommit: false,
-    commitReserveMs: 0,
-    async commit(batch) {
-      const outcomes = new Map<string, RecordOutcome>();
-      await batch.schedule((item) => processRecord(item, records, settings, batch.state), outcomes);
-      return outcomes;
-    },
-  };
+  return inlineCommit(postgresRecordStore(sql, settings, inlineCompleter(sql)));
 }
