@@ -240,42 +240,55 @@ export function createPerBatchCommit(sql: postgres.Sql, settings: EngineSettings
         return { outcomes, rolledBack: true, aborted: true, claimFailed };
       }
       if (classifyPostgresError(error).connection) batch.state.databaseDown = true;
-      const code = (error as { code?: string }).code ?? 'BATCH_COMMIT_FAILED';
-      const failed = new Map<string, RecordOutcome>();
-      for (const { record, receiveCount } of batch.records) {
-        const previous = outcomes.get(record.messageId);
-        // Records that never touched the database keep their outcome (and their visibility).
-        if (previous && (previous.result === 'NOT_YET_DUE' || previous.result === 'DEADLINE_DEFERRED')) {
-          failed.set(record.messageId, previous);
-          continue;
-        }
-        const elapsedMs = now() - started;
-        failed.set(
-          record.messageId,
-          recordOutcome(
-            {
-              messageId: record.messageId,
-              receiveCount,
-              processingMs: elapsedMs,
-              dbTransactionMs: elapsedMs,
-              messageAgeMs: previous?.messageAgeMs ?? 0,
-              messageType: previous?.messageType,
-              idempotencyKey: previous?.idempotencyKey,
-              aggregateId: previous?.aggregateId,
-              correlationId: previous?.correlationId,
-              traceId: previous?.traceId ?? recordTrace(record)?.traceId,
-            },
-            verdicts.retryable(
-              {
-                code: 'BATCH_COMMIT_FAILED',
-                message: `the batch transaction did not commit (${code}); every record is retried`,
-              },
-              backoffSeconds(receiveCount, backoff, random),
-            ),
-          ),
-        );
-      }
+      const failed = batchCommitFailed(batch, outcomes, error, now() - started);
       return { outcomes: failed, rolledBack: true, aborted: false, claimFailed };
     }
+  }
+
+  /**
+   * The outcomes of a batch whose transaction failed: nothing of it happened, so every record that touched the
+   * database is reported retryable (`BATCH_COMMIT_FAILED`), with the backoff of its receive count.
+   */
+  function batchCommitFailed(
+    batch: CommitBatch,
+    outcomes: ReadonlyMap<string, RecordOutcome>,
+    error: unknown,
+    elapsedMs: number,
+  ): Map<string, RecordOutcome> {
+    const code = (error as { code?: string }).code ?? 'BATCH_COMMIT_FAILED';
+    const failed = new Map<string, RecordOutcome>();
+    for (const { record, receiveCount } of batch.records) {
+      const previous = outcomes.get(record.messageId);
+      // Records that never touched the database keep their outcome (and their visibility).
+      if (previous && (previous.result === 'NOT_YET_DUE' || previous.result === 'DEADLINE_DEFERRED')) {
+        failed.set(record.messageId, previous);
+        continue;
+      }
+      failed.set(
+        record.messageId,
+        recordOutcome(
+          {
+            messageId: record.messageId,
+            receiveCount,
+            processingMs: elapsedMs,
+            dbTransactionMs: elapsedMs,
+            messageAgeMs: previous?.messageAgeMs ?? 0,
+            messageType: previous?.messageType,
+            idempotencyKey: previous?.idempotencyKey,
+            aggregateId: previous?.aggregateId,
+            correlationId: previous?.correlationId,
+            traceId: previous?.traceId ?? recordTrace(record)?.traceId,
+          },
+          verdicts.retryable(
+            {
+              code: 'BATCH_COMMIT_FAILED',
+              message: `the batch transaction did not commit (${code}); every record is retried`,
+            },
+            backoffSeconds(receiveCount, backoff, random),
+          ),
+        ),
+      );
+    }
+    return failed;
   }
 }
