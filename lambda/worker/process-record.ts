@@ -77,13 +77,13 @@ export async function processRecord<Unit, Claim>(
       }),
     );
   }
-  const record: RecordContext<Unit, Claim> = { item, run, store, settings };
+  const ctx: RecordContext<Unit, Claim> = { item, run, store, settings };
   const prepared = await prepareRecord(item, settings, (decoded) =>
     store.referencedPayload(item.record, decoded, callsOf(run)),
   );
   if (prepared.kind === 'decided') return run.finish(prepared.verdict);
-  if (prepared.kind === 'failed') return run.finish(await settleFailure(record, prepared.failure));
-  return run.finish(await attemptRecord(record, prepared));
+  if (prepared.kind === 'failed') return run.finish(await settleFailure(ctx, prepared.failure));
+  return run.finish(await attemptRecord(ctx, prepared));
 }
 
 /**
