@@ -20,6 +20,7 @@ import { decodeRecord } from './decode-record.ts';
 import type { EngineOptions } from './engine-options.ts';
 import { createHandlerRegistry } from './handler-registry.ts';
 import { type RecordOutcome, receiveCountOf, recordOutcome, unstartedFacts, verdicts } from './outcome.ts';
+import { processRecord } from './process-record.ts';
 import { recordTelemetry } from './record-telemetry.ts';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from './resolve-payload.ts';
 import { scheduleRecords } from './schedule-records.ts';
@@ -158,8 +159,8 @@ export function createEngine(options: EngineOptions, optionProblems: readonly st
         state,
         totalRemainingMs: () => budget.remainingMs(),
         guardMs: () => guard.guardMs(),
-        schedule: (process, outcomes) =>
-          scheduleRecords(items, process, outcomes, {
+        run: (records, outcomes) =>
+          scheduleRecords(items, (item) => processRecord(item, records, settings, state), outcomes, {
             fifo,
             concurrency: strategy.concurrent ? recordConcurrency : 1,
             guard,

@@ -8,6 +8,7 @@ import type { BackoffSettings } from './backoff.ts';
 import type { DecodedRecord, UndecodableRecord } from './decode-record.ts';
 import type { HandlerRegistry } from './handler-registry.ts';
 import type { RecordOutcome } from './outcome.ts';
+import type { RecordStore } from './record-store.ts';
 import type { PayloadReader } from './resolve-payload.ts';
 
 /**
@@ -58,26 +59,28 @@ export interface CommitBatch {
   /** The deadline guard now: a record is not started with less than this left. */
   guardMs(): number;
   /**
-   * The engine's scheduler: runs `process` over the records — at most `recordConcurrency` at once when the strategy
-   * is `concurrent`, one at a time otherwise; FIFO per group in order, a group stopped at its first record that is
-   * not acknowledged (its later records get `FIFO_GROUP_BLOCKED`); a record not started when the deadline guard
-   * says there is no time left (`DEADLINE_DEFERRED`) — and sets each record's outcome in `outcomes` (by SQS
-   * messageId) as it settles. Never throws.
+   * Runs the engine's record template (`process-record.ts`) over the records with the store's primitives `records`
+   * — at most `recordConcurrency` at once when the strategy is `concurrent`, one at a time otherwise; FIFO per group
+   * in order, a group stopped at its first record that is not acknowledged (its later records get
+   * `FIFO_GROUP_BLOCKED`); a record not started when the deadline guard says there is no time left
+   * (`DEADLINE_DEFERRED`) — and sets each record's outcome in `outcomes` (by SQS messageId) as it settles. Never
+   * throws. A strategy that commits per batch calls it inside its batch transaction, with the primitives of that
+   * transaction (and again for a redo).
    */
-  schedule(process: RecordProcessor, outcomes: Map<string, RecordOutcome>): Promise<void>;
+  run<Unit, Claim>(records: RecordStore<Unit, Claim>, outcomes: Map<string, RecordOutcome>): Promise<void>;
 }
 
 /**
  * How a batch's records are committed to the store: what a store (`store.ts`) gives the engine for each worker.
  *
  * The engine (`batch-engine.ts`) owns everything store-free — decoding, routing, the deadline guard, record
- * concurrency, FIFO ordering, telemetry, the `onOutcome` hook — and hands each batch to the strategy, which opens
- * and commits the store's transactions around `batch.schedule(process, outcomes)`. The PostgreSQL strategies are
- * `lambda/stores/postgres/commit-per-message.ts` (one transaction per record) and `commit-per-batch.ts` (one per
- * batch, a savepoint per record when needed); the DynamoDB store's (a conditional-put gate with the domain items
- * and the inbox completion in one TransactWriteItems) is `lambda/stores/dynamodb/commit-dynamodb.ts`. Each decides
- * its records with the store-free pieces: `classify-error.ts`, `attempt-policy.ts`, `backoff.ts`, `record-run.ts`,
- * `prepare-record.ts`, the factories of `outcome.ts`.
+ * concurrency, FIFO ordering, the decision tree of a record (`process-record.ts`), telemetry, the `onOutcome` hook —
+ * and hands each batch to the strategy, which runs it with the store's record primitives (`record-store.ts`) and
+ * commits around `batch.run(records, outcomes)`. A store that commits each record alone uses `inlineCommit`
+ * (PostgreSQL per message, `lambda/stores/postgres/commit-per-message.ts`; DynamoDB,
+ * `lambda/stores/dynamodb/commit-dynamodb.ts`); PostgreSQL per batch (`commit-per-batch.ts`: one transaction per
+ * batch, a savepoint per record when needed) opens its batch transaction, claims the batch's rows and reads its
+ * payloads first, and gives the records the primitives of that transaction (its batch completer).
  *
  * A strategy must guarantee:
  * - an outcome for every record of the batch, keyed by SQS messageId, the final one (an attempt it rolled back and

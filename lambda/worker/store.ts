@@ -3,11 +3,13 @@ import type { RoutedHandler } from './routed-handler.ts';
 
 /**
  * A store as the engine sees it: the seam where a store plugs in. The engine (`batch-engine.ts`) owns everything
- * store-free and asks the store three things: what it refuses of the options, which canary handler it registers,
- * and the commit strategy that runs and commits each batch (`commit-strategy.ts` states that contract). The
- * PostgreSQL store is `postgresStore` (`lambda/stores/postgres/postgres-store.ts`), the DynamoDB store
- * `createDynamoStore` (`lambda/stores/dynamodb/dynamo-store.ts`); a third store is a folder under `lambda/stores/`
- * with a function that returns one of these.
+ * store-free, the decision tree of a record included (`process-record.ts`), and asks the store three things: what it
+ * refuses of the options, which canary handler it registers, and the commit strategy that runs and commits each batch
+ * (`commit-strategy.ts` states that contract) with the store's record primitives (`record-store.ts`). The PostgreSQL
+ * store is `postgresStore` (`lambda/stores/postgres/postgres-store.ts`), the DynamoDB store `createDynamoStore`
+ * (`lambda/stores/dynamodb/dynamo-store.ts`); a third store is a folder under `lambda/stores/` with a function that
+ * returns one of these — usually `inlineCommit` over its `RecordStore` — and passes the conformance suite
+ * (`test/integration/store-acceptance.test.ts`).
  *
  * @internal
  */

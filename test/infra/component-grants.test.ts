@@ -71,7 +71,8 @@ const RUN_BY: Readonly<
   'lambda/sqs/queue-url.ts': { by: ['worker', 'dynamodb worker'] },
   'lambda/stores/dynamodb/claim-dynamo-inbox.ts': { by: ['dynamodb worker'] },
   'lambda/stores/dynamodb/commit-dynamo-transaction.ts': { by: ['dynamodb worker'] },
-  'lambda/stores/dynamodb/process-dynamo-record.ts': { by: ['dynamodb worker'] },
+  'lambda/stores/dynamodb/complete-dynamo-record.ts': { by: ['dynamodb worker'] },
+  'lambda/stores/dynamodb/dynamo-record-store.ts': { by: ['dynamodb worker'] },
   'lambda/outbox/relay-outbox.ts': { by: ['relay'] },
   // offloadPayload runs in a producer's code, under the role given grantPayloadWrite.
   'lambda/outbox/offload-payload.ts': { by: [] },

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
@@ -41,6 +42,21 @@ const payment = (overrides: Record<string, unknown> = {}) => {
     ...overrides,
   });
 };
+/**
+ * Makes `client` answer the requests that `refused` picks (by command name and the marshalled input) as DynamoDB does
+ * when it throttles: a failing collaborator, the rest of its requests untouched.
+ */
+const throttle = (client: DynamoDBClient, refused: (command: string, input: string) => boolean) =>
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (refused(String(context.commandName), JSON.stringify(args.input))) {
+        const error = new Error('The level of configured provisioned throughput for the table was exceeded.');
+        throw Object.assign(error, { name: 'ProvisionedThroughputExceededException', $fault: 'client' });
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'testThrottle' },
+  );
 const hashOf = (envelope: ReturnType<typeof envelopeFactory>) =>
   requestHash({
     messageType: envelope.messageType,
@@ -48,7 +64,7 @@ const hashOf = (envelope: ReturnType<typeof envelopeFactory>) =>
     payload: envelope.payload,
   });
 
-describe('Function: processDynamoRecord()', () => {
+describe('Function: processRecord() on the DynamoDB record store', () => {
   it('applies a new message: the domain items and the COMPLETED inbox item in one transaction', async () => {
     // Prepare
     const process = dynamoProcessor(dynamo, table, exampleDynamoHandlers);
@@ -322,6 +338,64 @@ describe('Function: processDynamoRecord()', () => {
     });
     expect(outcome.failureMessage).toMatch(/returned 100 domain writes.*at most 99/);
     expect(await getItem({ PK: 'MANY#0', SK: 'X' })).toBeUndefined();
+  });
+});
+
+describe('Failures of the DynamoDB store itself', () => {
+  it('reports a terminal failure whose quarantine transaction fails, flagged quarantineFailed, with its own code', async () => {
+    // Prepare: a handler that fails terminally; the store's client throttles every transaction with a quarantine item.
+    const unfixable = defineDynamoHandler({
+      messageType: 'Unfixable',
+      schemaVersion: 1,
+      payload: z.object({ n: z.number() }),
+      async handle() {
+        throw new TerminalError('NOT_FIXABLE', 'this message can never be applied');
+      },
+    });
+    const process = dynamoProcessor(dynamo, table, [unfixable]);
+    throttle(
+      process.store.client,
+      (command, input) => command === 'TransactWriteItemsCommand' && input.includes('QUARANTINE#'),
+    );
+    const envelope = envelopeFactory({ messageType: 'Unfixable', payload: { n: 1 } });
+
+    // Act
+    const outcome = await process(sqsRecordFactory(envelope));
+
+    // Assess: reported (never acknowledged without its quarantine item), the inbox item still held by the lease
+    expect(outcome).toMatchObject({
+      result: 'RETRYABLE_FAILURE',
+      acknowledged: false,
+      failureCode: 'NOT_FIXABLE',
+      quarantineFailed: true,
+      attempts: 1,
+    });
+    expect(outcome.failureMessage).toContain('[quarantine failed: THROTTLED]');
+    expect(await inboxItem(envelope.idempotencyKey)).toMatchObject({ status: 'PROCESSING' });
+    expect(await quarantineItems()).not.toContainEqual(
+      expect.objectContaining({ idempotencyKey: envelope.idempotencyKey }),
+    );
+  });
+
+  it('bounds a throttled gate by the attempt policy: retried below maxBusinessAttempts, quarantined at it', async () => {
+    // Prepare: the store's client throttles every gate (PutItem); the envelope allows 3 attempts.
+    const process = dynamoProcessor(dynamo, table, exampleDynamoHandlers);
+    throttle(process.store.client, (command) => command === 'PutItemCommand');
+    const envelope = payment({ attemptPolicy: { maxBusinessAttempts: 3, notBefore: null } });
+    const delivery = (receiveCount: number) => sqsRecordFactory(envelope, { receiveCount });
+
+    // Act
+    const second = await process(delivery(2));
+    const third = await process(delivery(3));
+
+    // Assess: SQS's receive count is the count (the gate wrote nothing); at 3 the message is terminal, quarantined
+    expect(second).toMatchObject({ result: 'RETRYABLE_FAILURE', failureCode: 'THROTTLED' });
+    expect(third).toMatchObject({ result: 'TERMINAL_FAILURE', failureCode: 'THROTTLED', quarantined: true });
+    expect(third.failureMessage).toContain('[terminal: attempt 3 of maxBusinessAttempts 3]');
+    expect(await inboxItem(envelope.idempotencyKey)).toBeUndefined();
+    expect(await quarantineItems()).toContainEqual(
+      expect.objectContaining({ idempotencyKey: envelope.idempotencyKey, reasonCode: 'THROTTLED' }),
+    );
   });
 });
 

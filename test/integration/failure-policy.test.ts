@@ -289,6 +289,52 @@ describe.each(['per-message', 'per-batch'] as const)('Failure policy, commitMode
     expect(rows.map((row) => row.reason_code)).toEqual(['UNSUPPORTED_SCHEMA_VERSION']);
   });
 
+  it('reports a hash mismatch whose quarantine write fails as IDEMPOTENCY_HASH_MISMATCH, flagged quarantineFailed, and quarantines it once the write works', async () => {
+    // Prepare: a key applied once; the database then refuses quarantine rows of its prefix (a trigger).
+    await db.sql`
+      create or replace function refuse_mismatch_quarantine() returns trigger language plpgsql as $$
+      begin raise exception 'quarantine refused by the test' using errcode = 'XX000'; end $$
+    `;
+    const key = `unquarantinable-mismatch:${randomUUID()}`;
+    const original = { ...payment(), idempotencyKey: key };
+    const seen: RecordOutcome[] = [];
+    const observed = exampleWorker(db.sql, {
+      commitMode,
+      handlers,
+      onOutcome: (outcome) => seen.push(outcome),
+    });
+    await observed(sqsEvent([sqsRecordFactory(original)]), lambdaContext());
+    await db.sql`
+      create or replace trigger refuse_mismatch_quarantine before insert on worker_quarantine for each row
+      when (new.idempotency_key like 'unquarantinable-mismatch:%') execute function refuse_mismatch_quarantine()
+    `;
+    const conflicting = { ...payment(), idempotencyKey: key };
+    const record = sqsRecordFactory(conflicting);
+    const good = payment();
+
+    // Act: refused (beside a good message), then the trigger gone and the message delivered again
+    const refused = await observed(sqsEvent([record, sqsRecordFactory(good)]), lambdaContext());
+    await db.sql`drop trigger refuse_mismatch_quarantine on worker_quarantine`;
+    const redelivered = await observed(sqsEvent([withReceiveCount(record, 2)]), lambdaContext());
+
+    // Assess: reported with the gate's decision (never acknowledged without its quarantine row), then quarantined
+    expect(refused).toEqual({ batchItemFailures: [{ itemIdentifier: record.messageId }] });
+    expect(seen[1]).toMatchObject({
+      messageId: record.messageId,
+      result: 'RETRYABLE_FAILURE',
+      failureCode: 'IDEMPOTENCY_HASH_MISMATCH',
+      quarantineFailed: true,
+    });
+    expect(seen[1]?.failureMessage).toContain('[quarantine failed: POSTGRES_XX000]');
+    expect(redelivered).toEqual({ batchItemFailures: [] });
+    expect(seen.at(-1)).toMatchObject({ result: 'TERMINAL_FAILURE', quarantined: true, hashMismatch: true });
+    expect(await ledgerCount([paymentId(original), paymentId(conflicting)])).toBe(1);
+    expect(await ledgerCount([paymentId(good)])).toBe(1);
+    expect(await inboxRow(key)).toMatchObject({ status: 'COMPLETED' });
+    const rows = await db.sql`select reason_code from worker_quarantine where idempotency_key = ${key}`;
+    expect(rows.map((row) => row.reason_code)).toEqual(['IDEMPOTENCY_HASH_MISMATCH']);
+  });
+
   it('reports a retryable failure twice and makes it terminal on the third attempt (maxBusinessAttempts 3)', async () => {
     // Prepare
     const envelope = envelopeFactory({

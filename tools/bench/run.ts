@@ -7,7 +7,8 @@
  * mode checked against RDS Proxy's pinning conditions; then the worker bundle's size and cold load; then the
  * retention purge's effect on worker_inbox's size and on the worker's throughput (`retention-purge.ts`;
  * `-- --only purge` runs that line alone; `-- --only bundle` the bundle line); then the worker's peak memory per
- * `payloadRef` size (`payload-memory.ts`; `-- --only payload-memory` runs that line alone). Prints figures and its targets beside them; always exits 0 unless the
+ * `payloadRef` size (`payload-memory.ts`; `-- --only payload-memory` runs that line alone); `-- --only per-message,per-batch`
+ * runs the throughput lines of those modes alone. Prints figures and its targets beside them; always exits 0 unless the
  * bench itself fails.
  *
  * Database: DATABASE_URL when set (migrated first; the bench adds rows under consumer `bench-worker`),
@@ -56,6 +57,9 @@ const NETWORK_MODES: readonly BenchMode[] = [
   'per-batch-prepared',
 ];
 
+/** Every mode, as `--only` takes them. */
+const ALL_MODES: readonly BenchMode[] = [...NETWORK_MODES];
+
 /** The modes of the loopback pass. */
 const LOOPBACK_MODES: readonly BenchMode[] = [
   'minimal',
@@ -78,6 +82,8 @@ const USAGE = `usage: npm run bench [-- options]
   --only purge            run the retention purge line alone
   --only bundle           run the bundle and cold-load line alone (no database)
   --only payload-memory   run the payload-memory line alone (peak RSS per payloadRef size)
+  --only MODES            run the throughput lines of these modes alone, comma-separated (e.g. per-message,per-batch;
+                          modes: ${ALL_MODES.join(', ')})
   --help                  this text`;
 
 /** Prints what was wrong with the options and the usage, and exits 2 (nothing has started yet). */
@@ -159,13 +165,19 @@ const purgeRows = Number(values['purge-rows']);
 if (!(Number.isInteger(purgeRows) && purgeRows >= 1000 && purgeRows <= 10_000_000)) {
   usageError(`--purge-rows must be a whole number from 1000 to 10000000 (given ${values['purge-rows']})`);
 }
-if (values.only !== undefined) {
+/** `--only MODES`: the throughput lines of these modes, in both passes, and nothing else. */
+const onlyModes =
+  typeof values.only === 'string' &&
+  values.only.split(',').every((mode) => ALL_MODES.includes(mode as BenchMode))
+    ? (values.only.split(',') as BenchMode[])
+    : undefined;
+if (values.only !== undefined && !onlyModes) {
   if (values.only === 'purge') await runRetentionPurgeAlone(purgeRows);
   else if (values.only === 'bundle') await runBundleAlone();
   else if (values.only === 'payload-memory') await runPayloadMemoryAlone();
   else {
     usageError(
-      `--only takes purge, bundle or payload-memory, the lines that run alone (given ${values.only})`,
+      `--only takes purge, bundle or payload-memory, the lines that run alone, or a comma-separated list of modes (${ALL_MODES.join(', ')}) (given ${values.only})`,
     );
   }
   process.exit(0);
@@ -291,7 +303,7 @@ try {
       networkRoundTripMs = await roundTripTime(viaProxy(networkProxy.port));
       network = await measure({
         label: 'RDS-like network',
-        modes: NETWORK_MODES,
+        modes: onlyModes ?? NETWORK_MODES,
         concurrencies: [1],
         rounds: networkRounds,
         messages: networkMessages,
@@ -306,59 +318,76 @@ try {
 
   const results = await measure({
     label: 'loopback',
-    modes: LOOPBACK_MODES,
+    modes: onlyModes ?? LOOPBACK_MODES,
     concurrencies,
     rounds,
     messages,
   });
 
-  log(`[${since(started)}] retention purge of ${purgeRows} rows while the worker runs`);
-  const purge = await benchRetentionPurge({ rows: purgeRows, runId, admin, url, threads, log });
+  if (onlyModes) {
+    console.log(
+      [
+        `sqs-inbox-worker bench, throughput of ${onlyModes.join(', ')} alone — load average ${loadavg()
+          .map((load) => load.toFixed(1))
+          .join(' / ')}, PostgreSQL ${server?.version}`,
+        networkProxy
+          ? `RDS-like network (${networkDelayMs} ms per direction, ${commitNote}), ${networkMessages} messages, median of ${networkRounds} rounds:\n${renderThroughput(network)}`
+          : 'RDS-like network pass skipped (--network-delay-ms 0).',
+        `Loopback, ${messages} messages, median of ${rounds} rounds:\n${renderThroughput(results)}`,
+        `total ${since(started)}`,
+      ].join('\n'),
+    );
+  } else {
+    log(`[${since(started)}] retention purge of ${purgeRows} rows while the worker runs`);
+    const purge = await benchRetentionPurge({ rows: purgeRows, runId, admin, url, threads, log });
 
-  log(`[${since(started)}] bundling the worker and timing its cold load`);
-  const bundle = await benchBundle();
+    log(`[${since(started)}] bundling the worker and timing its cold load`);
+    const bundle = await benchBundle();
 
-  log(`[${since(started)}] the worker's peak memory per payloadRef size`);
-  const payloadMemory = await benchPayloadMemory({ admin, url, log });
+    log(`[${since(started)}] the worker's peak memory per payloadRef size`);
+    const payloadMemory = await benchPayloadMemory({ admin, url, log });
 
-  const report: BenchReport = { results, network, bundle };
-  console.log(
-    [
-      `sqs-inbox-worker bench — ${availableParallelism()} cores, load average ${loadavg()
-        .map((load) => load.toFixed(1))
-        .join(' / ')} (1 / 5 / 15 min, at the end), Node ${process.version}, PostgreSQL ${server?.version} ` +
-        `(fsync ${server?.fsync}, synchronous_commit ${server?.sync}${local ? ', embedded' : ', DATABASE_URL'})`,
-      'Batches of 10 CaseDeadlineCalculationRequested; concurrency N = N environments, each its own client (pool 1) ' +
-        'pulling batches from a shared list. RT = client write bursts that follow a server response, stmts = ' +
-        'Parse/Query messages on the wire (BEGIN/COMMIT/SAVEPOINT included), both counted by a TCP proxy. × ref = ' +
-        "msgs/s ÷ the reference's, the median of the ratios within a round. minimal / minimal-batch = the smallest " +
-        'correct hand-written inbox transaction (claim inserted COMPLETED, domain statement, COMMIT); baseline = ' +
-        "the worker's own SQL by hand; -prepared = named prepared statements (DB_PREPARE=true).",
-      '',
-      networkProxy
-        ? `RDS-like network (headline): every chunk delayed ${networkDelayMs} ms per direction by the proxy ` +
-          `(a round trip measured ${formatMs(networkRoundTripMs)}), ${commitNote}; ${networkMessages} measured ` +
-          `messages per row after ${warmupMessages} warm-up, median of ${networkRounds} interleaved rounds:\n${renderThroughput(network)}`
-        : 'RDS-like network pass skipped (--network-delay-ms 0).',
-      '',
-      `Loopback (straight to PostgreSQL, no commit latency; counted through the proxy without delay): ${messages} ` +
-        `measured messages per row after ${warmupMessages} warm-up, median of ${rounds} interleaved rounds:`,
-      renderThroughput(results),
-      '',
-      'Statement audit (RDS Proxy pinning conditions, every statement the modes sent):',
-      renderPinningAudit([...network, ...results]),
-      '',
-      renderBundle(bundle),
-      '',
-      renderRetentionPurge(purge),
-      '',
-      renderPayloadMemory(payloadMemory),
-      '',
-      'Targets (figures only: a missed target does not fail the bench)',
-      renderTargets(report),
-      `total ${since(started)}`,
-    ].join('\n'),
-  );
+    const report: BenchReport = { results, network, bundle };
+    console.log(
+      [
+        `sqs-inbox-worker bench — ${availableParallelism()} cores, load average ${loadavg()
+          .map((load) => load.toFixed(1))
+          .join(
+            ' / ',
+          )} (1 / 5 / 15 min, at the end), Node ${process.version}, PostgreSQL ${server?.version} ` +
+          `(fsync ${server?.fsync}, synchronous_commit ${server?.sync}${local ? ', embedded' : ', DATABASE_URL'})`,
+        'Batches of 10 CaseDeadlineCalculationRequested; concurrency N = N environments, each its own client (pool 1) ' +
+          'pulling batches from a shared list. RT = client write bursts that follow a server response, stmts = ' +
+          'Parse/Query messages on the wire (BEGIN/COMMIT/SAVEPOINT included), both counted by a TCP proxy. × ref = ' +
+          "msgs/s ÷ the reference's, the median of the ratios within a round. minimal / minimal-batch = the smallest " +
+          'correct hand-written inbox transaction (claim inserted COMPLETED, domain statement, COMMIT); baseline = ' +
+          "the worker's own SQL by hand; -prepared = named prepared statements (DB_PREPARE=true).",
+        '',
+        networkProxy
+          ? `RDS-like network (headline): every chunk delayed ${networkDelayMs} ms per direction by the proxy ` +
+            `(a round trip measured ${formatMs(networkRoundTripMs)}), ${commitNote}; ${networkMessages} measured ` +
+            `messages per row after ${warmupMessages} warm-up, median of ${networkRounds} interleaved rounds:\n${renderThroughput(network)}`
+          : 'RDS-like network pass skipped (--network-delay-ms 0).',
+        '',
+        `Loopback (straight to PostgreSQL, no commit latency; counted through the proxy without delay): ${messages} ` +
+          `measured messages per row after ${warmupMessages} warm-up, median of ${rounds} interleaved rounds:`,
+        renderThroughput(results),
+        '',
+        'Statement audit (RDS Proxy pinning conditions, every statement the modes sent):',
+        renderPinningAudit([...network, ...results]),
+        '',
+        renderBundle(bundle),
+        '',
+        renderRetentionPurge(purge),
+        '',
+        renderPayloadMemory(payloadMemory),
+        '',
+        'Targets (figures only: a missed target does not fail the bench)',
+        renderTargets(report),
+        `total ${since(started)}`,
+      ].join('\n'),
+    );
+  }
 } finally {
   await admin.end({ timeout: 5 });
   await threads.close();

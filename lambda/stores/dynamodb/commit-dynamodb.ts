@@ -1,7 +1,7 @@
 import type { CommitStrategy, EngineSettings } from '../../worker/commit-strategy.ts';
-import type { RecordOutcome } from '../../worker/outcome.ts';
+import { inlineCommit } from '../../worker/inline-commit.ts';
+import { dynamoRecordStore } from './dynamo-record-store.ts';
 import type { DynamoStore } from './dynamo-store.ts';
-import { processDynamoRecord } from './process-dynamo-record.ts';
 
 /**
  * The DynamoDB store's commit strategy: every record its own gate and its own TransactWriteItems (domain items and
@@ -11,15 +11,5 @@ import { processDynamoRecord } from './process-dynamo-record.ts';
  * @internal
  */
 export function createDynamoDbCommit(store: DynamoStore, settings: EngineSettings): CommitStrategy {
-  const deps = { ...settings, store };
-  return {
-    concurrent: true,
-    settlesAtCommit: false,
-    commitReserveMs: 0,
-    async commit(batch) {
-      const outcomes = new Map<string, RecordOutcome>();
-      await batch.schedule((item) => processDynamoRecord(item, deps, batch.state), outcomes);
-      return outcomes;
-    },
-  };
+  return inlineCommit(dynamoRecordStore(store, settings));
 }

@@ -1,22 +1,27 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import pLimit from 'p-limit';
 import type postgres from 'postgres';
 import { METRIC_NAMES } from '../../constants.ts';
 import { BatchAttemptAbortedError, BatchRecordUnsettledError, DatabaseTimeoutError } from '../../errors.ts';
+import { discardConnections } from '../../postgres/discard-connections.ts';
 import { recordTrace } from '../../tracing/record-trace.ts';
 import { msUntilDue } from '../../worker/attempt-policy.ts';
 import { backoffSeconds } from '../../worker/backoff.ts';
 import type { CommitBatch, CommitStrategy, EngineSettings } from '../../worker/commit-strategy.ts';
-import { CLIENT_DEADLINE_MARGIN_MS, HANDLER_MARGIN_MS } from '../../worker/deadline-margins.ts';
+import { CLIENT_DEADLINE_MARGIN_MS } from '../../worker/deadline-margins.ts';
 import { type RecordOutcome, recordOutcome, verdicts } from '../../worker/outcome.ts';
-import { type ResolvedPayload, resolvePayload } from '../../worker/resolve-payload.ts';
+import type { RecordStore } from '../../worker/record-store.ts';
+import type { ResolvedPayload } from '../../worker/resolve-payload.ts';
 import { withinDeadline } from '../../worker/within-deadline.ts';
 import { type BatchClaims, claimBatch } from './batch-claims.ts';
+import { batchCompleter } from './batch-completer.ts';
 import { classifyPostgresError } from './classify-postgres-error.ts';
 import { declaredResultRef } from './declared-result-ref.ts';
 import { guardedBegin } from './guarded-begin.ts';
 import type { InboxEntry } from './inbox.ts';
-import { createRecordDependencies, processRecord, type TransactionRunner } from './process-record.ts';
+import { inlineCompleter } from './inline-completer.ts';
+import type { PostgresCompleter, TransactionRunner } from './postgres-completer.ts';
+import { type PostgresClaim, postgresRecordStore } from './postgres-record-store.ts';
+import { readBatchPayloads } from './read-batch-payloads.ts';
 
 /**
  * Per-batch mode: Lambda time kept back from the records for the batch's own end (the deferred COMPLETED rows and
@@ -36,6 +41,15 @@ interface BatchAttempt {
   readonly aborted: boolean;
   /** A batch claim made without a savepoint failed (a key in flight elsewhere). */
   readonly claimFailed: boolean;
+}
+
+/** What the per-batch functions share: the client, the engine's settings, the inline completer, the deadline's abandon. */
+interface PerBatch {
+  readonly sql: postgres.Sql;
+  readonly settings: EngineSettings;
+  readonly inline: PostgresCompleter;
+  /** A call given up on at its deadline: the connections it may hold are discarded (`discardConnections`). */
+  readonly abandon: (waitedMs: number) => Error;
 }
 
 /**
@@ -58,25 +72,27 @@ interface BatchAttempt {
  * @internal
  */
 export function createPerBatchCommit(sql: postgres.Sql, settings: EngineSettings): CommitStrategy {
-  const baseDeps = createRecordDependencies(sql, settings);
-  const { now, random, backoff, metrics } = settings;
+  const ctx: PerBatch = {
+    sql,
+    settings,
+    inline: inlineCompleter(sql),
+    abandon: (waitedMs) => {
+      discardConnections(sql);
+      return new DatabaseTimeoutError(waitedMs);
+    },
+  };
   /** Whether this environment's next batch runs with a savepoint per record. */
   let savepointsNeeded = false;
-  /** A call given up on at its deadline: the connections it may hold are discarded (`discardConnections`). */
-  const abandon = (waitedMs: number) => {
-    baseDeps.abandoned();
-    return new DatabaseTimeoutError(waitedMs);
-  };
 
   return {
     concurrent: false,
     settlesAtCommit: true,
     commitReserveMs: BATCH_COMMIT_RESERVE_MS,
     async commit(batch) {
-      const resolved = await resolveBatchPayloads(batch);
+      const resolved = await readBatchPayloads(sql, batch, { ...settings, abandon: ctx.abandon });
       let batchClaim = !batch.fifo;
       if (!savepointsNeeded) {
-        const attempt = await batchAttempt(batch, resolved, false, batchClaim);
+        const attempt = await batchAttempt(ctx, batch, resolved, false, batchClaim);
         if (!attempt.rolledBack) return attempt.outcomes;
         savepointsNeeded = true;
         if (!attempt.aborted) return attempt.outcomes; // the transaction itself failed: reported whole
@@ -86,172 +102,176 @@ export function createPerBatchCommit(sql: postgres.Sql, settings: EngineSettings
         const reruns = [...attempt.outcomes.values()].filter(
           (outcome) => outcome.result === 'COMPLETED' || outcome.result === 'STALE_VERSION_SKIPPED',
         ).length;
-        if (reruns > 0) metrics.addMetric(METRIC_NAMES.handlerReruns, MetricUnit.Count, reruns);
+        if (reruns > 0) settings.metrics.addMetric(METRIC_NAMES.handlerReruns, MetricUnit.Count, reruns);
       }
-      const attempt = await batchAttempt(batch, resolved, true, batchClaim);
+      const attempt = await batchAttempt(ctx, batch, resolved, true, batchClaim);
       savepointsNeeded = attempt.rolledBack;
       return attempt.outcomes;
     },
   };
+}
 
-  /** Reads the referenced payloads of the batch's due records, a few at a time. */
-  async function resolveBatchPayloads(batch: CommitBatch): Promise<ReadonlyMap<string, ResolvedPayload>> {
-    const resolved = new Map<string, ResolvedPayload>();
-    const reads = pLimit(4);
-    await Promise.all(
-      batch.records.map(({ record, decoded: d }) =>
-        d.ok && d.pendingRef && msUntilDue(d.envelope.attemptPolicy, now()) <= 0
-          ? reads(async () => {
-              // A duplicate of a completed message is not read again (see RecordDependencies.completedAlready);
-              // when the lookup fails the object is read anyway: every read happens here, outside the batch
-              // transaction.
-              const duplicate = await withinDeadline(
-                baseDeps.completedAlready(d.envelope.idempotencyKey, d.requestHash),
-                batch.state.remainingMs() - CLIENT_DEADLINE_MARGIN_MS,
-                abandon,
-              ).catch(() => false);
-              // The reads leave the records time to start (the deadline guard) and to settle: a read that
-              // timed out is then counted as an attempt, not deferred unread again and again.
-              const readBudgetMs = batch.state.remainingMs() - 2 * HANDLER_MARGIN_MS - batch.guardMs();
-              resolved.set(
-                record.messageId,
-                duplicate
-                  ? { ok: true, decoded: d }
-                  : await resolvePayload(d, baseDeps.payloads, readBudgetMs),
-              );
+/**
+ * Claims the inbox rows of every record that will run the usual way (a valid, due envelope whose key is
+ * unique in the batch) in one statement. Records left out — and every record when the claim cannot be
+ * made (a key in flight elsewhere) — claim one by one. Without `savepoint` a failed claim throws.
+ */
+async function claimWholeBatch(
+  ctx: PerBatch,
+  tx: postgres.TransactionSql,
+  batch: CommitBatch,
+  resolved: ReadonlyMap<string, ResolvedPayload>,
+  savepoint: boolean,
+): Promise<BatchClaims | undefined> {
+  const keyCount = new Map<string, number>();
+  for (const { decoded: d } of batch.records) {
+    const key = d.ok ? d.envelope.idempotencyKey : d.idempotencyKey;
+    if (key) keyCount.set(key, (keyCount.get(key) ?? 0) + 1);
+  }
+  const entries: InboxEntry[] = batch.records.flatMap(({ record, decoded: d }) => {
+    if (!d.ok || keyCount.get(d.envelope.idempotencyKey) !== 1) return [];
+    if (msUntilDue(d.envelope.attemptPolicy, ctx.settings.now()) > 0) return []; // NOT_YET_DUE: it claims nothing
+    const payload = resolved.get(record.messageId);
+    if (payload?.ok === false) return []; // its payload failed: settled on its own
+    return [
+      {
+        consumer: ctx.settings.consumer,
+        envelope: d.envelope,
+        requestHash: d.requestHash,
+        sqsMessageId: record.messageId,
+        resultRef: declaredResultRef(payload?.decoded ?? d),
+        traceId: recordTrace(record)?.traceId,
+      },
+    ];
+  });
+  if (entries.length < 2) return undefined;
+  return claimBatch(tx, entries, { savepoint });
+}
+
+/**
+ * The record store of one batch attempt: its completer, and the payloads read before the batch transaction opened
+ * (no connection is held while S3 answers), by SQS messageId.
+ */
+function batchRecordStore(
+  ctx: PerBatch,
+  completer: PostgresCompleter,
+  resolved: ReadonlyMap<string, ResolvedPayload>,
+): RecordStore<postgres.TransactionSql, PostgresClaim> {
+  const records = postgresRecordStore(ctx.sql, ctx.settings, completer);
+  return {
+    ...records,
+    async referencedPayload(record, decoded, calls) {
+      const read = resolved.get(record.messageId);
+      if (!read) return records.referencedPayload(record, decoded, calls);
+      return read.ok ? { ...read, completedAlready: false } : read;
+    },
+  };
+}
+
+/** One batch transaction, with a savepoint per record or without. */
+async function batchAttempt(
+  ctx: PerBatch,
+  batch: CommitBatch,
+  resolved: ReadonlyMap<string, ResolvedPayload>,
+  withSavepoints: boolean,
+  batchClaim: boolean,
+): Promise<BatchAttempt> {
+  const outcomes = new Map<string, RecordOutcome>();
+  const started = ctx.settings.now();
+  let rolledBack = false;
+  let claimFailed = false;
+  /** Records whose transaction has not settled: one given up on by its deadline may still be running. */
+  let unsettled = 0;
+  try {
+    // The whole batch transaction, commit included, is bounded by the batch's time left.
+    await withinDeadline(
+      guardedBegin(ctx.sql, async (tx) => {
+        const runner: TransactionRunner = async (fn) => {
+          if (rolledBack && !withSavepoints) throw new BatchAttemptAbortedError();
+          unsettled += 1;
+          try {
+            return await (withSavepoints ? (tx.savepoint(fn) as never) : fn(tx));
+          } catch (error) {
+            rolledBack = true;
+            throw error;
+          } finally {
+            unsettled -= 1;
+          }
+        };
+        const batchClaims = batchClaim
+          ? await claimWholeBatch(ctx, tx, batch, resolved, withSavepoints).catch((error: unknown) => {
+              // Only without a savepoint does a failed claim throw: this attempt is over.
+              claimFailed = true;
+              rolledBack = true;
+              throw new BatchAttemptAbortedError({ cause: error });
             })
-          : undefined,
+          : undefined;
+        const records = batchRecordStore(ctx, batchCompleter(runner, batchClaims, ctx.inline), resolved);
+        await batch.run(records, outcomes);
+        if (rolledBack && !withSavepoints) throw new BatchAttemptAbortedError();
+        // Never commit under a record that was given up on while its statements may still run: the batch
+        // is rolled back and reported whole.
+        if (unsettled > 0) throw new BatchRecordUnsettledError(unsettled);
+        await batchClaims?.finish();
+      }),
+      batch.totalRemainingMs() - CLIENT_DEADLINE_MARGIN_MS,
+      ctx.abandon,
+    );
+    return { outcomes, rolledBack, aborted: false, claimFailed };
+  } catch (error) {
+    if (error instanceof BatchAttemptAbortedError && !batch.state.databaseDown) {
+      return { outcomes, rolledBack: true, aborted: true, claimFailed };
+    }
+    if (classifyPostgresError(error).connection) batch.state.databaseDown = true;
+    const failed = batchCommitFailed(ctx, batch, outcomes, error, ctx.settings.now() - started);
+    return { outcomes: failed, rolledBack: true, aborted: false, claimFailed };
+  }
+}
+
+/**
+ * The outcomes of a batch whose transaction failed: nothing of it happened, so every record that touched the
+ * database is reported retryable (`BATCH_COMMIT_FAILED`), with the backoff of its receive count.
+ */
+function batchCommitFailed(
+  ctx: PerBatch,
+  batch: CommitBatch,
+  outcomes: ReadonlyMap<string, RecordOutcome>,
+  error: unknown,
+  elapsedMs: number,
+): Map<string, RecordOutcome> {
+  const code = (error as { code?: string }).code ?? 'BATCH_COMMIT_FAILED';
+  const failed = new Map<string, RecordOutcome>();
+  for (const { record, receiveCount } of batch.records) {
+    const previous = outcomes.get(record.messageId);
+    // Records that never touched the database keep their outcome (and their visibility).
+    if (previous && (previous.result === 'NOT_YET_DUE' || previous.result === 'DEADLINE_DEFERRED')) {
+      failed.set(record.messageId, previous);
+      continue;
+    }
+    failed.set(
+      record.messageId,
+      recordOutcome(
+        {
+          messageId: record.messageId,
+          receiveCount,
+          processingMs: elapsedMs,
+          dbTransactionMs: elapsedMs,
+          messageAgeMs: previous?.messageAgeMs ?? 0,
+          messageType: previous?.messageType,
+          idempotencyKey: previous?.idempotencyKey,
+          aggregateId: previous?.aggregateId,
+          correlationId: previous?.correlationId,
+          traceId: previous?.traceId ?? recordTrace(record)?.traceId,
+        },
+        verdicts.retryable(
+          {
+            code: 'BATCH_COMMIT_FAILED',
+            message: `the batch transaction did not commit (${code}); every record is retried`,
+          },
+          backoffSeconds(receiveCount, ctx.settings.backoff, ctx.settings.random),
+        ),
       ),
     );
-    return resolved;
   }
-
-  /**
-   * Claims the inbox rows of every record that will run the usual way (a valid, due envelope whose key is
-   * unique in the batch) in one statement. Records left out — and every record when the claim cannot be
-   * made (a key in flight elsewhere) — claim one by one. Without `savepoint` a failed claim throws.
-   */
-  async function claimWholeBatch(
-    tx: postgres.TransactionSql,
-    batch: CommitBatch,
-    resolved: ReadonlyMap<string, ResolvedPayload>,
-    savepoint: boolean,
-  ): Promise<BatchClaims | undefined> {
-    const keyCount = new Map<string, number>();
-    for (const { decoded: d } of batch.records) {
-      const key = d.ok ? d.envelope.idempotencyKey : d.idempotencyKey;
-      if (key) keyCount.set(key, (keyCount.get(key) ?? 0) + 1);
-    }
-    const entries: InboxEntry[] = batch.records.flatMap(({ record, decoded: d }) => {
-      if (!d.ok || keyCount.get(d.envelope.idempotencyKey) !== 1) return [];
-      if (msUntilDue(d.envelope.attemptPolicy, now()) > 0) return []; // NOT_YET_DUE: it claims nothing
-      const payload = resolved.get(record.messageId);
-      if (payload?.ok === false) return []; // its payload failed: settled on its own
-      return [
-        {
-          consumer: settings.consumer,
-          envelope: d.envelope,
-          requestHash: d.requestHash,
-          sqsMessageId: record.messageId,
-          resultRef: declaredResultRef(payload?.decoded ?? d),
-          traceId: recordTrace(record)?.traceId,
-        },
-      ];
-    });
-    if (entries.length < 2) return undefined;
-    return claimBatch(tx, entries, { savepoint });
-  }
-
-  /** One batch transaction, with a savepoint per record or without. */
-  async function batchAttempt(
-    batch: CommitBatch,
-    resolved: ReadonlyMap<string, ResolvedPayload>,
-    withSavepoints: boolean,
-    batchClaim: boolean,
-  ): Promise<BatchAttempt> {
-    const outcomes = new Map<string, RecordOutcome>();
-    const started = now();
-    let rolledBack = false;
-    let claimFailed = false;
-    /** Records whose transaction has not settled: one given up on by its deadline may still be running. */
-    let unsettled = 0;
-    try {
-      // The whole batch transaction, commit included, is bounded by the batch's time left.
-      await withinDeadline(
-        guardedBegin(sql, async (tx) => {
-          const runner: TransactionRunner = async (fn) => {
-            if (rolledBack && !withSavepoints) throw new BatchAttemptAbortedError();
-            unsettled += 1;
-            try {
-              return await (withSavepoints ? (tx.savepoint(fn) as never) : fn(tx));
-            } catch (error) {
-              rolledBack = true;
-              throw error;
-            } finally {
-              unsettled -= 1;
-            }
-          };
-          const batchClaims = batchClaim
-            ? await claimWholeBatch(tx, batch, resolved, withSavepoints).catch((error: unknown) => {
-                // Only without a savepoint does a failed claim throw: this attempt is over.
-                claimFailed = true;
-                rolledBack = true;
-                throw new BatchAttemptAbortedError({ cause: error });
-              })
-            : undefined;
-          const deps = { ...baseDeps, transaction: runner, bookkeeping: runner, batchClaims, resolved };
-          await batch.schedule((item) => processRecord(item, deps, batch.state), outcomes);
-          if (rolledBack && !withSavepoints) throw new BatchAttemptAbortedError();
-          // Never commit under a record that was given up on while its statements may still run: the batch
-          // is rolled back and reported whole.
-          if (unsettled > 0) throw new BatchRecordUnsettledError(unsettled);
-          await batchClaims?.finish();
-        }),
-        batch.totalRemainingMs() - CLIENT_DEADLINE_MARGIN_MS,
-        abandon,
-      );
-      return { outcomes, rolledBack, aborted: false, claimFailed };
-    } catch (error) {
-      if (error instanceof BatchAttemptAbortedError && !batch.state.databaseDown) {
-        return { outcomes, rolledBack: true, aborted: true, claimFailed };
-      }
-      if (classifyPostgresError(error).connection) batch.state.databaseDown = true;
-      const code = (error as { code?: string }).code ?? 'BATCH_COMMIT_FAILED';
-      const failed = new Map<string, RecordOutcome>();
-      for (const { record, receiveCount } of batch.records) {
-        const previous = outcomes.get(record.messageId);
-        // Records that never touched the database keep their outcome (and their visibility).
-        if (previous && (previous.result === 'NOT_YET_DUE' || previous.result === 'DEADLINE_DEFERRED')) {
-          failed.set(record.messageId, previous);
-          continue;
-        }
-        const elapsedMs = now() - started;
-        failed.set(
-          record.messageId,
-          recordOutcome(
-            {
-              messageId: record.messageId,
-              receiveCount,
-              processingMs: elapsedMs,
-              dbTransactionMs: elapsedMs,
-              messageAgeMs: previous?.messageAgeMs ?? 0,
-              messageType: previous?.messageType,
-              idempotencyKey: previous?.idempotencyKey,
-              aggregateId: previous?.aggregateId,
-              correlationId: previous?.correlationId,
-              traceId: previous?.traceId ?? recordTrace(record)?.traceId,
-            },
-            verdicts.retryable(
-              {
-                code: 'BATCH_COMMIT_FAILED',
-                message: `the batch transaction did not commit (${code}); every record is retried`,
-              },
-              backoffSeconds(receiveCount, backoff, random),
-            ),
-          ),
-        );
-      }
-      return { outcomes: failed, rolledBack: true, aborted: false, claimFailed };
-    }
-  }
+  return failed;
 }

@@ -151,6 +151,23 @@ export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry
 }
 
 /**
+ * True when the key's row is COMPLETED with this request hash: one autocommit statement (on the pool), read before a
+ * referenced payload is, so a duplicate is not read from S3 again.
+ *
+ * @internal
+ */
+export async function isInboxCompleted(
+  sql: Sql,
+  input: { consumer: string; idempotencyKey: string; requestHash: string },
+): Promise<boolean> {
+  const [row] = await sql<{ completed: boolean }[]>`
+    select request_hash = ${input.requestHash} and status = 'COMPLETED' as completed
+    from worker_inbox where consumer = ${input.consumer} and idempotency_key = ${input.idempotencyKey}
+  `;
+  return row?.completed === true;
+}
+
+/**
  * Marks a claimed row COMPLETED with its result reference, in the effect's transaction: a row the claim found
  * (a redelivery after a failed attempt), or one it inserted COMPLETED whose handler returned another result
  * reference than the one known before it ran.

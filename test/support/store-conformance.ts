@@ -1,0 +1,235 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { WorkerHandler, WorkerOptions } from '../../lambda/runtimes/lambda/create-worker.ts';
+import { jsonWithNestedArrays, NESTED } from './nested-json.ts';
+import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from './sqs-event.ts';
+
+// The conformance suite of the Store contract (lambda/worker/store.ts, lambda/worker/record-store.ts): the engine's
+// acceptance cases that hold for any store, each run through the same worker (createWorker → createBatchEngine) on the
+// same example domain in the store's own handlers, the state read back from the store. A store passes it with one
+// call of describeStoreConformance and a StoreFixture (test/integration/store-acceptance.test.ts has one per store
+// and commit mode); a third store under lambda/stores/ adds its own there.
+
+/** What a test needs of a store: a worker on it (a new client each), and its state read back. */
+export interface StoreFixture {
+  worker(overrides?: Partial<WorkerOptions>): WorkerHandler;
+  inboxStatus(key: string): Promise<string | undefined>;
+  /** Ledger entries of a payment (0 or 1) and how often its account's balance was added to. */
+  payment(paymentId: string, accountId: string): Promise<{ ledger: number; additions: number }>;
+  caseState(caseId: string): Promise<{ stage?: string; version?: number; deadlineVersion?: number }>;
+  quarantineReasons(match: { idempotencyKey?: string; body?: string }): Promise<string[]>;
+}
+
+const payment = () => {
+  const paymentId = `PAY-${randomUUID()}`;
+  const accountId = `ACC-${randomUUID()}`;
+  return {
+    paymentId,
+    accountId,
+    envelope: envelopeFactory({
+      idempotencyKey: `payment:${paymentId}:captured`,
+      aggregateId: paymentId,
+      payload: { paymentId, accountId, amount: '10.50', currency: 'EUR' },
+    }),
+  };
+};
+/** A CaseStageChanged envelope of `caseId` at `version`. */
+export const stageChanged = (caseId: string, version: number, stage = 'INVESTIGATION') =>
+  envelopeFactory({
+    messageType: 'CaseStageChanged',
+    idempotencyKey: `case:${caseId}:stage:v${version}`,
+    aggregateType: 'case',
+    aggregateId: caseId,
+    payload: { caseId, stage, version },
+  });
+const deadlineRequested = (caseId: string, key: string, attemptPolicy?: Record<string, unknown>) =>
+  envelopeFactory({
+    messageType: 'CaseDeadlineCalculationRequested',
+    idempotencyKey: key,
+    aggregateType: 'case',
+    aggregateId: caseId,
+    payload: { caseId, stage: 'INVESTIGATION', effectiveAt: '2026-07-06T10:15:00Z' },
+    ...(attemptPolicy ? { attemptPolicy } : {}),
+  });
+const again = (record: ReturnType<typeof sqsRecordFactory>, receiveCount: number) => ({
+  ...record,
+  receiptHandle: `rh-${randomUUID()}`,
+  attributes: { ...record.attributes, ApproximateReceiveCount: String(receiveCount) },
+});
+
+/**
+ * Registers the conformance cases for the store `fixture` serves, under one describe named after it.
+ */
+export function describeStoreConformance(name: string, store: StoreFixture): void {
+  describe(`Store conformance on ${name}`, () => {
+    it('applies a message once when it arrives three times, twice as the same SQS message and once as a new one', async () => {
+      // Prepare
+      const worker = store.worker();
+      const { envelope, paymentId, accountId } = payment();
+      const first = sqsRecordFactory(envelope);
+
+      // Act
+      const responses = [
+        await worker(sqsEvent([first]), lambdaContext()),
+        await worker(sqsEvent([again(first, 2)]), lambdaContext()),
+        await worker(sqsEvent([sqsRecordFactory(envelope)]), lambdaContext()),
+      ];
+
+      // Assess
+      expect(responses).toEqual([
+        { batchItemFailures: [] },
+        { batchItemFailures: [] },
+        { batchItemFailures: [] },
+      ]);
+      expect(await store.payment(paymentId, accountId)).toEqual({ ledger: 1, additions: 1 });
+      expect(await store.inboxStatus(envelope.idempotencyKey)).toBe('COMPLETED');
+    });
+
+    it('does not apply a second effect when the response is lost after commit and the message is delivered again', async () => {
+      // Prepare
+      const worker = store.worker();
+      const caseId = `CASE-${randomUUID()}`;
+      await worker(sqsEvent([sqsRecordFactory(stageChanged(caseId, 1))]), lambdaContext());
+      const record = sqsRecordFactory(deadlineRequested(caseId, `case:${caseId}:deadline:v1`));
+
+      // Act: the first response is discarded (a crash between commit and delete); SQS delivers it again.
+      await worker(sqsEvent([record]), lambdaContext());
+      const redelivery = await worker(sqsEvent([again(record, 2)]), lambdaContext());
+
+      // Assess
+      expect(redelivery).toEqual({ batchItemFailures: [] });
+      expect((await store.caseState(caseId)).deadlineVersion).toBe(1);
+    });
+
+    it('quarantines a reused key with another payload (IDEMPOTENCY_HASH_MISMATCH), applying nothing of it', async () => {
+      // Prepare
+      const worker = store.worker();
+      const original = payment();
+      await worker(sqsEvent([sqsRecordFactory(original.envelope)]), lambdaContext());
+      const other = payment();
+      const conflicting = { ...other.envelope, idempotencyKey: original.envelope.idempotencyKey };
+
+      // Act
+      const mismatch = await worker(sqsEvent([sqsRecordFactory(conflicting)]), lambdaContext());
+
+      // Assess
+      expect(mismatch).toEqual({ batchItemFailures: [] });
+      expect(await store.payment(other.paymentId, other.accountId)).toEqual({ ledger: 0, additions: 0 });
+      expect(await store.payment(original.paymentId, original.accountId)).toEqual({
+        ledger: 1,
+        additions: 1,
+      });
+      expect(await store.inboxStatus(original.envelope.idempotencyKey)).toBe('COMPLETED');
+      expect(await store.quarantineReasons({ idempotencyKey: original.envelope.idempotencyKey })).toEqual([
+        'IDEMPOTENCY_HASH_MISMATCH',
+      ]);
+    });
+
+    it('applies one effect per round when two workers on two clients race the same key (50 rounds)', async () => {
+      // Prepare: two workers with clients of their own, as two Lambda environments would have.
+      const a = store.worker();
+      const b = store.worker();
+      const payments = Array.from({ length: 50 }, () => payment());
+
+      // Act
+      const responses = await Promise.all(
+        payments.map(({ envelope }) =>
+          Promise.all([
+            a(sqsEvent([sqsRecordFactory(envelope)]), lambdaContext()),
+            b(sqsEvent([sqsRecordFactory(envelope)]), lambdaContext()),
+          ]),
+        ),
+      );
+
+      // Assess: exactly one effect per key; a loser met the winner in flight (retried later) or saw COMPLETED.
+      for (const { paymentId, accountId } of payments) {
+        expect(await store.payment(paymentId, accountId)).toEqual({ ledger: 1, additions: 1 });
+      }
+      for (const { envelope } of payments)
+        expect(await store.inboxStatus(envelope.idempotencyKey)).toBe('COMPLETED');
+      const failed = responses.flat().flatMap((response) => response.batchItemFailures);
+      expect(failed.length).toBeLessThanOrEqual(50);
+    });
+
+    it('keeps a case at version 5 when version 4 arrives after it, acknowledging both', async () => {
+      // Prepare
+      const worker = store.worker();
+      const caseId = `CASE-${randomUUID()}`;
+
+      // Act
+      const newer = await worker(
+        sqsEvent([sqsRecordFactory(stageChanged(caseId, 5, 'REVIEW'))]),
+        lambdaContext(),
+      );
+      const older = await worker(
+        sqsEvent([sqsRecordFactory(stageChanged(caseId, 4, 'INVESTIGATION'))]),
+        lambdaContext(),
+      );
+
+      // Assess
+      expect([newer, older]).toEqual([{ batchItemFailures: [] }, { batchItemFailures: [] }]);
+      expect(await store.caseState(caseId)).toMatchObject({ stage: 'REVIEW', version: 5 });
+      expect(await store.inboxStatus(`case:${caseId}:stage:v4`)).toBe('COMPLETED');
+    });
+
+    it('retries a retryable failure with backoff, then quarantines it at maxBusinessAttempts', async () => {
+      // Prepare: a deadline for a case that never arrives, 3 attempts allowed (a batch of it alone: not thrown).
+      const worker = store.worker({ failInvocationOnFullBatchFailure: false });
+      const caseId = `CASE-${randomUUID()}`;
+      const key = `case:${caseId}:deadline:v1`;
+      const record = sqsRecordFactory(deadlineRequested(caseId, key, { maxBusinessAttempts: 3 }));
+
+      // Act
+      const responses = [];
+      for (let delivery = 1; delivery <= 3; delivery += 1) {
+        responses.push(await worker(sqsEvent([again(record, delivery)]), lambdaContext()));
+      }
+
+      // Assess: reported twice, then acknowledged with its quarantine record.
+      expect(responses.map((response) => response.batchItemFailures.length)).toEqual([1, 1, 0]);
+      expect(await store.inboxStatus(key)).toBe('FAILED_TERMINAL');
+      expect(await store.quarantineReasons({ idempotencyKey: key })).toEqual(['CASE_NOT_FOUND']);
+    });
+
+    it('quarantines a poison message (not JSON) and acknowledges it', async () => {
+      // Prepare
+      const worker = store.worker();
+      const body = `{"not": "an envelope" ${randomUUID()}`;
+
+      // Act
+      const response = await worker(sqsEvent([sqsRecordFactory(body)]), lambdaContext());
+
+      // Assess
+      expect(response).toEqual({ batchItemFailures: [] });
+      expect(await store.quarantineReasons({ body })).toEqual(['INVALID_JSON']);
+    });
+
+    it('applies the rest of the batch and quarantines a payload nested 5,000 levels deep (PAYLOAD_TOO_DEEP) with its raw body', async () => {
+      // Prepare: a valid payment whose payload also carries 5,000 nested arrays (10 KB), between two good ones.
+      const worker = store.worker();
+      const [first, second] = [payment(), payment()];
+      const deep = payment();
+      const deepRecord = sqsRecordFactory(
+        jsonWithNestedArrays(
+          { ...deep.envelope, payload: { ...deep.envelope.payload, extra: NESTED } },
+          5_000,
+        ),
+      );
+
+      // Act
+      const response = await worker(
+        sqsEvent([sqsRecordFactory(first.envelope), deepRecord, sqsRecordFactory(second.envelope)]),
+        lambdaContext(),
+      );
+
+      // Assess
+      expect(response).toEqual({ batchItemFailures: [] });
+      for (const good of [first, second]) {
+        expect(await store.payment(good.paymentId, good.accountId)).toEqual({ ledger: 1, additions: 1 });
+        expect(await store.inboxStatus(good.envelope.idempotencyKey)).toBe('COMPLETED');
+      }
+      expect(await store.payment(deep.paymentId, deep.accountId)).toEqual({ ledger: 0, additions: 0 });
+      expect(await store.quarantineReasons({ body: deepRecord.body })).toEqual(['PAYLOAD_TOO_DEEP']);
+    });
+  });
+}
