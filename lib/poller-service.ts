@@ -26,12 +26,17 @@ export const QUEUE_DEPTH_SCALING_STEPS: readonly appscaling.ScalingInterval[] = 
 
 /** Props of {@link PollerService}; the values are decided and checked by `SqsDatabaseWorker`. */
 export interface PollerServiceProps {
-  /** VPC and subnets of the tasks: those of the database proxy, like the worker function's. */
+  /** VPC and subnets of the tasks: those of the database proxy, like the worker function's (PostgreSQL). */
   readonly vpc: ec2.IVpc;
   readonly vpcSubnets: ec2.SubnetSelection;
   /** The source queue: the only queue the task role may read the attributes of, receive from, delete from, extend. */
   readonly queue: sqs.IQueue;
   readonly settings: PollerSettings;
+  /**
+   * The worker's store: what the task role is for (its grants are its owner's: the proxy's, or the table's).
+   * @default 'postgres'
+   */
+  readonly store?: 'postgres' | 'dynamodb';
   /** The container's environment (the worker's variables plus `WORKER_QUEUE_URL` and `POLLER_*`). */
   readonly environment: Readonly<Record<string, string>>;
   /**
@@ -46,8 +51,8 @@ export interface PollerServiceProps {
  * desired task counts its alarm reads), an arm64 task whose image is built at deploy from the project's
  * `Dockerfile`, a task role that may only read the source queue's attributes (the poller's first call: its ARN and
  * whether it is FIFO), receive, delete and extend the visibility of its messages (plus what its owner grants:
- * `rds-db:connect` as the worker's user, the payload bucket), and step scaling on queue depth between `minTasks` and
- * `maxTasks`.
+ * `rds-db:connect` as the worker's user, or the worker's table grants; the payload bucket), and step scaling on
+ * queue depth between `minTasks` and `maxTasks`.
  *
  * A deploy replaces tasks one after another without ever running more than `maxTasks` (maximum healthy 100 %):
  * a rolling deploy at 200 % would open twice the connections the capacity formula allows. With one task, the old
@@ -73,7 +78,10 @@ export class PollerService extends Construct {
     });
     this.taskRole = new iam.Role(this, 'TaskRole', {
       assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'),
-      description: 'sqs-inbox-worker poller: consumes the source queue and connects through the RDS Proxy',
+      description:
+        props.store === 'dynamodb'
+          ? 'sqs-inbox-worker poller: consumes the source queue and writes to the worker table'
+          : 'sqs-inbox-worker poller: consumes the source queue and connects through the RDS Proxy',
     });
     this.taskRole.addToPolicy(
       new iam.PolicyStatement({
@@ -148,7 +156,7 @@ export class PollerService extends Construct {
     Validations.of(this.taskDefinition).acknowledge({
       id: 'AwsSolutions-ECS2',
       reason:
-        'The environment holds settings and resource names only (proxy endpoint, queue URL, pool sizes, timings); the poller has no secret: it signs an IAM token per connection.',
+        'The environment holds settings and resource names only (proxy endpoint or table name, queue URL, pool sizes, timings); the poller has no secret: it signs an IAM token per connection, and its AWS calls with the task role.',
     });
     const executionRole = this.taskDefinition.executionRole;
     if (executionRole) {
