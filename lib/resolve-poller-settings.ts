@@ -102,11 +102,6 @@ export function checkRuntime(props: Props, problems: string[]): WorkerRuntime {
     problems.push(`runtime ("${String(runtime)}") must be "lambda" or "fargate"; set one of them`);
     return 'lambda';
   }
-  if (runtime === 'fargate' && props.tracing === true) {
-    problems.push(
-      'tracing (true) is not available with runtime "fargate": X-Ray tracing of the poller needs an X-Ray daemon next to it in the task, which this construct does not deploy; remove tracing or use runtime "lambda"',
-    );
-  }
   const foreign = runtime === 'fargate' ? LAMBDA_ONLY_PROPS : FARGATE_ONLY_PROPS;
   const other = runtime === 'fargate' ? 'lambda' : 'fargate';
   for (const name of foreign) {

@@ -642,6 +642,8 @@ export class SqsDatabaseWorker extends Construct {
       settings: poller,
       store: settings.store,
       imageDirectory: PROJECT_ROOT,
+      // A segment per record, through the X-Ray daemon beside the poller (POWERTOOLS_TRACE_ENABLED is set with it).
+      tracing: props.tracing ?? false,
       environment: {
         ...proxyDbEnvironment,
         // The IAM token is signed for the proxy's region, the SDK's calls go to the stack's (the Lambda runtime

@@ -37,6 +37,8 @@ export class SqsInboxWorkerStack extends Stack {
         ? undefined
         : new WorkerNetwork(this, 'Network', {
             containerEndpoints: fargate,
+            // The X-Ray daemon beside a traced poller sends from the isolated subnets too.
+            tracingEndpoint: fargate && worker.tracing === true,
             ...(worker.store === 'dynamodb' ? { store: 'dynamodb' as const } : {}),
           });
     this.worker = new SqsDatabaseWorker(this, 'Worker', {

@@ -23,6 +23,13 @@ export interface WorkerNetworkProps {
    * @default 'postgres'
    */
   readonly store?: 'postgres' | 'dynamodb';
+  /**
+   * An X-Ray interface endpoint: the X-Ray daemon beside a traced poller (`runtime: 'fargate'`, `tracing: true`)
+   * sends its segments from the isolated subnets (~$0.01 per AZ per hour, docs/deploy.md). A traced function needs
+   * none: Lambda sends its traces itself.
+   * @default false
+   */
+  readonly tracingEndpoint?: boolean;
 }
 
 /**
@@ -38,8 +45,8 @@ export class WorkerNetwork extends Construct {
   /** Subnets of the database, the proxy and the functions. */
   readonly subnets: ec2.SubnetSelection = { subnetType: ec2.SubnetType.PRIVATE_ISOLATED };
   /**
-   * The endpoints of `containerEndpoints` (empty without): a service whose tasks start in these subnets depends
-   * on them, or its first tasks may fail to pull their image and roll the deploy back.
+   * The endpoints of `containerEndpoints` and `tracingEndpoint` (empty without): a service whose tasks start in these
+   * subnets depends on them, or its first tasks may fail to pull their image and roll the deploy back.
    */
   readonly containerEndpoints = new DependencyGroup();
 
@@ -85,17 +92,21 @@ export class WorkerNetwork extends Construct {
       ['SecretsManagerEndpoint', ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER],
       ['LambdaEndpoint', ec2.InterfaceVpcEndpointAwsService.LAMBDA],
     ] as const;
+    const tracingEndpoints = [['XRayEndpoint', ec2.InterfaceVpcEndpointAwsService.XRAY]] as const;
     for (const [name, service] of [
       ['SqsEndpoint', ec2.InterfaceVpcEndpointAwsService.SQS],
       ...(dynamo ? [] : postgresEndpoints),
       ...(props.containerEndpoints ? containerEndpoints : []),
+      ...(props.tracingEndpoint ? tracingEndpoints : []),
     ] as const) {
       const endpoint = this.vpc.addInterfaceEndpoint(name, {
         service,
         subnets: this.subnets,
         privateDnsEnabled: true,
       });
-      if (containerEndpoints.some(([id]) => id === name)) this.containerEndpoints.add(endpoint);
+      if ([...containerEndpoints, ...tracingEndpoints].some(([id]) => id === name)) {
+        this.containerEndpoints.add(endpoint);
+      }
       Validations.of(endpoint).acknowledge({
         id: 'AwsSolutions-EC23',
         reason:

@@ -9,6 +9,7 @@ import type { SqsClientSource } from '../sqs/sqs-client-source.ts';
 import type { DynamoMessageHandler } from '../stores/dynamodb/dynamo-handler.ts';
 import type { MessageHandler } from '../stores/postgres/message-handler.ts';
 import { newRecordTracer } from '../tracing/new-record-tracer.ts';
+import { newSegmentRecordTracer } from '../tracing/new-segment-record-tracer.ts';
 import type { RecordTracer } from '../tracing/record-tracer.ts';
 import type { WorkerOptions } from './worker-options.ts';
 
@@ -29,6 +30,12 @@ export type HandlersFromConfig =
 export interface EngineFromConfigOptions {
   readonly config: WorkerConfig;
   readonly handlers: HandlersFromConfig;
+  /**
+   * Which runtime runs the engine, for its record tracer (`POWERTOOLS_TRACE_ENABLED=true`): `lambda`, a subsegment
+   * per record under the invocation's segment (`newRecordTracer`, Powertools Tracer); `poller`, a segment per record,
+   * sent to the X-Ray daemon beside it (`newSegmentRecordTracer`).
+   */
+  readonly runtime: 'lambda' | 'poller';
   /** The runtime's SQS client, or a function that makes it on first use (the engine's backoff visibility changes). */
   readonly sqs?: SqsClientSource;
   /** @default a Powertools Logger of POWERTOOLS_SERVICE_NAME (or the consumer) */
@@ -85,7 +92,13 @@ export function engineFromConfig(options: EngineFromConfigOptions): ConfiguredEn
     return new S3Client(config.s3Endpoint ? { endpoint: config.s3Endpoint, forcePathStyle: true } : {});
   };
   const common: Omit<WorkerOptions, 'sql' | 'store'> = {
-    ...(config.tracing ? { tracer: preloadedTracer(serviceName) } : {}),
+    ...(config.tracing
+      ? {
+          tracer: preloadedTracer(() =>
+            (options.runtime === 'poller' ? newSegmentRecordTracer : newRecordTracer)(serviceName),
+          ),
+        }
+      : {}),
     consumer: config.consumer,
     handlers: typeof options.handlers === 'function' ? options.handlers(config) : options.handlers,
     ...(options.sqs ? { sqs: options.sqs } : {}),
@@ -153,16 +166,16 @@ export function engineFromConfig(options: EngineFromConfigOptions): ConfiguredEn
 }
 
 /**
- * The record tracer, its loading started now: during a Lambda cold start, whose init phase runs before the first
- * event arrives (or the poller's start). The first call gets that load; a later call (after a failed load) loads
- * again.
+ * The record tracer `load` makes, its loading started now: during a Lambda cold start, whose init phase runs before
+ * the first event arrives (or the poller's start). The first call gets that load; a later call (after a failed load)
+ * loads again.
  */
-function preloadedTracer(serviceName: string): () => Promise<RecordTracer> {
-  let preloaded: Promise<RecordTracer> | undefined = newRecordTracer(serviceName);
+function preloadedTracer(load: () => Promise<RecordTracer>): () => Promise<RecordTracer> {
+  let preloaded: Promise<RecordTracer> | undefined = load();
   // Reported when the engine first asks for it (worker_tracer_unavailable), not as an unhandled rejection.
   preloaded.catch(() => {});
   return () => {
-    const loading = preloaded ?? newRecordTracer(serviceName);
+    const loading = preloaded ?? load();
     preloaded = undefined;
     return loading;
   };

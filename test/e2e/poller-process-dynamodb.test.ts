@@ -1,9 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startDropDeletesProxy } from '../../tools/local/drop-deletes-proxy.ts';
 import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
 import { queueCounts } from '../../tools/local/local-queues.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';
+import { startFakeXRayDaemon } from '../support/fake-xray-daemon.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 import { pollerProcesses, waitFor } from './poller-process-fixture.ts';
 
@@ -126,6 +128,82 @@ describe('Poller processes on DynamoDB (bin/poller.ts, WORKER_STORE=dynamodb, re
       expect(await queueCounts(fixture.sqs, dlqUrl)).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
     } finally {
       await proxy.stop();
+    }
+  });
+
+  it('with POWERTOOLS_TRACE_ENABLED=true sends the X-Ray daemon beside it one segment per record, sampled by the rule the daemon serves, linked to each producer trace', async () => {
+    // Prepare: a stand-in for the task's X-Ray daemon (segments over UDP, the sampling API over HTTP: a rule that
+    // samples everything), and payments that each carry a producer trace (W3C traceparent, as the relay sends it).
+    const daemon = await startFakeXRayDaemon();
+    const table = await dynamo.createTable('poller-tracing');
+    const { queueUrl } = await fixture.queues({ visibilityTimeoutSeconds: 30, tableName: table });
+    const traced = (id: string, index: number) => {
+      const hex = randomBytes(16).toString('hex');
+      return {
+        traceId: `1-${hex.slice(0, 8)}-${hex.slice(8)}`,
+        message: {
+          body: payment(id, index),
+          attributes: {
+            traceparent: { DataType: 'String', StringValue: `00-${hex}-53995c3f42cd8ad8-01` },
+          },
+        },
+      };
+    };
+    const warmUp = traced('ddb-trace-warm', 0);
+    const batch = Array.from({ length: 20 }, (_, i) => traced(`ddb-trace-${i}`, i));
+    const poller = startPollerProcess(queueUrl, {
+      DYNAMODB_ENDPOINT: dynamodbEndpoint,
+      DYNAMODB_TABLE: table,
+      POWERTOOLS_TRACE_ENABLED: 'true',
+      AWS_XRAY_DAEMON_ADDRESS: daemon.address,
+    });
+    const segmentOf = (traceId: string) =>
+      daemon.segments.filter((segment) => segment.annotations?.producerTraceId === traceId);
+    try {
+      // Act: the first record starts the SDK's sampler (its rules come from the daemon); the rest follow once served.
+      await fixture.send(queueUrl, [warmUp.message]);
+      await waitFor(
+        'the first segment and the sampling rules served',
+        () => segmentOf(warmUp.traceId).length === 1 && daemon.rulesServed > 0,
+        30_000,
+        [poller],
+      );
+      await fixture.send(
+        queueUrl,
+        batch.map((item) => item.message),
+      );
+      await waitFor(
+        'a segment for every record',
+        () => batch.every((item) => segmentOf(item.traceId).length > 0),
+        30_000,
+        [poller],
+      );
+      poller.child.kill('SIGTERM');
+      const exit = await poller.exited;
+
+      // Assess: one closed segment per record, from the ECS container, with the record's outcome and its link
+      expect(exit.code, poller.stderr()).toBe(0);
+      expect(daemon.segments).toHaveLength(21);
+      for (const item of [warmUp, ...batch]) {
+        expect(segmentOf(item.traceId)).toEqual([
+          expect.objectContaining({
+            name: 'case-worker',
+            origin: 'AWS::ECS::Container',
+            end_time: expect.any(Number),
+            annotations: expect.objectContaining({
+              producerTraceId: item.traceId,
+              result: 'COMPLETED',
+              messageType: 'PaymentCaptured',
+              messageId: expect.any(String),
+            }),
+          }),
+        ]);
+      }
+      expect(new Set(daemon.segments.map((segment) => segment.annotations?.messageId)).size).toBe(21);
+      expect(poller.count('worker_tracer_unavailable')).toBe(0);
+    } finally {
+      if (poller.child.exitCode === null) poller.child.kill('SIGKILL');
+      await daemon.close();
     }
   });
 

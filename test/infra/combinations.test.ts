@@ -147,7 +147,7 @@ const REPRESENTATIVES: readonly Axes[] = [
     store: 'dynamodb',
     runtime: 'fargate',
     commitMode: 'per-message',
-    tracing: false,
+    tracing: true,
     scalingMode: undefined,
   },
 ];
@@ -180,11 +180,6 @@ const AXIS_REFUSALS: readonly { readonly applies: (axes: Axes) => boolean; reado
     applies: (axes) => axes.store === 'dynamodb' && axes.commitMode === 'per-batch',
     problem:
       'commitMode ("per-batch") is a PostgreSQL mode (one transaction per batch, a savepoint per record); with store "dynamodb" every record commits in its own TransactWriteItems: remove commitMode or set it "per-message"',
-  },
-  {
-    applies: (axes) => axes.runtime === 'fargate' && axes.tracing,
-    problem:
-      'tracing (true) is not available with runtime "fargate": X-Ray tracing of the poller needs an X-Ray daemon next to it in the task, which this construct does not deploy; remove tracing or use runtime "lambda"',
   },
 ];
 

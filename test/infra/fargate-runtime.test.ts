@@ -641,6 +641,115 @@ describe('Runtime fargate with store dynamodb: the poller on the DynamoDB table'
   });
 });
 
+describe('Runtime fargate with tracing: the X-Ray daemon beside the poller', () => {
+  const traced = synth({ tracing: true });
+  const untraced = synth();
+  const [definition] = Object.values(traced.template.findResources('AWS::ECS::TaskDefinition')) as {
+    Properties: {
+      TaskRoleArn: { 'Fn::GetAtt': [string] };
+      ContainerDefinitions: Record<string, unknown>[];
+    };
+  }[];
+  const containers = definition?.Properties.ContainerDefinitions ?? [];
+
+  it('runs the daemon as a non-essential sidecar on UDP 2000, started before the poller, which traces to it', () => {
+    // Assess
+    expect(containers.map((container) => container.Name)).toEqual(['Poller', 'XRayDaemon']);
+    const [poller, daemon] = containers;
+    expect(daemon).toMatchObject({
+      Essential: false,
+      Memory: 64,
+      ReadonlyRootFilesystem: true,
+      PortMappings: [{ ContainerPort: 2000, Protocol: 'udp' }],
+      Command: ['--region', { Ref: 'AWS::Region' }, '--buffer-memory', '16'],
+      LogConfiguration: { LogDriver: 'awslogs' },
+    });
+    expect(poller).toMatchObject({
+      Essential: true,
+      DependsOn: [{ ContainerName: 'XRayDaemon', Condition: 'START' }],
+    });
+    const env = containerEnvironment(traced.template);
+    expect(env).toMatchObject({
+      POWERTOOLS_TRACE_ENABLED: 'true',
+      AWS_XRAY_DAEMON_ADDRESS: '127.0.0.1:2000',
+    });
+    expect(loadPollerConfig(env).worker.tracing).toBe(true);
+    // Untraced: one container, no tracing variable.
+    const [plain] = Object.values(untraced.template.findResources('AWS::ECS::TaskDefinition'));
+    expect(plain?.Properties.ContainerDefinitions.map((c: { Name: string }) => c.Name)).toEqual(['Poller']);
+    expect(containerEnvironment(untraced.template)).not.toHaveProperty('POWERTOOLS_TRACE_ENABLED');
+  });
+
+  it('builds the daemon from AWS’s image into the asset repository (isolated subnets reach ECR, not ECR Public)', () => {
+    // Act
+    const assembly = traced.app.synth();
+    const assets = JSON.parse(readFileSync(join(assembly.directory, 'Fargate.assets.json'), 'utf8')) as {
+      dockerImages: Record<string, { source: { directory: string; platform?: string } }>;
+    };
+    const dockerfiles = Object.values(assets.dockerImages).map((image) =>
+      readFileSync(join(assembly.directory, image.source.directory, 'Dockerfile'), 'utf8'),
+    );
+
+    // Assess: two images, the poller's and the daemon's, both arm64
+    expect(dockerfiles).toHaveLength(2);
+    expect(
+      dockerfiles.some((text) => /^FROM public\.ecr\.aws\/xray\/aws-xray-daemon:3\.x$/m.test(text)),
+    ).toBe(true);
+    expect(Object.values(assets.dockerImages).map((image) => image.source.platform)).toEqual([
+      'linux/arm64',
+      'linux/arm64',
+    ]);
+  });
+
+  it('grants the task role the daemon’s X-Ray writes and sampling reads, and the subnets an X-Ray endpoint the service waits for', () => {
+    // Prepare
+    const taskRole = definition?.Properties.TaskRoleArn['Fn::GetAtt'][0];
+    const statements = Object.values(traced.template.findResources('AWS::IAM::Policy'))
+      .filter((policy) =>
+        (policy.Properties.Roles as { Ref: string }[]).some((role) => role.Ref === taskRole),
+      )
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Record<string, unknown>[]);
+    const endpointIds = (template: Template) =>
+      Object.entries(template.findResources('AWS::EC2::VPCEndpoint'))
+        .filter(([, endpoint]) => JSON.stringify(endpoint.Properties.ServiceName).includes('.xray'))
+        .map(([id]) => id);
+
+    // Assess
+    expect(statements.find((statement) => statement.Sid === 'XRayDaemonWrites')).toEqual({
+      Sid: 'XRayDaemonWrites',
+      Effect: 'Allow',
+      Action: [
+        'xray:PutTraceSegments',
+        'xray:PutTelemetryRecords',
+        'xray:GetSamplingRules',
+        'xray:GetSamplingTargets',
+        'xray:GetSamplingStatisticSummaries',
+      ],
+      Resource: '*',
+    });
+    const [xrayEndpoint] = endpointIds(traced.template);
+    expect(xrayEndpoint).toBeDefined();
+    const [service] = Object.values(traced.template.findResources('AWS::ECS::Service')) as {
+      DependsOn: string[];
+    }[];
+    expect(service?.DependsOn).toContain(xrayEndpoint);
+    // Neither an untraced poller nor a traced Lambda worker (Lambda sends its traces itself) pays for one.
+    expect(endpointIds(untraced.template)).toEqual([]);
+    const lambda = new SqsInboxWorkerStack(new App({ context: noBundling }), 'TracedLambda', {
+      worker: { tracing: true, alarms: 'none', queueIdentity: DEPLOYED_QUEUES },
+    });
+    expect(endpointIds(Template.fromStack(lambda))).toEqual([]);
+  });
+
+  it('passes cdk-nag AwsSolutions with zero unacknowledged findings', () => {
+    // Act
+    const report = new AwsSolutionsChecks(traced.app).validateScope(traced.app);
+
+    // Assess
+    expect(report.violations.map((v) => `${v.ruleName}: ${v.violatingResources.length}`)).toEqual([]);
+  });
+});
+
 describe('Runtime fargate: synth-time errors', () => {
   it.each([
     [
@@ -707,11 +816,6 @@ describe('Runtime fargate: synth-time errors', () => {
       'more DynamoDB tasks than the table budget carries',
       { store: 'dynamodb', maxTasks: 3 },
       "maxTasks (3) tasks of recordConcurrency records each write more than the table's budget for the worker: safe worker concurrency 1, bound by write_units (max_write_units_per_second 4000 / (write_units_per_message 5 × messages_per_second_per_worker 666.67)); lower maxTasks to 1 or less, or raise maxWriteUnitsPerSecond",
-    ],
-    [
-      'X-Ray tracing, which would need a daemon in the task',
-      { tracing: true },
-      'tracing (true) is not available with runtime "fargate": X-Ray tracing of the poller needs an X-Ray daemon next to it in the task, which this construct does not deploy; remove tracing or use runtime "lambda"',
     ],
     [
       'a Lambda-only prop',

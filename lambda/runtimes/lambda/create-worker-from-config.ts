@@ -45,7 +45,7 @@ export function createWorkerFromConfig(options: WorkerFromConfigOptions): Worker
       config.sqsEndpoint ? { endpoint: config.sqsEndpoint, useQueueUrlAsEndpoint: false } : {},
     );
   };
-  const engine = engineFromConfig({ config, handlers: options.handlers, sqs });
+  const engine = engineFromConfig({ config, handlers: options.handlers, runtime: 'lambda', sqs });
   const { options: workerOptions } = engine;
   if (!(workerOptions instanceof Promise)) return createWorker(workerOptions);
   // The DynamoDB store's code loads during the cold start; the first invocation waits for it.

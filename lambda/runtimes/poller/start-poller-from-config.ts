@@ -41,8 +41,9 @@ export interface PollerProcess {
  * `WORKER_*`, `DB_*`, `DYNAMODB_*` and `POLLER_*` variable), the store of `WORKER_STORE` (a postgres.js pool of
  * `DB_POOL_SIZE`, or the DynamoDB store of `DYNAMODB_TABLE`), the engine over the handlers, Powertools `Logger` and
  * `Metrics` (EMF on stdout, the namespace and service of the Lambda worker), and the store's probe for the pause (a
- * connection of its own for PostgreSQL, a GetItem for DynamoDB). Its own: an SQS client that honours `SQS_ENDPOINT`
- * (or the AWS SDK's endpoint variables) and the receive loop.
+ * connection of its own for PostgreSQL, a GetItem for DynamoDB). With `POWERTOOLS_TRACE_ENABLED=true` each sampled
+ * record gets an X-Ray segment, sent to the daemon beside the poller (docs/tracing.md). Its own: an SQS client that
+ * honours `SQS_ENDPOINT` (or the AWS SDK's endpoint variables) and the receive loop.
  *
  * @example
  * ```ts
@@ -59,6 +60,7 @@ export async function startPollerFromConfig(options: PollerFromConfigOptions): P
   const configured = engineFromConfig({
     config: worker,
     handlers: options.handlers,
+    runtime: 'poller',
     sqs,
     probeTimeoutMs: settings.probeTimeoutMs,
     ...(options.logger ? { logger: options.logger } : {}),
