@@ -9,7 +9,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { PollerSettings } from './resolve-poller-settings.ts';
+import { type PollerSettings, XRAY_DAEMON_MEMORY_MIB } from './resolve-poller-settings.ts';
 
 /**
  * Scaling steps on the source queue's visible messages (maximum over a minute), the steps of AWS's
@@ -61,9 +61,6 @@ export const XRAY_DAEMON_IMAGE_DIRECTORY = fileURLToPath(
 
 /** Where the daemon listens in the task (containers of a Fargate task share its network namespace). */
 export const XRAY_DAEMON_ADDRESS = '127.0.0.1:2000';
-
-/** Memory the daemon may use: its buffers (16 MiB, `--buffer-memory`) and the process; it comes out of the task's. */
-export const XRAY_DAEMON_MEMORY_MIB = 64;
 
 /**
  * The poller (`bin/poller.ts`) as an ECS Fargate service: a cluster with Container Insights (the running and

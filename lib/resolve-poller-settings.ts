@@ -31,6 +31,11 @@ export interface PollerSettings {
  * ChangeMessageVisibility batch), closing the pool and flushing the metrics.
  */
 export const POLLER_STOP_MARGIN = Duration.seconds(10);
+/**
+ * Memory the X-Ray daemon beside a traced poller may use (its container's hard limit): its buffers (16 MiB,
+ * `--buffer-memory`) and the process. It comes out of the task's memory, so the payload limit leaves it out.
+ */
+export const XRAY_DAEMON_MEMORY_MIB = 64;
 /** Fargate's largest container `stopTimeout`. */
 export const FARGATE_MAX_STOP_TIMEOUT = Duration.seconds(120);
 /** The heartbeat at half the lease must come at least this long before the lease ends (the call's own time). */

@@ -808,6 +808,11 @@ describe('Runtime fargate: synth-time errors', () => {
       'maxPayloadBytes (16777216 bytes) is more than taskMemoryMiB (1024 MiB) can hold: 10 records in flight (recordConcurrency 10) × 16 MiB × 11 (peak memory per byte of a JSON payload, measured: docs/performance.md) + 64 MiB (the worker) = 1824 MiB; lower maxPayloadBytes to 9151208 bytes or less, raise taskMemoryMiB to 1824 MiB, or lower recordConcurrency',
     ],
     [
+      'a payload limit that fits the task only without the X-Ray daemon beside the poller',
+      { tracing: true, maxPayloadBytes: 8.5 * 1024 * 1024 },
+      'maxPayloadBytes (8912896 bytes) is more than taskMemoryMiB (1024 MiB) can hold: 10 records in flight (recordConcurrency 10) × 8.5 MiB × 11 (peak memory per byte of a JSON payload, measured: docs/performance.md) + 64 MiB (the worker) + 64 MiB (the X-Ray daemon beside it, tracing) = 1063 MiB; lower maxPayloadBytes to 8541128 bytes or less, raise taskMemoryMiB to 1063 MiB, or lower recordConcurrency',
+    ],
+    [
       'more records at once than the DynamoDB store runs',
       { store: 'dynamodb', recordConcurrency: 11, maxWriteUnitsPerSecond: 40_000 },
       'recordConcurrency (11) must be a whole number from 1 to 10 with store "dynamodb" (WORKER_RECORD_CONCURRENCY: the worker runs at most 10 records of a batch at once); lower recordConcurrency to 10 or less',
@@ -824,6 +829,10 @@ describe('Runtime fargate: synth-time errors', () => {
     ],
   ] as const)('refuses %s, naming the value and the fix', (_case, worker, message) => {
     expect(() => synth(worker as SqsInboxWorkerStackProps['worker'])).toThrow(message);
+  });
+
+  it('accepts that payload limit without tracing: the daemon’s memory is the difference', () => {
+    expect(() => synth({ maxPayloadBytes: 8.5 * 1024 * 1024 })).not.toThrow();
   });
 
   it('collects every problem in one error', () => {
