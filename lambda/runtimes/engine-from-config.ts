@@ -1,6 +1,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { createDatabaseProbe } from '../breaker/create-database-probe.ts';
+import type { DatabaseProbe } from '../breaker/create-database-probe.ts';
 import type { WorkerConfig } from '../config.ts';
 import { DEFAULT_METRICS_NAMESPACE } from '../constants.ts';
 import { ConfigError } from '../errors.ts';
@@ -9,7 +9,6 @@ import type { SqsClientSource } from '../sqs/sqs-client-source.ts';
 import type { DynamoMessageHandler } from '../stores/dynamodb/dynamo-handler.ts';
 import type { MessageHandler } from '../stores/postgres/message-handler.ts';
 import { newRecordTracer } from '../tracing/new-record-tracer.ts';
-import { newSegmentRecordTracer } from '../tracing/new-segment-record-tracer.ts';
 import type { RecordTracer } from '../tracing/record-tracer.ts';
 import type { WorkerOptions } from './worker-options.ts';
 
@@ -95,7 +94,12 @@ export function engineFromConfig(options: EngineFromConfigOptions): ConfiguredEn
     ...(config.tracing
       ? {
           tracer: preloadedTracer(() =>
-            (options.runtime === 'poller' ? newSegmentRecordTracer : newRecordTracer)(serviceName),
+            // The poller's tracer is a chunk of its own: a Lambda worker's cold start never loads it.
+            options.runtime === 'poller'
+              ? import('../tracing/new-segment-record-tracer.ts').then(({ newSegmentRecordTracer }) =>
+                  newSegmentRecordTracer(serviceName),
+                )
+              : newRecordTracer(serviceName),
           ),
         }
       : {}),
@@ -148,19 +152,27 @@ export function engineFromConfig(options: EngineFromConfigOptions): ConfiguredEn
     );
   }
   const sql = createSql(config.database, { applicationName: config.consumer });
-  // A pool of one of its own, connected at the first probe: a Lambda worker, which never probes, opens nothing.
-  const probe = createDatabaseProbe(
-    () => createSql({ ...config.database, poolSize: 1 }, { applicationName: `${config.consumer}-probe` }),
-    probeTimeoutMs,
-  );
+  // A pool of one of its own, made at the first probe (its code too): a Lambda worker, which never probes, neither
+  // loads nor opens anything of it.
+  let probe: DatabaseProbe | undefined;
   return {
     store: 'postgres',
     logger,
     metrics,
     options: { ...common, sql },
-    probe,
+    async probe() {
+      if (!probe) {
+        const { createDatabaseProbe } = await import('../breaker/create-database-probe.ts');
+        probe ??= createDatabaseProbe(
+          () =>
+            createSql({ ...config.database, poolSize: 1 }, { applicationName: `${config.consumer}-probe` }),
+          probeTimeoutMs,
+        );
+      }
+      await probe();
+    },
     async close(mode) {
-      await Promise.all([sql.end({ timeout: mode === 'graceful' ? 5 : 0 }), probe.close()]);
+      await Promise.all([sql.end({ timeout: mode === 'graceful' ? 5 : 0 }), probe?.close()]);
     },
   };
 }
