@@ -102,9 +102,11 @@ if (options.store !== 'postgres' && options.store !== 'dynamodb') {
   process.exit(2);
 }
 const dynamo = options.store === 'dynamodb';
-if (dynamo && options.runtime === 'poller') {
+// The DynamoDB store runs at most 10 records at once (WORKER_RECORD_CONCURRENCY, POLLER_CONCURRENCY): the poller's
+// records in flight are --concurrency.
+if (dynamo && options.runtime === 'poller' && options.concurrency > 10) {
   log(
-    'npm start: --store dynamodb runs the scenario through the local event source mapping; the poller on DynamoDB is covered by its soak test (leave --runtime out)',
+    `npm start: --concurrency (${options.concurrency}) is the poller's records in flight, and the DynamoDB store runs at most 10 at once; give --concurrency 10 or less`,
   );
   process.exit(2);
 }
@@ -186,6 +188,15 @@ try {
   await Promise.race([stack.stop(), sleep(15_000)]);
 }
 process.exit(exitCode);
+
+/**
+ * The cdk.json stage whose component a run starts (its memory, timeout, variables and role): `dev` (the Lambda worker),
+ * `fargate` (the poller), `dev-dynamodb` and `fargate-dynamodb` on the DynamoDB store.
+ */
+function localStage(poller: boolean, dynamodb: boolean): string {
+  if (dynamodb) return poller ? 'fargate-dynamodb' : 'dev-dynamodb';
+  return poller ? 'fargate' : 'dev';
+}
 
 /**
  * The run's last line about IAM: how many calls the synthesized roles refused (each named), or that none was;
@@ -272,8 +283,8 @@ function settingsLines(): string[] {
 /** The scenario covering every failure case, its summary and checks; with `--keep`, stays up after them. */
 async function runScenario(): Promise<number> {
   // The component as the stage synthesizes it: its memory, timeout and variables (docs/local.md, "Memory and time").
-  const poller = options.runtime === 'poller' && !stack.dynamodb;
-  const stage = stack.dynamodb ? 'dev-dynamodb' : poller ? 'fargate' : 'dev';
+  const poller = options.runtime === 'poller';
+  const stage = localStage(poller, Boolean(stack.dynamodb));
   const worker = poller
     ? undefined
     : await localWorkerFunction(stack, { stage, memorySizeMb: options.memoryMb });
@@ -299,7 +310,9 @@ async function runScenario(): Promise<number> {
         dynamodb: stack.dynamodb,
         sqs: stack.sqs,
         worker: stack.clients('worker'),
-        workerFunction: worker as NonNullable<typeof worker>,
+        runtime: options.runtime,
+        ...(worker ? { workerFunction: worker } : {}),
+        ...(pollerTask ? { poller: pollerTask } : {}),
         queues: stack.queues,
         messages: options.messages,
         concurrency: options.concurrency,
@@ -340,7 +353,7 @@ async function runScenario(): Promise<number> {
         ...settingsLines(),
         '',
         // The stage whose roles the local IAM layer enforces for this run (docs/local.md, "IAM, locally").
-        `Check it with the canaries, as after every deploy: npx sqs-worker smoke --stage ${stack.dynamodb ? 'dev-dynamodb' : options.runtime === 'poller' ? 'fargate' : 'dev'}`,
+        `Check it with the canaries, as after every deploy: npx sqs-worker smoke --stage ${stage}`,
         '',
       ].join('\n'),
     );

@@ -29,6 +29,7 @@ export const DERIVED_WORKER_VARIABLES: Readonly<Record<string, string>> = {
   WORKER_COMMIT_MODE: 'commitMode',
   PAYLOAD_MAX_BYTES: 'maxPayloadBytes',
   POWERTOOLS_TRACE_ENABLED: 'tracing',
+  AWS_XRAY_DAEMON_ADDRESS: 'tracing (the X-Ray daemon beside the poller)',
   POWERTOOLS_SERVICE_NAME: 'serviceName',
   POWERTOOLS_METRICS_NAMESPACE: 'metricsNamespace',
   AWS_REGION: "the stack's region",

@@ -1,4 +1,5 @@
-import { Duration, IgnoreMode, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { fileURLToPath } from 'node:url';
+import { Duration, IgnoreMode, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -8,7 +9,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { PollerSettings } from './resolve-poller-settings.ts';
+import { type PollerSettings, XRAY_DAEMON_MEMORY_MIB } from './resolve-poller-settings.ts';
 
 /**
  * Scaling steps on the source queue's visible messages (maximum over a minute), the steps of AWS's
@@ -26,12 +27,17 @@ export const QUEUE_DEPTH_SCALING_STEPS: readonly appscaling.ScalingInterval[] = 
 
 /** Props of {@link PollerService}; the values are decided and checked by `SqsDatabaseWorker`. */
 export interface PollerServiceProps {
-  /** VPC and subnets of the tasks: those of the database proxy, like the worker function's. */
+  /** VPC and subnets of the tasks: those of the database proxy, like the worker function's (PostgreSQL). */
   readonly vpc: ec2.IVpc;
   readonly vpcSubnets: ec2.SubnetSelection;
   /** The source queue: the only queue the task role may read the attributes of, receive from, delete from, extend. */
   readonly queue: sqs.IQueue;
   readonly settings: PollerSettings;
+  /**
+   * The worker's store: what the task role is for (its grants are its owner's: the proxy's, or the table's).
+   * @default 'postgres'
+   */
+  readonly store?: 'postgres' | 'dynamodb';
   /** The container's environment (the worker's variables plus `WORKER_QUEUE_URL` and `POLLER_*`). */
   readonly environment: Readonly<Record<string, string>>;
   /**
@@ -39,15 +45,30 @@ export interface PollerServiceProps {
    * (no Docker needed); the image is built at deploy.
    */
   readonly imageDirectory: string;
+  /**
+   * X-Ray tracing of the poller: the X-Ray daemon as a sidecar of the task (built from {@link XRAY_DAEMON_IMAGE_DIRECTORY}),
+   * the poller's `POWERTOOLS_TRACE_ENABLED=true` and `AWS_XRAY_DAEMON_ADDRESS`, and the daemon's X-Ray writes and
+   * sampling reads on the task role. The tasks' subnets must reach X-Ray (WorkerNetwork's `tracingEndpoint`).
+   * @default false
+   */
+  readonly tracing?: boolean;
 }
+
+/** Build context of the X-Ray daemon's image (its `Dockerfile`: AWS's image, rebuilt into the asset repository). */
+export const XRAY_DAEMON_IMAGE_DIRECTORY = fileURLToPath(
+  new URL('../tools/build/xray-daemon', import.meta.url),
+);
+
+/** Where the daemon listens in the task (containers of a Fargate task share its network namespace). */
+export const XRAY_DAEMON_ADDRESS = '127.0.0.1:2000';
 
 /**
  * The poller (`bin/poller.ts`) as an ECS Fargate service: a cluster with Container Insights (the running and
  * desired task counts its alarm reads), an arm64 task whose image is built at deploy from the project's
  * `Dockerfile`, a task role that may only read the source queue's attributes (the poller's first call: its ARN and
  * whether it is FIFO), receive, delete and extend the visibility of its messages (plus what its owner grants:
- * `rds-db:connect` as the worker's user, the payload bucket), and step scaling on queue depth between `minTasks` and
- * `maxTasks`.
+ * `rds-db:connect` as the worker's user, or the worker's table grants; the payload bucket), and step scaling on
+ * queue depth between `minTasks` and `maxTasks`.
  *
  * A deploy replaces tasks one after another without ever running more than `maxTasks` (maximum healthy 100 %):
  * a rolling deploy at 200 % would open twice the connections the capacity formula allows. With one task, the old
@@ -73,7 +94,10 @@ export class PollerService extends Construct {
     });
     this.taskRole = new iam.Role(this, 'TaskRole', {
       assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'),
-      description: 'sqs-inbox-worker poller: consumes the source queue and connects through the RDS Proxy',
+      description:
+        props.store === 'dynamodb'
+          ? 'sqs-inbox-worker poller: consumes the source queue and writes to the worker table'
+          : 'sqs-inbox-worker poller: consumes the source queue and connects through the RDS Proxy',
     });
     this.taskRole.addToPolicy(
       new iam.PolicyStatement({
@@ -113,12 +137,18 @@ export class PollerService extends Construct {
       }),
       essential: true,
       readonlyRootFilesystem: true,
-      environment: { ...props.environment },
+      environment: {
+        ...props.environment,
+        ...(props.tracing
+          ? { POWERTOOLS_TRACE_ENABLED: 'true', AWS_XRAY_DAEMON_ADDRESS: XRAY_DAEMON_ADDRESS }
+          : {}),
+      },
       stopTimeout: settings.containerStopTimeout,
       logging: ecs.LogDrivers.awsLogs({ logGroup: this.logGroup, streamPrefix: 'poller' }),
     });
     // EMF metrics reach CloudWatch through these logs: CloudWatch Logs extracts them from any log event (a
     // Lambda runtime is not needed), so the alarms on the worker's metrics work for the poller too.
+    if (props.tracing) this.addXRayDaemon();
 
     this.service = new ecs.FargateService(this, 'Service', {
       cluster: this.cluster,
@@ -148,7 +178,7 @@ export class PollerService extends Construct {
     Validations.of(this.taskDefinition).acknowledge({
       id: 'AwsSolutions-ECS2',
       reason:
-        'The environment holds settings and resource names only (proxy endpoint, queue URL, pool sizes, timings); the poller has no secret: it signs an IAM token per connection.',
+        'The environment holds settings and resource names only (proxy endpoint or table name, queue URL, pool sizes, timings); the poller has no secret: it signs an IAM token per connection, and its AWS calls with the task role.',
     });
     const executionRole = this.taskDefinition.executionRole;
     if (executionRole) {
@@ -158,5 +188,49 @@ export class PollerService extends Construct {
           'The execution role pulls the image: ecr:GetAuthorizationToken has no resource-level permission (AWS requires "*"); the layer pulls are scoped to the asset repository.',
       });
     }
+  }
+
+  /**
+   * The X-Ray daemon beside the poller: the poller's segments go to it over UDP on the task's loopback
+   * ({@link XRAY_DAEMON_ADDRESS}), it batches them to X-Ray and proxies the sampling rules the poller's SDK polls.
+   * Not essential: a daemon that stops costs the traces, never the poller. Its image is AWS's, rebuilt at deploy into
+   * the stack's asset repository, which the tasks reach through the ECR endpoints (ECR Public, where AWS publishes
+   * it, has no VPC endpoint). Its role's part: the writes and the sampling reads of AWS's `AWSXRayDaemonWriteAccess`,
+   * which support no resource-level permission.
+   */
+  private addXRayDaemon(): void {
+    const daemon = this.taskDefinition.addContainer('XRayDaemon', {
+      image: ecs.ContainerImage.fromAsset(XRAY_DAEMON_IMAGE_DIRECTORY, { platform: Platform.LINUX_ARM64 }),
+      essential: false,
+      readonlyRootFilesystem: true,
+      memoryLimitMiB: XRAY_DAEMON_MEMORY_MIB,
+      // The image's entry point binds 0.0.0.0:2000 (UDP and TCP); these flags follow it. The region is given, as
+      // a task has no EC2 instance metadata to read it from.
+      command: ['--region', Stack.of(this).region, '--buffer-memory', '16'],
+      portMappings: [{ containerPort: 2000, protocol: ecs.Protocol.UDP }],
+      logging: ecs.LogDrivers.awsLogs({ logGroup: this.logGroup, streamPrefix: 'xray-daemon' }),
+    });
+    this.container.addContainerDependencies({
+      container: daemon,
+      condition: ecs.ContainerDependencyCondition.START,
+    });
+    this.taskRole.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'XRayDaemonWrites',
+        actions: [
+          'xray:PutTraceSegments',
+          'xray:PutTelemetryRecords',
+          'xray:GetSamplingRules',
+          'xray:GetSamplingTargets',
+          'xray:GetSamplingStatisticSummaries',
+        ],
+        resources: ['*'],
+      }),
+    );
+    Validations.of(this.taskRole).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'Tracing (the tracing prop, off by default): the X-Ray daemon writes segments and reads sampling rules; these X-Ray actions support no resource-level permissions, so AWS requires Resource "*" for them (as Tracing.ACTIVE grants a function). Granted on traced pollers only.',
+    });
   }
 }

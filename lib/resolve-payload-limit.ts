@@ -44,8 +44,15 @@ export function defaultPayloadLimit(memoryMiB: number, recordsInFlight: number):
 
 /** What bounds a worker's payload memory: its memory, and how many records hold a payload at once and why. */
 export interface PayloadMemory {
-  /** The setting that gives the memory and its value in MiB: `memorySize` (MB) or `taskMemoryMiB`. */
-  readonly memory: { readonly name: 'memorySize' | 'taskMemoryMiB'; readonly mib: number };
+  /**
+   * The setting that gives the memory and its value in MiB: `memorySize` (MB) or `taskMemoryMiB`; and what of it
+   * another process of the task takes (`reserved`: the X-Ray daemon beside a traced poller).
+   */
+  readonly memory: {
+    readonly name: 'memorySize' | 'taskMemoryMiB';
+    readonly mib: number;
+    readonly reserved?: { readonly mib: number; readonly by: string };
+  };
   /** Records that hold a payload at once, the setting that says so (`recordConcurrency 2`) and how to lower it. */
   readonly recordsInFlight: { readonly count: number; readonly why: string; readonly lower: string };
 }
@@ -53,7 +60,7 @@ export interface PayloadMemory {
 /**
  * The worker's payload limit (`maxPayloadBytes`, `PAYLOAD_MAX_BYTES`): the given one, refused when the memory
  * cannot hold the records in flight at that size, or {@link defaultPayloadLimit}. The rule is memory ≥ baseline +
- * factor × records in flight × limit, with the measured factor and baseline above. Values that are tokens are not
+ * reserved + factor × records in flight × limit, with the measured factor and baseline above. Values that are tokens are not
  * checked; with one, a limit must be given. Problems go to `problems`, each naming the values and the fixes.
  *
  * @internal
@@ -76,23 +83,26 @@ export function resolvePayloadLimit(
     return given;
   }
   const unit = memory.name === 'memorySize' ? 'MB' : 'MiB';
+  const reservedMiB = memory.reserved?.mib ?? 0;
+  const reservedNote = memory.reserved ? ` + ${reservedMiB} MiB (${memory.reserved.by})` : '';
+  const available = memory.mib - reservedMiB;
   if (given === undefined) {
-    const limit = defaultPayloadLimit(memory.mib, recordsInFlight.count);
+    const limit = defaultPayloadLimit(available, recordsInFlight.count);
     if (limit < 1) {
       problems.push(
-        `${memory.name} (${memory.mib} ${unit}) leaves no room for payloadRef objects beside a worker's ${WORKER_BASELINE_MIB} MiB with ${records(recordsInFlight.count)} in flight (${recordsInFlight.why}); raise ${memory.name} or ${recordsInFlight.lower}`,
+        `${memory.name} (${memory.mib} ${unit}) leaves no room for payloadRef objects beside a worker's ${WORKER_BASELINE_MIB} MiB${reservedNote} with ${records(recordsInFlight.count)} in flight (${recordsInFlight.why}); raise ${memory.name} or ${recordsInFlight.lower}`,
       );
     }
     return limit;
   }
   if (!Number.isInteger(given) || given < 1 || given > 1024 * MIB) return given; // the range rule reports it
   const neededMiB = Math.ceil(
-    WORKER_BASELINE_MIB + (PAYLOAD_MEMORY_FACTOR * recordsInFlight.count * given) / MIB,
+    WORKER_BASELINE_MIB + reservedMiB + (PAYLOAD_MEMORY_FACTOR * recordsInFlight.count * given) / MIB,
   );
   if (neededMiB > memory.mib) {
-    const safe = safePayloadBytes(memory.mib, recordsInFlight.count);
+    const safe = safePayloadBytes(available, recordsInFlight.count);
     problems.push(
-      `maxPayloadBytes (${given} bytes) is more than ${memory.name} (${memory.mib} ${unit}) can hold: ${records(recordsInFlight.count)} in flight (${recordsInFlight.why}) × ${fmtMiB(given)} × ${PAYLOAD_MEMORY_FACTOR} (peak memory per byte of a JSON payload, measured: docs/performance.md) + ${WORKER_BASELINE_MIB} MiB (the worker) = ${neededMiB} MiB; lower maxPayloadBytes to ${safe} bytes or less, raise ${memory.name} to ${neededMiB} ${unit}, or ${recordsInFlight.lower}`,
+      `maxPayloadBytes (${given} bytes) is more than ${memory.name} (${memory.mib} ${unit}) can hold: ${records(recordsInFlight.count)} in flight (${recordsInFlight.why}) × ${fmtMiB(given)} × ${PAYLOAD_MEMORY_FACTOR} (peak memory per byte of a JSON payload, measured: docs/performance.md) + ${WORKER_BASELINE_MIB} MiB (the worker)${reservedNote} = ${neededMiB} MiB; lower maxPayloadBytes to ${safe} bytes or less, raise ${memory.name} to ${neededMiB} ${unit}, or ${recordsInFlight.lower}`,
     );
   }
   return given;

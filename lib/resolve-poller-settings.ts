@@ -31,6 +31,11 @@ export interface PollerSettings {
  * ChangeMessageVisibility batch), closing the pool and flushing the metrics.
  */
 export const POLLER_STOP_MARGIN = Duration.seconds(10);
+/**
+ * Memory the X-Ray daemon beside a traced poller may use (its container's hard limit): its buffers (16 MiB,
+ * `--buffer-memory`) and the process. It comes out of the task's memory, so the payload limit leaves it out.
+ */
+export const XRAY_DAEMON_MEMORY_MIB = 64;
 /** Fargate's largest container `stopTimeout`. */
 export const FARGATE_MAX_STOP_TIMEOUT = Duration.seconds(120);
 /** The heartbeat at half the lease must come at least this long before the lease ends (the call's own time). */
@@ -102,16 +107,6 @@ export function checkRuntime(props: Props, problems: string[]): WorkerRuntime {
     problems.push(`runtime ("${String(runtime)}") must be "lambda" or "fargate"; set one of them`);
     return 'lambda';
   }
-  if (runtime === 'fargate' && props.store === 'dynamodb') {
-    problems.push(
-      'runtime "fargate" needs store "postgres" (given store "dynamodb"): the poller service runs in the VPC of the database proxy, and a DynamoDB worker has no VPC; use runtime "lambda" with store "dynamodb", or store "postgres"',
-    );
-  }
-  if (runtime === 'fargate' && props.tracing === true) {
-    problems.push(
-      'tracing (true) is not available with runtime "fargate": X-Ray tracing of the poller needs an X-Ray daemon next to it in the task, which this construct does not deploy; remove tracing or use runtime "lambda"',
-    );
-  }
   const foreign = runtime === 'fargate' ? LAMBDA_ONLY_PROPS : FARGATE_ONLY_PROPS;
   const other = runtime === 'fargate' ? 'lambda' : 'fargate';
   for (const name of foreign) {
@@ -138,8 +133,8 @@ export function checkRuntime(props: Props, problems: string[]): WorkerRuntime {
  *   renews it at half), so every record the drain lets finish does so before SQS can hand it to another task,
  *   even once the heartbeat has stopped; and `pollerStopTimeout` + 10 s ≤ 120 s, Fargate's `stopTimeout` limit;
  * - `taskCpu`/`taskMemoryMiB` a combination Fargate accepts (the payload limit against the task memory: `resolve-payload-limit.ts`);
- * - `minTasks` ≤ `maxTasks` ≤ the safe worker concurrency (tasks × `dbPoolSize` connections fit the database),
- *   and at least one task must fit.
+ * - `minTasks` ≤ `maxTasks` ≤ the safe worker concurrency (tasks × `dbPoolSize` connections fit the database, or
+ *   with DynamoDB the tasks' writes fit the table's budget), and at least one task must fit.
  *
  * @internal
  */
@@ -258,7 +253,8 @@ export function resolvePollerSettings(
 
 /**
  * The task bounds from the capacity formula: one task is one worker of the formula (it holds `dbPoolSize`
- * connections), so `maxTasks` defaults to the safe worker concurrency and may not exceed it.
+ * connections; with DynamoDB it writes for `recordConcurrency` records at once), so `maxTasks` defaults to the safe
+ * worker concurrency and may not exceed it.
  */
 function resolveTasks(
   props: Props,
@@ -266,6 +262,8 @@ function resolveTasks(
   capacityTokens: boolean,
   problems: string[],
 ): { minTasks: number; maxTasks: number } {
+  // One task is one worker of the store's formula: dbPoolSize connections, or recordConcurrency records' writes.
+  const dynamo = props.store === 'dynamodb';
   const inRange = (name: string, value: number | undefined, max: number): boolean => {
     if (value === undefined || isToken(value)) return true;
     if (Number.isInteger(value) && value >= 1 && value <= max) return true;
@@ -286,12 +284,16 @@ function resolveTasks(
     }
   } else if (maxOk && capacity && !isToken(maxTasks) && maxTasks > capacity.safeConcurrency) {
     problems.push(
-      `maxTasks (${maxTasks}) × dbPoolSize connections exceeds what the database has for the worker: ${capacity.explanation}; lower maxTasks to ${capacity.safeConcurrency} or less, or raise the binding capacity input`,
+      dynamo
+        ? `maxTasks (${maxTasks}) tasks of recordConcurrency records each write more than the table's budget for the worker: ${capacity.explanation}; lower maxTasks to ${capacity.safeConcurrency} or less, or raise maxWriteUnitsPerSecond`
+        : `maxTasks (${maxTasks}) × dbPoolSize connections exceeds what the database has for the worker: ${capacity.explanation}; lower maxTasks to ${capacity.safeConcurrency} or less, or raise the binding capacity input`,
     );
   }
   if (capacity && capacity.safeConcurrency < 1) {
     problems.push(
-      `not even one Fargate task fits: the safe worker concurrency is ${capacity.safeConcurrency} (${capacity.explanation}), and one task holds dbPoolSize connections; lower dbPoolSize or raise the binding capacity input (dbMaxConnections, dbReservedConnections, …)`,
+      dynamo
+        ? `not even one Fargate task fits: the safe worker concurrency is ${capacity.safeConcurrency} (${capacity.explanation}), and one task runs recordConcurrency records at once; lower recordConcurrency or raise maxWriteUnitsPerSecond (or lower transactItemsPerMessage)`
+        : `not even one Fargate task fits: the safe worker concurrency is ${capacity.safeConcurrency} (${capacity.explanation}), and one task holds dbPoolSize connections; lower dbPoolSize or raise the binding capacity input (dbMaxConnections, dbReservedConnections, …)`,
     );
     maxTasks = Math.max(1, maxTasks);
   }

@@ -11,6 +11,7 @@ import {
   FARGATE_DEFAULT_POOL_SIZE,
   type PollerSettings,
   resolvePollerSettings,
+  XRAY_DAEMON_MEMORY_MIB,
 } from './resolve-poller-settings.ts';
 import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
 import { checkStoreSettings, dynamoDbCapacity, type WorkerStore, withStoreDefaults } from './worker-store.ts';
@@ -847,7 +848,7 @@ function resolveProvisioned(
  * redo needs them again). The poller never holds more than `recordConcurrency` records, in either mode.
  */
 function payloadMemory(
-  props: Pick<SqsDatabaseWorkerProps, 'commitMode'>,
+  props: Pick<SqsDatabaseWorkerProps, 'commitMode' | 'tracing'>,
   values: {
     fargate: boolean;
     poller: PollerSettings | undefined;
@@ -857,9 +858,16 @@ function payloadMemory(
   },
 ): PayloadMemory {
   const { fargate, poller, memorySize, batchSize, recordConcurrency } = values;
+  // A traced poller's task runs the X-Ray daemon beside it, within the same task memory.
   const memory =
     fargate && poller
-      ? { name: 'taskMemoryMiB' as const, mib: poller.taskMemoryMiB }
+      ? {
+          name: 'taskMemoryMiB' as const,
+          mib: poller.taskMemoryMiB,
+          ...(props.tracing
+            ? { reserved: { mib: XRAY_DAEMON_MEMORY_MIB, by: 'the X-Ray daemon beside it, tracing' } }
+            : {}),
+        }
       : { name: 'memorySize' as const, mib: memorySize };
   const recordsInFlight =
     !fargate && props.commitMode === 'per-batch'

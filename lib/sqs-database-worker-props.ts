@@ -230,8 +230,10 @@ export interface SqsDatabaseWorkerProps extends FargateRuntimeProps {
   /**
    * X-Ray active tracing of the worker and the outbox relay (`Tracing.ACTIVE`, with the role's X-Ray write
    * permissions), and `POWERTOOLS_TRACE_ENABLED=true` on the worker: a subsegment per record, linked to the
-   * producer's trace. Off, the worker never loads the tracer (docs/tracing.md); the producer's trace id is on the
-   * worker's log lines and inbox rows either way. In `cdk.json`, the stage setting `tracing`.
+   * producer's trace. With `runtime: 'fargate'`: the X-Ray daemon as a sidecar of the poller's task (its image built
+   * at deploy, an X-Ray endpoint in the stack's network, the daemon's X-Ray permissions on the task role) and a
+   * segment per sampled record. Off, the worker never loads the tracer (docs/tracing.md); the producer's trace id is
+   * on the worker's log lines and inbox rows either way. In `cdk.json`, the stage setting `tracing`.
    * @default false
    */
   readonly tracing?: boolean;

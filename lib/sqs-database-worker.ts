@@ -145,7 +145,7 @@ export class SqsDatabaseWorker extends Construct {
     const pollers = settings.provisionedPollers;
     const tasks = settings.poller;
     const scalingNote = tasks
-      ? `Fargate tasks ${tasks.minTasks}–${tasks.maxTasks}${props.maxTasks === undefined ? ' (derived)' : ''} of ${settings.dbPoolSize} connections each (${tasks.minTasks} always on)`
+      ? `Fargate tasks ${tasks.minTasks}–${tasks.maxTasks}${props.maxTasks === undefined ? ' (derived)' : ''} of ${settings.store === 'dynamodb' ? `${settings.recordConcurrency} records` : `${settings.dbPoolSize} connections`} each (${tasks.minTasks} always on)`
       : pollers
         ? `provisioned pollers ${pollers.minimumPollers}–${pollers.maximumPollers}${props.maximumPollers === undefined ? ' (derived)' : ''} (${pollers.minimumPollers} always on)`
         : `maxConcurrency ${settings.maxConcurrency}${props.maxConcurrency === undefined ? ' (derived)' : ''}`;
@@ -154,7 +154,7 @@ export class SqsDatabaseWorker extends Construct {
       : `, reservedConcurrency ${settings.reservedConcurrency ?? 'none (reserveConcurrency false)'}`;
     const storeNote =
       settings.store === 'dynamodb'
-        ? 'store dynamodb (on-demand table, no VPC)'
+        ? `store dynamodb (on-demand table, ${tasks ? "the poller's tasks in the vpc" : 'no VPC'})`
         : `proxy maxConnectionsPercent ${settings.proxyMaxConnectionsPercent} of dbMaxConnections ${settings.dbMaxConnections}`;
     Annotations.of(this).addInfo(`${capacityNote}; ${scalingNote}${reservedNote}, ${storeNote}`);
     if (!settings.reserveConcurrency && tasks) {
@@ -286,8 +286,8 @@ export class SqsDatabaseWorker extends Construct {
     this.payloadBucket = (props.payloadBucket ?? true) ? this.createPayloadBucket(production) : undefined;
 
     // ── worker ──────────────────────────────────────────────────────────────────────────────────────────────
-    if (settings.poller && database && props.vpc) {
-      // (resolveWorkerSettings refuses runtime "fargate" without store "postgres", which needs the vpc.)
+    if (settings.poller && props.vpc) {
+      // (resolveWorkerSettings refuses runtime "fargate" without a vpc, whatever the store.)
       this.pollerService = this.createPollerService(props, settings.poller, database, proxyDbEnvironment, {
         vpc: props.vpc,
         subnets: vpcSubnets,
@@ -622,29 +622,44 @@ export class SqsDatabaseWorker extends Construct {
 
   /**
    * The poller on Fargate (runtime `fargate`): the worker's environment plus the poller's (`WORKER_QUEUE_URL`,
-   * `POLLER_*`), connected through the proxy as the worker's database user from the worker's subnets, reading
-   * payload objects like the worker function. Its image is the project's `Dockerfile` (built at deploy).
+   * `POLLER_*`), reading payload objects like the worker function. With PostgreSQL it connects through the proxy as
+   * the worker's database user from the worker's subnets; with DynamoDB it gets the worker function's table grants
+   * exactly (`WorkerTable.grantWorker`, the same `domainKeyPrefixes`) and the table's variables, and nothing of RDS.
+   * Its image is the project's `Dockerfile` (built at deploy).
    */
   private createPollerService(
     props: SqsDatabaseWorkerProps,
     poller: PollerSettings,
-    database: WorkerDatabase,
+    database: WorkerDatabase | undefined,
     proxyDbEnvironment: Readonly<Record<string, string>>,
     network: { readonly vpc: ec2.IVpc; readonly subnets: ec2.SubnetSelection },
   ): PollerService {
-    const { settings } = this;
+    const { settings, table } = this;
     const service = new PollerService(this, 'Poller', {
       vpc: network.vpc,
       vpcSubnets: network.subnets,
       queue: this.queue,
       settings: poller,
+      store: settings.store,
       imageDirectory: PROJECT_ROOT,
+      // A segment per record, through the X-Ray daemon beside the poller (POWERTOOLS_TRACE_ENABLED is set with it).
+      tracing: props.tracing ?? false,
       environment: {
         ...proxyDbEnvironment,
-        // The IAM token is signed for the proxy's region (the Lambda runtime sets this variable by itself).
+        // The IAM token is signed for the proxy's region, the SDK's calls go to the stack's (the Lambda runtime
+        // sets this variable by itself).
         AWS_REGION: Stack.of(this).region,
-        DB_USER: settings.dbUsers.worker,
-        DB_POOL_SIZE: String(settings.dbPoolSize),
+        ...(database && {
+          DB_USER: settings.dbUsers.worker,
+          DB_POOL_SIZE: String(settings.dbPoolSize),
+        }),
+        ...(table && {
+          WORKER_STORE: 'dynamodb',
+          DYNAMODB_TABLE: table.table.tableName,
+          // The inbox items' TTL: a completed item outlives every copy of its message in the queue and the DLQ.
+          RETENTION_SOURCE_SECONDS: String(settings.retentionPeriod.toSeconds()),
+          RETENTION_DLQ_SECONDS: String(settings.dlqRetentionPeriod.toSeconds()),
+        }),
         WORKER_CONSUMER: props.consumer ?? WORKER_DEFAULTS.consumer,
         // Per batch, a batch's records run one after another (1); POLLER_CONCURRENCY counts the records in flight.
         WORKER_RECORD_CONCURRENCY:
@@ -662,10 +677,11 @@ export class SqsDatabaseWorker extends Construct {
         ...props.workerEnvironment,
       },
     });
-    database.grantWorkerConnect({
+    database?.grantWorkerConnect({
       grantPrincipal: service.taskRole,
       connections: service.service.connections,
     });
+    table?.grantWorker(service.taskRole, props.domainKeyPrefixes ?? EXAMPLE_DOMAIN_KEY_PREFIXES);
     if (this.payloadBucket) {
       for (const statement of this.payloadReadStatements()) service.taskRole.addToPolicy(statement);
       this.acknowledgeObjectWildcard(service.taskRole, 'the poller reads any payload object');

@@ -17,10 +17,11 @@ export interface SqsInboxWorkerStackProps extends StackProps {
 /**
  * The deployable stack: an isolated VPC ({@link WorkerNetwork}) and one {@link SqsDatabaseWorker}, with the
  * names operators need as outputs (queue URLs for the ops CLI, the proxy endpoint, the dashboard). With
- * `store: 'dynamodb'` there is no VPC (the worker runs outside one) and the table name replaces the proxy endpoint.
+ * `store: 'dynamodb'` there is no VPC (the worker runs outside one; a poller's network with `runtime: 'fargate'`) and
+ * the table name replaces the proxy endpoint.
  */
 export class SqsInboxWorkerStack extends Stack {
-  /** The network (`store: 'postgres'`; none with DynamoDB). */
+  /** The network (`store: 'postgres'`, or the poller's with `runtime: 'fargate'`; none for a DynamoDB function). */
   readonly network: WorkerNetwork | undefined;
   /** The worker. */
   readonly worker: SqsDatabaseWorker;
@@ -28,11 +29,18 @@ export class SqsInboxWorkerStack extends Stack {
   constructor(scope: Construct, id: string, props: SqsInboxWorkerStackProps = {}) {
     super(scope, id, props);
     const { alarmTopicArn, ...worker } = props.worker ?? {};
-    // The poller's tasks pull their image and write their logs from the isolated subnets: endpoints for that.
+    // The poller's tasks pull their image and write their logs from the isolated subnets: endpoints for that. A
+    // DynamoDB worker function runs outside a VPC; its poller's tasks cannot.
+    const fargate = worker.runtime === 'fargate';
     this.network =
-      worker.store === 'dynamodb'
+      worker.store === 'dynamodb' && !fargate
         ? undefined
-        : new WorkerNetwork(this, 'Network', { containerEndpoints: worker.runtime === 'fargate' });
+        : new WorkerNetwork(this, 'Network', {
+            containerEndpoints: fargate,
+            // The X-Ray daemon beside a traced poller sends from the isolated subnets too.
+            tracingEndpoint: fargate && worker.tracing === true,
+            ...(worker.store === 'dynamodb' ? { store: 'dynamodb' as const } : {}),
+          });
     this.worker = new SqsDatabaseWorker(this, 'Worker', {
       ...worker,
       alarmTopic: alarmTopicArn

@@ -16,13 +16,28 @@ export interface WorkerNetworkProps {
    * @default false
    */
   readonly containerEndpoints?: boolean;
+  /**
+   * The worker's store. `dynamodb` is the network of a DynamoDB worker's poller (`runtime: 'fargate'`; a DynamoDB
+   * worker function needs none): a DynamoDB gateway endpoint (no hourly charge) instead of the Secrets Manager and
+   * Lambda interface endpoints, which only the PostgreSQL store's functions use (the master secret, the breaker).
+   * @default 'postgres'
+   */
+  readonly store?: 'postgres' | 'dynamodb';
+  /**
+   * An X-Ray interface endpoint: the X-Ray daemon beside a traced poller (`runtime: 'fargate'`, `tracing: true`)
+   * sends its segments from the isolated subnets (~$0.01 per AZ per hour, docs/deploy.md). A traced function needs
+   * none: Lambda sends its traces itself.
+   * @default false
+   */
+  readonly tracingEndpoint?: boolean;
 }
 
 /**
  * A VPC with private isolated subnets only (no internet, no NAT), flow logs of all traffic to CloudWatch Logs,
  * and the endpoints the functions need from inside: SQS (the worker changes message visibility, the relay sends),
  * Secrets Manager (the migration function and the rotation function read the master secret), Lambda (the breaker
- * disables and enables the worker's event source mapping) and an S3 gateway (payload objects by reference).
+ * disables and enables the worker's event source mapping) and an S3 gateway (payload objects by reference). With
+ * `store: 'dynamodb'` (the poller's network): SQS, the S3 gateway and a DynamoDB gateway.
  */
 export class WorkerNetwork extends Construct {
   /** The VPC. */
@@ -30,8 +45,8 @@ export class WorkerNetwork extends Construct {
   /** Subnets of the database, the proxy and the functions. */
   readonly subnets: ec2.SubnetSelection = { subnetType: ec2.SubnetType.PRIVATE_ISOLATED };
   /**
-   * The endpoints of `containerEndpoints` (empty without): a service whose tasks start in these subnets depends
-   * on them, or its first tasks may fail to pull their image and roll the deploy back.
+   * The endpoints of `containerEndpoints` and `tracingEndpoint` (empty without): a service whose tasks start in these
+   * subnets depends on them, or its first tasks may fail to pull their image and roll the deploy back.
    */
   readonly containerEndpoints = new DependencyGroup();
 
@@ -64,18 +79,34 @@ export class WorkerNetwork extends Construct {
       subnets: [this.subnets],
     });
     if (props.containerEndpoints) this.containerEndpoints.add(s3Endpoint);
-    for (const [name, service] of [
-      ['SqsEndpoint', ec2.InterfaceVpcEndpointAwsService.SQS],
+    const dynamo = props.store === 'dynamodb';
+    if (dynamo) {
+      // The poller's table calls from the isolated subnets: a gateway endpoint on their route tables.
+      const dynamoEndpoint = this.vpc.addGatewayEndpoint('DynamoDbEndpoint', {
+        service: ec2.GatewayVpcEndpointAwsService.DYNAMODB,
+        subnets: [this.subnets],
+      });
+      if (props.containerEndpoints) this.containerEndpoints.add(dynamoEndpoint);
+    }
+    const postgresEndpoints = [
       ['SecretsManagerEndpoint', ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER],
       ['LambdaEndpoint', ec2.InterfaceVpcEndpointAwsService.LAMBDA],
+    ] as const;
+    const tracingEndpoints = [['XRayEndpoint', ec2.InterfaceVpcEndpointAwsService.XRAY]] as const;
+    for (const [name, service] of [
+      ['SqsEndpoint', ec2.InterfaceVpcEndpointAwsService.SQS],
+      ...(dynamo ? [] : postgresEndpoints),
       ...(props.containerEndpoints ? containerEndpoints : []),
+      ...(props.tracingEndpoint ? tracingEndpoints : []),
     ] as const) {
       const endpoint = this.vpc.addInterfaceEndpoint(name, {
         service,
         subnets: this.subnets,
         privateDnsEnabled: true,
       });
-      if (containerEndpoints.some(([id]) => id === name)) this.containerEndpoints.add(endpoint);
+      if ([...containerEndpoints, ...tracingEndpoints].some(([id]) => id === name)) {
+        this.containerEndpoints.add(endpoint);
+      }
       Validations.of(endpoint).acknowledge({
         id: 'AwsSolutions-EC23',
         reason:

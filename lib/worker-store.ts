@@ -90,8 +90,9 @@ export function withStoreDefaults<P extends Omit<SqsDatabaseWorkerProps, 'vpc'>>
 
 /**
  * Checks the store choice against the other props, adding one problem per prop that belongs to the other store
- * (each naming its value and the fix). `vpc` is checked here too: the PostgreSQL store needs one, and the
- * DynamoDB worker runs outside a VPC (no NAT, no endpoints, no network interfaces).
+ * (each naming its value and the fix). `vpc` is checked here too: the PostgreSQL store needs one, the DynamoDB
+ * worker function runs outside a VPC (no NAT, no endpoints, no network interfaces), and the poller's tasks
+ * (`runtime: 'fargate'`) run in one with either store.
  *
  * @internal
  */
@@ -120,12 +121,22 @@ export function checkStoreSettings(
     }
     return store;
   }
-  if (options.checkVpc && props.vpc !== undefined) {
+  // The Lambda worker runs outside a VPC; a Fargate task cannot: its tasks run in the vpc's subnets and reach
+  // DynamoDB, SQS, S3, ECR and CloudWatch Logs through the network's endpoints (WorkerNetwork).
+  const fargate = props.runtime === 'fargate';
+  if (options.checkVpc && fargate && props.vpc === undefined) {
+    problems.push(
+      'vpc is required with runtime "fargate" (the poller\'s tasks run in it, with store "dynamodb" too); pass a vpc whose subnets reach DynamoDB, SQS, S3, ECR and CloudWatch Logs (WorkerNetwork builds one: store "dynamodb", containerEndpoints true), or use runtime "lambda"',
+    );
+  }
+  if (options.checkVpc && !fargate && props.vpc !== undefined) {
     problems.push(
       'vpc is given with store "dynamodb", whose worker runs outside a VPC (DynamoDB, SQS and S3 are reached over their public endpoints with IAM); remove vpc',
     );
   }
   for (const key of POSTGRES_ONLY) {
+    // The poller's tasks run in the vpc's subnets whatever the store.
+    if (key === 'vpcSubnets' && fargate) continue;
     if (props[key] !== undefined) {
       problems.push(
         `${key} (${show(props[key])}) applies only to store "postgres" (given store "dynamodb"); remove ${key}`,

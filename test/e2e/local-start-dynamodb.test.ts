@@ -19,36 +19,47 @@ const dynamoDbLocalPids = (port: string) =>
     .stdout.split('\n')
     .filter(Boolean);
 
-describe('npm start -- --store dynamodb (bin/local.ts)', () => {
-  it(
-    'runs the scenario on DynamoDB Local, prints the summary with every check passing, leaves no java behind',
-    async () => {
+describe('npm start -- --store dynamodb (bin/local.ts), through either runtime', () => {
+  it.each([
+    {
+      runtime: 'event-source-mapping',
+      component: 'Worker function (stage dev-dynamodb)',
+      section: 'Event source mapping',
+    },
+    { runtime: 'poller', component: 'Poller task (stage fargate-dynamodb)', section: 'Poller' },
+  ])(
+    'runs the scenario on DynamoDB Local with --runtime $runtime, prints the summary with every check passing and no IAM refusal, leaves no java behind',
+    async ({ runtime, component, section }) => {
       // Prepare: fauxqs and DynamoDB Local run in the child.
       const env = { ...process.env, SQS_ENDPOINT: '', DATABASE_URL: '' };
 
-      // Act
+      // Act: the poller is the real bin/poller.ts in a task process of its own, with its task role's key
       const { stdout, stderr } = await runLocalStart(
-        ['--store', 'dynamodb', '--messages', '60', '--concurrency', '3'],
+        ['--store', 'dynamodb', '--runtime', runtime, '--messages', '60', '--concurrency', '3'],
         { env, timeoutMs: SCENARIO_RUN_TIMEOUT_MS },
       );
 
       // Assess
       expect(stderr).toMatch(/DynamoDB Local at http:\/\/127\.0\.0\.1:\d+, table case-worker/);
+      expect(stderr).toContain(component);
       expect(stderr).not.toContain('PostgreSQL');
       expect(stdout).toMatch(/Run r[0-9a-f]{6}: \d+ messages sent/);
-      for (const section of [
+      for (const heading of [
         'Worker outcome',
         'Inbox status',
         'Quarantine reason',
         'DLQ',
         'Effects',
+        section,
         'Check',
       ]) {
-        expect(stdout).toContain(section);
+        expect(stdout).toContain(heading);
       }
       expect(stdout.match(/│ PASS /g)).toHaveLength(7);
       expect(stdout).not.toMatch(/│ FAIL /);
       expect(stdout).toMatch(/│ IDEMPOTENCY_HASH_MISMATCH +│ 1 +│/);
+      // Every call of the worker (or the poller) was allowed by its synthesized role.
+      expect(stderr).toContain("IAM: every call was allowed by the synthesized stack's roles (0 refused)");
       // The server the child started (its port is in the log line) is gone with the child.
       const port = /DynamoDB Local at http:\/\/127\.0\.0\.1:(\d+)/.exec(stderr)?.[1];
       expect(port).toMatch(/^\d+$/);
@@ -56,6 +67,30 @@ describe('npm start -- --store dynamodb (bin/local.ts)', () => {
     },
     SCENARIO_TEST_TIMEOUT_MS,
   );
+
+  it('refuses --runtime poller with more than 10 records in flight on DynamoDB before starting anything (exit 2)', async () => {
+    const run = promisify(execFile)(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'bin/local.ts',
+        '--store',
+        'dynamodb',
+        '--runtime',
+        'poller',
+        '--concurrency',
+        '11',
+      ],
+      { cwd: root, env: process.env, timeout: 30_000 },
+    );
+    await expect(run).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining(
+        "--concurrency (11) is the poller's records in flight, and the DynamoDB store runs at most 10 at once",
+      ),
+    });
+  });
 
   it('refuses --handlers with --store dynamodb before starting anything (exit 2)', async () => {
     const run = promisify(execFile)(

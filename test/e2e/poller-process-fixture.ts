@@ -30,6 +30,8 @@ export type StartPollerProcess = (queueUrl: string, env?: Record<string, string>
 export function pollerProcesses(options: {
   readonly databaseUrl: string;
   readonly sqsEndpoint: string;
+  /** Variables over the defaults, for every child (a DynamoDB store: `WORKER_STORE`, `DYNAMODB_*`). */
+  readonly environment?: Readonly<Record<string, string>>;
 }): StartPollerProcess {
   const children: ChildProcess[] = [];
   afterAll(() => {
@@ -54,6 +56,7 @@ export function pollerProcesses(options: {
         SQS_ENDPOINT: options.sqsEndpoint,
         POLLER_CONCURRENCY: '8',
         POLLER_WAIT_SECONDS: '1',
+        ...options.environment,
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,6 +1,5 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { caseItemKey, exampleDynamoHandlers } from '../../lambda/domain/dynamodb/index.ts';
@@ -8,6 +7,7 @@ import { createBatchEngine } from '../../lambda/runtimes/create-batch-engine.ts'
 import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
 import type { Poller } from '../../lambda/runtimes/poller/start-poller.ts';
 import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
+import { probeDynamoStore } from '../../lambda/stores/dynamodb/probe-dynamo-store.ts';
 import { startEventSourceMapping } from '../../tools/local/event-source-mapping.ts';
 import { startLocalPoller } from '../../tools/local/local-poller.ts';
 import { queueCounts } from '../../tools/local/local-queues.ts';
@@ -71,9 +71,8 @@ describe.each(['event-source-mapping', 'poller'] as const)(
         maxReceiveCount: 5,
         tableName: table,
       });
-      // The Lambda worker runs with its role (stage dev-dynamodb). No stage synthesizes a poller on DynamoDB (the
-      // poller refuses WORKER_STORE=dynamodb), so the pollers of this soak have no role to run as: the operator's.
-      const component = runtime === 'event-source-mapping' ? 'worker' : 'admin';
+      // Each runs with its role: the Lambda worker's (stage dev-dynamodb), the poller's task role (fargate-dynamodb).
+      const component = runtime === 'event-source-mapping' ? 'worker' : 'poller';
       const clients = fixture.as(component);
       const recorder = new OutcomeRecorder();
       const workerOptions = () => ({
@@ -86,11 +85,12 @@ describe.each(['event-source-mapping', 'poller'] as const)(
         backoff: { baseSeconds: 1, maxSeconds: 2 },
         onOutcome: recorder.onOutcome,
       });
-      /** A poller over an engine and a DynamoDB client of its own; its pause probe reads the table's description. */
+      /** A poller over an engine on the poller's client; its pause probe is the store's own (a GetItem). */
       const startDynamoPoller = async () => {
         let poller: Poller | undefined;
+        const options = workerOptions();
         const engine = createBatchEngine({
-          ...workerOptions(),
+          ...options,
           onRecordSettled: (outcome) => poller?.recordSettled(outcome),
         });
         return startLocalPoller({
@@ -104,7 +104,7 @@ describe.each(['event-source-mapping', 'poller'] as const)(
           batchSize: 10,
           waitSeconds: 1,
           visibilitySeconds: 2,
-          probe: () => dynamo.client.send(new DescribeTableCommand({ TableName: table })),
+          probe: () => probeDynamoStore(options.store, 'case-worker', 1000),
           logger: new Logger({ serviceName: 'case-worker', logLevel: 'SILENT' }),
           metrics: new Metrics({ namespace: 'SqsInboxWorkerTest', serviceName: 'case-worker' }),
           hooks,

@@ -143,6 +143,13 @@ const REPRESENTATIVES: readonly Axes[] = [
     scalingMode: 'maximum-concurrency',
   },
   { store: 'postgres', runtime: 'fargate', commitMode: 'per-batch', tracing: false, scalingMode: undefined },
+  {
+    store: 'dynamodb',
+    runtime: 'fargate',
+    commitMode: 'per-message',
+    tracing: true,
+    scalingMode: undefined,
+  },
 ];
 const isRepresentative = (axes: Axes) =>
   REPRESENTATIVES.some((other) => JSON.stringify(other) === JSON.stringify(axes));
@@ -174,16 +181,6 @@ const AXIS_REFUSALS: readonly { readonly applies: (axes: Axes) => boolean; reado
     problem:
       'commitMode ("per-batch") is a PostgreSQL mode (one transaction per batch, a savepoint per record); with store "dynamodb" every record commits in its own TransactWriteItems: remove commitMode or set it "per-message"',
   },
-  {
-    applies: (axes) => axes.runtime === 'fargate' && axes.store === 'dynamodb',
-    problem:
-      'runtime "fargate" needs store "postgres" (given store "dynamodb"): the poller service runs in the VPC of the database proxy, and a DynamoDB worker has no VPC; use runtime "lambda" with store "dynamodb", or store "postgres"',
-  },
-  {
-    applies: (axes) => axes.runtime === 'fargate' && axes.tracing,
-    problem:
-      'tracing (true) is not available with runtime "fargate": X-Ray tracing of the poller needs an X-Ray daemon next to it in the task, which this construct does not deploy; remove tracing or use runtime "lambda"',
-  },
 ];
 
 const lambdaAxes = (store: Axes['store'], overrides: Partial<Axes> = {}): Axes => ({
@@ -206,8 +203,8 @@ const derived = (name: string, value: string, prop: string) =>
   `workerEnvironment sets ${name} (${JSON.stringify(value)}), which the construct sets from ${prop} and checks at synth against the other settings; remove ${name} from workerEnvironment and set ${prop} instead`;
 
 /**
- * Where the axes meet other settings: the record concurrency (one connection per record; the DynamoDB worker's
- * limit of 10), the capacity provisioned pollers need, a scaling mode given to runtime fargate, and
+ * Where the axes meet other settings: the record concurrency (one connection per record; the DynamoDB store's
+ * limit of 10, on either runtime), the capacity provisioned pollers need, a scaling mode given to runtime fargate, and
  * `workerEnvironment` setting an axis's variable itself (or one it may set).
  */
 const EDGES: readonly Row[] = [
@@ -250,6 +247,17 @@ const EDGES: readonly Row[] = [
     extra: { workerEnvironment: { WORKER_STORE: 'dynamodb' } },
     owed: [derived('WORKER_STORE', 'dynamodb', 'store')],
   }),
+  // The DynamoDB store's limit of 10 records at once holds for the poller's tasks too (POLLER_CONCURRENCY).
+  row({ ...fargateAxes, store: 'dynamodb' }, { extra: { recordConcurrency: 10 } }),
+  row(
+    { ...fargateAxes, store: 'dynamodb' },
+    {
+      extra: { recordConcurrency: 11 },
+      owed: [
+        'recordConcurrency (11) must be a whole number from 1 to 10 with store "dynamodb" (WORKER_RECORD_CONCURRENCY: the worker runs at most 10 records of a batch at once); lower recordConcurrency to 10 or less',
+      ],
+    },
+  ),
 ];
 
 const ROWS: readonly Row[] = [...CROSS_PRODUCT, ...EDGES];
@@ -296,7 +304,7 @@ const DEPLOYED_VALUES = {
 /** What the Lambda runtime adds to a function's environment. */
 const LAMBDA_RUNTIME = { AWS_REGION: 'eu-west-1', AWS_LAMBDA_FUNCTION_NAME: 'worker' };
 
-/** The handlers of the deployed worker entry (`lambda/handlers/worker.ts`), from its configuration. */
+/** The handlers of the deployed entries (`lambda/handlers/worker.ts`, `bin/poller.ts`), from their configuration. */
 const workerEntryHandlers = (config: WorkerConfig) =>
   config.store.kind === 'dynamodb' ? exampleDynamoHandlers : exampleHandlersFor(config);
 
@@ -523,7 +531,10 @@ describe('Table: every combination of store × runtime × commitMode × tracing 
         // The poller's start (bin/poller.ts: loadPollerConfig, startPollerFromConfig), receiving itself.
         await signingAs('poller', async () => {
           const pollerConfig = loadPollerConfig(env);
-          const running = await startPollerFromConfig({ handlers: exampleHandlersFor, config: pollerConfig });
+          const running = await startPollerFromConfig({
+            handlers: workerEntryHandlers,
+            config: pollerConfig,
+          });
           try {
             const envelope = await local.sendPayment();
             await waitFor(
@@ -562,6 +573,7 @@ describe('Table: the bundled entry of one representative per store × runtime, e
 
   it('has one representative of each store × runtime that starts', () => {
     expect(representatives.map((r) => `${r.axes.store} ${r.axes.runtime}`).sort()).toEqual([
+      'dynamodb fargate',
       'dynamodb lambda',
       'postgres fargate',
       'postgres lambda',

@@ -39,6 +39,7 @@ const SDK_ACTIONS: Readonly<Record<string, readonly string[]>> = {
   // The document client's commands. A transaction is authorized item by item: the store's own items in it are
   // Updates (the inbox completion, the quarantine); a handler's domain writes are checked in dynamodb-stack.test.ts.
   GetCommand: ['dynamodb:GetItem'],
+  GetItemCommand: ['dynamodb:GetItem'],
   PutCommand: ['dynamodb:PutItem'],
   UpdateCommand: ['dynamodb:UpdateItem'],
   TransactWriteCommand: ['dynamodb:UpdateItem'],
@@ -46,6 +47,7 @@ const SDK_ACTIONS: Readonly<Record<string, readonly string[]>> = {
 
 type Component =
   | 'poller'
+  | 'dynamodb poller'
   | 'worker'
   | 'dynamodb worker'
   | 'relay'
@@ -61,18 +63,22 @@ type Component =
 const RUN_BY: Readonly<
   Record<string, { readonly by: readonly Component[]; readonly except?: Readonly<Record<string, string>> }>
 > = {
-  'lambda/runtimes/poller/start-poller.ts': { by: ['poller'] },
-  'lambda/runtimes/poller/settle-messages.ts': { by: ['poller'] },
-  'lambda/runtimes/poller/lease-heartbeat.ts': { by: ['poller'] },
+  'lambda/runtimes/poller/start-poller.ts': { by: ['poller', 'dynamodb poller'] },
+  'lambda/runtimes/poller/settle-messages.ts': { by: ['poller', 'dynamodb poller'] },
+  'lambda/runtimes/poller/lease-heartbeat.ts': { by: ['poller', 'dynamodb poller'] },
   // payloadRef reads, in both runtimes and both stores.
-  'lambda/payloads/read-payload-object.ts': { by: ['worker', 'dynamodb worker', 'poller'] },
+  'lambda/payloads/read-payload-object.ts': {
+    by: ['worker', 'dynamodb worker', 'poller', 'dynamodb poller'],
+  },
   // The Lambda worker's backoff (createWorker); the poller sets visibilities through settle-messages.ts.
   'lambda/sqs/change-visibility.ts': { by: ['worker', 'dynamodb worker'] },
   'lambda/sqs/queue-url.ts': { by: ['worker', 'dynamodb worker'] },
-  'lambda/stores/dynamodb/claim-dynamo-inbox.ts': { by: ['dynamodb worker'] },
-  'lambda/stores/dynamodb/commit-dynamo-transaction.ts': { by: ['dynamodb worker'] },
-  'lambda/stores/dynamodb/complete-dynamo-record.ts': { by: ['dynamodb worker'] },
-  'lambda/stores/dynamodb/dynamo-record-store.ts': { by: ['dynamodb worker'] },
+  'lambda/stores/dynamodb/claim-dynamo-inbox.ts': { by: ['dynamodb worker', 'dynamodb poller'] },
+  'lambda/stores/dynamodb/commit-dynamo-transaction.ts': { by: ['dynamodb worker', 'dynamodb poller'] },
+  'lambda/stores/dynamodb/complete-dynamo-record.ts': { by: ['dynamodb worker', 'dynamodb poller'] },
+  'lambda/stores/dynamodb/dynamo-record-store.ts': { by: ['dynamodb worker', 'dynamodb poller'] },
+  // The pause's probe: the poller's only (a Lambda worker never probes).
+  'lambda/stores/dynamodb/probe-dynamo-store.ts': { by: ['dynamodb poller'] },
   'lambda/outbox/relay-outbox.ts': { by: ['relay'] },
   // offloadPayload runs in a producer's code, under the role given grantPayloadWrite.
   'lambda/outbox/offload-payload.ts': { by: [] },
@@ -179,12 +185,13 @@ function requestFor(template: Template, action: string): PolicyRequest {
 }
 
 describe('Contract: every AWS call of a component is allowed by its synthesized role', () => {
-  let templates: { postgres: Template; fargate: Template; dynamodb: Template };
+  let templates: { postgres: Template; fargate: Template; dynamodb: Template; fargateDynamo: Template };
   beforeAll(() => {
     templates = {
       postgres: synth('Grants', {}),
       fargate: synth('GrantsFargate', { runtime: 'fargate' }),
       dynamodb: synth('GrantsDynamo', { store: 'dynamodb' }),
+      fargateDynamo: synth('GrantsFargateDynamo', { runtime: 'fargate', store: 'dynamodb' }),
     };
   });
 
@@ -194,12 +201,15 @@ describe('Contract: every AWS call of a component is allowed by its synthesized 
       template,
       role: functionRole(template, description),
     });
+    const taskRole = (template: Template) => {
+      const [definition] = Object.values(template.findResources('AWS::ECS::TaskDefinition'));
+      return { template, role: definition?.Properties.TaskRoleArn['Fn::GetAtt'][0] };
+    };
     switch (component) {
-      case 'poller': {
-        const template = templates.fargate;
-        const [definition] = Object.values(template.findResources('AWS::ECS::TaskDefinition'));
-        return { template, role: definition?.Properties.TaskRoleArn['Fn::GetAtt'][0] };
-      }
+      case 'poller':
+        return taskRole(templates.fargate);
+      case 'dynamodb poller':
+        return taskRole(templates.fargateDynamo);
       case 'worker':
         return described(templates.postgres, 'SQS → PostgreSQL inbox worker');
       case 'dynamodb worker':
@@ -231,6 +241,7 @@ describe('Contract: every AWS call of a component is allowed by its synthesized 
 
   it.each([
     'poller',
+    'dynamodb poller',
     'worker',
     'dynamodb worker',
     'relay',

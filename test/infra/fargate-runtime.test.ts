@@ -13,6 +13,7 @@ import { createBatchEngine } from '../../lambda/runtimes/create-batch-engine.ts'
 import { loadPollerConfig } from '../../lambda/runtimes/poller/poller-config.ts';
 import { PollerService } from '../../lib/poller-service.ts';
 import { resolvePollerSettings } from '../../lib/resolve-poller-settings.ts';
+import { SqsDatabaseWorker } from '../../lib/sqs-database-worker.ts';
 import { SqsInboxWorkerStack, type SqsInboxWorkerStackProps } from '../../lib/sqs-inbox-worker-stack.ts';
 import { stageSettings } from '../../lib/stage-settings.ts';
 
@@ -479,6 +480,276 @@ function containerEnvironment(template: Template): Record<string, string> {
   );
 }
 
+/** A DynamoDB worker (`store: 'dynamodb'`) on `runtime`, with the example domain's prefixes unless given. */
+function synthDynamo(runtime: 'lambda' | 'fargate', worker: SqsInboxWorkerStackProps['worker'] = {}) {
+  const app = new App({ context: noBundling });
+  const stack = new SqsInboxWorkerStack(app, `Dynamo-${runtime}`, {
+    worker: { store: 'dynamodb', runtime, queueIdentity: DEPLOYED_QUEUES, alarms: 'none', ...worker },
+  });
+  return { app, stack, template: Template.fromStack(stack) };
+}
+
+/** Every statement of the policies attached to `role` (a construct's IAM role). */
+function statementsOf(stack: Stack, template: Template, role: { node: { defaultChild?: unknown } }) {
+  const roleId = stack.getLogicalId(role.node.defaultChild as ec2.CfnVPC);
+  return Object.values(template.findResources('AWS::IAM::Policy'))
+    .filter((policy) => (policy.Properties.Roles as { Ref: string }[]).some((ref) => ref.Ref === roleId))
+    .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Record<string, unknown>[]);
+}
+
+describe('Runtime fargate with store dynamodb: the poller on the DynamoDB table', () => {
+  const fargate = synthDynamo('fargate', { domainKeyPrefixes: ['ORDER#', 'CUSTOMER#'] });
+  const lambda = synthDynamo('lambda', { domainKeyPrefixes: ['ORDER#', 'CUSTOMER#'] });
+  const taskRole = fargate.stack.worker.pollerService?.taskRole;
+
+  it('deploys the poller service, the table and its network, and nothing of RDS, its proxy or the scheduled jobs', () => {
+    // Assess
+    expect(fargate.stack.worker.pollerService).toBeDefined();
+    expect(fargate.stack.worker.workerFunction).toBeUndefined();
+    expect(fargate.stack.worker.database).toBeUndefined();
+    fargate.template.resourceCountIs('AWS::ECS::Service', 1);
+    fargate.template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    for (const type of [
+      'AWS::RDS::DBInstance',
+      'AWS::RDS::DBProxy',
+      'AWS::SecretsManager::Secret',
+      'AWS::Lambda::Function',
+      'AWS::Lambda::EventSourceMapping',
+    ]) {
+      fargate.template.resourceCountIs(type, 0);
+    }
+    // The tasks' subnets reach what the poller calls, and no endpoint of the PostgreSQL store's functions is paid for.
+    const services = Object.values(fargate.template.findResources('AWS::EC2::VPCEndpoint')).map((endpoint) =>
+      JSON.stringify(endpoint.Properties.ServiceName),
+    );
+    for (const service of ['ecr.api', 'ecr.dkr', 'logs', 's3', 'sqs', 'dynamodb']) {
+      expect(
+        services.some((name) => name.includes(`.${service}`)),
+        service,
+      ).toBe(true);
+    }
+    for (const service of ['secretsmanager', 'lambda']) {
+      expect(
+        services.some((name) => name.includes(`.${service}`)),
+        service,
+      ).toBe(false);
+    }
+    const [service] = Object.values(fargate.template.findResources('AWS::ECS::Service')) as {
+      DependsOn: string[];
+      Properties: { NetworkConfiguration: { AwsvpcConfiguration: { AssignPublicIp: string } } };
+    }[];
+    expect(service?.Properties.NetworkConfiguration.AwsvpcConfiguration.AssignPublicIp).toBe('DISABLED');
+    expect(service?.DependsOn).toEqual(expect.arrayContaining([expect.stringMatching(/DynamoDbEndpoint/)]));
+  });
+
+  it('gives the task role exactly the DynamoDB grants of the Lambda worker role (the same LeadingKeys), its queue and the payload reads', () => {
+    // Prepare
+    const lambdaRole = lambda.stack.worker.workerFunction?.role;
+    const dynamoStatements = (statements: Record<string, unknown>[]) =>
+      statements.filter((statement) => JSON.stringify(statement.Action).includes('dynamodb:'));
+
+    // Act
+    const task = statementsOf(fargate.stack, fargate.template, taskRole as NonNullable<typeof taskRole>);
+    const worker = statementsOf(lambda.stack, lambda.template, lambdaRole as NonNullable<typeof lambdaRole>);
+
+    // Assess: the same statements, table and prefixes; nothing of RDS
+    expect(dynamoStatements(task)).toEqual(dynamoStatements(worker));
+    expect(dynamoStatements(task).map((statement) => statement.Sid)).toEqual([
+      'WorkerInboxItems',
+      'WorkerQuarantineItems',
+      'HandlerDomainItems',
+    ]);
+    expect(dynamoStatements(task)[2]).toMatchObject({
+      Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['ORDER#*', 'CUSTOMER#*'] } },
+    });
+    expect(task.map((statement) => statement.Sid)).toEqual([
+      'ConsumeTheSourceQueue',
+      'WorkerInboxItems',
+      'WorkerQuarantineItems',
+      'HandlerDomainItems',
+      'ReadPayloadObjects',
+      'KnowMissingPayloads',
+    ]);
+    expect(JSON.stringify(task)).not.toMatch(/rds-db:|secretsmanager:|xray:/);
+  });
+
+  it('gives the container the table and the store, no database variable, and loadPollerConfig accepts it', () => {
+    // Prepare
+    const env = containerEnvironment(fargate.template);
+
+    // Act
+    const { worker, poller } = loadPollerConfig({
+      ...env,
+      DYNAMODB_TABLE: 'SqsInboxWorker-WorkerTable-1A2B3C',
+    });
+
+    // Assess
+    expect(env).toMatchObject({
+      WORKER_STORE: 'dynamodb',
+      RETENTION_SOURCE_SECONDS: String(4 * 86_400),
+      RETENTION_DLQ_SECONDS: String(14 * 86_400),
+      WORKER_RECORD_CONCURRENCY: '10',
+      POLLER_CONCURRENCY: '10',
+    });
+    expect(Object.keys(env).filter((name) => name.startsWith('DB_'))).toEqual([]);
+    const definition = Object.values(fargate.template.findResources('AWS::ECS::TaskDefinition'))[0];
+    const entries = (definition?.Properties.ContainerDefinitions[0].Environment ?? []) as {
+      Name: string;
+      Value: unknown;
+    }[];
+    const tableVariable = entries.find((entry) => entry.Name === 'DYNAMODB_TABLE');
+    expect(tableVariable?.Value).toEqual({
+      Ref: fargate.stack.getLogicalId(fargate.stack.worker.table?.table.node.defaultChild as ec2.CfnVPC),
+    });
+    expect(worker.store).toMatchObject({ kind: 'dynamodb', tableName: 'SqsInboxWorker-WorkerTable-1A2B3C' });
+    expect(worker.database.kind).toBe('none');
+    expect(poller.concurrency).toBe(10);
+  });
+
+  it('passes cdk-nag AwsSolutions with zero unacknowledged findings', () => {
+    // Act
+    const report = new AwsSolutionsChecks(fargate.app).validateScope(fargate.app);
+
+    // Assess
+    expect(report.violations.map((v) => v.ruleName)).toEqual([]);
+  });
+
+  it('needs a vpc for the tasks; the DynamoDB worker function still refuses one', () => {
+    // Prepare
+    const withVpc = (runtime: 'lambda' | 'fargate', vpc: boolean) => () => {
+      const stack = new Stack(new App({ context: noBundling }), `Vpc-${runtime}-${vpc}`);
+      new SqsDatabaseWorker(stack, 'Worker', {
+        store: 'dynamodb',
+        runtime,
+        alarms: 'none',
+        production: false,
+        ...(vpc ? { vpc: new ec2.Vpc(stack, 'Vpc') } : {}),
+        // A vpc of your own picks the tasks' subnets (these reach AWS through a NAT gateway).
+        ...(vpc && runtime === 'fargate'
+          ? { vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS } }
+          : {}),
+      });
+    };
+
+    // Act / Assess
+    expect(withVpc('fargate', false)).toThrow(
+      'vpc is required with runtime "fargate" (the poller\'s tasks run in it, with store "dynamodb" too)',
+    );
+    expect(withVpc('lambda', true)).toThrow('vpc is given with store "dynamodb"');
+    expect(withVpc('fargate', true)).not.toThrow();
+    expect(withVpc('lambda', false)).not.toThrow();
+  });
+});
+
+describe('Runtime fargate with tracing: the X-Ray daemon beside the poller', () => {
+  const traced = synth({ tracing: true });
+  const untraced = synth();
+  const [definition] = Object.values(traced.template.findResources('AWS::ECS::TaskDefinition')) as {
+    Properties: {
+      TaskRoleArn: { 'Fn::GetAtt': [string] };
+      ContainerDefinitions: Record<string, unknown>[];
+    };
+  }[];
+  const containers = definition?.Properties.ContainerDefinitions ?? [];
+
+  it('runs the daemon as a non-essential sidecar on UDP 2000, started before the poller, which traces to it', () => {
+    // Assess
+    expect(containers.map((container) => container.Name)).toEqual(['Poller', 'XRayDaemon']);
+    const [poller, daemon] = containers;
+    expect(daemon).toMatchObject({
+      Essential: false,
+      Memory: 64,
+      ReadonlyRootFilesystem: true,
+      PortMappings: [{ ContainerPort: 2000, Protocol: 'udp' }],
+      Command: ['--region', { Ref: 'AWS::Region' }, '--buffer-memory', '16'],
+      LogConfiguration: { LogDriver: 'awslogs' },
+    });
+    expect(poller).toMatchObject({
+      Essential: true,
+      DependsOn: [{ ContainerName: 'XRayDaemon', Condition: 'START' }],
+    });
+    const env = containerEnvironment(traced.template);
+    expect(env).toMatchObject({
+      POWERTOOLS_TRACE_ENABLED: 'true',
+      AWS_XRAY_DAEMON_ADDRESS: '127.0.0.1:2000',
+    });
+    expect(loadPollerConfig(env).worker.tracing).toBe(true);
+    // Untraced: one container, no tracing variable.
+    const [plain] = Object.values(untraced.template.findResources('AWS::ECS::TaskDefinition'));
+    expect(plain?.Properties.ContainerDefinitions.map((c: { Name: string }) => c.Name)).toEqual(['Poller']);
+    expect(containerEnvironment(untraced.template)).not.toHaveProperty('POWERTOOLS_TRACE_ENABLED');
+  });
+
+  it('builds the daemon from AWS’s image into the asset repository (isolated subnets reach ECR, not ECR Public)', () => {
+    // Act
+    const assembly = traced.app.synth();
+    const assets = JSON.parse(readFileSync(join(assembly.directory, 'Fargate.assets.json'), 'utf8')) as {
+      dockerImages: Record<string, { source: { directory: string; platform?: string } }>;
+    };
+    const dockerfiles = Object.values(assets.dockerImages).map((image) =>
+      readFileSync(join(assembly.directory, image.source.directory, 'Dockerfile'), 'utf8'),
+    );
+
+    // Assess: two images, the poller's and the daemon's, both arm64
+    expect(dockerfiles).toHaveLength(2);
+    expect(
+      dockerfiles.some((text) => /^FROM public\.ecr\.aws\/xray\/aws-xray-daemon:3\.x$/m.test(text)),
+    ).toBe(true);
+    expect(Object.values(assets.dockerImages).map((image) => image.source.platform)).toEqual([
+      'linux/arm64',
+      'linux/arm64',
+    ]);
+  });
+
+  it('grants the task role the daemon’s X-Ray writes and sampling reads, and the subnets an X-Ray endpoint the service waits for', () => {
+    // Prepare
+    const taskRole = definition?.Properties.TaskRoleArn['Fn::GetAtt'][0];
+    const statements = Object.values(traced.template.findResources('AWS::IAM::Policy'))
+      .filter((policy) =>
+        (policy.Properties.Roles as { Ref: string }[]).some((role) => role.Ref === taskRole),
+      )
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Record<string, unknown>[]);
+    const endpointIds = (template: Template) =>
+      Object.entries(template.findResources('AWS::EC2::VPCEndpoint'))
+        .filter(([, endpoint]) => JSON.stringify(endpoint.Properties.ServiceName).includes('.xray'))
+        .map(([id]) => id);
+
+    // Assess
+    expect(statements.find((statement) => statement.Sid === 'XRayDaemonWrites')).toEqual({
+      Sid: 'XRayDaemonWrites',
+      Effect: 'Allow',
+      Action: [
+        'xray:PutTraceSegments',
+        'xray:PutTelemetryRecords',
+        'xray:GetSamplingRules',
+        'xray:GetSamplingTargets',
+        'xray:GetSamplingStatisticSummaries',
+      ],
+      Resource: '*',
+    });
+    const [xrayEndpoint] = endpointIds(traced.template);
+    expect(xrayEndpoint).toBeDefined();
+    const [service] = Object.values(traced.template.findResources('AWS::ECS::Service')) as {
+      DependsOn: string[];
+    }[];
+    expect(service?.DependsOn).toContain(xrayEndpoint);
+    // Neither an untraced poller nor a traced Lambda worker (Lambda sends its traces itself) pays for one.
+    expect(endpointIds(untraced.template)).toEqual([]);
+    const lambda = new SqsInboxWorkerStack(new App({ context: noBundling }), 'TracedLambda', {
+      worker: { tracing: true, alarms: 'none', queueIdentity: DEPLOYED_QUEUES },
+    });
+    expect(endpointIds(Template.fromStack(lambda))).toEqual([]);
+  });
+
+  it('passes cdk-nag AwsSolutions with zero unacknowledged findings', () => {
+    // Act
+    const report = new AwsSolutionsChecks(traced.app).validateScope(traced.app);
+
+    // Assess
+    expect(report.violations.map((v) => `${v.ruleName}: ${v.violatingResources.length}`)).toEqual([]);
+  });
+});
+
 describe('Runtime fargate: synth-time errors', () => {
   it.each([
     [
@@ -537,14 +808,19 @@ describe('Runtime fargate: synth-time errors', () => {
       'maxPayloadBytes (16777216 bytes) is more than taskMemoryMiB (1024 MiB) can hold: 10 records in flight (recordConcurrency 10) × 16 MiB × 11 (peak memory per byte of a JSON payload, measured: docs/performance.md) + 64 MiB (the worker) = 1824 MiB; lower maxPayloadBytes to 9151208 bytes or less, raise taskMemoryMiB to 1824 MiB, or lower recordConcurrency',
     ],
     [
-      'the DynamoDB store, whose worker has no VPC for the tasks',
-      { store: 'dynamodb' },
-      'runtime "fargate" needs store "postgres" (given store "dynamodb"): the poller service runs in the VPC of the database proxy, and a DynamoDB worker has no VPC; use runtime "lambda" with store "dynamodb", or store "postgres"',
+      'a payload limit that fits the task only without the X-Ray daemon beside the poller',
+      { tracing: true, maxPayloadBytes: 8.5 * 1024 * 1024 },
+      'maxPayloadBytes (8912896 bytes) is more than taskMemoryMiB (1024 MiB) can hold: 10 records in flight (recordConcurrency 10) × 8.5 MiB × 11 (peak memory per byte of a JSON payload, measured: docs/performance.md) + 64 MiB (the worker) + 64 MiB (the X-Ray daemon beside it, tracing) = 1063 MiB; lower maxPayloadBytes to 8541128 bytes or less, raise taskMemoryMiB to 1063 MiB, or lower recordConcurrency',
     ],
     [
-      'X-Ray tracing, which would need a daemon in the task',
-      { tracing: true },
-      'tracing (true) is not available with runtime "fargate": X-Ray tracing of the poller needs an X-Ray daemon next to it in the task, which this construct does not deploy; remove tracing or use runtime "lambda"',
+      'more records at once than the DynamoDB store runs',
+      { store: 'dynamodb', recordConcurrency: 11, maxWriteUnitsPerSecond: 40_000 },
+      'recordConcurrency (11) must be a whole number from 1 to 10 with store "dynamodb" (WORKER_RECORD_CONCURRENCY: the worker runs at most 10 records of a batch at once); lower recordConcurrency to 10 or less',
+    ],
+    [
+      'more DynamoDB tasks than the table budget carries',
+      { store: 'dynamodb', maxTasks: 3 },
+      "maxTasks (3) tasks of recordConcurrency records each write more than the table's budget for the worker: safe worker concurrency 1, bound by write_units (max_write_units_per_second 4000 / (write_units_per_message 5 × messages_per_second_per_worker 666.67)); lower maxTasks to 1 or less, or raise maxWriteUnitsPerSecond",
     ],
     [
       'a Lambda-only prop',
@@ -553,6 +829,10 @@ describe('Runtime fargate: synth-time errors', () => {
     ],
   ] as const)('refuses %s, naming the value and the fix', (_case, worker, message) => {
     expect(() => synth(worker as SqsInboxWorkerStackProps['worker'])).toThrow(message);
+  });
+
+  it('accepts that payload limit without tracing: the daemon’s memory is the difference', () => {
+    expect(() => synth({ maxPayloadBytes: 8.5 * 1024 * 1024 })).not.toThrow();
   });
 
   it('collects every problem in one error', () => {
@@ -681,6 +961,35 @@ describe('Stage fargate of cdk.json', () => {
     template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
       MinCapacity: 1,
       MaxCapacity: 7,
+    });
+    expect(new AwsSolutionsChecks(app).validateScope(app).violations).toEqual([]);
+  });
+
+  it('synthesizes stage fargate-dynamodb: the poller on the table, one task of 10 records (the write budget), no database', () => {
+    // Prepare
+    const cdkJson = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as {
+      context: { stages: Record<string, unknown> };
+    };
+    const app = new App({ context: { ...noBundling, stage: 'fargate-dynamodb' } });
+
+    // Act
+    const stack = new SqsInboxWorkerStack(app, 'SqsInboxWorker-fargate-dynamodb', {
+      worker: stageSettings('fargate-dynamodb', cdkJson.context.stages['fargate-dynamodb']),
+    });
+    const template = Template.fromStack(stack);
+
+    // Assess
+    expect(stack.worker.settings).toMatchObject({
+      runtime: 'fargate',
+      store: 'dynamodb',
+      recordConcurrency: 10,
+    });
+    template.resourceCountIs('AWS::ECS::Service', 1);
+    template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    template.resourceCountIs('AWS::RDS::DBProxy', 0);
+    template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', {
+      MinCapacity: 1,
+      MaxCapacity: 1,
     });
     expect(new AwsSolutionsChecks(app).validateScope(app).violations).toEqual([]);
   });

@@ -160,13 +160,37 @@ describe('Function: loadPollerConfig() — commit mode and store', () => {
     expect(message).not.toContain('recordConcurrency');
   });
 
-  it('refuses WORKER_STORE=dynamodb alone, naming what to run instead', () => {
+  it('reads WORKER_STORE=dynamodb without a database: POLLER_CONCURRENCY defaults to the DynamoDB store’s 10, whatever DB_POOL_SIZE says', () => {
     // Act
-    const message = problemsOf({ ...base, WORKER_STORE: 'dynamodb' });
+    const { worker, poller } = loadPollerConfig({
+      WORKER_QUEUE_URL: base.WORKER_QUEUE_URL,
+      WORKER_STORE: 'dynamodb',
+      DYNAMODB_TABLE: 'worker-table',
+      DB_POOL_SIZE: '2',
+    });
 
-    // Assess: not the DynamoDB variables it would need elsewhere
-    expect(message).toBe(
-      'Invalid poller configuration:\n- WORKER_STORE=dynamodb: the poller runs the PostgreSQL store only (its engine, its database probe and its pause are PostgreSQL\'s); run a DynamoDB worker as the Lambda function (the stack with store "dynamodb", lambda/handlers/worker.ts) or locally with `npm start -- --store dynamodb`, or unset WORKER_STORE to poll into PostgreSQL',
+    // Assess
+    expect(worker.store).toMatchObject({ kind: 'dynamodb', tableName: 'worker-table' });
+    expect(worker.database.kind).toBe('none');
+    expect(worker.recordConcurrency).toBe(10);
+    expect(poller.concurrency).toBe(10);
+  });
+
+  it('refuses POLLER_CONCURRENCY above 10 and WORKER_COMMIT_MODE=per-batch with WORKER_STORE=dynamodb, each naming the store', () => {
+    // Act
+    const message = problemsOf({
+      WORKER_QUEUE_URL: base.WORKER_QUEUE_URL,
+      WORKER_STORE: 'dynamodb',
+      DYNAMODB_TABLE: 'worker-table',
+      DB_POOL_SIZE: '40',
+      WORKER_COMMIT_MODE: 'per-batch',
+      POLLER_CONCURRENCY: '11',
+    });
+
+    // Assess: DB_POOL_SIZE raises nothing; the per-batch bound (pool × batch) does not apply either
+    expect(message).toContain(
+      'POLLER_CONCURRENCY must be a whole number from 1 to 10 (given "11"); with WORKER_STORE=dynamodb the poller runs at most 10 records at once, the DynamoDB store\'s limit (DB_POOL_SIZE is not read); lower POLLER_CONCURRENCY',
     );
+    expect(message).toContain('WORKER_COMMIT_MODE=per-batch is a PostgreSQL mode');
   });
 });

@@ -19,6 +19,7 @@ import {
 import type { FunctionSettings } from './function-host.ts';
 import { type LocalQueues, queueCounts } from './local-queues.ts';
 import { OutcomeRecorder } from './outcome-recorder.ts';
+import type { PollerTaskSettings } from './poller-process.ts';
 import { type ConsumerFigures, startScenarioConsumer } from './scenario-consumer.ts';
 
 /** Options of {@link runDynamoDbDemoScenario}. */
@@ -41,10 +42,21 @@ export interface DynamoDbDemoScenarioOptions {
   /** @default 'case-worker' */
   readonly consumer?: string;
   /**
-   * The deployed worker function (stage `dev-dynamodb`) pointed at the local stack (`localWorkerFunction`): the event
-   * source mapping invokes it in a local function host, within its memory and timeout.
+   * What consumes the queue: the local event source mapping in front of the worker function, or the long-running
+   * poller (`bin/poller.ts`) as its Fargate task runs. @default 'event-source-mapping'
    */
-  readonly workerFunction: FunctionSettings;
+  readonly runtime?: 'event-source-mapping' | 'poller';
+  /**
+   * The deployed worker function (stage `dev-dynamodb`) pointed at the local stack (`localWorkerFunction`): the event
+   * source mapping invokes it in a local function host, within its memory and timeout. Needed with runtime
+   * `event-source-mapping`.
+   */
+  readonly workerFunction?: FunctionSettings;
+  /**
+   * The poller's Fargate task (stage `fargate-dynamodb`) pointed at the local stack (`localPollerTask`): the real
+   * `bin/poller.ts` within the task's memory, with the task role's key. Needed with runtime `poller`.
+   */
+  readonly poller?: PollerTaskSettings;
   /** @default 90,000 */
   readonly timeoutMs?: number;
   readonly onProgress?: (settled: number, total: number) => void;
@@ -52,7 +64,8 @@ export interface DynamoDbDemoScenarioOptions {
 
 /**
  * `npm start -- --store dynamodb`: the scenario of `runDemoScenario` on the DynamoDB store (DynamoDB Local, the
- * example domain's DynamoDB handlers), through the local event source mapping and the real engine, with the same
+ * example domain's DynamoDB handlers), through the local event source mapping (or, with `--runtime poller`, the
+ * poller's task: `bin/poller.ts` as stage `fargate-dynamodb` synthesizes it) and the real engine, with the same
  * summary and the checks that apply to DynamoDB:
  *
  * - payments, stage changes and deadline requests → one effect each (ledger items, balances, deadline versions);
@@ -104,10 +117,12 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
   const recorder = new OutcomeRecorder();
   const retries = (key: string) => recorder.countOf(key, 'RETRYABLE_FAILURE');
   const kills: string[] = [];
+  const runtime = options.runtime ?? 'event-source-mapping';
   const esm = await startScenarioConsumer({
-    runtime: 'event-source-mapping',
+    runtime,
     worker: options.workerFunction,
-    variables: scenarioVariables(consumer, '', 'event-source-mapping', options.concurrency ?? 4),
+    poller: options.poller,
+    variables: scenarioVariables(consumer, '', runtime, options.concurrency ?? 4),
     sqs: options.worker?.sqs ?? sqs,
     inspect: sqs,
     queueUrl: queues.queueUrl,
@@ -117,6 +132,14 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
     onInvocation: (report) => {
       if (report.reason === 'out-of-memory' || report.reason === 'timeout')
         kills.push(`${report.detail} (${report.errorType}); ${report.function?.report ?? ''}`);
+    },
+    onTaskExit: (exit) => {
+      if (exit.outOfMemory)
+        kills.push(
+          `poller task ${exit.task} stopped: ${exit.stoppedReason} (exit code ${exit.exitCode}), peak ${exit.peakMiB} MiB`,
+        );
+      else if (!exit.stopped)
+        kills.push(`poller task ${exit.task} exited by itself (exit code ${exit.exitCode})`);
     },
   });
   let consumed: ConsumerFigures | undefined;
@@ -224,7 +247,7 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
   ];
   return {
     runId,
-    runtime: 'event-source-mapping',
+    runtime,
     sent: total,
     scenario: byKind,
     outcomes,
@@ -241,6 +264,7 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
     ...(consumed?.runtime === 'event-source-mapping'
       ? { esm: consumed.esm, function: consumed.function }
       : {}),
+    ...(consumed?.runtime === 'poller' ? { poller: consumed.poller } : {}),
     kills,
     outbox: { enqueued: 0, published: 0, relayRuns: 0 },
     checks,

@@ -38,7 +38,7 @@ export async function keepConsuming(options: KeepConsumingOptions): Promise<Kept
   const { stack } = options;
   const concurrency = options.concurrency ?? 4;
   const consumer = options.consumer ?? 'case-worker';
-  const poller = options.runtime === 'poller' && !stack.dynamodb;
+  const poller = options.runtime === 'poller';
   const variables = {
     ...scenarioVariables(
       consumer,
@@ -49,7 +49,10 @@ export async function keepConsuming(options: KeepConsumingOptions): Promise<Kept
     POWERTOOLS_LOG_LEVEL: 'SILENT',
   };
   if (poller) {
-    const task = await localPollerTask(stack, { stage: 'fargate', memoryMiB: options.memoryMb });
+    const task = await localPollerTask(stack, {
+      stage: stack.dynamodb ? 'fargate-dynamodb' : 'fargate',
+      memoryMiB: options.memoryMb,
+    });
     const tasks = await startPollerTasks({
       ...task,
       environment: { ...task.environment, ...variables },

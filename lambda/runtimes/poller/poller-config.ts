@@ -1,4 +1,4 @@
-import { loadConfig, type WorkerConfig } from '../../config.ts';
+import { DYNAMODB_MAX_RECORD_CONCURRENCY, loadConfig, type WorkerConfig } from '../../config.ts';
 import { ConfigError } from '../../errors.ts';
 import { POLLER_DEFAULTS, POLLER_LIMITS } from './constants.ts';
 
@@ -10,7 +10,8 @@ export interface PollerConfig {
   readonly sqsEndpoint: string | undefined;
   /**
    * `POLLER_CONCURRENCY`: records in flight at most, 1 – `DB_POOL_SIZE` (each holds a connection); with
-   * `WORKER_COMMIT_MODE=per-batch` 1 – `DB_POOL_SIZE` × `POLLER_BATCH_SIZE` (each batch holds one).
+   * `WORKER_COMMIT_MODE=per-batch` 1 – `DB_POOL_SIZE` × `POLLER_BATCH_SIZE` (each batch holds one); with
+   * `WORKER_STORE=dynamodb` 1 – 10 (the DynamoDB store's limit, as `WORKER_RECORD_CONCURRENCY`'s).
    * @default the upper bound
    */
   readonly concurrency: number;
@@ -26,7 +27,7 @@ export interface PollerConfig {
   readonly maxExtensionSeconds: number;
   /** `POLLER_BATCH_TIMEOUT_SECONDS`: the time a received batch gets, as a Lambda its function timeout. @default 30 */
   readonly batchTimeoutSeconds: number;
-  /** `POLLER_PROBE_TIMEOUT_MS`: a database probe without an answer after this long failed. @default 5000 */
+  /** `POLLER_PROBE_TIMEOUT_MS`: a probe of the store without an answer after this long failed. @default 5000 */
   readonly probeTimeoutMs: number;
   /** `POLLER_PROBE_BACKOFF_BASE_MS`: shortest pause and first probe wait (doubling). @default 1000 */
   readonly probeBackoffBaseMs: number;
@@ -48,8 +49,9 @@ export const SQS_ENDPOINT_VARIABLES = ['SQS_ENDPOINT', 'AWS_ENDPOINT_URL_SQS', '
 /**
  * Reads and validates the poller's environment once: every variable of the Lambda worker (`loadConfig`: `DB_*`,
  * `DATABASE_URL`, `WORKER_*`, …) plus `WORKER_QUEUE_URL`, the SQS endpoint and `POLLER_*`. Every problem of both
- * is reported at once, each naming the variable, the value given and the fix; `WORKER_STORE=dynamodb` is refused
- * alone (the poller runs the PostgreSQL store only).
+ * is reported at once, each naming the variable, the value given and the fix. With `WORKER_STORE=dynamodb` no
+ * database is read (`DB_*` is ignored) and `POLLER_CONCURRENCY` is bounded by the DynamoDB store's limit instead of
+ * the pool.
  *
  * @throws ConfigError listing every invalid or missing variable.
  *
@@ -59,13 +61,6 @@ export const SQS_ENDPOINT_VARIABLES = ['SQS_ENDPOINT', 'AWS_ENDPOINT_URL_SQS', '
  * ```
  */
 export function loadPollerConfig(env: Record<string, string | undefined> = process.env): PollerProcessConfig {
-  // The poller builds a PostgreSQL engine, probe and pause: a DynamoDB setting would be ignored, which is worse than
-  // a refusal (the other variables matter only once this one is right).
-  if (env.WORKER_STORE === 'dynamodb') {
-    throw new ConfigError(
-      'Invalid poller configuration:\n- WORKER_STORE=dynamodb: the poller runs the PostgreSQL store only (its engine, its database probe and its pause are PostgreSQL\'s); run a DynamoDB worker as the Lambda function (the stack with store "dynamodb", lambda/handlers/worker.ts) or locally with `npm start -- --store dynamodb`, or unset WORKER_STORE to poll into PostgreSQL',
-    );
-  }
   const problems: string[] = [];
   let worker: WorkerConfig | undefined;
   try {
@@ -74,8 +69,9 @@ export function loadPollerConfig(env: Record<string, string | undefined> = proce
     if (!(error instanceof ConfigError)) throw error;
     problems.push(...error.message.split('\n- ').slice(1));
   }
+  const dynamo = env.WORKER_STORE === 'dynamodb';
   const poolSize = worker?.database.poolSize ?? Number(env.DB_POOL_SIZE || 1);
-  const perBatch = env.WORKER_COMMIT_MODE === 'per-batch';
+  const perBatch = !dynamo && env.WORKER_COMMIT_MODE === 'per-batch';
 
   const whole = (name: string, fallback: number, [min, max]: readonly [number, number], fix: string) => {
     const value = env[name];
@@ -113,15 +109,22 @@ export function loadPollerConfig(env: Record<string, string | undefined> = proce
     'SQS returns at most 10 messages per receive',
   );
   // Per message, each record in flight holds a connection. Per batch, each batch does (its records run one after
-  // another in its transaction), so DB_POOL_SIZE whole batches run at once: a user's pool of 8 means 8 batches.
-  const concurrencyLimit = perBatch ? poolSize * batchSize : poolSize;
+  // another in its transaction), so DB_POOL_SIZE whole batches run at once: a user's pool of 8 means 8 batches. A
+  // DynamoDB record holds no pooled connection: the store's limit on records at once applies (as WORKER_RECORD_CONCURRENCY's).
+  const concurrencyLimit = dynamo
+    ? DYNAMODB_MAX_RECORD_CONCURRENCY
+    : perBatch
+      ? poolSize * batchSize
+      : poolSize;
   const concurrency = whole(
     'POLLER_CONCURRENCY',
     concurrencyLimit,
     [1, concurrencyLimit],
-    perBatch
-      ? `with WORKER_COMMIT_MODE=per-batch each batch in flight holds one database connection: at most DB_POOL_SIZE (${poolSize}) batches of POLLER_BATCH_SIZE (${batchSize}) records; raise DB_POOL_SIZE or lower POLLER_CONCURRENCY`
-      : `records in flight need a database connection each: raise DB_POOL_SIZE (${poolSize}) or lower POLLER_CONCURRENCY`,
+    dynamo
+      ? `with WORKER_STORE=dynamodb the poller runs at most ${DYNAMODB_MAX_RECORD_CONCURRENCY} records at once, the DynamoDB store's limit (DB_POOL_SIZE is not read); lower POLLER_CONCURRENCY`
+      : perBatch
+        ? `with WORKER_COMMIT_MODE=per-batch each batch in flight holds one database connection: at most DB_POOL_SIZE (${poolSize}) batches of POLLER_BATCH_SIZE (${batchSize}) records; raise DB_POOL_SIZE or lower POLLER_CONCURRENCY`
+        : `records in flight need a database connection each: raise DB_POOL_SIZE (${poolSize}) or lower POLLER_CONCURRENCY`,
   );
   const waitSeconds = whole(
     'POLLER_WAIT_SECONDS',
@@ -157,7 +160,7 @@ export function loadPollerConfig(env: Record<string, string | undefined> = proce
     'POLLER_PROBE_TIMEOUT_MS',
     POLLER_DEFAULTS.probeTimeoutMs,
     POLLER_LIMITS.probeTimeoutMs,
-    'a probe is one select 1',
+    dynamo ? 'a probe is one GetItem' : 'a probe is one select 1',
   );
   const probeBackoffBaseMs = whole(
     'POLLER_PROBE_BACKOFF_BASE_MS',

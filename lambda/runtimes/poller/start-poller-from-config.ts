@@ -1,22 +1,18 @@
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { createDatabaseProbe } from '../../breaker/create-database-probe.ts';
-import type { WorkerConfig } from '../../config.ts';
-import { DEFAULT_METRICS_NAMESPACE } from '../../constants.ts';
-import { createSql } from '../../postgres/db.ts';
-import type { MessageHandler } from '../../stores/postgres/message-handler.ts';
 import { createBatchEngine } from '../create-batch-engine.ts';
+import { engineFromConfig, type HandlersFromConfig } from '../engine-from-config.ts';
 import { loadPollerConfig, type PollerProcessConfig } from './poller-config.ts';
 import { type Poller, type PollerEvent, type PollerHooks, startPoller } from './start-poller.ts';
 
 /** Options of {@link startPollerFromConfig}. */
 export interface PollerFromConfigOptions {
-  /** Domain handlers, or a function that picks them from the worker configuration (as `createWorkerFromConfig`). */
-  readonly handlers: // biome-ignore lint/suspicious/noExplicitAny: handlers of any payload schema
-    | readonly MessageHandler<any>[]
-    // biome-ignore lint/suspicious/noExplicitAny: handlers of any payload schema
-    | ((config: WorkerConfig) => readonly MessageHandler<any>[]);
+  /**
+   * Domain handlers of the store of `WORKER_STORE` (`defineHandler`, or `defineDynamoHandler` with
+   * `WORKER_STORE=dynamodb`), or a function that picks them from the worker configuration (as
+   * `createWorkerFromConfig`).
+   */
+  readonly handlers: HandlersFromConfig;
   /** The configuration. @default loadPollerConfig() — the environment, read and validated once */
   readonly config?: PollerProcessConfig;
   /** Failure injection (the local runtime). */
@@ -32,16 +28,22 @@ export interface PollerProcess {
   readonly poller: Poller;
   readonly config: PollerProcessConfig;
   readonly logger: Logger;
-  /** Closes the database connections (and the probe's): `graceful` waits up to 5 s, `now` ends them at once. */
+  /**
+   * Closes the store's connections (the pool and the probe's: `graceful` waits up to 5 s, `now` ends them at once;
+   * DynamoDB: its client) and the SQS client.
+   */
   close(mode: 'graceful' | 'now'): Promise<void>;
 }
 
 /**
  * Starts the long-running poller wired from the environment the way the Lambda worker is
- * (`createWorkerFromConfig`): `loadPollerConfig()` (every `WORKER_*`, `DB_*` and `POLLER_*` variable), a
- * postgres.js pool of `DB_POOL_SIZE`, the engine over the handlers, Powertools `Logger` and `Metrics` (EMF on
- * stdout, the namespace and service of the Lambda worker), an SQS client that honours `SQS_ENDPOINT` (or the AWS
- * SDK's endpoint variables), and a database probe with a connection of its own for the pause.
+ * (`createWorkerFromConfig`), through the composition both share (`engineFromConfig`): `loadPollerConfig()` (every
+ * `WORKER_*`, `DB_*`, `DYNAMODB_*` and `POLLER_*` variable), the store of `WORKER_STORE` (a postgres.js pool of
+ * `DB_POOL_SIZE`, or the DynamoDB store of `DYNAMODB_TABLE`), the engine over the handlers, Powertools `Logger` and
+ * `Metrics` (EMF on stdout, the namespace and service of the Lambda worker), and the store's probe for the pause (a
+ * connection of its own for PostgreSQL, a GetItem for DynamoDB). With `POWERTOOLS_TRACE_ENABLED=true` each sampled
+ * record gets an X-Ray segment, sent to the daemon beside the poller (docs/tracing.md). Its own: an SQS client that
+ * honours `SQS_ENDPOINT` (or the AWS SDK's endpoint variables) and the receive loop.
  *
  * @example
  * ```ts
@@ -52,48 +54,29 @@ export interface PollerProcess {
 export async function startPollerFromConfig(options: PollerFromConfigOptions): Promise<PollerProcess> {
   const config = options.config ?? loadPollerConfig();
   const { worker, poller: settings } = config;
-  const serviceName = process.env.POWERTOOLS_SERVICE_NAME ?? worker.consumer;
-  const logger = options.logger ?? new Logger({ serviceName });
-  const metrics = new Metrics({
-    namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? DEFAULT_METRICS_NAMESPACE,
-    serviceName,
-  });
-  const sql = createSql(worker.database, { applicationName: worker.consumer });
-  const probe = createDatabaseProbe(
-    () => createSql({ ...worker.database, poolSize: 1 }, { applicationName: `${worker.consumer}-probe` }),
-    settings.probeTimeoutMs,
-  );
   const sqs = new SQSClient(
     settings.sqsEndpoint ? { endpoint: settings.sqsEndpoint, useQueueUrlAsEndpoint: false } : {},
   );
-  const s3 = async () => {
-    const { S3Client } = await import('../../payloads/s3-sdk.ts');
-    return new S3Client(worker.s3Endpoint ? { endpoint: worker.s3Endpoint, forcePathStyle: true } : {});
-  };
+  const configured = engineFromConfig({
+    config: worker,
+    handlers: options.handlers,
+    runtime: 'poller',
+    sqs,
+    probeTimeoutMs: settings.probeTimeoutMs,
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
+  const { logger, metrics } = configured;
   const close = async (mode: 'graceful' | 'now') => {
-    await Promise.all([sql.end({ timeout: mode === 'graceful' ? 5 : 0 }), probe.close()]);
+    await configured.close(mode);
     sqs.destroy();
   };
   let poller: Poller | undefined;
-  const engine = createBatchEngine({
-    consumer: worker.consumer,
-    handlers: typeof options.handlers === 'function' ? options.handlers(worker) : options.handlers,
-    sql,
-    sqs,
-    s3,
-    maxPayloadBytes: worker.maxPayloadBytes,
-    logger,
-    metrics,
-    terminalPolicy: worker.terminalPolicy,
-    recordConcurrency: worker.recordConcurrency,
-    commitMode: worker.commitMode,
-    backoff: { baseSeconds: worker.backoffBaseSeconds, maxSeconds: worker.backoffMaxSeconds },
-    maxBusinessAttempts: worker.maxBusinessAttempts,
-    deadlineGuardMs: worker.deadlineGuardMs,
-    // The moment a record settles its heartbeat stops, and it is deleted or backed off at the next renewal.
-    onRecordSettled: (outcome) => poller?.recordSettled(outcome),
-  });
   try {
+    const engine = createBatchEngine({
+      ...(await configured.options),
+      // The moment a record settles its heartbeat stops, and it is deleted or backed off at the next renewal.
+      onRecordSettled: (outcome) => poller?.recordSettled(outcome),
+    });
     poller = await startPoller({
       sqs,
       queueUrl: settings.queueUrl,
@@ -105,7 +88,7 @@ export async function startPollerFromConfig(options: PollerFromConfigOptions): P
       maxExtensionSeconds: settings.maxExtensionSeconds,
       batchTimeoutSeconds: settings.batchTimeoutSeconds,
       commitMode: worker.commitMode,
-      probe,
+      probe: configured.probe,
       pause: {
         probeTimeoutMs: settings.probeTimeoutMs,
         probeBackoffBaseMs: settings.probeBackoffBaseMs,

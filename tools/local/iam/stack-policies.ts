@@ -68,13 +68,13 @@ export interface StackPolicySource {
 
 /**
  * The stages of `cdk.json` whose roles a local run takes: the Lambda worker and the relay from `dev`, the poller
- * from `fargate` (PostgreSQL); the worker from `dev-dynamodb` (DynamoDB).
+ * from `fargate` (PostgreSQL); the worker from `dev-dynamodb`, the poller from `fargate-dynamodb` (DynamoDB).
  *
  * @internal
  */
 export const LOCAL_STAGES: Readonly<Record<'postgres' | 'dynamodb', readonly string[]>> = {
   postgres: ['dev', 'fargate'],
-  dynamodb: ['dev-dynamodb'],
+  dynamodb: ['dev-dynamodb', 'fargate-dynamodb'],
 };
 
 /** Properties kept: those of the resources whose policies or names the evaluation reads. */
@@ -205,9 +205,15 @@ async function synthesize(stage: string): Promise<SynthesizedStage> {
   const task = propertiesOf(worker.pollerService?.taskDefinition) as
     | {
         Memory: string;
-        ContainerDefinitions: { StopTimeout?: number; Environment?: { Name: string; Value: unknown }[] }[];
+        ContainerDefinitions: {
+          Name: string;
+          StopTimeout?: number;
+          Environment?: { Name: string; Value: unknown }[];
+        }[];
       }
     | undefined;
+  // The poller's container (a task may have sidecars beside it).
+  const container = task?.ContainerDefinitions.find((definition) => definition.Name === 'Poller');
   const compute = {
     ...(fn
       ? {
@@ -222,12 +228,8 @@ async function synthesize(stage: string): Promise<SynthesizedStage> {
       ? {
           poller: {
             memoryMb: Number(task.Memory),
-            ...(task.ContainerDefinitions[0]?.StopTimeout !== undefined
-              ? { stopTimeoutSeconds: task.ContainerDefinitions[0].StopTimeout }
-              : {}),
-            environment: strings(
-              (task.ContainerDefinitions[0]?.Environment ?? []).map(({ Name, Value }) => [Name, Value]),
-            ),
+            ...(container?.StopTimeout !== undefined ? { stopTimeoutSeconds: container.StopTimeout } : {}),
+            environment: strings((container?.Environment ?? []).map(({ Name, Value }) => [Name, Value])),
           },
         }
       : {}),
