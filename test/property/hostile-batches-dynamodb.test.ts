@@ -9,9 +9,9 @@ import {
   exampleDynamoHandlers,
   paymentCapturedDynamo,
 } from '../../lambda/domain/dynamodb/index.ts';
-import { defineDynamoHandler } from '../../lambda/index.ts';
 import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
 import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
+import { defineDynamoHandler } from '../../lambda/stores/dynamodb/index.ts';
 import { QUARANTINE_PK_PREFIX } from '../../lambda/stores/dynamodb/item-keys.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';
 import { checkHostileBatches, lambdaRuntime, type PropertyStore } from '../support/hostile-batch-property.ts';
