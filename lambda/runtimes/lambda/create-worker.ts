@@ -9,8 +9,7 @@ import { WORKER_DEFAULTS } from '../../constants.ts';
 import { BatchFailedError } from '../../errors.ts';
 import { sqsClientResolver } from '../../sqs/sqs-client-source.ts';
 import type { DynamoStore } from '../../stores/dynamodb/dynamo-store.ts';
-import type { BatchEngine } from '../../worker/batch-engine.ts';
-import { defaultWorkerLogger } from '../../worker/batch-engine.ts';
+import { type BatchEngine, defaultWorkerLogger } from '../../worker/batch-engine.ts';
 import { createBatchEngine, createStoreBatchEngine } from '../create-batch-engine.ts';
 import type { WorkerOptions } from '../worker-options.ts';
 
