@@ -1,16 +1,31 @@
 /**
- * The public entry point of the runtime: everything a handler author needs, and nothing else. Import from here
- * (or from the package name, `sqs-inbox-worker`, which `package.json` `exports` maps to this file); the modules
- * behind it are internal and may change.
+ * `sqs-inbox-worker`: what a handler author needs, whatever builds the worker around the handlers — `defineHandler`
+ * and its types, the errors a handler throws or catches, the envelope and outcome types, and the failure codes.
+ * What builds and runs a worker is in the entries of its store and runtime, each a subpath of `package.json`
+ * `exports` with an `index.ts` in the folder that owns it:
  *
- * Only re-exports live here. The engine never imports this file (its modules import each other directly), so
- * it cannot create an import cycle; entry points (`lambda/handlers/`), the example domain (`lambda/domain/`)
- * and user code import from it.
+ * | import from | for | file |
+ * | --- | --- | --- |
+ * | `sqs-inbox-worker` | writing handlers (this file) | `lambda/index.ts` |
+ * | `sqs-inbox-worker/postgres` | a PostgreSQL worker: `createWorkerFromConfig`, `createSql`, migrations and roles | `lambda/stores/postgres/index.ts` |
+ * | `sqs-inbox-worker/dynamodb` | a DynamoDB worker: `defineDynamoHandler`, `createDynamoWorkerFromConfig`, `createDynamoStore` | `lambda/stores/dynamodb/index.ts` |
+ * | `sqs-inbox-worker/poller` | the long-running poller (ECS/Fargate) | `lambda/runtimes/poller/index.ts` |
+ * | `sqs-inbox-worker/runtime` | your own wiring: `createWorker`, `createBatchEngine`, their options, `loadConfig` | `lambda/runtimes/index.ts` |
+ * | `sqs-inbox-worker/outbox` | the producer side: `enqueueOutbox`, `offloadPayload` | `lambda/outbox/index.ts` |
+ * | `sqs-inbox-worker/effects` | calls to the outside world through the effect log | `lambda/effects/index.ts` |
+ * | `sqs-inbox-worker/cdk` | the CDK constructs | `lib/index.ts` |
+ *
+ * The modules behind the entries are internal and may change; the engine (`lambda/worker/`) is reached only through
+ * the names the entries re-export. Entries only re-export, and no module under `lambda/` imports one but the
+ * deployable entries (`lambda/handlers/`) and the example domain (`lambda/domain/`), so they cannot make a cycle.
+ * Importing an entry costs nothing it does not use: `package.json` declares `sideEffects: false`, so a bundle keeps
+ * only the names its code reaches.
  *
  * @example
  * ```ts
  * import * as z from 'zod/mini';
- * import { createSql, createWorker, defineHandler, loadConfig, TerminalError } from 'sqs-inbox-worker';
+ * import { defineHandler, TerminalError } from 'sqs-inbox-worker';
+ * import { createWorkerFromConfig } from 'sqs-inbox-worker/postgres';
  *
  * const paymentCaptured = defineHandler({
  *   messageType: 'PaymentCaptured',
@@ -24,43 +39,14 @@
  *   },
  * });
  *
- * const config = loadConfig();
- * export const handler = createWorker({
- *   consumer: config.consumer,
- *   handlers: [paymentCaptured],
- *   sql: createSql(config.database),
- * });
+ * export const handler = createWorkerFromConfig({ handlers: [paymentCaptured] });
  * ```
  *
  * @packageDocumentation
  */
 
-// The canary of `sqs-worker smoke`: registered in every worker unless you define its message type yourself.
-export { canaryDynamoHandler } from './canary/canary-dynamo-handler.ts';
-export { canaryHandler } from './canary/canary-handler.ts';
+// The canary of `sqs-worker smoke`: its message type is registered in every worker unless you define it yourself.
 export { CANARY_MESSAGE_TYPE, CANARY_SCHEMA_VERSION } from './canary/canary-message.ts';
-// Configuration and the database client (module scope, once per Lambda environment).
-export { type DatabaseConfig, loadConfig, type OutboxRelayConfig, type WorkerConfig } from './config.ts';
-// Option values, defaults, metric names and failure codes (constants only).
-export {
-  COMMIT_MODES,
-  DEFAULT_METRICS_NAMESPACE,
-  METRIC_NAMES,
-  TERMINAL_POLICIES,
-  WORKER_DEFAULTS,
-} from './constants.ts';
-// External effects: the effect log in front of a call to the outside world.
-export { effectKey } from './effects/effect-key.ts';
-export {
-  type HttpNotificationProviderOptions,
-  httpNotificationProvider,
-} from './effects/http-notification-provider.ts';
-export type { NotificationProvider, NotificationRequest } from './effects/notification-provider.ts';
-export {
-  type ExternalEffectResult,
-  type PerformExternalEffectOptions,
-  performExternalEffect,
-} from './effects/perform-external-effect.ts';
 // Errors a handler throws, and the ones it may catch.
 export {
   ConfigError,
@@ -71,76 +57,15 @@ export {
   WorkerError,
 } from './errors.ts';
 export { FAILURE_CODES, type FailureCode } from './failure-codes.ts';
-// Producer side: the transactional outbox.
-export {
-  type EnqueueOutboxOptions,
-  type EnqueueOutboxResult,
-  enqueueOutbox,
-} from './outbox/enqueue-outbox.ts';
-export {
-  InvalidOutboxEnvelopeError,
-  OutboxConflictError,
-  OutboxError,
-  OutboxOffloadError,
-  OutboxUsageError,
-} from './outbox/errors.ts';
-// Statically re-exported: the bundle test keeps the S3 code out of the worker's entry (tree-shaken when unused).
-export { offloadPayload, type PayloadOffloadTarget } from './outbox/offload-payload.ts';
-export type { S3ClientSource } from './payloads/s3-client-source.ts';
-export { createSql } from './postgres/db.ts';
-// The worker's runtime-neutral core: a batch of SQS records and a time budget in, every record's outcome out
-// (the Lambda handler, the poller and custom runtimes run on it).
-export { createBatchEngine } from './runtimes/create-batch-engine.ts';
-// The worker: a Lambda SQS handler built from domain handlers.
-export { createWorker, type WorkerHandler } from './runtimes/lambda/create-worker.ts';
-export {
-  createWorkerFromConfig,
-  type WorkerFromConfigOptions,
-} from './runtimes/lambda/create-worker-from-config.ts';
-// The long-running poller (ECS/Fargate) over the same engine: your own entry with your handlers (docs/poller.md).
-export {
-  loadPollerConfig,
-  type Poller,
-  type PollerConfig,
-  type PollerFromConfigOptions,
-  type PollerProcess,
-  type PollerProcessConfig,
-  type PollerStopResult,
-  startPollerFromConfig,
-  stopOnSignals,
-} from './runtimes/poller/index.ts';
-export type { WorkerOptions } from './runtimes/worker-options.ts';
-export type { SqsClientSource } from './sqs/sqs-client-source.ts';
-// The DynamoDB store: handlers that return their writes, committed with the inbox item in one TransactWriteItems.
-export {
-  type ConditionFailedRule,
-  type DynamoHandlerContext,
-  type DynamoHandlerResult,
-  type DynamoMessageHandler,
-  type DynamoTransactItem,
-  type DynamoWrite,
-  defineDynamoHandler,
-  MAX_DOMAIN_WRITES,
-} from './stores/dynamodb/dynamo-handler.ts';
-export {
-  createDynamoStore,
-  type DynamoStore,
-  type DynamoStoreOptions,
-} from './stores/dynamodb/dynamo-store.ts';
-export { DynamoTransactionTooLargeError } from './stores/dynamodb/errors.ts';
+// The PostgreSQL handler: a function of the payload that writes in the inbox transaction (`defineDynamoHandler`,
+// the DynamoDB store's, is in `sqs-inbox-worker/dynamodb`).
 export {
   defineHandler,
   type HandlerContext,
   type HandlerResult,
   type MessageHandler,
 } from './stores/postgres/message-handler.ts';
-// Loads Powertools Tracer only when called: importing it costs nothing (docs/tracing.md).
-export { newRecordTracer } from './tracing/new-record-tracer.ts';
-export type { RecordTracer } from './tracing/record-tracer.ts';
-export type { RecordTracerSource } from './tracing/record-tracer-source.ts';
-export type { CommitMode, MetricName, TerminalPolicy } from './types.ts';
-export type { BackoffSettings } from './worker/backoff.ts';
-export type { BatchBudget, BatchEngine, BatchResult } from './worker/batch-engine.ts';
+// What a message is and what became of it.
 export type { AttemptPolicy, Envelope, PayloadRef } from './worker/envelope.ts';
 // The deepest payload a message may carry: producer and worker refuse deeper ones (docs/semantics.md).
 export { MAX_PAYLOAD_DEPTH } from './worker/json-depth.ts';

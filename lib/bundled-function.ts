@@ -44,8 +44,8 @@ export const ESBUILD_TARGET = 'node24';
  * a stub (lib/bowser-stub.ts), and so are the credential providers a Lambda function never reaches (SSO, config
  * files, `credential_process`, web identity: lib/lambda-credential-stub.ts; the provider collection the RDS signer
  * imports: lib/credential-providers-stub.ts) — esbuild ships every `import()` target, used or not. For the same
- * reason a worker is bundled with its `profile` (lib/worker-bundle-profile.ts): the store and tracing setting it
- * is deployed with, so the parts only the other settings load are left out. ESM bundles of CommonJS dependencies
+ * reason a worker is bundled with its `profile` (lib/worker-bundle-profile.ts): its tracing setting, so a worker
+ * without tracing ships no tracer (its store is its entry's). ESM bundles of CommonJS dependencies
  * need `require`, hence the banner. Class and function names survive minification (`keepNames`): errors are told
  * apart by `error.name`.
  *
@@ -122,7 +122,7 @@ export interface BundledFunctionOptions {
   readonly files?: readonly BundledFiles[];
   /** X-Ray tracing mode; CDK adds the X-Ray write permissions to the role for `ACTIVE`. @default none (PassThrough) */
   readonly tracing?: lambda.Tracing;
-  /** The worker's store and tracing setting, which decide what its bundle leaves out. @default none: nothing left out */
+  /** The worker's store (its entry's) and tracing setting, which decide what its bundle leaves out. @default none: nothing left out */
   readonly profile?: WorkerBundleProfile;
 }
 

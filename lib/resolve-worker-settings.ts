@@ -196,7 +196,13 @@ export function resolveWorkerSettings(
   const props = withStoreDefaults(given);
   checkWorkerEnvironment(props, problems);
   for (const [name, entry, exports] of [
-    ['workerEntry', props.workerEntry, 'handler = createWorkerFromConfig({ handlers })'],
+    [
+      'workerEntry',
+      props.workerEntry,
+      store === 'dynamodb'
+        ? 'handler = createDynamoWorkerFromConfig({ handlers })'
+        : 'handler = createWorkerFromConfig({ handlers })',
+    ],
     ['outboxRelayEntry', props.outboxRelayEntry, 'handler'],
   ] as const) {
     if (entry === undefined) continue;

@@ -163,10 +163,12 @@ export interface SqsDatabaseWorkerProps extends FargateRuntimeProps {
   // ── worker function ──────────────────────────────────────────────────────────────────────────────────────
   /**
    * Entry file of the worker function: your module that exports `handler` (typically
-   * `export const handler = createWorkerFromConfig({ handlers })`), absolute or relative to the folder `cdk` runs
-   * in (the folder of `cdk.json`). Bundled with its imports by the local esbuild like the shipped worker; a path
-   * that is not a file fails synth. In `cdk.json`, the stage setting `workerEntry`.
-   * @default `<project>/lambda/handlers/worker.ts` (the example domain)
+   * `export const handler = createWorkerFromConfig({ handlers })` from `sqs-inbox-worker/postgres`, or
+   * `createDynamoWorkerFromConfig` from `sqs-inbox-worker/dynamodb` with `store: 'dynamodb'`), absolute or relative
+   * to the folder `cdk` runs in (the folder of `cdk.json`). Bundled with its imports by the local esbuild like the
+   * shipped worker; a path that is not a file fails synth. In `cdk.json`, the stage setting `workerEntry`.
+   * @default the store's shipped entry (the example domain): `<project>/lambda/handlers/worker.ts` for PostgreSQL,
+   * `<project>/lambda/handlers/worker-dynamodb.ts` for DynamoDB
    */
   readonly workerEntry?: string;
   /**

@@ -27,6 +27,7 @@ import {
   type ResolvedWorkerSettings,
   resolveWorkerSettings,
 } from './resolve-worker-settings.ts';
+import { shippedWorkerEntry } from './shipped-worker-entry.ts';
 import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
 import { createWorkerAlarms, workerMetric } from './worker-alarms.ts';
 import { createWorkerDashboard } from './worker-dashboard.ts';
@@ -297,7 +298,8 @@ export class SqsDatabaseWorker extends Construct {
     } else {
       this.pollerService = undefined;
       const workerFunction = bundledFunction(this, 'WorkerFunction', {
-        entry: resolve(props.workerEntry ?? join(PROJECT_ROOT, 'lambda/handlers/worker.ts')),
+        // One entry per store (lib/shipped-worker-entry.ts): neither bundle holds the other store's code.
+        entry: resolve(props.workerEntry ?? shippedWorkerEntry(database ? 'postgres' : 'dynamodb')),
         description: database
           ? 'SQS → PostgreSQL inbox worker'
           : 'SQS → DynamoDB inbox worker (outside a VPC)',

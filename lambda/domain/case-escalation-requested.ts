@@ -1,12 +1,7 @@
 import type postgres from 'postgres';
 import * as z from 'zod/mini';
-import {
-  defineHandler,
-  effectKey,
-  type NotificationProvider,
-  performExternalEffect,
-  RetryableError,
-} from '../index.ts';
+import { effectKey, type NotificationProvider, performExternalEffect } from '../effects/index.ts';
+import { defineHandler, RetryableError } from '../index.ts';
 
 /** Collaborators of {@link caseEscalationRequested}. */
 export interface CaseEscalationRequestedDependencies {

@@ -1,4 +1,7 @@
-import { createSql, httpNotificationProvider, type MessageHandler, type WorkerConfig } from '../index.ts';
+import { httpNotificationProvider } from '../effects/index.ts';
+import type { MessageHandler } from '../index.ts';
+import type { WorkerConfig } from '../runtimes/index.ts';
+import { createSql } from '../stores/postgres/index.ts';
 import { caseDeadlineCalculationRequested } from './case-deadline-calculation-requested.ts';
 import { caseEscalationRequested } from './case-escalation-requested.ts';
 import { caseStageChanged } from './case-stage-changed.ts';

@@ -1,10 +1,20 @@
 /**
- * The external-effect modules in one place, for the project's own tools and tests.
- * Handler code imports the public part from `lambda/index.ts`.
+ * `sqs-inbox-worker/effects`: a call to the outside world (an e-mail, a payment provider) made at most once per
+ * effect key, through the effect log (`external_effect_log`, PostgreSQL): `performExternalEffect` around the call,
+ * `effectKey` to derive the key from the message, and an HTTP notification provider as an example of the provider
+ * contract (docs/external-effects.md).
  *
- * @internal
+ * Only re-exports.
+ *
+ * @example
+ * ```ts
+ * import { effectKey, performExternalEffect } from 'sqs-inbox-worker/effects';
+ * ```
+ *
+ * @packageDocumentation
  */
-export { EFFECT_KEY_MAX, effectKey } from './effect-key.ts';
+
+export { effectKey } from './effect-key.ts';
 export {
   type HttpNotificationProviderOptions,
   httpNotificationProvider,

@@ -3,7 +3,9 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import type { Context } from 'aws-lambda';
 import { createBreaker, createDatabaseProbe, type MappingScaling, runBreaker } from '../breaker/index.ts';
-import { ConfigError, createSql, loadConfig } from '../index.ts';
+import { loadConfig } from '../config.ts';
+import { ConfigError } from '../errors.ts';
+import { createSql } from '../postgres/db.ts';
 
 // Cold start: configuration is read and validated once; clients and the breaker's state live at module scope,
 // so one warm environment (reserved concurrency 1) carries the state from one scheduled run to the next.

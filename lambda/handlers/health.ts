@@ -1,8 +1,9 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import { loadConfig } from '../config.ts';
 import { collectHealth, type HealthFigures } from '../health/collect-health.ts';
 import { publishHealth } from '../health/publish-health.ts';
-import { createSql, loadConfig } from '../index.ts';
+import { createSql } from '../postgres/db.ts';
 
 // Cold start: configuration is read and validated once; clients live at module scope and are reused. The module
 // scope also keeps the deadlock counter of the previous check (lambda/health/collect-health.ts).

@@ -1,7 +1,7 @@
 import { isAbsolute, join } from 'node:path';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import postgres from 'postgres';
-import { ConfigError } from '../index.ts';
+import { ConfigError } from '../errors.ts';
 import { connectOptions } from '../postgres/connect-options.ts';
 import {
   type MigrateResult,

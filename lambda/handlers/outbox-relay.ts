@@ -2,9 +2,11 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Context } from 'aws-lambda';
+import { loadConfig } from '../config.ts';
 import { DEFAULT_METRICS_NAMESPACE } from '../constants.ts';
-import { ConfigError, createSql, loadConfig } from '../index.ts';
+import { ConfigError } from '../errors.ts';
 import { type RelayOutboxResult, relayOutbox } from '../outbox/relay-outbox.ts';
+import { createSql } from '../postgres/db.ts';
 
 // Cold start: configuration is read and validated once; clients live at module scope and are reused.
 const config = loadConfig();

@@ -1,8 +1,10 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context } from 'aws-lambda';
+import { loadConfig } from '../config.ts';
 import { METRIC_NAMES } from '../constants.ts';
-import { ConfigError, createSql, loadConfig } from '../index.ts';
+import { ConfigError } from '../errors.ts';
+import { createSql } from '../postgres/db.ts';
 import { type PurgeRetentionResult, purgeRetention } from '../retention/purge-retention.ts';
 
 // Cold start: configuration is read and validated once; clients live at module scope and are reused.

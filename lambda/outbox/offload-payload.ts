@@ -1,6 +1,7 @@
-// Imported statically by the package's public API (lambda/index.ts), which every entry file imports: the SDK's S3
-// code is therefore loaded with import() inside offloadPayload, on the first offload, so it stays out of the
-// static graph (and the cold start) of bundles that never offload (test/infra/bundle-worker.test.ts).
+// Imported statically by the package's public API (sqs-inbox-worker/outbox, beside enqueueOutbox, which handlers
+// import to publish events): the SDK's S3 code is therefore loaded with import() inside offloadPayload, on the first
+// offload, so it stays out of the static graph (and the cold start) of bundles that never offload
+// (test/infra/bundle-worker.test.ts).
 import { hash } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Envelope } from '../worker/envelope.ts';
@@ -49,8 +50,9 @@ export async function offloadPayload(target: PayloadOffloadTarget, envelope: Env
   const key = `${target.keyPrefix ?? 'payloads/'}sha256/${sha256}`;
   let versionId: string | undefined;
   try {
-    // Imported on first use, through the module that names only the commands sent: `lambda/index.ts` re-exports
-    // this function, and a static import put the S3 SDK in every worker's cold start (docs/performance.md).
+    // Imported on first use, through the module that names only the commands sent: `lambda/outbox/index.ts`
+    // re-exports this function, and a static import put the S3 SDK in the cold start of every worker that imports
+    // the outbox (docs/performance.md).
     const { PutObjectCommand } = await import('../payloads/s3-sdk.ts');
     const response = await target.s3.send(
       new PutObjectCommand({

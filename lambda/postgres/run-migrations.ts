@@ -3,11 +3,7 @@ import { join } from 'node:path';
 import type postgres from 'postgres';
 import { MigrationError } from '../errors.ts';
 
-/**
- * A migration file found on disk.
- *
- * @internal
- */
+/** A migration file found on disk (what `migrateDatabase`'s `onApply` is called with). */
 export interface MigrationFile {
   /** Number from the file name (`00001_worker-inbox.sql` → 1). */
   readonly id: number;

@@ -1,3 +1,4 @@
+import type { DynamoStore } from '../stores/dynamodb/dynamo-store.ts';
 import { postgresStore } from '../stores/postgres/postgres-store.ts';
 import { type BatchEngine, createEngine } from '../worker/batch-engine.ts';
 import type { WorkerOptions } from './worker-options.ts';
@@ -60,4 +61,17 @@ export function createBatchEngine(options: WorkerOptions): BatchEngine {
   // The DynamoDB strategy comes with its store: a PostgreSQL worker's bundle never loads the DynamoDB code.
   const store = options.store ?? postgresStore(options.sql, options.commitMode);
   return createEngine({ ...options, store }, storeProblems(options));
+}
+
+/**
+ * {@link createBatchEngine} for options that give their `store`: the same engine and checks, in a function that
+ * does not refer to the PostgreSQL store, so that a bundle which never gives `sql` (the DynamoDB worker's) leaves
+ * the PostgreSQL store's code out.
+ *
+ * @internal
+ */
+export function createStoreBatchEngine(
+  options: WorkerOptions & { readonly store: DynamoStore },
+): BatchEngine {
+  return createEngine(options, storeProblems(options));
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { ReceiveMessageCommand, type SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { enqueueOutbox, type OutboxSqsSender, relayOutbox } from '../../lambda/outbox/index.ts';
+import { enqueueOutbox } from '../../lambda/outbox/index.ts';
+import { type OutboxSqsSender, relayOutbox } from '../../lambda/outbox/relay-outbox.ts';
 import { sqsEventRecord } from '../../lambda/sqs/sqs-event-record.ts';
 import { lambdaContext } from '../../tools/local/lambda-context.ts';
 import { createTestDatabase } from '../support/database.ts';

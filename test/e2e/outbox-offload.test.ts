@@ -1,12 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
-import {
-  enqueueOutbox,
-  InvalidOutboxEnvelopeError,
-  OUTBOX_MAX_MESSAGE_BYTES,
-  relayOutbox,
-} from '../../lambda/outbox/index.ts';
+import { OUTBOX_MAX_MESSAGE_BYTES } from '../../lambda/outbox/enqueue-outbox.ts';
+import { enqueueOutbox, InvalidOutboxEnvelopeError } from '../../lambda/outbox/index.ts';
+import { relayOutbox } from '../../lambda/outbox/relay-outbox.ts';
 import { TRACEPARENT_ATTRIBUTE_BYTES } from '../../lambda/tracing/trace-context.ts';
 import type { Envelope } from '../../lambda/worker/envelope.ts';
 import { createTestDatabase } from '../support/database.ts';

@@ -10,7 +10,8 @@ import {
 } from '@aws-sdk/client-sqs';
 import type postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
-import { enqueueOutbox, type OutboxSqsSender, relayOutbox } from '../../lambda/outbox/index.ts';
+import { enqueueOutbox } from '../../lambda/outbox/index.ts';
+import { type OutboxSqsSender, relayOutbox } from '../../lambda/outbox/relay-outbox.ts';
 import type { Envelope } from '../../lambda/worker/envelope.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { caseStageEnvelope } from '../support/sqs-event.ts';

@@ -17,7 +17,8 @@ import { build, type Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enqueueOutbox } from '../../lambda/outbox/index.ts';
 import type { Envelope } from '../../lambda/worker/envelope.ts';
-import { bundleOptions, PROJECT_ROOT } from '../../lib/bundled-function.ts';
+import { bundleOptions } from '../../lib/bundled-function.ts';
+import { shippedWorkerEntry } from '../../lib/shipped-worker-entry.ts';
 import { SqsDatabaseWorker } from '../../lib/sqs-database-worker.ts';
 import { DEFAULT_WORKER_BUNDLE_PROFILE } from '../../lib/worker-bundle-profile.ts';
 import { s3ClientFor } from '../../tools/local/local-s3.ts';
@@ -53,7 +54,8 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
       alarms: 'none',
       queueIdentity,
     });
-    // The two settings that change what the worker's bundle holds (lib/worker-bundle-profile.ts).
+    // The two settings that change what the worker's bundle holds (lib/worker-bundle-profile.ts): tracing, and the
+    // store, whose entry is its own (lambda/handlers/worker-dynamodb.ts).
     const traced = new Stack(app, 'BundledTraced');
     tracedWorker = new SqsDatabaseWorker(traced, 'Worker', {
       vpc: new ec2.Vpc(traced, 'Vpc', { natGateways: 0 }),
@@ -110,7 +112,7 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     expect(entry).not.toContain('x-amz-checksum-mode');
     expect(entry).not.toContain('bowser');
     // Neither the DynamoDB store nor Powertools Tracer and the X-Ray SDK are deployed with a PostgreSQL worker
-    // without tracing: nothing it runs can load them (lib/worker-bundle-profile.ts).
+    // without tracing: its entry imports no DynamoDB code, and its bundle has no tracing (lib/worker-bundle-profile.ts).
     const everyFile = [entry, ...chunks.map((f) => readFileSync(join(dir, 'chunks', f), 'utf8'))];
     expect(everyFile.some((text) => text.includes('DynamoDB_20120810'))).toBe(false);
     expect(everyFile.some((text) => text.includes('AWS_XRAY_DAEMON_ADDRESS'))).toBe(false);
@@ -127,54 +129,75 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     expect(UNPATCHED_NEXT_WRITE.test(entry), 'nextWrite as released').toBe(false);
   });
 
-  it.each([
-    { setting: 'tracing: true', holds: 'AWS_XRAY_DAEMON_ADDRESS', lacks: 'DynamoDB_20120810', traced: true },
-    {
-      setting: 'store: "dynamodb"',
-      holds: 'DynamoDB_20120810',
-      lacks: 'AWS_XRAY_DAEMON_ADDRESS',
-      traced: false,
-    },
-  ])(
-    'bundles the worker of $setting with what that setting loads, in chunks of their own',
-    ({ holds, lacks, traced }) => {
-      // Act
-      const dir = assetOf(traced ? tracedWorker.workerFunction : dynamoWorker.workerFunction);
-      const entry = readFileSync(join(dir, 'index.mjs'), 'utf8');
-      const chunks = readdirSync(join(dir, 'chunks'))
-        .filter((f) => f.endsWith('.mjs'))
-        .map((f) => readFileSync(join(dir, 'chunks', f), 'utf8'));
+  it('bundles the worker of tracing: true with the tracer in chunks of its own, and no DynamoDB code', () => {
+    // Act
+    const dir = assetOf(tracedWorker.workerFunction);
+    const entry = readFileSync(join(dir, 'index.mjs'), 'utf8');
+    const chunks = readdirSync(join(dir, 'chunks'))
+      .filter((f) => f.endsWith('.mjs'))
+      .map((f) => readFileSync(join(dir, 'chunks', f), 'utf8'));
 
-      // Assess: a chunk holds it, the entry does not (loaded on first use), and the other setting's part is absent.
-      expect(dir).not.toBe(assetOf(worker.workerFunction));
-      expect(entry).not.toContain(holds);
-      expect(chunks.some((text) => text.includes(holds))).toBe(true);
-      expect([entry, ...chunks].some((text) => text.includes(lacks))).toBe(false);
-    },
-  );
+    // Assess: a chunk holds the X-Ray SDK, the entry does not (loaded during init, with tracing on).
+    expect(dir).not.toBe(assetOf(worker.workerFunction));
+    expect(entry).not.toContain('AWS_XRAY_DAEMON_ADDRESS');
+    expect(chunks.some((text) => text.includes('AWS_XRAY_DAEMON_ADDRESS'))).toBe(true);
+    expect([entry, ...chunks].some((text) => text.includes('DynamoDB_20120810'))).toBe(false);
+  });
+
+  it('bundles the worker of store: "dynamodb" from its own entry: the DynamoDB client, no postgres.js, no tracer', () => {
+    // Act
+    const dir = assetOf(dynamoWorker.workerFunction);
+    const sources = bundledSources(dir);
+    const texts = [
+      readFileSync(join(dir, 'index.mjs'), 'utf8'),
+      ...readdirSync(join(dir, 'chunks'))
+        .filter((f) => f.endsWith('.mjs'))
+        .map((f) => readFileSync(join(dir, 'chunks', f), 'utf8')),
+    ];
+
+    // Assess: the DynamoDB entry's sources, none of the PostgreSQL store's or postgres.js's, no X-Ray SDK.
+    expect(dir).not.toBe(assetOf(worker.workerFunction));
+    expect(sources.some((source) => source.endsWith('lambda/handlers/worker-dynamodb.ts'))).toBe(true);
+    expect(sources.some((source) => source.endsWith('lambda/handlers/worker.ts'))).toBe(false);
+    // (The configuration parses DATABASE_URL for every worker: lambda/postgres/database-url.ts is the one exception.)
+    expect(
+      sources.filter((source) =>
+        /lambda\/stores\/postgres\/|lambda\/postgres\/(?!database-url\.ts)|node_modules\/postgres\//.test(
+          source,
+        ),
+      ),
+    ).toEqual([]);
+    expect(texts.some((text) => text.includes('DynamoDB_20120810'))).toBe(true);
+    expect(texts.some((text) => text.includes('AWS_XRAY_DAEMON_ADDRESS'))).toBe(false);
+  });
 
   it("bundles only the worker per setting: the relay of a traced stack is the same asset as an untraced stack's", () => {
     expect(assetOf(tracedWorker.outboxRelayFunction)).toBe(assetOf(worker.outboxRelayFunction));
     expect(assetOf(tracedWorker.workerFunction)).not.toBe(assetOf(worker.workerFunction));
   });
 
+  // Per profile: the store's client, which every invocation uses, is loaded by the cold start (postgres.js; the
+  // DynamoDB client and the SDK core it is built on); of the optional parts, exactly the profile's are deployed.
   it.each([
-    { profile: DEFAULT_WORKER_BUNDLE_PROFILE, deployed: [] },
+    { profile: DEFAULT_WORKER_BUNDLE_PROFILE, cold: ['postgres'], deployed: ['@aws-sdk/rds-signer'] },
     {
       profile: { ...DEFAULT_WORKER_BUNDLE_PROFILE, tracing: true },
-      deployed: ['aws-xray-sdk-core', '@aws-lambda-powertools/tracer'],
+      cold: ['postgres'],
+      deployed: ['@aws-sdk/rds-signer', 'aws-xray-sdk-core', '@aws-lambda-powertools/tracer'],
     },
     {
       profile: { store: 'dynamodb', tracing: false } as const,
+      cold: ['@aws-sdk/client-dynamodb', '@smithy/core'],
       deployed: ['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb'],
     },
   ])(
     'keeps what only some records need out of the static graph of the entry, bundled for $profile.store, tracing $profile.tracing',
-    async ({ profile, deployed }) => {
-      // Prepare: the worker bundled with the stack's options, its metafile kept (what each output holds and imports).
+    async ({ profile, cold: coldParts, deployed }) => {
+      // Prepare: the store's worker entry bundled with the stack's options, its metafile kept (what each output holds
+      // and imports).
       const outdir = mkdtempSync(join(tmpdir(), 'bundle-graph-'));
       const { metafile } = await build({
-        ...bundleOptions(join(PROJECT_ROOT, 'lambda/handlers/worker.ts'), outdir, profile),
+        ...bundleOptions(shippedWorkerEntry(profile.store), outdir, profile),
         metafile: true,
         write: false,
         absWorkingDir: outdir,
@@ -211,28 +234,29 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
         Object.keys(metafile.outputs).filter((path) => path.endsWith('.mjs')),
       );
 
-      // Assess: none of them is loaded by a cold start; the SDK clients every worker may need are deployed as chunks
-      // of their own (loaded by import()), and of the store's and the tracer's, exactly those of the profile.
-      // postgres.js, which every invocation of the shipped entry loads, is in the cold graph.
-      expect(coldPackages).toContain('postgres');
+      // Assess: the store's client is in the cold graph, nothing else of these is loaded by a cold start; the SDK
+      // clients every worker may need are deployed as chunks of their own (loaded by import()), and of the stores',
+      // the signer's and the tracer's, exactly those of the profile.
       const optional = [
+        '@aws-sdk/rds-signer',
         'aws-xray-sdk-core',
         '@aws-lambda-powertools/tracer',
         '@aws-sdk/client-dynamodb',
         '@aws-sdk/lib-dynamodb',
       ];
       for (const name of [
+        'postgres',
         '@aws-sdk/client-s3',
         '@aws-sdk/client-sqs',
-        '@aws-sdk/rds-signer',
         '@smithy/core',
         ...optional,
       ]) {
-        expect(coldPackages, name).not.toContain(name);
+        expect(coldPackages.has(name), name).toBe(coldParts.includes(name));
       }
-      for (const name of ['@aws-sdk/client-s3', '@aws-sdk/client-sqs', '@aws-sdk/rds-signer']) {
+      for (const name of ['@aws-sdk/client-s3', '@aws-sdk/client-sqs']) {
         expect(deployedPackages, name).toContain(name);
       }
+      expect(deployedPackages.has('postgres')).toBe(profile.store === 'postgres');
       expect(optional.filter((name) => deployedPackages.has(name))).toEqual(deployed);
       // Nor are the credential providers a Lambda function never reaches deployed (lib/lambda-credential-stub.ts).
       expect(deployedPackages).not.toContain('@aws-sdk/nested-clients');
@@ -401,7 +425,7 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     return { event: oneRecordEvent(envelope, 'bundle-inline'), envelope };
   }
 
-  it('refuses WORKER_STORE=dynamodb at cold start in a worker bundled for PostgreSQL, naming the setting to change', async () => {
+  it('refuses WORKER_STORE=dynamodb at cold start in the PostgreSQL worker, naming the DynamoDB entry', async () => {
     // Prepare: the DynamoDB worker's environment (no database), given to the PostgreSQL worker's bundle.
     const { DATABASE_URL: _url, ...env } = workerEnv('bundle-wrong-store');
     const { event } = inlineEvent();
@@ -415,7 +439,20 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
 
     // Assess: the module fails to load (Lambda reports an init error), with the ConfigError's fix.
     await expect(run).rejects.toThrow(
-      /ConfigError: WORKER_STORE is "dynamodb", but this worker was bundled for the PostgreSQL store.*store: "dynamodb" on SqsDatabaseWorker/,
+      /ConfigError: WORKER_STORE is "dynamodb", but createWorkerFromConfig builds a PostgreSQL worker.*createDynamoWorkerFromConfig from sqs-inbox-worker\/dynamodb.*store: "dynamodb"/,
+    );
+  });
+
+  it('refuses a PostgreSQL environment at cold start in the DynamoDB worker, naming WORKER_STORE', async () => {
+    // Prepare: the PostgreSQL worker's environment (WORKER_STORE unset), given to the DynamoDB worker's bundle.
+    const { event } = inlineEvent();
+
+    // Act
+    const run = invokeBundle(assetOf(dynamoWorker.workerFunction), event, workerEnv('bundle-wrong-store'));
+
+    // Assess: the module fails to load, with the ConfigError's fix.
+    await expect(run).rejects.toThrow(
+      /ConfigError: WORKER_STORE is not "dynamodb".*Set WORKER_STORE=dynamodb and DYNAMODB_TABLE/,
     );
   });
 

@@ -14,6 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig, type WorkerConfig } from '../../lambda/config.ts';
 import { exampleDynamoHandlers } from '../../lambda/domain/dynamodb/index.ts';
 import { exampleHandlersFor } from '../../lambda/domain/index.ts';
+import { createDynamoWorkerFromConfig } from '../../lambda/runtimes/lambda/create-dynamo-worker-from-config.ts';
 import { createWorkerFromConfig } from '../../lambda/runtimes/lambda/create-worker-from-config.ts';
 import { loadPollerConfig } from '../../lambda/runtimes/poller/poller-config.ts';
 import { startPollerFromConfig } from '../../lambda/runtimes/poller/start-poller-from-config.ts';
@@ -307,6 +308,14 @@ const LAMBDA_RUNTIME = { AWS_REGION: 'eu-west-1', AWS_LAMBDA_FUNCTION_NAME: 'wor
 /** The handlers of the deployed entries (`lambda/handlers/worker.ts`, `bin/poller.ts`), from their configuration. */
 const workerEntryHandlers = (config: WorkerConfig) =>
   config.store.kind === 'dynamodb' ? exampleDynamoHandlers : exampleHandlersFor(config);
+/**
+ * The deployed worker entry of the configuration's store, as a handler: `lambda/handlers/worker.ts` (PostgreSQL) or
+ * `lambda/handlers/worker-dynamodb.ts`, each wiring its example handlers from the configuration.
+ */
+const deployedWorkerEntry = (config: WorkerConfig) =>
+  config.store.kind === 'dynamodb'
+    ? createDynamoWorkerFromConfig({ handlers: exampleDynamoHandlers, config })
+    : createWorkerFromConfig({ handlers: exampleHandlersFor, config });
 
 type Started = Extract<SynthesizedCombination, { stack: unknown }>;
 
@@ -520,10 +529,10 @@ describe('Table: every combination of store × runtime × commitMode × tracing 
     try {
       const env = { ...withDeployTimeValues(variables, local.localValues), ...local.localEndpoints };
       if (component === 'worker') {
-        // The deployed entry's cold start (lambda/handlers/worker.ts), then its invocations by the mapping.
+        // The deployed entry's cold start (lambda/handlers/worker*.ts), then its invocations by the mapping.
         const stats = await signingAs('worker', async () => {
           const workerConfig = loadConfig({ ...env, AWS_REGION: REGION });
-          const handler = createWorkerFromConfig({ handlers: workerEntryHandlers, config: workerConfig });
+          const handler = deployedWorkerEntry(workerConfig);
           return throughMapping(local, result, handler, workerConfig.consumer);
         });
         expect(stats).toMatchObject({ recordsSucceeded: 1, deleted: 1, errors: 0 });

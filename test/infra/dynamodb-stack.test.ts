@@ -422,6 +422,22 @@ describe('Function: resolveWorkerSettings() (store dynamodb)', () => {
     ]);
   });
 
+  it('names the DynamoDB wiring when a workerEntry of store "dynamodb" is not a file', () => {
+    // Act
+    const act = () =>
+      resolveWorkerSettings({
+        store: 'dynamodb',
+        alarms: 'none',
+        workerEntry: 'lambda/handlers/order-wroker.ts',
+        domainKeyPrefixes: ['ORDER#'],
+      });
+
+    // Assess
+    expect(act).toThrow(
+      /workerEntry \("lambda\/handlers\/order-wroker\.ts"\) is not a file .*it exports `handler = createDynamoWorkerFromConfig\(\{ handlers \}\)`/,
+    );
+  });
+
   it('asks a worker of your own (workerEntry) for its domain key prefixes, and refuses them with PostgreSQL', () => {
     const entry = 'test/fixtures/first-handler/invoice-worker.ts';
     expect(() => resolveWorkerSettings({ store: 'dynamodb', alarms: 'none', workerEntry: entry })).toThrow(

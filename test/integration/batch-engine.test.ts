@@ -6,7 +6,7 @@ import type postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
-import { type BatchBudget, createBatchEngine } from '../../lambda/index.ts';
+import { type BatchBudget, createBatchEngine } from '../../lambda/runtimes/index.ts';
 import type { WorkerOptions } from '../../lambda/runtimes/worker-options.ts';
 import { defineHandler } from '../../lambda/stores/postgres/message-handler.ts';
 import type { RecordOutcome } from '../../lambda/worker/outcome.ts';

@@ -1,7 +1,7 @@
 import { CreateQueueCommand } from '@aws-sdk/client-sqs';
 import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { relayOutbox } from '../../lambda/outbox/index.ts';
+import { relayOutbox } from '../../lambda/outbox/relay-outbox.ts';
 import { startLocalSqs } from '../../tools/local/local-sqs.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';

@@ -11,6 +11,7 @@ import {
   ledgerItemKey,
 } from '../../lambda/domain/dynamodb/index.ts';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
+import { createDynamoWorkerFromConfig } from '../../lambda/runtimes/lambda/create-dynamo-worker-from-config.ts';
 import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
 import { createWorkerFromConfig } from '../../lambda/runtimes/lambda/create-worker-from-config.ts';
 import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
@@ -142,7 +143,7 @@ describe('Function: createWorker() with a DynamoDB store', () => {
   });
 });
 
-describe('Function: createWorkerFromConfig() with WORKER_STORE=dynamodb', () => {
+describe('Function: createDynamoWorkerFromConfig() with WORKER_STORE=dynamodb', () => {
   it('runs the DynamoDB handlers on the table of DYNAMODB_TABLE at DYNAMODB_ENDPOINT, without a database', async () => {
     // Prepare
     const config = loadConfig({
@@ -151,7 +152,7 @@ describe('Function: createWorkerFromConfig() with WORKER_STORE=dynamodb', () => 
       DYNAMODB_ENDPOINT: dynamo.endpoint,
       AWS_REGION: 'us-east-1',
     });
-    const worker = createWorkerFromConfig({ config, handlers: exampleDynamoHandlers });
+    const worker = createDynamoWorkerFromConfig({ config, handlers: exampleDynamoHandlers });
     const caseId = `CASE-${randomUUID()}`;
 
     // Act
@@ -164,5 +165,32 @@ describe('Function: createWorkerFromConfig() with WORKER_STORE=dynamodb', () => 
     expect(response).toEqual({ batchItemFailures: [] });
     expect(await dynamoStore.caseState(caseId)).toMatchObject({ stage: 'REVIEW', version: 2 });
     expect(await dynamoStore.inboxStatus(`case:${caseId}:stage:v2`)).toBe('COMPLETED');
+  });
+});
+
+describe('Function: createWorkerFromConfig() and createDynamoWorkerFromConfig(), each given the other store', () => {
+  it('refuses WORKER_STORE=dynamodb in the PostgreSQL wiring, naming the DynamoDB one', () => {
+    // Prepare
+    const config = loadConfig({ WORKER_STORE: 'dynamodb', DYNAMODB_TABLE: table, AWS_REGION: 'us-east-1' });
+
+    // Act
+    const build = () => createWorkerFromConfig({ config, handlers: exampleHandlers });
+
+    // Assess
+    expect(build).toThrow(
+      /WORKER_STORE is "dynamodb", but createWorkerFromConfig builds a PostgreSQL worker\. Build a DynamoDB worker with createDynamoWorkerFromConfig from sqs-inbox-worker\/dynamodb/,
+    );
+  });
+
+  it('refuses a PostgreSQL configuration in the DynamoDB wiring, naming WORKER_STORE and the PostgreSQL one', () => {
+    // Prepare: WORKER_STORE unset, the PostgreSQL default.
+    const config = loadConfig({ DATABASE_URL: db.url });
+
+    // Act
+    const build = () => createDynamoWorkerFromConfig({ config, handlers: exampleDynamoHandlers });
+
+    // Assess
+    expect(build).toThrow(/WORKER_STORE is not "dynamodb".*Set WORKER_STORE=dynamodb and DYNAMODB_TABLE/);
+    expect(build).toThrow(/createWorkerFromConfig from sqs-inbox-worker\/postgres/);
   });
 });

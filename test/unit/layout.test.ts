@@ -6,6 +6,20 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
+/** The package's entries: each subpath of `package.json` `exports` (`sqs-inbox-worker/postgres`) and its file. */
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  name: string;
+  exports: Record<string, string | { default: string }>;
+};
+const ENTRY_FILES = new Map(
+  Object.entries(PACKAGE.exports).map(([subpath, target]) => [
+    subpath === '.' ? PACKAGE.name : `${PACKAGE.name}/${subpath.slice(2)}`,
+    normalize(typeof target === 'string' ? target : target.default),
+  ]),
+);
+/** The entries under lambda/: facades that only re-export, for the users of one audience or store. */
+const LAMBDA_ENTRIES = [...ENTRY_FILES.values()].filter((file) => file.startsWith('lambda/'));
+
 /** Every `.ts` file under `folder`, as repository paths (`lambda/worker/outcome.ts`). */
 function sourceFiles(folder: string): string[] {
   return readdirSync(join(ROOT, folder), { recursive: true, encoding: 'utf8' })
@@ -17,13 +31,14 @@ function sourceFiles(folder: string): string[] {
 /**
  * The project files a file imports: static imports and re-exports, `import type`, and `import()` (a module loaded
  * lazily is a dependency all the same), as TypeScript's own pre-processor finds them — comments and strings are
- * not imports. Package imports are left out; the package's own name is its entry, `lambda/index.ts`.
+ * not imports. Package imports are left out; the package's own name and subpaths are their entries' files.
  */
 function importsOf(file: string): string[] {
   const text = readFileSync(join(ROOT, file), 'utf8');
   const { importedFiles } = ts.preProcessFile(text, true, true);
   return importedFiles.flatMap(({ fileName }) => {
-    if (fileName === 'sqs-inbox-worker') return ['lambda/index.ts'];
+    const entry = ENTRY_FILES.get(fileName);
+    if (entry) return [entry];
     if (!fileName.startsWith('.')) return [];
     return [
       relative(ROOT, normalize(join(ROOT, dirname(file), fileName)))
@@ -59,12 +74,15 @@ interface Violation {
 
 /**
  * Files under `from` that reach (directly or through other files) a file under one of `forbidden`, each with the
- * first chain found. Folders end with `/`; a file is named whole.
+ * first chain found. Folders end with `/`; a file is named whole. The package entries are not checked as a start:
+ * an entry gathers its audience's names from several folders (`./postgres` re-exports the Lambda wiring of the
+ * PostgreSQL store); the rule below keeps every module but the deployable entries and the example domain from
+ * importing one, so no chain of the rules runs through an entry.
  */
 function violations(from: string, forbidden: readonly string[]): Violation[] {
   const found: Violation[] = [];
   for (const file of graph.keys()) {
-    if (!file.startsWith(from)) continue;
+    if (!file.startsWith(from) || LAMBDA_ENTRIES.includes(file)) continue;
     for (const [to, chain] of reachable(file)) {
       if (forbidden.some((target) => to === target || (target.endsWith('/') && to.startsWith(target)))) {
         found.push({ from: file, to, chain: chain.join(' → ') });
@@ -115,14 +133,14 @@ describe('The layout of lambda/', () => {
       'lambda/postgres/',
       'lambda/domain/',
       'lambda/handlers/',
-      'lambda/index.ts',
+      ...LAMBDA_ENTRIES,
     ]);
 
     expect(unexcepted(found)).toEqual([]);
   });
 
   it('keeps every store free of the runtimes', () => {
-    const found = violations('lambda/stores/', ['lambda/runtimes/', 'lambda/handlers/', 'lambda/index.ts']);
+    const found = violations('lambda/stores/', ['lambda/runtimes/', 'lambda/handlers/', ...LAMBDA_ENTRIES]);
 
     expect(unexcepted(found)).toEqual([]);
   });
@@ -139,10 +157,41 @@ describe('The layout of lambda/', () => {
   it('keeps the shared plumbing (postgres/, sqs/, payloads/, tracing/) free of every store and runtime', () => {
     const found = ['lambda/postgres/', 'lambda/sqs/', 'lambda/payloads/', 'lambda/tracing/'].flatMap(
       (folder) =>
-        violations(folder, ['lambda/stores/', 'lambda/runtimes/', 'lambda/handlers/', 'lambda/index.ts']),
+        violations(folder, ['lambda/stores/', 'lambda/runtimes/', 'lambda/handlers/', ...LAMBDA_ENTRIES]),
     );
 
     expect(unexcepted(found)).toEqual([]);
+  });
+
+  it('reads every package entry as a file of the graph, the root first', () => {
+    expect(LAMBDA_ENTRIES[0]).toBe('lambda/index.ts');
+    expect(LAMBDA_ENTRIES.length).toBeGreaterThan(5);
+    for (const entry of LAMBDA_ENTRIES) expect(graph.has(entry), entry).toBe(true);
+  });
+
+  it('lets only the deployable entries and the example domain import a package entry', () => {
+    const importers = [...graph]
+      .filter(([file]) => !file.startsWith('lambda/handlers/') && !file.startsWith('lambda/domain/'))
+      .flatMap(([file, imports]) =>
+        imports.filter((to) => LAMBDA_ENTRIES.includes(to)).map((to) => `${file} → ${to}`),
+      );
+
+    expect(importers).toEqual([]);
+  });
+
+  it('keeps every package entry to re-exports: no code, no import of its own', () => {
+    const code = LAMBDA_ENTRIES.flatMap((entry) => {
+      const source = ts.createSourceFile(
+        entry,
+        readFileSync(join(ROOT, entry), 'utf8'),
+        ts.ScriptTarget.ES2022,
+      );
+      return source.statements
+        .filter((statement) => !(ts.isExportDeclaration(statement) && statement.moduleSpecifier))
+        .map((statement) => `${entry}: ${statement.getText(source).slice(0, 80)}`);
+    });
+
+    expect(code).toEqual([]);
   });
 
   it('lists no exception that no longer happens', () => {

@@ -14,13 +14,13 @@ export interface BundleBench {
 
 /**
  * Bundles the worker for the default profile and for the others (lib/worker-bundle-profile.ts), and times the
- * default bundle's cold load (the tracing one's too, with tracing on) over `runs` fresh processes of each kind.
+ * default bundle's cold load (the tracing one's too, with tracing on, and the DynamoDB one's) over `runs` fresh processes of each kind.
  */
 export async function benchBundle(runs = 25): Promise<BundleBench> {
   const bundle = await bundleWorker(DEFAULT_WORKER_BUNDLE_PROFILE);
   const tracing = await bundleWorker({ ...DEFAULT_WORKER_BUNDLE_PROFILE, tracing: true });
   const dynamodb = await bundleWorker({ store: 'dynamodb', tracing: false });
-  return { bundle, variants: [tracing, dynamodb], coldLoad: await coldLoad(bundle, tracing, runs) };
+  return { bundle, variants: [tracing, dynamodb], coldLoad: await coldLoad(bundle, tracing, dynamodb, runs) };
 }
 
 /** `npm run bench -- --only bundle`: the bundle line and its two targets alone (no database needed). */

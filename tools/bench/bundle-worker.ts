@@ -2,7 +2,8 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { build, type Metafile } from 'esbuild';
-import { bundleOptions, PROJECT_ROOT } from '../../lib/bundled-function.ts';
+import { bundleOptions } from '../../lib/bundled-function.ts';
+import { shippedWorkerEntry } from '../../lib/shipped-worker-entry.ts';
 import { DEFAULT_WORKER_BUNDLE_PROFILE, type WorkerBundleProfile } from '../../lib/worker-bundle-profile.ts';
 
 /** A chunk the bundle loads with `import()` only when some code path first needs it. */
@@ -89,9 +90,9 @@ function lazyPartName(packages: readonly { name: string }[], fallback: string): 
 }
 
 /**
- * Bundles `lambda/handlers/worker.ts` exactly as the stack does for a worker of `profile` (`bundleOptions` of
- * lib/bundled-function.ts: ESM, minified, code splitting, linked source maps, everything bundled including the AWS
- * SDK, the parts the profile cannot reach left out) into a temp folder, and measures it: deployed bytes, bytes a
+ * Bundles the shipped worker entry of the profile's store (`lambda/handlers/worker.ts`, `worker-dynamodb.ts`) exactly
+ * as the stack does for a worker of `profile` (`bundleOptions` of lib/bundled-function.ts: ESM, minified, code
+ * splitting, linked source maps, everything bundled including the AWS SDK, the parts the profile cannot reach left out) into a temp folder, and measures it: deployed bytes, bytes a
  * cold start loads, and the chunks loaded later on first use.
  */
 export async function bundleWorker(
@@ -99,7 +100,7 @@ export async function bundleWorker(
 ): Promise<WorkerBundle> {
   const outdir = await mkdtemp(join(tmpdir(), 'sqs-inbox-worker-bench-bundle-'));
   const result = await build({
-    ...bundleOptions(join(PROJECT_ROOT, 'lambda/handlers/worker.ts'), outdir, profile),
+    ...bundleOptions(shippedWorkerEntry(profile.store), outdir, profile),
     metafile: true,
     absWorkingDir: outdir,
     logLevel: 'silent',

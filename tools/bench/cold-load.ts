@@ -41,6 +41,11 @@ export interface ColdLoad {
    * init, and the process ends once the Tracer is made.
    */
   readonly bundleWithTracingMs: number;
+  /**
+   * The import of the DynamoDB worker's bundle with `WORKER_STORE=dynamodb` (as the stack deploys it): the entry
+   * makes its DynamoDB store at init. Paired with each run's bare start, as {@link ColdLoad.overBareNode}.
+   */
+  readonly dynamodb: { readonly bundleMs: number; readonly overBareNodeMs: number };
   /** The parts loaded on first use (first backoff, first IAM-authenticated connection). */
   readonly lazy: readonly LazyLoad[];
   readonly runs: number;
@@ -65,6 +70,15 @@ const TRACING_ENV = {
   ...LOAD_ENV,
   POWERTOOLS_TRACE_ENABLED: 'true',
   AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x',
+};
+
+/** {@link LOAD_ENV} of a DynamoDB worker, as the stack sets it (no database URL: the store is the table). */
+const DYNAMODB_ENV = {
+  AWS_REGION: 'us-east-1',
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  POWERTOOLS_SERVICE_NAME: 'case-worker',
+  WORKER_STORE: 'dynamodb',
+  DYNAMODB_TABLE: 'case-worker-table',
 };
 
 /** Wall time of one fresh `node` process from spawn to exit; rejects when it exits non-zero. */
@@ -104,10 +118,15 @@ function loader(entry: string, chunks: readonly string[] = []): string[] {
  * `node -e 0` starts and the imports of an empty module and of the built-ins postgres.js loads (what any handler
  * pays, {@link ColdLoad}); also with `--enable-source-maps`, which the stack sets on its functions; the
  * `tracing` bundle with tracing on (its entry then loads the tracer during init; the process exits once it is
- * loaded); and, per lazy part of the bundle, what importing its chunks after the entry adds. The kinds are
+ * loaded); the `dynamodb` bundle with `WORKER_STORE=dynamodb`; and, per lazy part of the bundle, what importing its chunks after the entry adds. The kinds are
  * interleaved so that machine noise spreads evenly.
  */
-export async function coldLoad(bundle: WorkerBundle, tracing: WorkerBundle, runs = 5): Promise<ColdLoad> {
+export async function coldLoad(
+  bundle: WorkerBundle,
+  tracing: WorkerBundle,
+  dynamodb: WorkerBundle,
+  runs = 5,
+): Promise<ColdLoad> {
   const parts = new Map<string, { files: string[]; bytes: number }>();
   for (const chunk of bundle.lazyChunks) {
     const part = parts.get(chunk.loads) ?? { files: [], bytes: 0 };
@@ -129,9 +148,11 @@ export async function coldLoad(bundle: WorkerBundle, tracing: WorkerBundle, runs
   const entry: number[] = [];
   const withMaps: number[] = [];
   const withTracing: number[] = [];
+  const dynamodbEntry: number[] = [];
   const lazy = new Map<string, number[]>([...parts.keys()].map((name) => [name, []]));
   await timeNode(loader(bundle.file), LOAD_ENV); // file cache warm, as on a warm Lambda host
   await timeNode(loader(tracing.file), TRACING_ENV);
+  await timeNode(loader(dynamodb.file), DYNAMODB_ENV);
   for (let run = 0; run < runs; run += 1) {
     bare.push(await timeNode(['-e', '0'], {}));
     emptyModule.push(await timeNode(loader(empty), {}));
@@ -139,6 +160,7 @@ export async function coldLoad(bundle: WorkerBundle, tracing: WorkerBundle, runs
     entry.push(await timeNode(loader(bundle.file), LOAD_ENV));
     withMaps.push(await timeNode(loader(bundle.file), { ...LOAD_ENV, NODE_OPTIONS: '--enable-source-maps' }));
     withTracing.push(await timeNode(loader(tracing.file), TRACING_ENV));
+    dynamodbEntry.push(await timeNode(loader(dynamodb.file), DYNAMODB_ENV));
     for (const [name, part] of parts)
       lazy.get(name)?.push(await timeNode(loader(bundle.file, part.files), LOAD_ENV));
   }
@@ -152,6 +174,10 @@ export async function coldLoad(bundle: WorkerBundle, tracing: WorkerBundle, runs
     overBareNode: { medianMs: median(paired), p25Ms: percentile(paired, 25), p75Ms: percentile(paired, 75) },
     bundleWithSourceMapsMs: median(withMaps),
     bundleWithTracingMs: median(withTracing),
+    dynamodb: {
+      bundleMs: median(dynamodbEntry),
+      overBareNodeMs: median(dynamodbEntry.map((ms, run) => ms - (bare[run] as number))),
+    },
     lazy: [...parts].map(([loads, part]) => ({
       loads,
       bytes: part.bytes,

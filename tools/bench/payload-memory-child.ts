@@ -11,7 +11,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { SQSEvent } from 'aws-lambda';
-import { createWorkerFromConfig } from '../../lambda/index.ts';
+import { createWorkerFromConfig } from '../../lambda/stores/postgres/index.ts';
 import { lambdaContext } from '../local/lambda-context.ts';
 import { benchPayloadHandlers } from './bench-payload-shapes.ts';
 

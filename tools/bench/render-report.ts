@@ -228,6 +228,8 @@ export function renderBundle({ bundle, variants, coldLoad }: BundleBench): strin
       `${formatMs(coldLoad.bundleWithSourceMapsMs)} with --enable-source-maps as the stack sets ` +
       `(${over(coldLoad.bundleWithSourceMapsMs)}), ${formatMs(coldLoad.bundleWithTracingMs)} bundled for tracing ` +
       `with POWERTOOLS_TRACE_ENABLED=true (${over(coldLoad.bundleWithTracingMs)})`,
+    `  the DynamoDB worker's bundle with WORKER_STORE=dynamodb: ${formatMs(coldLoad.dynamodb.bundleMs)} ` +
+      `(${over(coldLoad.dynamodb.bundleMs)}; paired, +${formatMs(coldLoad.dynamodb.overBareNodeMs)})`,
     `  what any handler pays: an empty ESM module ${over(coldLoad.emptyModuleMs)}; importing only the Node.js ` +
       `built-ins postgres.js loads ${over(coldLoad.postgresBuiltinsMs)}`,
     ...coldLoad.lazy.map(

@@ -35,8 +35,8 @@ const errorFields = (error: unknown) => ({
 /**
  * The runtime of a local execution environment (the child process of `function-host.ts`), in the role of Lambda's
  * Node.js runtime: it loads the function's module (the init phase), takes its `handler` — or, for a module of
- * `npm start -- --handlers` that exports only `handlers`, wires them with `createWorkerFromConfig` as an entry file
- * would — and then runs one invocation at a time as the host sends them over the IPC channel, answering with the
+ * `npm start -- --handlers` that exports only `handlers`, wires them with `createWorkerFromConfig` (or, with
+ * `WORKER_STORE=dynamodb`, `createDynamoWorkerFromConfig`) as an entry file would — and then runs one invocation at a time as the host sends them over the IPC channel, answering with the
  * handler's JSON response or its error. A module that fails to load answers `init-error` and the process exits,
  * as Lambda resets an environment whose init failed.
  *
@@ -49,7 +49,14 @@ export async function serveInvocations(load: () => Promise<Record<string, unknow
   try {
     const module = await load();
     if (typeof module.handler === 'function') handler = module.handler as Handler;
-    else if (Array.isArray(module.handlers)) {
+    else if (Array.isArray(module.handlers) && process.env.WORKER_STORE === 'dynamodb') {
+      const { createDynamoWorkerFromConfig } = await import(
+        '../../lambda/runtimes/lambda/create-dynamo-worker-from-config.ts'
+      );
+      handler = createDynamoWorkerFromConfig({
+        handlers: module.handlers as Parameters<typeof createDynamoWorkerFromConfig>[0]['handlers'],
+      }) as Handler;
+    } else if (Array.isArray(module.handlers)) {
       const { createWorkerFromConfig } = await import(
         '../../lambda/runtimes/lambda/create-worker-from-config.ts'
       );

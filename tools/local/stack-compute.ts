@@ -1,4 +1,4 @@
-import { fileURLToPath } from 'node:url';
+import { shippedWorkerEntry } from '../../lib/shipped-worker-entry.ts';
 import type { FunctionSettings } from './function-host.ts';
 import { localCredentials } from './iam/local-identities.ts';
 import { type SynthesizedCompute, synthesizeStage } from './iam/stack-policies.ts';
@@ -67,13 +67,10 @@ export function localEnvironment(
   };
 }
 
-/** The deployed worker entry (`lambda/handlers/worker.ts`): what the stack bundles when `workerEntry` is not set. */
-export const WORKER_ENTRY = fileURLToPath(new URL('../../lambda/handlers/worker.ts', import.meta.url));
-
 /**
  * The worker function of `stage` ({@link stageCompute}) as a local function host runs it against `stack`: its memory
- * and timeout, its variables pointed at the stack ({@link localEnvironment}), the worker entry (or `entry`), and the
- * bundle profile of its store. `memorySizeMb` and `environment` override what the stage synthesizes (a run that
+ * and timeout, its variables pointed at the stack ({@link localEnvironment}), the worker entry the stack bundles for
+ * the stack's store (`shippedWorkerEntry`: one per store), or `entry`, and the bundle profile of its store. `memorySizeMb` and `environment` override what the stage synthesizes (a run that
  * shows what a smaller function or a forced limit does).
  *
  * @internal
@@ -89,8 +86,9 @@ export async function localWorkerFunction(
 ): Promise<FunctionSettings> {
   const compute = await stageCompute(options.stage, 'worker');
   const environment = localEnvironment(compute, stack, 'worker', options.environment);
+  const store = stack.dynamodb ? 'dynamodb' : 'postgres';
   return {
-    entry: options.entry ?? WORKER_ENTRY,
+    entry: options.entry ?? shippedWorkerEntry(store),
     functionName: environment.WORKER_CONSUMER ?? 'case-worker',
     memorySizeMb: options.memorySizeMb ?? compute.memoryMb,
     // A worker function always has its Timeout in the template.
@@ -98,7 +96,7 @@ export async function localWorkerFunction(
     environment,
     region: stack.region,
     profile: {
-      store: stack.dynamodb ? 'dynamodb' : 'postgres',
+      store,
       tracing: environment.POWERTOOLS_TRACE_ENABLED === 'true',
     },
   };

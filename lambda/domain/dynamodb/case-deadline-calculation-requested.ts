@@ -1,4 +1,5 @@
-import { defineDynamoHandler, RetryableError } from '../../index.ts';
+import { RetryableError } from '../../index.ts';
+import { defineDynamoHandler } from '../../stores/dynamodb/index.ts';
 import {
   caseDeadlineCalculationRequestedPayload,
   stageDeadline,

@@ -1,4 +1,4 @@
-import { defineDynamoHandler } from '../../index.ts';
+import { defineDynamoHandler } from '../../stores/dynamodb/index.ts';
 import { caseStageChangedPayload } from '../case-stage-changed.ts';
 
 /** The key of a case's item in the DynamoDB example domain. */

@@ -1,4 +1,4 @@
-import type { DynamoMessageHandler } from '../../index.ts';
+import type { DynamoMessageHandler } from '../../stores/dynamodb/index.ts';
 import { caseDeadlineCalculationRequestedDynamo } from './case-deadline-calculation-requested.ts';
 import { caseStageChangedDynamo } from './case-stage-changed.ts';
 import { paymentCapturedDynamo } from './payment-captured.ts';

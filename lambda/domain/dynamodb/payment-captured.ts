@@ -1,6 +1,6 @@
 // From util-dynamodb (the marshaller), not lib-dynamodb: the worker's entry does not load the DynamoDB client for it.
 import { NumberValueImpl as NumberValue } from '@aws-sdk/util-dynamodb';
-import { defineDynamoHandler } from '../../index.ts';
+import { defineDynamoHandler } from '../../stores/dynamodb/index.ts';
 import { paymentCapturedPayload } from '../payment-captured.ts';
 
 /** The key of a payment's ledger item in the DynamoDB example domain. */

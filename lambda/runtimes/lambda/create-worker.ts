@@ -8,8 +8,9 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { WORKER_DEFAULTS } from '../../constants.ts';
 import { BatchFailedError } from '../../errors.ts';
 import { sqsClientResolver } from '../../sqs/sqs-client-source.ts';
-import { defaultWorkerLogger } from '../../worker/batch-engine.ts';
-import { createBatchEngine } from '../create-batch-engine.ts';
+import type { DynamoStore } from '../../stores/dynamodb/dynamo-store.ts';
+import { type BatchEngine, defaultWorkerLogger } from '../../worker/batch-engine.ts';
+import { createBatchEngine, createStoreBatchEngine } from '../create-batch-engine.ts';
 import type { WorkerOptions } from '../worker-options.ts';
 
 export type { WorkerOptions } from '../worker-options.ts';
@@ -35,7 +36,26 @@ export type WorkerHandler = (event: SQSEvent, context: Context) => Promise<SQSBa
  */
 export function createWorker(options: WorkerOptions): WorkerHandler {
   const logger = options.logger ?? defaultWorkerLogger(options.consumer);
-  const engine = createBatchEngine({ ...options, logger });
+  return lambdaHandler(createBatchEngine({ ...options, logger }), { ...options, logger });
+}
+
+/**
+ * {@link createWorker} for options that give their `store`, without referring to the PostgreSQL store: the DynamoDB
+ * worker's bundle leaves its code out (`createStoreBatchEngine`).
+ *
+ * @internal
+ */
+export function createStoreWorker(options: WorkerOptions & { readonly store: DynamoStore }): WorkerHandler {
+  const logger = options.logger ?? defaultWorkerLogger(options.consumer);
+  return lambdaHandler(createStoreBatchEngine({ ...options, logger }), { ...options, logger });
+}
+
+/** The Lambda handler of an engine: its outcomes as the partial batch response, the backoffs, the full-batch rule. */
+function lambdaHandler(
+  engine: BatchEngine,
+  options: WorkerOptions & { readonly logger: NonNullable<WorkerOptions['logger']> },
+): WorkerHandler {
+  const { logger } = options;
   const resolveSqs = sqsClientResolver(options.sqs, logger);
 
   return async function handler(event: SQSEvent, context: Context): Promise<SQSBatchResponse> {

@@ -1,37 +1,30 @@
 /**
- * The long-running poller (ECS/Fargate): `bin/poller.ts` runs it; the local runtime and the tests start it. Only
- * re-exports. `startPollerFromConfig`, `stopOnSignals` and `loadPollerConfig` are public through `lambda/index.ts`;
- * the rest is internal.
+ * `sqs-inbox-worker/poller`: the long-running poller (ECS/Fargate) over the same engine as the Lambda worker —
+ * `startPollerFromConfig` with your handlers, the environment it reads (`loadPollerConfig`), and `stopOnSignals` for a
+ * graceful drain on SIGTERM (docs/poller.md). `bin/poller.ts` is the shipped container's entry.
+ *
+ * Only re-exports; the rest of `lambda/runtimes/poller/` (the receive loop, the heartbeat, the database pause) is
+ * internal.
+ *
+ * @example
+ * ```ts
+ * import { startPollerFromConfig, stopOnSignals } from 'sqs-inbox-worker/poller';
+ *
+ * const running = await startPollerFromConfig({ handlers });
+ * stopOnSignals({
+ *   poller: running.poller,
+ *   stopTimeoutMs: running.config.poller.stopTimeoutSeconds * 1000,
+ *   close: running.close,
+ *   exit: (code) => process.exit(code),
+ *   logger: running.logger,
+ * });
+ * ```
+ *
+ * @packageDocumentation
  */
-export { POLLER_DEFAULTS, POLLER_LIMITS } from './constants.ts';
-export {
-  createDatabasePause,
-  type DatabasePause,
-  type DatabasePauseOptions,
-  type DatabasePauseSettings,
-} from './database-pause.ts';
-export {
-  createLeaseHeartbeat,
-  type HeldBatch,
-  type LeaseHeartbeat,
-  type LeaseHeartbeatOptions,
-} from './lease-heartbeat.ts';
-export {
-  loadPollerConfig,
-  type PollerConfig,
-  type PollerProcessConfig,
-  SQS_ENDPOINT_VARIABLES,
-} from './poller-config.ts';
-export type { BatchBudget, BatchResult, ProcessBatch } from './process-batch.ts';
-export {
-  type Poller,
-  type PollerEvent,
-  type PollerHooks,
-  type PollerOptions,
-  type PollerStats,
-  type PollerStopResult,
-  startPoller,
-} from './start-poller.ts';
+
+export { loadPollerConfig, type PollerConfig, type PollerProcessConfig } from './poller-config.ts';
+export type { Poller, PollerStopResult } from './start-poller.ts';
 export {
   type PollerFromConfigOptions,
   type PollerProcess,

@@ -1,7 +1,9 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { createBatchEngine } from '../create-batch-engine.ts';
-import { engineFromConfig, type HandlersFromConfig } from '../engine-from-config.ts';
+import { dynamoWiring } from '../dynamo-wiring.ts';
+import { engineFromConfig, type WorkerFromConfigOptions } from '../engine-from-config.ts';
+import { postgresWiring } from '../postgres-wiring.ts';
 import { loadPollerConfig, type PollerProcessConfig } from './poller-config.ts';
 import { type Poller, type PollerEvent, type PollerHooks, startPoller } from './start-poller.ts';
 
@@ -12,7 +14,7 @@ export interface PollerFromConfigOptions {
    * `WORKER_STORE=dynamodb`), or a function that picks them from the worker configuration (as
    * `createWorkerFromConfig`).
    */
-  readonly handlers: HandlersFromConfig;
+  readonly handlers: WorkerFromConfigOptions['handlers'];
   /** The configuration. @default loadPollerConfig() — the environment, read and validated once */
   readonly config?: PollerProcessConfig;
   /** Failure injection (the local runtime). */
@@ -57,10 +59,16 @@ export async function startPollerFromConfig(options: PollerFromConfigOptions): P
   const sqs = new SQSClient(
     settings.sqsEndpoint ? { endpoint: settings.sqsEndpoint, useQueueUrlAsEndpoint: false } : {},
   );
-  const configured = engineFromConfig({
+  const configured = engineFromConfig<{ sql: unknown } | { store: unknown }>({
     config: worker,
     handlers: options.handlers,
-    runtime: 'poller',
+    // The poller's image holds both stores: it wires the one of WORKER_STORE.
+    wiring: worker.store.kind === 'dynamodb' ? dynamoWiring : postgresWiring,
+    // A segment per record, sent to the X-Ray daemon beside the poller: a chunk loaded only with tracing on.
+    newTracer: (serviceName) =>
+      import('../../tracing/new-segment-record-tracer.ts').then(({ newSegmentRecordTracer }) =>
+        newSegmentRecordTracer(serviceName),
+      ),
     sqs,
     probeTimeoutMs: settings.probeTimeoutMs,
     ...(options.logger ? { logger: options.logger } : {}),

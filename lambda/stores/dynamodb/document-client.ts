@@ -5,8 +5,8 @@ const documentClients = new WeakMap<DynamoStore, DynamoDBDocumentClient>();
 
 /**
  * The document client of a store (native values; undefined attributes left out), made on first use. It lives here,
- * not in `createDynamoStore`, so that the DynamoDB SDK is loaded only by the store's lazily imported code: the
- * public entry point re-exports `createDynamoStore`, and every worker's cold start would load the SDK otherwise.
+ * not in `createDynamoStore`, so that `@aws-sdk/lib-dynamodb` is loaded only by the store's lazily imported commit
+ * code, on the first batch, not when a store is made.
  *
  * @internal
  */

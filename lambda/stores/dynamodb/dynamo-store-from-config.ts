@@ -4,8 +4,8 @@ import { createDynamoStore, type DynamoStore } from './dynamo-store.ts';
 
 /**
  * The DynamoDB store of a worker configured by its environment (`DYNAMODB_TABLE`, `DYNAMODB_ENDPOINT`,
- * `DYNAMODB_LEASE_MARGIN_SECONDS`, `RETENTION_SOURCE_SECONDS` + `RETENTION_DLQ_SECONDS`). Loaded by
- * `createWorkerFromConfig` only when `WORKER_STORE=dynamodb`, so a PostgreSQL worker never loads the DynamoDB SDK.
+ * `DYNAMODB_LEASE_MARGIN_SECONDS`, `RETENTION_SOURCE_SECONDS` + `RETENTION_DLQ_SECONDS`), as
+ * `createDynamoWorkerFromConfig` makes it.
  *
  * @internal
  */

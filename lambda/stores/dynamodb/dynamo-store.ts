@@ -95,24 +95,18 @@ export function createDynamoStore(options: DynamoStoreOptions): DynamoStore {
           ]
         : [],
     commitStrategy(settings) {
-      // The strategy's code (and with it the DynamoDB SDK) is imported on the first batch: `lambda/index.ts`
-      // re-exports this module, so a static import would load the SDK in every worker's cold start. A bundle the
-      // stack built for the PostgreSQL store leaves it out (lib/worker-bundle-profile.ts).
+      // The strategy's code (the document client, the claim and the transaction) is imported on the first batch:
+      // making a store (a worker's init, an options check) loads none of it.
       let strategy: Promise<CommitStrategy> | undefined;
       return {
         concurrent: true,
         settlesAtCommit: false,
         commitReserveMs: 0,
         async commit(batch) {
-          if (process.env.WORKER_BUNDLED_STORE !== 'postgres') {
-            strategy ??= import('./commit-dynamodb.ts').then(({ createDynamoDbCommit }) =>
-              createDynamoDbCommit(store, settings),
-            );
-            return (await strategy).commit(batch);
-          }
-          throw new ConfigError(
-            'This worker was bundled for the PostgreSQL store, without the DynamoDB store code. Deploy it with store: "dynamodb" on SqsDatabaseWorker (the stage setting store).',
+          strategy ??= import('./commit-dynamodb.ts').then(({ createDynamoDbCommit }) =>
+            createDynamoDbCommit(store, settings),
           );
+          return (await strategy).commit(batch);
         },
       };
     },
