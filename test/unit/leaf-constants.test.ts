@@ -137,8 +137,9 @@ describe('Leaf module: FAILURE_CODES — every code the engine, the stores, the 
     /'[0-9A-Z]{5}': '([A-Z][A-Z0-9_]+)'/g,
     /code: '(CONNECT_TIMEOUT)' \| '(CONNECTION_CLOSED)'/g,
     /\? 'NETWORK_ERROR' : '(UNHANDLED_ERROR)'|'(NETWORK_ERROR)' :/g,
-    // A table from an AWS reason to a code (the DynamoDB store's cancellation reasons); not an API enum value.
-    /^\s+(?!ReturnValues)[A-Z]\w+: '([A-Z][A-Z0-9_]+)',$/gm,
+    // A table from an AWS reason to a code (the DynamoDB store's cancellation reasons); not an API parameter's
+    // value (ReturnValues: 'ALL_OLD', ProjectionExpression: 'PK').
+    /^\s+(?!ReturnValues|ProjectionExpression)[A-Z]\w+: '([A-Z][A-Z0-9_]+)',$/gm,
   ];
   const found = new Set(
     patterns.flatMap((pattern) => [...code.matchAll(pattern)].flatMap((m) => m.slice(1).filter(Boolean))),
