@@ -126,8 +126,9 @@ class RecordNotAcknowledged extends Error {}
 
 /**
  * The partial batch response of records the engine already settled: Powertools' processor of the queue's kind
- * reports every record in `reported`. The engine decided FIFO order and group blocking; the FIFO processor's own
- * skip of a failed group's later members reports the same records.
+ * reports every record in `reported`. The engine decided FIFO order and group blocking. Kept for one thing: the FIFO
+ * processor's own skip of a failed group's later members is a second guard of SQS FIFO order (such a record is
+ * reported even if the engine had acknowledged it).
  */
 function partialResponse(
   event: SQSEvent,
