@@ -39,9 +39,9 @@ async function healthUntil(
   }
 }
 
-/** A transaction on its own connection that holds `case_id`'s row lock until `release()`. */
-async function holdCaseRow(caseId: string) {
-  const holder = db.client({ max: 1 });
+/** A transaction on its own connection (to `database`) that holds `case_id`'s row lock until `release()`. */
+async function holdCaseRow(caseId: string, database: Pick<typeof db, 'client'> = db) {
+  const holder = database.client({ max: 1 });
   let release = () => {};
   const released = new Promise<void>((resolve) => {
     release = resolve;
@@ -217,22 +217,8 @@ describe('Function: collectHealth()', () => {
     const other = await createTestDatabase();
     const caseId = `CASE-${randomUUID()}`;
     await other.sql`insert into cases (case_id, stage, version) values (${caseId}, 'NEW', 1)`;
-    const holder = other.client({ max: 1 });
+    const holder = await holdCaseRow(caseId, other);
     const waiter = other.client({ max: 1 });
-    let release = () => {};
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let locked = () => {};
-    const isLocked = new Promise<void>((resolve) => {
-      locked = resolve;
-    });
-    const held = holder.begin(async (tx) => {
-      await tx`select 1 from cases where case_id = ${caseId} for update`;
-      locked();
-      await released;
-    });
-    await isLocked;
     const waiting = waiter`select 1 from cases where case_id = ${caseId} for update`.execute();
     const otherName = new URL(other.url).pathname.slice(1);
     await expect
@@ -251,8 +237,7 @@ describe('Function: collectHealth()', () => {
 
     // Act
     const figures = await collectHealth(db.sql, { consumer: CONSUMER });
-    release();
-    await Promise.all([held, waiting]);
+    await Promise.all([holder.release(), waiting]);
 
     // Assess
     expect(figures.locks).toEqual({ waiting: 0, oldestWaitMs: null });
