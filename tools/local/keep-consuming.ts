@@ -1,9 +1,9 @@
 import { scenarioVariables } from './demo-scenario.ts';
-import { startEventSourceMapping } from './event-source-mapping.ts';
 import { startFunctionHost } from './function-host.ts';
 import type { LocalStack } from './local-stack.ts';
 import { startPollerTasks } from './poller-process.ts';
 import { localPollerTask, localWorkerFunction } from './stack-compute.ts';
+import { startStackFunctionMapping } from './stack-function-mapping.ts';
 
 /** Options of {@link keepConsuming}. */
 export interface KeepConsumingOptions {
@@ -81,23 +81,12 @@ export async function keepConsuming(options: KeepConsumingOptions): Promise<Kept
     ...settings,
     environment: { ...settings.environment, ...variables },
   });
-  const esm = await startEventSourceMapping({
-    // Lambda's event source mapping polls with the function's role.
-    sqs: stack.clients('worker').sqs,
-    queueUrl: stack.queues.queueUrl,
-    invoker: host,
+  const esm = await startStackFunctionMapping({
+    stack,
+    host,
     functionName: settings.functionName,
-    batchSize: 10,
-    maxConcurrency: concurrency,
-    waitTimeSeconds: 1,
-    region: stack.region,
-    onInvocation: (report) => {
-      if (report.reason === 'out-of-memory' || report.reason === 'timeout')
-        options.onKill?.(`${report.detail} (${report.errorType}); ${report.function?.report ?? ''}`);
-    },
-  }).catch(async (error: unknown) => {
-    await host.stop();
-    throw error;
+    concurrency,
+    onKill: options.onKill,
   });
   return {
     async stop() {

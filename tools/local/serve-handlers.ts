@@ -2,7 +2,6 @@ import postgres from 'postgres';
 import { connectOptions } from '../../lambda/postgres/connect-options.ts';
 import type { MessageHandler } from '../../lambda/stores/postgres/message-handler.ts';
 import { describeLimits } from './describe-limits.ts';
-import { startEventSourceMapping } from './event-source-mapping.ts';
 import { exampleEnvelope } from './example-envelope.ts';
 import { type OutputSource, startFunctionHost } from './function-host.ts';
 import { LOCAL_ACCESS_KEY_IDS, localCredentials } from './iam/local-identities.ts';
@@ -10,6 +9,7 @@ import { loadHandlers } from './load-handlers.ts';
 import type { LocalStack } from './local-stack.ts';
 import { runOutboxRelayLoop } from './outbox-relay-loop.ts';
 import { localWorkerFunction } from './stack-compute.ts';
+import { startStackFunctionMapping } from './stack-function-mapping.ts';
 
 /** Options of {@link serveHandlers}. */
 export interface ServeHandlersOptions {
@@ -100,23 +100,12 @@ export async function serveHandlers(options: ServeHandlersOptions): Promise<Serv
       options.onOutput ??
       ((line, source) => (source.stream === 'stdout' ? process.stdout : process.stderr).write(`${line}\n`)),
   });
-  const esm = await startEventSourceMapping({
-    // Lambda's event source mapping polls with the function's role.
-    sqs: stack.clients('worker').sqs,
-    queueUrl: stack.queues.queueUrl,
-    invoker: host,
+  const esm = await startStackFunctionMapping({
+    stack,
+    host,
     functionName: settings.functionName,
-    batchSize: 10,
-    maxConcurrency: concurrency,
-    waitTimeSeconds: 1,
-    region: stack.region,
-    onInvocation: (report) => {
-      if (report.reason === 'out-of-memory' || report.reason === 'timeout')
-        options.onKill?.(`${report.detail} (${report.errorType}); ${report.function?.report ?? ''}`);
-    },
-  }).catch(async (error: unknown) => {
-    await host.stop();
-    throw error;
+    concurrency,
+    onKill: options.onKill,
   });
   const relaySql = postgres(stack.databaseRoles?.url('relay') ?? stack.databaseUrl, {
     ...connectOptions({ setting: 'DATABASE_URL', connectTimeoutSeconds: 10 }),
