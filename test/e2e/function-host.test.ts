@@ -36,6 +36,16 @@ afterEach(async () => {
   for (const item of running.splice(0).reverse()) await item.stop();
 });
 
+/** The local stack the dev stage's worker function runs against: this file's database, as the worker's role. */
+const LOCAL_STACK = {
+  databaseUrl: db.url,
+  databaseRoles: { names: db.roles, url: (fn: RoleFunction) => db.roleUrl(fn) },
+  sqsEndpoint: fixture.endpoint,
+  region: 'us-east-1',
+  s3,
+  dynamodb: undefined,
+};
+
 /** A host of a fixture module, its invocations collected. */
 async function host(name: string, memorySizeMb: number, timeoutMs: number) {
   const invocations: FunctionInvocation[] = [];
@@ -184,16 +194,7 @@ describe('Function: startFunctionHost()', () => {
     const stage = JSON.parse(readFileSync(fileURLToPath(new URL('../../cdk.json', import.meta.url)), 'utf8'))
       .context.stages.dev;
     const resolved = resolveWorkerSettings(stageSettings('dev', stage));
-    const local = {
-      databaseUrl: db.url,
-      // The worker function signs in as the worker's database role, as deployed.
-      databaseRoles: { names: db.roles, url: (fn: RoleFunction) => db.roleUrl(fn) },
-      sqsEndpoint: fixture.endpoint,
-      region: 'us-east-1',
-      s3,
-      dynamodb: undefined,
-    };
-    const settings = await localWorkerFunction(local, {
+    const settings = await localWorkerFunction(LOCAL_STACK, {
       stage: 'dev',
       environment: { WORKER_CONSUMER: 'host-test' },
     });
@@ -231,16 +232,7 @@ describe('Function: startFunctionHost()', () => {
 
   it("holds a payloadRef at the stack's derived limit within the stage's memory, and is killed for memory with less", async () => {
     // Prepare: a PaymentCaptured whose payload (line items) is the dev stage's PAYLOAD_MAX_BYTES of JSON, in S3.
-    const local = {
-      databaseUrl: db.url,
-      // The worker function signs in as the worker's database role, as deployed.
-      databaseRoles: { names: db.roles, url: (fn: RoleFunction) => db.roleUrl(fn) },
-      sqsEndpoint: fixture.endpoint,
-      region: 'us-east-1',
-      s3,
-      dynamodb: undefined,
-    };
-    const settings = await localWorkerFunction(local, {
+    const settings = await localWorkerFunction(LOCAL_STACK, {
       stage: 'dev',
       environment: { WORKER_CONSUMER: 'payload-test' },
     });
