@@ -1,70 +1,32 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  DeleteMessageBatchCommand,
-  type Message,
-  ReceiveMessageCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
-import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSRecord } from 'aws-lambda';
 import { ConfigError } from '../../lambda/errors.ts';
 import { sqsEventRecord } from '../../lambda/sqs/sqs-event-record.ts';
 import { batchResponseVerdict } from './batch-response-verdict.ts';
+import { countInvocation, emptyStats } from './count-invocation.ts';
+import { deleteRecords } from './delete-records.ts';
 import type {
-  EventSourceMappingHandler,
   EventSourceMappingHooks,
-  EventSourceMappingInvoker,
   EventSourceMappingLogger,
   EventSourceMappingOptions,
   EventSourceMappingStats,
   InvocationReport,
 } from './event-source-mapping.ts';
 import { gatherBatch } from './gather-batch.ts';
-import { lambdaContext } from './lambda-context.ts';
 import { queueCounts } from './local-queues.ts';
 import { ResizableSemaphore } from './resizable-semaphore.ts';
-
-/** How one invocation ended: the handler's response, or why the whole batch failed. */
-interface Ended {
-  readonly response?: unknown;
-  readonly reason?: 'error' | 'timeout' | 'out-of-memory';
-  readonly detail?: string;
-  readonly errorType?: string;
-  readonly function?: InvocationReport['function'];
-}
+import {
+  describeError,
+  type InvocationEnding,
+  type InvocationTarget,
+  runInvocation,
+} from './run-invocation.ts';
 
 type Verdict = ReturnType<typeof batchResponseVerdict>;
 
 const silentLogger: EventSourceMappingLogger = { debug() {}, info() {}, warn() {}, error() {} };
-
-class InvocationTimeoutError extends Error {
-  constructor(timeoutMs: number) {
-    super(`Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds`);
-    this.name = 'InvocationTimeoutError';
-  }
-}
-
-function emptyStats(): EventSourceMappingStats {
-  return {
-    receives: 0,
-    receiveErrors: 0,
-    messagesReceived: 0,
-    invocations: 0,
-    succeededInvocations: 0,
-    partialFailures: 0,
-    errors: 0,
-    timeouts: 0,
-    outOfMemory: 0,
-    invalidResponses: 0,
-    recordsSucceeded: 0,
-    recordsFailed: 0,
-    deleted: 0,
-    deletesDropped: 0,
-    deleteFailures: 0,
-    inFlightInvocations: 0,
-    maxObservedConcurrency: 0,
-  };
-}
 
 /**
  * The running state of one event source mapping (what `startEventSourceMapping` returns wraps it): pollers that
@@ -80,15 +42,13 @@ export class EventSourceMappingRunner {
   readonly #queueUrl: string;
   readonly #eventSourceArn: string;
   readonly #fifo: boolean;
-  readonly #handler: EventSourceMappingHandler | undefined;
-  readonly #invoker: EventSourceMappingInvoker | undefined;
+  readonly #target: InvocationTarget;
   readonly #logger: EventSourceMappingLogger;
   readonly #hooks: EventSourceMappingHooks;
   readonly #batchSize: number;
   readonly #windowMs: number;
   readonly #functionTimeoutMs: number;
   readonly #waitTimeSeconds: number;
-  readonly #functionName: string;
   readonly #awsRegion: string;
   readonly #slots: ResizableSemaphore;
   #enabled: boolean;
@@ -114,16 +74,21 @@ export class EventSourceMappingRunner {
     this.#queueUrl = options.queueUrl;
     this.#eventSourceArn = eventSourceArn;
     this.#fifo = fifo;
-    this.#handler = options.handler;
-    this.#invoker = options.invoker;
     this.#logger = options.logger ?? silentLogger;
     this.#hooks = options.hooks ?? {};
     this.#batchSize = options.batchSize ?? 10;
     this.#windowMs = options.maxBatchingWindowMs ?? 0;
     this.#functionTimeoutMs = options.functionTimeoutMs ?? options.invoker?.timeoutMs ?? 30_000;
     this.#waitTimeSeconds = options.waitTimeSeconds ?? 20;
-    this.#functionName = options.functionName ?? 'local-worker';
     this.#awsRegion = options.region ?? eventSourceArn.split(':')[3] ?? 'us-east-1';
+    this.#target = {
+      functionName: options.functionName ?? 'local-worker',
+      functionTimeoutMs: this.#functionTimeoutMs,
+      awsRegion: this.#awsRegion,
+      hooks: this.#hooks,
+      ...(options.handler ? { handler: options.handler } : {}),
+      ...(options.invoker ? { invoker: options.invoker } : {}),
+    };
     this.#slots = new ResizableSemaphore(options.maxConcurrency ?? 2);
     this.#enabled = options.enabled ?? true;
   }
@@ -363,7 +328,7 @@ export class EventSourceMappingRunner {
     stats.inFlightInvocations += 1;
     stats.maxObservedConcurrency = Math.max(stats.maxObservedConcurrency, stats.inFlightInvocations);
     const startedAt = Date.now();
-    const ended = await this.#call({ Records: records }, awsRequestId);
+    const ended = await runInvocation(this.#target, { Records: records }, awsRequestId);
     const verdict: Verdict = ended.reason
       ? {
           result: 'batch-failure',
@@ -376,81 +341,12 @@ export class EventSourceMappingRunner {
     return this.#settle(records, startedAt, awsRequestId, ended, verdict);
   }
 
-  /** Runs the handler, in this process (raced against the timeout) or through the invoker. */
-  async #call(event: SQSEvent, awsRequestId: string): Promise<Ended> {
-    try {
-      const context = lambdaContext({
-        functionName: this.#functionName,
-        timeoutMs: this.#functionTimeoutMs,
-        region: this.#awsRegion,
-        awsRequestId,
-        ...(this.#invoker ? { memoryLimitInMB: this.#invoker.memorySizeMb } : {}),
-      });
-      if (this.#invoker) {
-        await this.#hooks.beforeInvoke?.(event, context);
-        return await this.#callInvoker(this.#invoker, event, awsRequestId);
-      }
-      return { response: await this.#callHandler(event, context) };
-    } catch (error) {
-      return {
-        reason: error instanceof InvocationTimeoutError ? 'timeout' : 'error',
-        detail: describeError(error),
-        errorType: error instanceof Error ? error.name : typeof error,
-      };
-    }
-  }
-
-  async #callInvoker(
-    invoker: EventSourceMappingInvoker,
-    event: SQSEvent,
-    awsRequestId: string,
-  ): Promise<Ended> {
-    const invocation = await invoker.invoke(event, { awsRequestId });
-    const facts = {
-      environmentId: invocation.environmentId,
-      coldStart: invocation.coldStart,
-      ...(invocation.initDurationMs !== undefined ? { initDurationMs: invocation.initDurationMs } : {}),
-      maxMemoryUsedMb: invocation.maxMemoryUsedMb,
-      memorySizeMb: invocation.memorySizeMb,
-      report: invocation.report,
-    };
-    return invocation.ok
-      ? { response: invocation.response, function: facts }
-      : {
-          reason: invocation.reason,
-          detail: invocation.detail,
-          errorType: invocation.errorType,
-          function: facts,
-        };
-  }
-
-  /** `beforeInvoke` and the handler raced against the function timeout; a timed-out one keeps running, its result ignored. */
-  async #callHandler(event: SQSEvent, context: ReturnType<typeof lambdaContext>): Promise<unknown> {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const run = (async () => {
-        await this.#hooks.beforeInvoke?.(event, context);
-        return (this.#handler as EventSourceMappingHandler)(event, context);
-      })();
-      run.catch(() => {}); // a late rejection after a timeout is not unhandled
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new InvocationTimeoutError(this.#functionTimeoutMs)),
-          this.#functionTimeoutMs,
-        );
-      });
-      return await Promise.race([run, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
   /** Deletes what succeeded, counts, logs and reports one invocation. */
   async #settle(
     records: readonly SQSRecord[],
     startedAt: number,
     awsRequestId: string,
-    ended: Ended,
+    ended: InvocationEnding,
     verdict: Verdict,
   ): Promise<void> {
     let reason: InvocationReport['reason'] = ended.reason;
@@ -462,9 +358,12 @@ export class EventSourceMappingRunner {
     const failed = new Set(verdict.failedMessageIds);
     const succeeded = records.filter((record) => !failed.has(record.messageId));
     const toDelete = succeeded.filter((record) => !this.#hooks.dropDeleteAfterSuccess?.(record));
-    const deleted = await this.#deleteRecords(toDelete);
+    const deleted = await deleteRecords(this.#sqs, this.#queueUrl, toDelete, {
+      stats: this.stats,
+      logger: this.#logger,
+    });
     const deletesDropped = succeeded.length - toDelete.length;
-    this.#count(verdict.result, reason, {
+    countInvocation(this.stats, verdict.result, reason, {
       succeeded: succeeded.length,
       failed: failed.size,
       deleted,
@@ -500,62 +399,4 @@ export class EventSourceMappingRunner {
       this.#logger.error('onInvocation listener threw', { error: describeError(error) });
     }
   }
-
-  /** Adds one settled invocation to the stats. */
-  #count(
-    result: Verdict['result'],
-    reason: InvocationReport['reason'],
-    records: { succeeded: number; failed: number; deleted: number; deletesDropped: number },
-  ): void {
-    const { stats } = this;
-    stats.inFlightInvocations -= 1;
-    stats.recordsSucceeded += records.succeeded;
-    stats.recordsFailed += records.failed;
-    stats.deleted += records.deleted;
-    stats.deletesDropped += records.deletesDropped;
-    if (result === 'success') stats.succeededInvocations += 1;
-    if (result === 'partial-failure') stats.partialFailures += 1;
-    if (reason === 'error') stats.errors += 1;
-    if (reason === 'timeout') stats.timeouts += 1;
-    if (reason === 'out-of-memory') stats.outOfMemory += 1;
-    if (reason === 'invalid-response') stats.invalidResponses += 1;
-  }
-
-  /** DeleteMessageBatch, 10 per call; a failed entry or call is counted and logged (the message comes back). */
-  async #deleteRecords(records: readonly SQSRecord[]): Promise<number> {
-    let deleted = 0;
-    for (let start = 0; start < records.length; start += 10) {
-      const chunk = records.slice(start, start + 10);
-      try {
-        const result = await this.#sqs.send(
-          new DeleteMessageBatchCommand({
-            QueueUrl: this.#queueUrl,
-            Entries: chunk.map((record, index) => ({
-              Id: String(index),
-              ReceiptHandle: record.receiptHandle,
-            })),
-          }),
-        );
-        deleted += result.Successful?.length ?? 0;
-        for (const failure of result.Failed ?? []) {
-          this.stats.deleteFailures += 1;
-          this.#logger.warn('DeleteMessageBatch entry failed; the message will be delivered again', {
-            messageId: chunk[Number(failure.Id)]?.messageId,
-            code: failure.Code,
-          });
-        }
-      } catch (error) {
-        this.stats.deleteFailures += chunk.length;
-        this.#logger.warn('DeleteMessageBatch failed; the messages will be delivered again', {
-          messageIds: chunk.map((record) => record.messageId),
-          error: describeError(error),
-        });
-      }
-    }
-    return deleted;
-  }
-}
-
-function describeError(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
