@@ -1,22 +1,15 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  GetQueueAttributesCommand,
-  type Message,
-  ReceiveMessageCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
-import { METRIC_NAMES } from '../../constants.ts';
 import { ConfigError } from '../../errors.ts';
-import { sqsEventRecord } from '../../sqs/sqs-event-record.ts';
 import type { CommitMode } from '../../types.ts';
 import type { RecordOutcome } from '../../worker/outcome.ts';
 import { POLLER_DEFAULTS, POLLER_LIMITS } from './constants.ts';
-import { createDatabasePause, type DatabasePause, type DatabasePauseSettings } from './database-pause.ts';
-import { createLeaseHeartbeat, type HeldBatch } from './lease-heartbeat.ts';
+import type { DatabasePause, DatabasePauseSettings } from './database-pause.ts';
+import { PollerLoop } from './poller-loop.ts';
 import { describeError, type PollerLogger, type PollerMetrics } from './poller-telemetry.ts';
-import type { BatchResult, ProcessBatch } from './process-batch.ts';
-import { type DeleteEntry, settleMessages, type VisibilityEntry } from './settle-messages.ts';
+import type { ProcessBatch } from './process-batch.ts';
+import type { VisibilityEntry } from './settle-messages.ts';
 
 /** Settings and collaborators of {@link startPoller}. */
 export interface PollerOptions {
@@ -135,17 +128,6 @@ export interface Poller {
   stop(options?: { timeoutMs?: number }): Promise<PollerStopResult>;
 }
 
-/** One received batch in flight. */
-interface BatchInFlight {
-  readonly records: readonly SQSRecord[];
-  readonly byId: ReadonlyMap<string, SQSRecord>;
-  /** Outcomes known so far (from `recordSettled`, then the batch result). */
-  readonly settled: Map<string, RecordOutcome>;
-  /** Records already deleted or handed back. */
-  readonly done: Set<string>;
-  hold?: HeldBatch;
-}
-
 /** Checks the settings and lists every problem, naming the option and the range. */
 function validate(options: PollerOptions): void {
   const problems: string[] = [];
@@ -161,6 +143,24 @@ function validate(options: PollerOptions): void {
   check('maxExtensionSeconds', options.maxExtensionSeconds, POLLER_LIMITS.maxExtensionSeconds);
   check('batchTimeoutSeconds', options.batchTimeoutSeconds, POLLER_LIMITS.batchTimeoutSeconds);
   if (problems.length > 0) throw new ConfigError(`Invalid poller options:\n- ${problems.join('\n- ')}`);
+}
+
+/** Reads the queue's ARN and FIFO flag, naming the setting to fix when it cannot. */
+async function readQueue(sqs: SQSClient, queueUrl: string): Promise<{ queueArn: string; fifo: boolean }> {
+  const { Attributes = {} } = await sqs
+    .send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn', 'FifoQueue'] }))
+    .catch((error: unknown) => {
+      throw new ConfigError(
+        `Cannot read the attributes of queue ${queueUrl} (${describeError(error)}); check WORKER_QUEUE_URL, the SQS endpoint (SQS_ENDPOINT in local runs) and that the task role may call sqs:GetQueueAttributes`,
+      );
+    });
+  const queueArn = Attributes.QueueArn;
+  if (!queueArn) {
+    throw new ConfigError(
+      `Queue ${queueUrl} reported no QueueArn; set WORKER_QUEUE_URL to the URL that CreateQueue/GetQueueUrl returned`,
+    );
+  }
+  return { queueArn, fifo: Attributes.FifoQueue === 'true' };
 }
 
 /**
@@ -192,355 +192,48 @@ function validate(options: PollerOptions): void {
  */
 export async function startPoller(options: PollerOptions): Promise<Poller> {
   validate(options);
-  const { sqs, queueUrl, logger, metrics } = options;
-  const now = options.now ?? Date.now;
-  const batchSize = options.batchSize ?? POLLER_DEFAULTS.batchSize;
+  const { queueArn, fifo } = await readQueue(options.sqs, options.queueUrl);
   const waitSeconds = options.waitSeconds ?? POLLER_DEFAULTS.waitSeconds;
   const leaseSeconds = options.visibilitySeconds ?? POLLER_DEFAULTS.visibilitySeconds;
-  const batchTimeoutMs = 1000 * (options.batchTimeoutSeconds ?? POLLER_DEFAULTS.batchTimeoutSeconds);
-  const earlySettle = (options.commitMode ?? 'per-message') === 'per-message';
-  const { Attributes = {} } = await sqs
-    .send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn', 'FifoQueue'] }))
-    .catch((error: unknown) => {
-      throw new ConfigError(
-        `Cannot read the attributes of queue ${queueUrl} (${describeError(error)}); check WORKER_QUEUE_URL, the SQS endpoint (SQS_ENDPOINT in local runs) and that the task role may call sqs:GetQueueAttributes`,
-      );
-    });
-  const queueArn = Attributes.QueueArn;
-  if (!queueArn) {
-    throw new ConfigError(
-      `Queue ${queueUrl} reported no QueueArn; set WORKER_QUEUE_URL to the URL that CreateQueue/GetQueueUrl returned`,
+  const receive = async (max: number, signal: AbortSignal): Promise<Message[]> => {
+    const { Messages = [] } = await options.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: options.queueUrl,
+        MaxNumberOfMessages: max,
+        WaitTimeSeconds: waitSeconds,
+        VisibilityTimeout: leaseSeconds,
+        MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
+      }),
+      { abortSignal: signal },
     );
-  }
-  const fifo = Attributes.FifoQueue === 'true';
-  const awsRegion = queueArn.split(':')[3] ?? 'us-east-1';
-
-  const stats: PollerStats = {
-    receives: 0,
-    receiveErrors: 0,
-    messagesReceived: 0,
-    batches: 0,
-    recordsAcknowledged: 0,
-    recordsReported: 0,
-    deleted: 0,
-    deleteFailures: 0,
-    deletesDropped: 0,
-    released: 0,
-    heartbeats: 0,
-    inFlight: 0,
-    maxInFlight: 0,
+    return Messages;
   };
-  const emit = (event: PollerEvent) => {
-    try {
-      options.onEvent?.(event);
-    } catch (error) {
-      logger.error('poller_listener_failed', { error: describeError(error) });
-    }
-  };
-  let stopping = false;
-  /** Set when a stop gave up waiting: nothing more is deleted or changed. */
-  let abandoned = false;
-  let stopDeadline = Number.POSITIVE_INFINITY;
-  const stopped = new AbortController();
-  let receiveAbort: AbortController | undefined;
-  const capacityWaiters = new Set<() => void>();
-  const idleWaiters = new Set<() => void>();
-  const tasks = new Set<Promise<void>>();
-  /** Batch in flight of each record in flight, by SQS messageId. */
-  const byMessage = new Map<string, BatchInFlight>();
-
-  const pause = createDatabasePause({
-    probe: options.probe,
-    settings: {
-      probeBackoffBaseMs: options.pause?.probeBackoffBaseMs ?? POLLER_DEFAULTS.probeBackoffBaseMs,
-      probeBackoffMaxMs: options.pause?.probeBackoffMaxMs ?? POLLER_DEFAULTS.probeBackoffMaxMs,
-      halfOpenMs: options.pause?.halfOpenMs ?? POLLER_DEFAULTS.halfOpenMs,
-      probeTimeoutMs: options.pause?.probeTimeoutMs ?? POLLER_DEFAULTS.probeTimeoutMs,
-    },
-    logger,
-    metrics,
-    now,
-    onChange: (transition) => {
-      // Paused: the pending long poll would take messages the poller cannot start.
-      if (transition.to === 'open') receiveAbort?.abort();
-      wakeCapacity();
-      emit({ type: 'pause', status: transition.to, reason: transition.reason });
-    },
-  });
-  const heartbeat = createLeaseHeartbeat({
-    sqs,
-    queueUrl,
-    leaseSeconds,
-    maxExtensionSeconds: options.maxExtensionSeconds ?? POLLER_DEFAULTS.maxExtensionSeconds,
-    logger,
-    metrics,
-    now,
-    onExtended: (messageIds, visibilitySeconds) => {
-      stats.heartbeats += messageIds.length;
-      emit({ type: 'extended', messageIds, visibilitySeconds });
-    },
-  });
-
-  function wakeCapacity(): void {
-    for (const resolve of [...capacityWaiters]) resolve();
-  }
-  const capacityFreed = () =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        capacityWaiters.delete(done);
-        resolve();
-      };
-      capacityWaiters.add(done);
-    });
-
-  /** Hands messages back unstarted: visibility 0, so another poller (or this one, later) takes them at once. */
-  async function release(messages: readonly Message[], reason: 'paused' | 'stopping'): Promise<void> {
-    const changes = messages.map((message) => ({
-      messageId: message.MessageId as string,
-      receiptHandle: message.ReceiptHandle as string,
-      visibilitySeconds: 0,
-    }));
-    await settleMessages(sqs, queueUrl, { deletes: [], changes }, logger);
-    stats.released += changes.length;
-    logger.info('poller_released', { reason, messageIds: changes.map((change) => change.messageId) });
-    metrics.addMetric(METRIC_NAMES.pollerReleased, 'Count', changes.length);
-    metrics.publishStoredMetrics();
-    emit({ type: 'released', messageIds: changes.map((change) => change.messageId), reason });
-  }
-
-  /** Deletes the batch's committed records and hands back its reported ones, once each. */
-  async function settle(batch: BatchInFlight): Promise<void> {
-    if (abandoned) return;
-    const deletes: DeleteEntry[] = [];
-    const changes: VisibilityEntry[] = [];
-    for (const [messageId, outcome] of batch.settled) {
-      const record = batch.byId.get(messageId);
-      if (!record || batch.done.has(messageId)) continue;
-      batch.done.add(messageId);
-      if (outcome.acknowledged) {
-        stats.recordsAcknowledged += 1;
-        if (options.hooks?.dropDeleteAfterSuccess?.(record)) stats.deletesDropped += 1;
-        else deletes.push({ messageId, receiptHandle: record.receiptHandle });
-      } else {
-        stats.recordsReported += 1;
-        if (outcome.result === 'DEADLINE_DEFERRED') stats.released += 1; // not started: handed back at once
-        // Without a visibility from the engine the record comes back when its lease ends.
-        if (outcome.visibilitySeconds !== undefined) {
-          changes.push({
-            messageId,
-            receiptHandle: record.receiptHandle,
-            visibilitySeconds: outcome.visibilitySeconds,
-          });
-        }
-      }
-    }
-    if (deletes.length + changes.length === 0) return;
-    const result = await settleMessages(sqs, queueUrl, { deletes, changes }, logger);
-    stats.deleted += result.deleted;
-    stats.deleteFailures += result.deleteFailures;
-    emit({ type: 'settled', deleted: deletes.map((entry) => entry.messageId), visibility: changes });
-  }
-
-  async function runBatch(batch: BatchInFlight, receivedAt: number): Promise<void> {
-    // Settled records are settled with SQS at each renewal (per message: the outcome follows the commit), so a
-    // record done early never waits out its lease for a slow sibling.
-    const hold = heartbeat.hold(batch.records, receivedAt, earlySettle ? () => settle(batch) : undefined);
-    batch.hold = hold;
-    // The batch's budget, as a Lambda invocation's: its timeout from the receive, never beyond what the heartbeat
-    // can hold nor, once stopping, beyond the stop timeout. The engine starts no record and waits for no database
-    // call beyond it: a database that stops answering gives the record back within it, not after the hour the
-    // heartbeat could hold it.
-    const batchDeadline = receivedAt + batchTimeoutMs;
-    const budget = {
-      remainingMs: () => Math.min(hold.holdUntil, stopDeadline, batchDeadline) - now(),
-    };
-    let result: BatchResult | undefined;
-    try {
-      result = await options.processBatch(batch.records, budget);
-    } catch (error) {
-      // The engine never throws for a record: this is a defect. Nothing is settled; the leases run out.
-      logger.error('poller_batch_failed', {
-        messageIds: batch.records.map((record) => record.messageId),
-        error: describeError(error),
-      });
-    }
-    await hold.stop(); // after this no extension can land on a backoff
-    if (result) {
-      result.outcomes.forEach((outcome, index) => {
-        const record = batch.records[index];
-        if (record) batch.settled.set(record.messageId, outcome);
-      });
-      await settle(batch);
-      pause.observe(result.databaseDown);
-    }
-  }
-
-  function dispatch(messages: readonly Message[], receivedAt: number): void {
-    const records = messages.map((message) =>
-      sqsEventRecord(message, { eventSourceArn: queueArn as string, awsRegion }),
-    );
-    const batch: BatchInFlight = {
-      records,
-      byId: new Map(records.map((record) => [record.messageId, record])),
-      settled: new Map(),
-      done: new Set(),
-    };
-    for (const record of records) byMessage.set(record.messageId, batch);
-    stats.batches += 1;
-    stats.inFlight += records.length;
-    stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight);
-    const task: Promise<void> = runBatch(batch, receivedAt)
-      .catch((error) => logger.error('poller_batch_failed', { error: describeError(error) }))
-      .finally(() => {
-        for (const record of records)
-          if (byMessage.get(record.messageId) === batch) byMessage.delete(record.messageId);
-        stats.inFlight -= records.length;
-        tasks.delete(task);
-        metrics.addMetric(METRIC_NAMES.pollerInFlight, 'Count', stats.inFlight);
-        metrics.publishStoredMetrics();
-        wakeCapacity();
-        if (tasks.size === 0) for (const resolve of [...idleWaiters]) resolve();
-      });
-    tasks.add(task);
-  }
-
-  async function receive(max: number): Promise<Message[]> {
-    receiveAbort = new AbortController();
-    stats.receives += 1;
-    try {
-      const { Messages = [] } = await sqs.send(
-        new ReceiveMessageCommand({
-          QueueUrl: queueUrl,
-          MaxNumberOfMessages: max,
-          WaitTimeSeconds: waitSeconds,
-          VisibilityTimeout: leaseSeconds,
-          MessageSystemAttributeNames: ['All'],
-          MessageAttributeNames: ['All'],
-        }),
-        { abortSignal: receiveAbort.signal },
-      );
-      return Messages;
-    } finally {
-      receiveAbort = undefined;
-    }
-  }
-
-  /** Read through a function: the status changes while the loop awaits. */
-  const paused = () => pause.status === 'open';
-
-  async function loop(): Promise<void> {
-    let failures = 0;
-    while (!stopping) {
-      if (paused()) {
-        await pause.whenReceiving(stopped.signal);
-        continue;
-      }
-      const limit = pause.status === 'half-open' ? 1 : options.concurrency;
-      const free = limit - stats.inFlight;
-      if (free <= 0) {
-        await capacityFreed();
-        continue;
-      }
-      let messages: Message[];
-      try {
-        messages = await receive(Math.min(batchSize, free));
-        failures = 0;
-      } catch (error) {
-        if (stopping || paused()) continue; // aborted on purpose
-        stats.receiveErrors += 1;
-        failures += 1;
-        logger.warn('poller_receive_failed', { queueUrl, error: describeError(error) });
-        await sleep(Math.min(5000, 100 * 2 ** failures), undefined, { signal: stopped.signal }).catch(
-          () => {},
-        );
-        continue;
-      }
-      if (messages.length === 0) continue;
-      const receivedAt = now();
-      stats.messagesReceived += messages.length;
-      emit({ type: 'received', messageIds: messages.map((message) => message.MessageId as string) });
-      if (stopping || paused()) {
-        await release(messages, stopping ? 'stopping' : 'paused');
-        continue;
-      }
-      dispatch(messages, receivedAt);
-    }
-  }
-
-  const polling = loop();
-  logger.info('poller_started', {
-    queueUrl,
+  const loop = new PollerLoop(options, {
+    queueArn,
     fifo,
-    concurrency: options.concurrency,
-    batchSize,
+    awsRegion: queueArn.split(':')[3] ?? 'us-east-1',
+    batchSize: options.batchSize ?? POLLER_DEFAULTS.batchSize,
     waitSeconds,
-    visibilitySeconds: leaseSeconds,
-    batchTimeoutSeconds: batchTimeoutMs / 1000,
+    leaseSeconds,
+    batchTimeoutMs: 1000 * (options.batchTimeoutSeconds ?? POLLER_DEFAULTS.batchTimeoutSeconds),
+    earlySettle: (options.commitMode ?? 'per-message') === 'per-message',
+    now: options.now ?? Date.now,
+    receive,
   });
-
-  const idle = () =>
-    tasks.size === 0
-      ? Promise.resolve()
-      : new Promise<void>((resolve) => {
-          idleWaiters.add(resolve);
-        });
-
+  loop.start();
   return {
     queueArn,
     fifo,
-    stats,
+    stats: loop.stats,
     get status() {
-      return pause.status;
+      return loop.pause.status;
     },
     get probes() {
-      return pause.probes;
+      return loop.pause.probes;
     },
-    recordSettled(outcome) {
-      const batch = byMessage.get(outcome.messageId);
-      if (!batch) return;
-      batch.settled.set(outcome.messageId, outcome);
-      batch.hold?.settle(outcome.messageId);
-    },
-    idle,
-    async stop({ timeoutMs = POLLER_DEFAULTS.stopTimeoutSeconds * 1000 } = {}) {
-      if (!stopping) {
-        stopping = true;
-        stopDeadline = now() + timeoutMs;
-        logger.info('poller_stopping', { inFlight: stats.inFlight, timeoutMs });
-        stopped.abort();
-        wakeCapacity();
-      }
-      // A pending long poll is left to finish (within `waitSeconds`) and what it returns is handed back at once:
-      // aborting the request does not cancel it in SQS, which would still deliver to it, and whatever it took
-      // would stay invisible for a whole lease. Only a long poll still pending at the stop timeout is aborted.
-      const pollTimer = setTimeout(() => receiveAbort?.abort(), Math.max(0, stopDeadline - now()));
-      await polling;
-      clearTimeout(pollTimer);
-      const left = Math.max(0, stopDeadline - now());
-      let timer: NodeJS.Timeout | undefined;
-      const drained = await Promise.race([
-        idle().then(() => true),
-        new Promise<boolean>((resolve) => {
-          timer = setTimeout(() => resolve(false), left);
-        }),
-      ]);
-      clearTimeout(timer);
-      if (!drained) {
-        abandoned = true;
-        heartbeat.stopAll();
-      }
-      pause.close();
-      (drained ? logger.info : logger.warn).call(
-        logger,
-        drained ? 'poller_stopped' : 'poller_stop_timed_out',
-        {
-          inFlight: stats.inFlight,
-          received: stats.messagesReceived,
-          deleted: stats.deleted,
-          released: stats.released,
-        },
-      );
-      return { drained, stats: { ...stats } };
-    },
+    recordSettled: (outcome) => loop.recordSettled(outcome),
+    idle: () => loop.idle(),
+    stop: ({ timeoutMs = POLLER_DEFAULTS.stopTimeoutSeconds * 1000 } = {}) => loop.stop(timeoutMs),
   };
 }
