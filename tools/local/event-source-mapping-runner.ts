@@ -1,3 +1,4 @@
+// Just over 400 lines: the one class that owns the mapping's state (pollers, batches, invocations, stop), kept whole so no state leaks.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';

@@ -1,3 +1,4 @@
+// Over 400 lines: the one class that owns the poller's state (receive loop, batches, stop and drain), kept whole so no state leaks.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Message } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
