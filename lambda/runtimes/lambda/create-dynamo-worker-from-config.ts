@@ -1,5 +1,4 @@
 import { loadConfig } from '../../config.ts';
-import { ConfigError } from '../../errors.ts';
 import type { DynamoMessageHandler } from '../../stores/dynamodb/dynamo-handler.ts';
 import { newRecordTracer } from '../../tracing/new-record-tracer.ts';
 import { dynamoWiring } from '../dynamo-wiring.ts';
@@ -33,11 +32,7 @@ export type DynamoWorkerFromConfigOptions = WorkerFromConfigOptions<DynamoMessag
  */
 export function createDynamoWorkerFromConfig(options: DynamoWorkerFromConfigOptions): WorkerHandler {
   const config = options.config ?? loadConfig();
-  if (config.store.kind !== 'dynamodb') {
-    throw new ConfigError(
-      'WORKER_STORE is not "dynamodb" (unset or "postgres": the PostgreSQL store), but createDynamoWorkerFromConfig builds a DynamoDB worker. Set WORKER_STORE=dynamodb and DYNAMODB_TABLE (SqsDatabaseWorker sets both for store: "dynamodb"), or build a PostgreSQL worker with createWorkerFromConfig from sqs-inbox-worker/postgres.',
-    );
-  }
+  // dynamoWiring refuses a configuration of another store (a ConfigError naming WORKER_STORE and the other wiring).
   const engine = engineFromConfig({
     config,
     handlers: options.handlers,
