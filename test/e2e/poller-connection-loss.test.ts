@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabaseProbe } from '../../lambda/breaker/create-database-probe.ts';
 import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
 import { holdCaseLock } from '../../tools/local/hold-case-lock.ts';
-import { queueCounts } from '../../tools/local/local-queues.ts';
+import { queueCounts, queueIsEmpty } from '../../tools/local/local-queues.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { paymentBody } from '../support/payment-body.ts';
 import { proxiedDatabase } from '../support/proxied-database.ts';
@@ -119,14 +119,7 @@ describe.each(['per-message', 'per-batch'] as const)(
         async () => (await scenario.caseRow())?.version === 2,
         30_000,
       );
-      await waitFor(
-        'the queue drained',
-        async () => {
-          const counts = await queueCounts(fixture.sqs, queueUrl);
-          return counts.visible + counts.inFlight + counts.delayed === 0;
-        },
-        20_000,
-      );
+      await waitFor('the queue drained', () => queueIsEmpty(fixture.sqs, queueUrl), 20_000);
 
       // Assess: nothing escaped the process; the poller kept running; the cut record was retried, then applied once
       expect(secondPid).not.toBe(firstPid);
@@ -186,15 +179,7 @@ describe.each(['per-message', 'per-batch'] as const)(
         40_000,
         running,
       );
-      await waitForChildren(
-        'the queue drained',
-        async () => {
-          const counts = await queueCounts(fixture.sqs, queueUrl);
-          return counts.visible + counts.inFlight + counts.delayed === 0;
-        },
-        20_000,
-        running,
-      );
+      await waitForChildren('the queue drained', () => queueIsEmpty(fixture.sqs, queueUrl), 20_000, running);
       child.child.kill('SIGTERM');
       const exit = await child.exited;
 

@@ -11,7 +11,7 @@ import type { Poller, PollerEvent } from '../../lambda/runtimes/poller/start-pol
 import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
 import { probeDynamoStore } from '../../lambda/stores/dynamodb/probe-dynamo-store.ts';
 import { startLocalPoller } from '../../tools/local/local-poller.ts';
-import { queueCounts } from '../../tools/local/local-queues.ts';
+import { queueCounts, queueIsEmpty } from '../../tools/local/local-queues.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';
 import { paymentBody } from '../support/payment-body.ts';
@@ -96,14 +96,7 @@ describe('Poller database-health pause (database cut by a TCP proxy for 10 s)', 
       },
       30_000,
     );
-    await waitFor(
-      'the queue drained',
-      async () => {
-        const counts = await queueCounts(sqs, queueUrl);
-        return counts.visible + counts.inFlight + counts.delayed === 0;
-      },
-      15_000,
-    );
+    await waitFor('the queue drained', () => queueIsEmpty(sqs, queueUrl), 15_000);
     // Half-open receives one record at a time until halfOpenMs of good probes close it; the queue may drain first.
     await waitFor('the pause closed', () => poller.status === 'closed', 10_000);
 

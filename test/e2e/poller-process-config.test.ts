@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
-import { queueCounts } from '../../tools/local/local-queues.ts';
+import { queueCounts, queueIsEmpty } from '../../tools/local/local-queues.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 import { pollerProcesses, waitFor } from './poller-process-fixture.ts';
@@ -72,15 +72,7 @@ describe('Poller process (bin/poller.ts): the store and commit-mode settings', (
 
     // Act: the fixture's DB_POOL_SIZE is 8; POLLER_CONCURRENCY left to its per-batch default
     const poller = startPollerProcess(queueUrl, { WORKER_COMMIT_MODE: 'per-batch', POLLER_CONCURRENCY: '' });
-    await waitFor(
-      'the queue drained',
-      async () => {
-        const counts = await queueCounts(fixture.sqs, queueUrl);
-        return counts.visible + counts.inFlight + counts.delayed === 0;
-      },
-      60_000,
-      [poller],
-    );
+    await waitFor('the queue drained', () => queueIsEmpty(fixture.sqs, queueUrl), 60_000, [poller]);
     poller.child.kill('SIGTERM');
     const exit = await poller.exited;
 

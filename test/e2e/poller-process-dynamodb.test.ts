@@ -3,7 +3,7 @@ import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startDropDeletesProxy } from '../../tools/local/drop-deletes-proxy.ts';
 import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
-import { queueCounts } from '../../tools/local/local-queues.ts';
+import { queueCounts, queueIsEmpty } from '../../tools/local/local-queues.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';
 import { startFakeXRayDaemon } from '../support/fake-xray-daemon.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
@@ -89,15 +89,7 @@ describe('Poller processes on DynamoDB (bin/poller.ts, WORKER_STORE=dynamodb, re
       first.child.kill('SIGTERM');
       const firstExit = await first.exited;
       await waitFor('every key applied', async () => (await completedKeys(table)) === 700, 60_000, [second]);
-      await waitFor(
-        'the queue drained',
-        async () => {
-          const counts = await queueCounts(fixture.sqs, queueUrl);
-          return counts.visible + counts.inFlight + counts.delayed === 0;
-        },
-        30_000,
-        [second],
-      );
+      await waitFor('the queue drained', () => queueIsEmpty(fixture.sqs, queueUrl), 30_000, [second]);
       second.child.kill('SIGTERM');
       const secondExit = await second.exited;
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
 import { holdCaseLock } from '../../tools/local/hold-case-lock.ts';
-import { queueCounts } from '../../tools/local/local-queues.ts';
+import { queueCounts, queueIsEmpty } from '../../tools/local/local-queues.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 import { pollerProcesses, waitFor } from './poller-process-fixture.ts';
@@ -55,14 +55,7 @@ describe('Poller processes (bin/poller.ts, real signals)', () => {
     first.child.kill('SIGTERM');
     const firstExit = await first.exited;
     await waitFor('every key applied', async () => (await completedKeys('term-')) === 1400, 40_000, [second]);
-    await waitFor(
-      'the queue drained',
-      async () => {
-        const counts = await queueCounts(fixture.sqs, queueUrl);
-        return counts.visible + counts.inFlight + counts.delayed === 0;
-      },
-      20_000,
-    );
+    await waitFor('the queue drained', () => queueIsEmpty(fixture.sqs, queueUrl), 20_000);
     second.child.kill('SIGTERM');
     const secondExit = await second.exited;
 
@@ -122,14 +115,7 @@ describe('Poller processes (bin/poller.ts, real signals)', () => {
     await waitFor('the stage change applied', async () => (await completedKeys('kill-case')) === 1, 30_000, [
       restarted,
     ]);
-    await waitFor(
-      'the queue drained',
-      async () => {
-        const counts = await queueCounts(fixture.sqs, queueUrl);
-        return counts.visible + counts.inFlight + counts.delayed === 0;
-      },
-      20_000,
-    );
+    await waitFor('the queue drained', () => queueIsEmpty(fixture.sqs, queueUrl), 20_000);
     restarted.child.kill('SIGTERM');
     const restartedExit = await restarted.exited;
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
 import { holdCaseLock } from '../../tools/local/hold-case-lock.ts';
-import { queueCounts } from '../../tools/local/local-queues.ts';
+import { queueCounts, queueIsEmpty } from '../../tools/local/local-queues.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 import { type PollerChild, pollerProcesses, waitFor } from './poller-process-fixture.ts';
@@ -60,10 +60,7 @@ const waitingForLock = async () => {
   return row?.count ?? 0;
 };
 
-const drained = (queueUrl: string) => async () => {
-  const counts = await queueCounts(fixture.sqs, queueUrl);
-  return counts.visible + counts.inFlight + counts.delayed === 0;
-};
+const drained = (queueUrl: string) => () => queueIsEmpty(fixture.sqs, queueUrl);
 
 /** What a poller logged for `message`, one idempotency key per line, sorted. */
 const keysOf = (poller: PollerChild, message: string) =>

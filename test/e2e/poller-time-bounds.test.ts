@@ -2,7 +2,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { createDatabaseProbe } from '../../lambda/breaker/create-database-probe.ts';
 import { createSql } from '../../lambda/postgres/db.ts';
 import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
-import { queueCounts } from '../../tools/local/local-queues.ts';
+import { queueCounts, queueIsEmpty } from '../../tools/local/local-queues.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { paymentBody } from '../support/payment-body.ts';
 import { proxiedDatabase } from '../support/proxied-database.ts';
@@ -123,14 +123,7 @@ describe('Poller time bounds (fauxqs over HTTP, real PostgreSQL)', () => {
       async () => (await ledgerCount(['silent-after'])) === 1,
       30_000,
     );
-    await waitFor(
-      'the queue drained',
-      async () => {
-        const counts = await queueCounts(sqs, queueUrl);
-        return counts.visible + counts.inFlight + counts.delayed === 0;
-      },
-      15_000,
-    );
+    await waitFor('the queue drained', () => queueIsEmpty(sqs, queueUrl), 15_000);
 
     // Assess: handed back within a generous bound of the budget (the budget, its backoff, the settling), as a
     // connection-class failure that paused the poller; every payment applied once, nothing in the DLQ.

@@ -103,3 +103,9 @@ export async function queueCounts(sqs: SQSClient, queueUrl: string): Promise<Que
     delayed: Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0),
   };
 }
+
+/** True when `queueUrl` holds no message: none visible, in flight or delayed ({@link queueCounts}). */
+export async function queueIsEmpty(sqs: SQSClient, queueUrl: string): Promise<boolean> {
+  const counts = await queueCounts(sqs, queueUrl);
+  return counts.visible + counts.inFlight + counts.delayed === 0;
+}
