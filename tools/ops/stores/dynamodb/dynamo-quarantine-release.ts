@@ -9,7 +9,7 @@ import type { NewerCompletedEvents } from '../../newer-completed-events.ts';
 import type { OpsOutput } from '../../output.ts';
 import { emit } from '../../output.ts';
 import type { QuarantineReleaseResult } from '../../quarantine-release-result.ts';
-import { toSendAttributes } from '../../to-send-attributes.ts';
+import { releaseSendInput } from '../../release-send-input.ts';
 import { dynamoAuditItem } from './dynamo-audit-item.ts';
 import { ANY_AGGREGATE_TYPE, findDynamoNewerCompletedEvents } from './dynamo-newer-completed-events.ts';
 import type { DynamoOpsTarget } from './dynamo-ops-table.ts';
@@ -77,7 +77,12 @@ export async function dynamoQuarantineRelease(
   const newer = await findDynamoNewerCompletedEvents(dynamo, entry);
   if (newer.count > 0 && !forced)
     throw new OutOfOrderReleaseError(outOfOrderMessage(entry, newer), id, newer);
-  const input = sendInput(entry, options.queueUrl);
+  const input = releaseSendInput(entry, options.queueUrl, () => {
+    const dropped = entry.sqsAttributesDropped.includes('MessageGroupId')
+      ? ' (the store did not keep it: the item would not have fit 400 KB)'
+      : '';
+    return `Quarantine item ${entry.quarantineId} has no MessageGroupId${dropped} but ${options.queueUrl} is a FIFO queue; nothing was sent. Send it by hand with its group id.`;
+  });
 
   const inbox = entry.idempotencyKey ? await readInbox(dynamo, entry.consumer, entry.idempotencyKey) : null;
   // As on PostgreSQL: failed items get a fresh start; COMPLETED and PROCESSING ones are left alone, and so is a key
@@ -219,30 +224,6 @@ function refuseUnreleasable(entry: DynamoQuarantineEntry, now: Date): void {
         'nothing was sent. Have the producer publish it again, or send the whole message by hand.',
     );
   }
-}
-
-/** The SendMessage input: body and message attributes as stored; for a FIFO queue its group and a deduplication id. */
-function sendInput(entry: DynamoQuarantineEntry, queueUrl: string): SendMessageCommandInput {
-  const input: SendMessageCommandInput = {
-    QueueUrl: queueUrl,
-    MessageBody: entry.body,
-    MessageAttributes: toSendAttributes(entry.messageAttributes),
-  };
-  if (queueUrl.endsWith('.fifo')) {
-    const groupId = (entry.sqsAttributes as { MessageGroupId?: string }).MessageGroupId;
-    if (!groupId) {
-      const dropped = entry.sqsAttributesDropped.includes('MessageGroupId')
-        ? ' (the store did not keep it: the item would not have fit 400 KB)'
-        : '';
-      throw new OperationError(
-        `Quarantine item ${entry.quarantineId} has no MessageGroupId${dropped} but ${queueUrl} is a FIFO queue; ` +
-          'nothing was sent. Send it by hand with its group id.',
-      );
-    }
-    input.MessageGroupId = groupId;
-    input.MessageDeduplicationId = `quarantine-${entry.quarantineId}-${entry.occurrences}`;
-  }
-  return input;
 }
 
 /** The refusal text: what was found (metadata only), the risk, what the DynamoDB match means, how to go ahead. */

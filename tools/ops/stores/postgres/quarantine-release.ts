@@ -1,4 +1,3 @@
-import type { SendMessageCommandInput } from '@aws-sdk/client-sqs';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type postgres from 'postgres';
 import type { SqsSender } from '../../collaborators.ts';
@@ -8,8 +7,8 @@ import type { NewerCompletedEvents } from '../../newer-completed-events.ts';
 import type { OpsOutput } from '../../output.ts';
 import { emit } from '../../output.ts';
 import type { QuarantineReleaseResult } from '../../quarantine-release-result.ts';
+import { releaseSendInput } from '../../release-send-input.ts';
 import type { QuarantineEntry } from '../../render-quarantine-entry.ts';
-import { toSendAttributes } from '../../to-send-attributes.ts';
 import { findNewerCompletedEvents } from './find-newer-completed-events.ts';
 import { loadQuarantineEntry } from './quarantine-show.ts';
 import { rearmInbox } from './rearm-inbox.ts';
@@ -57,7 +56,12 @@ export async function quarantineRelease(
     const rearm = entry.idempotencyKey
       ? await rearmInbox(tx, { consumer: entry.consumer, idempotencyKey: entry.idempotencyKey })
       : { previousStatus: null, rearmed: false };
-    const input = sendInput(entry, options.queueUrl);
+    const input = releaseSendInput(
+      entry,
+      options.queueUrl,
+      () =>
+        `Quarantine entry ${entry.quarantineId} has no MessageGroupId but ${options.queueUrl} is a FIFO queue; send it by hand.`,
+    );
     let releasedMessageId: string;
     try {
       releasedMessageId = (await sqs.send(new SendMessageCommand(input))).MessageId ?? '';
@@ -132,26 +136,6 @@ function refuseUnreleasable(entry: QuarantineEntry, consumer: string): void {
         'releasing it would be rejected again. Have the producer publish it with its own idempotency key.',
     );
   }
-}
-
-/** The SendMessage input: the stored body and message attributes; for a FIFO queue its group and a deduplication id. */
-function sendInput(entry: QuarantineEntry, queueUrl: string): SendMessageCommandInput {
-  const input: SendMessageCommandInput = {
-    QueueUrl: queueUrl,
-    MessageBody: entry.body,
-    MessageAttributes: toSendAttributes(entry.messageAttributes),
-  };
-  if (queueUrl.endsWith('.fifo')) {
-    const groupId = (entry.sqsAttributes as { MessageGroupId?: string }).MessageGroupId;
-    if (!groupId) {
-      throw new OperationError(
-        `Quarantine entry ${entry.quarantineId} has no MessageGroupId but ${queueUrl} is a FIFO queue; send it by hand.`,
-      );
-    }
-    input.MessageGroupId = groupId;
-    input.MessageDeduplicationId = `quarantine-${entry.quarantineId}-${entry.occurrences}`;
-  }
-  return input;
 }
 
 function renderRelease(result: QuarantineReleaseResult): string {
