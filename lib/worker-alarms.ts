@@ -103,20 +103,63 @@ export function createWorkerAlarms(
   scope: Construct,
   props: WorkerAlarmsProps,
 ): Record<string, cloudwatch.Alarm> {
-  const emf = (name: string, options?: cloudwatch.MetricOptions) =>
+  const emf: EmfMetric = (name, options) =>
     workerMetric(props.metricsNamespace, props.serviceName, name, options);
-  const proxyMetric = (proxy: rds.IDatabaseProxy, metricName: string) =>
-    new cloudwatch.Metric({
-      namespace: 'AWS/RDS',
-      metricName,
-      dimensionsMap: { ProxyName: proxy.dbProxyName },
-      statistic: cloudwatch.Stats.MAXIMUM,
-      period: Duration.minutes(1),
-    });
-  const near = (limit: number) => Math.max(1, Math.floor((limit * props.connectionsAlarmPercent) / 100));
-  const timeoutMs = props.functionTimeout.toMilliseconds();
+  const { instance, proxy, table, workerFunction, pollerService, health, retention } = props;
+  // The order of the families is the order of the alarms in the template; keep it.
+  const specs: AlarmSpecs = {
+    ...queueAlarmSpecs(props),
+    ...outcomeAlarmSpecs(props, emf),
+    ...(instance && proxy ? postgresAlarmSpecs(props, instance, proxy) : {}),
+    ...(table
+      ? dynamoDbAlarmSpecs({
+          table,
+          receivedRecords: emf(WORKER_METRICS.batchSize, { period: Duration.minutes(5) }),
+          transactionConflictRatePercent: props.transactionConflictRatePercent ?? 5,
+        })
+      : {}),
+    ...(workerFunction ? workerFunctionAlarmSpecs(workerFunction, props.functionTimeout) : {}),
+    ...(pollerService ? pollerAlarms(pollerService) : {}),
+    ...rateAlarmSpecs(props, emf),
+    ...(health ? healthAlarmSpecs(health, emf) : {}),
+    ...(retention ? retentionAlarmSpecs(retention) : {}),
+    ...(props.outboxPendingAgeSlo ? outboxAlarmSpecs(props.outboxPendingAgeSlo, emf) : {}),
+  };
+  return notifyingAlarms(scope, props.topic, specs);
+}
 
-  const specs: Record<string, cloudwatch.AlarmProps> = {
+/** Alarm props by alarm name; the name plus `Alarm` is the construct id. */
+type AlarmSpecs = Record<string, cloudwatch.AlarmProps>;
+
+/** A worker EMF metric of the stack's namespace and service (see {@link workerMetric}). */
+type EmfMetric = (name: string, options?: cloudwatch.MetricOptions) => cloudwatch.Metric;
+
+/**
+ * Creates an alarm per spec, in the specs' order (construct id `${name}Alarm`, missing data not breaching unless
+ * the spec says otherwise), each notifying `topic` on ALARM and on OK.
+ */
+function notifyingAlarms(
+  scope: Construct,
+  topic: sns.ITopic,
+  specs: AlarmSpecs,
+): Record<string, cloudwatch.Alarm> {
+  const action = new actions.SnsAction(topic);
+  const alarms: Record<string, cloudwatch.Alarm> = {};
+  for (const [name, spec] of Object.entries(specs)) {
+    const alarm = new cloudwatch.Alarm(scope, `${name}Alarm`, {
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      ...spec,
+    });
+    alarm.addAlarmAction(action);
+    alarm.addOkAction(action);
+    alarms[name] = alarm;
+  }
+  return alarms;
+}
+
+/** The source queue and the DLQ: a message in the DLQ; the oldest source message older than the SLO. */
+function queueAlarmSpecs(props: WorkerAlarmsProps): AlarmSpecs {
+  return {
     DlqNotEmpty: {
       alarmDescription: 'Messages reached the DLQ. Runbook: sqs-worker dlq peek / group, fix, then redrive.',
       metric: props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
@@ -138,29 +181,32 @@ export function createWorkerAlarms(
       datapointsToAlarm: 3,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     },
+  };
+}
+
+/** Outcomes of records the worker reports: hash mismatches, failed quarantines, denied payloads, terminal rate. */
+function outcomeAlarmSpecs(props: WorkerAlarmsProps, emf: EmfMetric): AlarmSpecs {
+  const anyIn5Minutes = (metricName: string) => ({
+    metric: emf(metricName, { period: Duration.minutes(5) }),
+    threshold: 0,
+    evaluationPeriods: 1,
+    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+  });
+  return {
     HashMismatch: {
       alarmDescription:
         'A message reused an idempotency key with a different payload (HashMismatch > 0): a producer bug. Runbook: quarantine list.',
-      metric: emf('HashMismatch', { period: Duration.minutes(5) }),
-      threshold: 0,
-      evaluationPeriods: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      ...anyIn5Minutes('HashMismatch'),
     },
     QuarantineFailed: {
       alarmDescription:
         'A terminal message could not be quarantined (QuarantineFailed > 0): it is reported instead, and reaches the DLQ if the store keeps failing. Read the worker log line worker_message_retryable_failure with quarantineFailed: the store error follows "[quarantine failed: …]". Runbook: docs/operations.md#alarm-quarantinefailed.',
-      metric: emf('QuarantineFailed', { period: Duration.minutes(5) }),
-      threshold: 0,
-      evaluationPeriods: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      ...anyIn5Minutes('QuarantineFailed'),
     },
     PayloadAccessDenied: {
       alarmDescription:
         'The worker was denied reading a payloadRef object (PayloadAccessDenied > 0): the records are retried until the attempt policy ends them. Grant the worker s3:GetObject and s3:GetObjectVersion on the bucket (and kms:Decrypt on its key); see docs/large-payloads.md.',
-      metric: emf('PayloadAccessDenied', { period: Duration.minutes(5) }),
-      threshold: 0,
-      evaluationPeriods: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      ...anyIn5Minutes('PayloadAccessDenied'),
     },
     TerminalFailureRate: {
       alarmDescription: `Terminal failures above ${props.terminalFailureRatePercent} % of received records (5 minutes).`,
@@ -178,77 +224,86 @@ export function createWorkerAlarms(
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     },
   };
-  const { instance, proxy } = props;
-  if (instance && proxy) {
-    specs.ProxyClientConnections = {
-      alarmDescription: `Proxy client connections above ${props.connectionsAlarmPercent} % of what the worker, relay and migration can open (${props.expectedClientConnections}): something else connects, or connections leak.`,
-      metric: proxyMetric(proxy, 'ClientConnections'),
-      threshold: near(props.expectedClientConnections),
-      evaluationPeriods: 5,
-      datapointsToAlarm: 3,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    };
-    specs.ProxyDatabaseConnections = {
-      alarmDescription: `Proxy database connections above ${props.connectionsAlarmPercent} % of its pool (${props.proxyPoolConnections}).`,
-      metric: proxyMetric(proxy, 'DatabaseConnections'),
-      threshold: near(props.proxyPoolConnections),
-      evaluationPeriods: 5,
-      datapointsToAlarm: 3,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    };
-    specs.DatabaseConnections = {
-      alarmDescription: `Database connections above ${props.connectionsAlarmPercent} % of max_connections (${props.dbMaxConnections}).`,
-      metric: instance.metricDatabaseConnections({
-        statistic: cloudwatch.Stats.MAXIMUM,
-        period: Duration.minutes(1),
-      }),
-      threshold: near(props.dbMaxConnections),
-      evaluationPeriods: 5,
-      datapointsToAlarm: 3,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    };
-  }
-  if (props.table) {
-    Object.assign(
-      specs,
-      dynamoDbAlarmSpecs({
-        table: props.table,
-        receivedRecords: emf(WORKER_METRICS.batchSize, { period: Duration.minutes(5) }),
-        transactionConflictRatePercent: props.transactionConflictRatePercent ?? 5,
-      }),
-    );
-  }
-  const fn = props.workerFunction;
-  if (fn) {
-    Object.assign(specs, {
-      FunctionErrors: {
-        alarmDescription: 'Whole invocations failed (a full-batch connection failure, a crash or a timeout).',
-        metric: fn.metricErrors({ period: Duration.minutes(1) }),
-        threshold: 1,
-        evaluationPeriods: 5,
-        datapointsToAlarm: 3,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      },
-      FunctionThrottles: {
-        alarmDescription:
-          'The worker was throttled: reserved concurrency is below the event source maxConcurrency.',
-        metric: fn.metricThrottles({ period: Duration.minutes(1) }),
-        threshold: 1,
-        evaluationPeriods: 5,
-        datapointsToAlarm: 3,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      },
-      DurationNearTimeout: {
-        alarmDescription: `Duration p99 is above 80 % of the function timeout (${timeoutMs} ms): invocations risk timing out.`,
-        metric: fn.metricDuration({ statistic: 'p99', period: Duration.minutes(5) }),
-        threshold: Math.floor(timeoutMs * 0.8),
-        evaluationPeriods: 3,
-        datapointsToAlarm: 2,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      },
-    } satisfies Record<string, cloudwatch.AlarmProps>);
-  }
-  if (props.pollerService) Object.assign(specs, pollerAlarms(props.pollerService));
+}
+
+/** The PostgreSQL store: proxy client, proxy database and instance connections near their limits. */
+function postgresAlarmSpecs(
+  props: WorkerAlarmsProps,
+  instance: rds.IDatabaseInstance,
+  proxy: rds.IDatabaseProxy,
+): AlarmSpecs {
+  const percent = props.connectionsAlarmPercent;
+  const nearFor5Minutes = (metric: cloudwatch.IMetric, limit: number) => ({
+    metric,
+    threshold: Math.max(1, Math.floor((limit * percent) / 100)),
+    evaluationPeriods: 5,
+    datapointsToAlarm: 3,
+    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+  });
+  const proxyMetric = (metricName: string) =>
+    new cloudwatch.Metric({
+      namespace: 'AWS/RDS',
+      metricName,
+      dimensionsMap: { ProxyName: proxy.dbProxyName },
+      statistic: cloudwatch.Stats.MAXIMUM,
+      period: Duration.minutes(1),
+    });
+  return {
+    ProxyClientConnections: {
+      alarmDescription: `Proxy client connections above ${percent} % of what the worker, relay and migration can open (${props.expectedClientConnections}): something else connects, or connections leak.`,
+      ...nearFor5Minutes(proxyMetric('ClientConnections'), props.expectedClientConnections),
+    },
+    ProxyDatabaseConnections: {
+      alarmDescription: `Proxy database connections above ${percent} % of its pool (${props.proxyPoolConnections}).`,
+      ...nearFor5Minutes(proxyMetric('DatabaseConnections'), props.proxyPoolConnections),
+    },
+    DatabaseConnections: {
+      alarmDescription: `Database connections above ${percent} % of max_connections (${props.dbMaxConnections}).`,
+      ...nearFor5Minutes(
+        instance.metricDatabaseConnections({
+          statistic: cloudwatch.Stats.MAXIMUM,
+          period: Duration.minutes(1),
+        }),
+        props.dbMaxConnections,
+      ),
+    },
+  };
+}
+
+/** The worker function (runtime `lambda`): errors, throttles, duration p99 above 80 % of the timeout. */
+function workerFunctionAlarmSpecs(fn: lambda.IFunction, timeout: Duration): AlarmSpecs {
+  const timeoutMs = timeout.toMilliseconds();
+  const anyIn3Of5Minutes = {
+    threshold: 1,
+    evaluationPeriods: 5,
+    datapointsToAlarm: 3,
+    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+  };
+  return {
+    FunctionErrors: {
+      alarmDescription: 'Whole invocations failed (a full-batch connection failure, a crash or a timeout).',
+      metric: fn.metricErrors({ period: Duration.minutes(1) }),
+      ...anyIn3Of5Minutes,
+    },
+    FunctionThrottles: {
+      alarmDescription:
+        'The worker was throttled: reserved concurrency is below the event source maxConcurrency.',
+      metric: fn.metricThrottles({ period: Duration.minutes(1) }),
+      ...anyIn3Of5Minutes,
+    },
+    DurationNearTimeout: {
+      alarmDescription: `Duration p99 is above 80 % of the function timeout (${timeoutMs} ms): invocations risk timing out.`,
+      metric: fn.metricDuration({ statistic: 'p99', period: Duration.minutes(5) }),
+      threshold: Math.floor(timeoutMs * 0.8),
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    },
+  };
+}
+
+/** Retryable failures and duplicates in percent of received records. */
+function rateAlarmSpecs(props: WorkerAlarmsProps, emf: EmfMetric): AlarmSpecs {
   const rate = (metric: string, label: string) =>
     new cloudwatch.MathExpression({
       expression: `IF(FILL(received, 0) > 0, 100 * FILL(part, 0) / FILL(received, 0), 0)`,
@@ -259,64 +314,73 @@ export function createWorkerAlarms(
       label,
       period: Duration.minutes(5),
     });
-  specs.RetryRate = {
-    alarmDescription: `Retryable failures above ${props.retryRatePercent} % of received records for ${props.retryRateEvaluationPeriods} × 5 minutes: a dependency or the database is failing. Runbook: docs/operations.md#alarm-retryrate.`,
-    metric: rate('RetryableFailure', 'RetryableFailure % of records'),
-    threshold: props.retryRatePercent,
-    evaluationPeriods: props.retryRateEvaluationPeriods,
-    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-  };
-  specs.DuplicateRateSpike = {
-    alarmDescription: `Duplicates above ${props.duplicateRatePercent} % of received records in 5 minutes: a producer resends, a redrive loops, or processing outlasts the visibility timeout. Runbook: docs/operations.md#alarm-duplicateratespike.`,
-    metric: rate('Duplicate', 'Duplicate % of records'),
-    threshold: props.duplicateRatePercent,
-    evaluationPeriods: 1,
-    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-  };
-  if (props.health) {
-    const H = WORKER_METRICS.health;
-    const period = props.health.schedule;
-    const maximum = (name: string) => emf(name, { statistic: cloudwatch.Stats.MAXIMUM, period });
-    specs.QuarantineAge = {
-      alarmDescription: `An open quarantine entry is older than ${props.health.quarantineAge.toMinutes()} minutes: a terminal message waits for a decision. Runbook: docs/operations.md#alarm-quarantineage.`,
-      metric: maximum(H.quarantineOldestOpenAgeMs),
-      threshold: props.health.quarantineAge.toMilliseconds(),
+  return {
+    RetryRate: {
+      alarmDescription: `Retryable failures above ${props.retryRatePercent} % of received records for ${props.retryRateEvaluationPeriods} × 5 minutes: a dependency or the database is failing. Runbook: docs/operations.md#alarm-retryrate.`,
+      metric: rate('RetryableFailure', 'RetryableFailure % of records'),
+      threshold: props.retryRatePercent,
+      evaluationPeriods: props.retryRateEvaluationPeriods,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    },
+    DuplicateRateSpike: {
+      alarmDescription: `Duplicates above ${props.duplicateRatePercent} % of received records in 5 minutes: a producer resends, a redrive loops, or processing outlasts the visibility timeout. Runbook: docs/operations.md#alarm-duplicateratespike.`,
+      metric: rate('Duplicate', 'Duplicate % of records'),
+      threshold: props.duplicateRatePercent,
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-    };
-    specs.LockWaits = {
+    },
+  };
+}
+
+/**
+ * The health job's figures (open quarantine age, lock waits, deadlocks, in-flight age) and the job itself
+ * (errors; not running, where missing data breaches).
+ */
+function healthAlarmSpecs(health: NonNullable<WorkerAlarmsProps['health']>, emf: EmfMetric): AlarmSpecs {
+  const H = WORKER_METRICS.health;
+  const period = health.schedule;
+  const maximum = (name: string) => emf(name, { statistic: cloudwatch.Stats.MAXIMUM, period });
+  return {
+    QuarantineAge: {
+      alarmDescription: `An open quarantine entry is older than ${health.quarantineAge.toMinutes()} minutes: a terminal message waits for a decision. Runbook: docs/operations.md#alarm-quarantineage.`,
+      metric: maximum(H.quarantineOldestOpenAgeMs),
+      threshold: health.quarantineAge.toMilliseconds(),
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    },
+    LockWaits: {
       alarmDescription:
         'Sessions waited for locks at 3 health checks in a row: a long transaction or a hot aggregate blocks the worker. Runbook: docs/operations.md#alarm-lockwaits.',
       metric: maximum(H.lockWaits),
       threshold: 1,
       evaluationPeriods: 3,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    };
-    specs.Deadlocks = {
+    },
+    Deadlocks: {
       alarmDescription:
         'PostgreSQL detected a deadlock (Deadlocks > 0 in 5 minutes): two transactions lock rows in opposite order. Runbook: docs/operations.md#alarm-deadlocks.',
       metric: emf(H.deadlocks, { period: Duration.minutes(5) }),
       threshold: 0,
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-    };
-    specs.InFlightAge = {
-      alarmDescription: `A message has been in flight (claimed, its transaction open) longer than the visibility timeout (${props.health.visibilityTimeout.toSeconds()} s): SQS has delivered it again. Runbook: docs/operations.md#alarm-inflightage.`,
+    },
+    InFlightAge: {
+      alarmDescription: `A message has been in flight (claimed, its transaction open) longer than the visibility timeout (${health.visibilityTimeout.toSeconds()} s): SQS has delivered it again. Runbook: docs/operations.md#alarm-inflightage.`,
       metric: maximum(H.inboxOldestInFlightAgeMs),
-      threshold: props.health.visibilityTimeout.toMilliseconds(),
+      threshold: health.visibilityTimeout.toMilliseconds(),
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-    };
-    specs.HealthJobErrors = {
+    },
+    HealthJobErrors: {
       alarmDescription:
         'The health job failed (cannot reach the database, or a statement timed out): its figures are missing. Runbook: docs/operations.md#alarm-healthjoberrors.',
-      metric: props.health.function.metricErrors({ period }),
+      metric: health.function.metricErrors({ period }),
       threshold: 1,
       evaluationPeriods: 3,
       datapointsToAlarm: 2,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    };
-    specs.HealthJobNotRunning = {
+    },
+    HealthJobNotRunning: {
       alarmDescription:
         'No health check completed in 3 schedule periods (no HealthCheck heartbeat; missing data counts as breaching): the job fails, is throttled or its schedule is disabled, and the alarms on its figures are blind. Runbook: docs/operations.md#alarm-healthjobnotrunning.',
       metric: emf(H.heartbeat, { period }),
@@ -324,40 +388,35 @@ export function createWorkerAlarms(
       evaluationPeriods: 3,
       comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
       treatMissingData: cloudwatch.TreatMissingData.BREACHING,
-    };
-  }
-  if (props.retention) {
-    specs.RetentionJobErrors = {
+    },
+  };
+}
+
+/** The retention job: errors in two schedule periods in a row. */
+function retentionAlarmSpecs(retention: NonNullable<WorkerAlarmsProps['retention']>): AlarmSpecs {
+  return {
+    RetentionJobErrors: {
       alarmDescription:
         'The retention job failed in two schedule periods in a row (a window shorter than the queue retentions, the database unreachable): settled rows pile up. Runbook: docs/operations.md#alarm-retentionjoberrors.',
-      metric: props.retention.function.metricErrors({ period: props.retention.schedule }),
+      metric: retention.function.metricErrors({ period: retention.schedule }),
       threshold: 1,
       evaluationPeriods: 2,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    };
-  }
-  if (props.outboxPendingAgeSlo) {
-    specs.OutboxOldestPendingAge = {
-      alarmDescription: `The oldest pending outbox row is older than ${props.outboxPendingAgeSlo.toSeconds()} s: the relay is failing or behind.`,
+    },
+  };
+}
+
+/** The relay: the oldest pending outbox row older than the SLO. */
+function outboxAlarmSpecs(pendingAgeSlo: Duration, emf: EmfMetric): AlarmSpecs {
+  return {
+    OutboxOldestPendingAge: {
+      alarmDescription: `The oldest pending outbox row is older than ${pendingAgeSlo.toSeconds()} s: the relay is failing or behind.`,
       metric: emf(WORKER_METRICS.outboxOldestPendingAgeMs, { statistic: cloudwatch.Stats.MAXIMUM }),
-      threshold: props.outboxPendingAgeSlo.toMilliseconds(),
+      threshold: pendingAgeSlo.toMilliseconds(),
       evaluationPeriods: 3,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-    };
-  }
-
-  const action = new actions.SnsAction(props.topic);
-  const alarms: Record<string, cloudwatch.Alarm> = {};
-  for (const [name, spec] of Object.entries(specs)) {
-    const alarm = new cloudwatch.Alarm(scope, `${name}Alarm`, {
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      ...spec,
-    });
-    alarm.addAlarmAction(action);
-    alarm.addOkAction(action);
-    alarms[name] = alarm;
-  }
-  return alarms;
+    },
+  };
 }
 
 /** Percent of a task's CPU or memory above which the task alarms fire. */
