@@ -197,311 +197,19 @@ export async function startFunctionHost(options: FunctionHostOptions): Promise<F
   // environments end with it (their IPC channel closes).
   const removeBundle = () => rmSync(workdir, { recursive: true, force: true });
   process.once('exit', removeBundle);
-  const region = options.region ?? 'us-east-1';
-  const limitBytes = options.memorySizeMb * MIB;
-  const stats: FunctionHostStats = {
-    invocations: 0,
-    coldStarts: 0,
-    errors: 0,
-    timeouts: 0,
-    outOfMemory: 0,
-    peakMemoryMb: 0,
-    memoryPerInvocationMb: [],
-  };
-  const idle: Environment[] = [];
-  const all = new Set<Environment>();
+  const host = createHostState(options, bundle);
   const inFlight = new Set<Promise<unknown>>();
-  let nextId = 1;
   let stopping = false;
-
-  const environmentVariables = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    // What Lambda's runtime sets in every environment.
-    AWS_REGION: region,
-    AWS_DEFAULT_REGION: region,
-    AWS_LAMBDA_FUNCTION_NAME: options.functionName,
-    AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
-    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(options.memorySizeMb),
-    TZ: 'UTC',
-    ...options.environment,
-  };
-
-  function startEnvironment(): Environment {
-    const id = nextId++;
-    const child = spawn(process.execPath, [...lambdaNodeFlags(options.memorySizeMb), bundle], {
-      env: environmentVariables,
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-      serialization: 'json',
-    });
-    const environment: Environment = {
-      id,
-      child,
-      pid: child.pid as number,
-      spawnedAt: performance.now(),
-      heapOutOfMemory: false,
-      ready: new Promise<Ready>((resolve) => {
-        child.on('message', (message: RuntimeMessage) => {
-          if (message.type === 'ready')
-            resolve({ type: 'ready', initDurationMs: performance.now() - environment.spawnedAt });
-          else if (message.type === 'init-error') resolve(message);
-          else environment.onMessage?.(message);
-        });
-        child.once('exit', (code, signal) =>
-          resolve({
-            type: 'init-error',
-            errorType: 'Runtime.ExitError',
-            errorMessage: `Runtime exited with error: ${describeExit(code, signal)}`,
-          }),
-        );
-      }),
-      exited: new Promise((resolve) => {
-        child.once('exit', (code, signal) => resolve({ code, signal }));
-      }),
-    };
-    child.on('error', () => {}); // a failed spawn ends as an exit, reported by the invocation
-    for (const stream of ['stdout', 'stderr'] as const) {
-      const lines = createInterface({ input: child[stream] as NodeJS.ReadableStream, crlfDelay: Infinity });
-      lines.on('line', (line) => {
-        if (stream === 'stderr' && line.includes('JavaScript heap out of memory'))
-          environment.heapOutOfMemory = true;
-        options.onOutput?.(line, { stream, environmentId: id });
-      });
-    }
-    all.add(environment);
-    void environment.exited.then(() => {
-      all.delete(environment);
-      const at = idle.indexOf(environment);
-      if (at >= 0) idle.splice(at, 1);
-    });
-    stats.coldStarts += 1;
-    return environment;
-  }
-
-  const kill = (environment: Environment) => {
-    const at = idle.indexOf(environment);
-    if (at >= 0) idle.splice(at, 1);
-    if (environment.child.exitCode === null && environment.child.signalCode === null)
-      environment.child.kill('SIGKILL');
-  };
-
-  /** The init phase of a new environment: ready, or why not (an init error, an exit, Lambda's 10 s limit). */
-  async function initialize(environment: Environment): Promise<Ready> {
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<Ready>((resolve) => {
-      timer = setTimeout(
-        () =>
-          resolve({
-            type: 'init-error',
-            errorType: 'Runtime.InitTimeout',
-            errorMessage: `INIT_REPORT Init Duration: ${INIT_TIMEOUT_MS.toFixed(2)} ms Phase: init Status: timeout`,
-          }),
-        INIT_TIMEOUT_MS,
-      );
-    });
-    const ready = await Promise.race([environment.ready, timedOut]);
-    clearTimeout(timer);
-    return ready;
-  }
-
-  /**
-   * Sends the event to a ready environment and waits for how it ends: its answer, or the kill at the timeout or above
-   * the memory size, or its exit. The peak is the environment's over the invocation (its high-water mark is reset
-   * first).
-   */
-  async function execute(
-    environment: Environment,
-    event: SQSEvent,
-    awsRequestId: string,
-  ): Promise<{ ending: Ending; peakBytes: number }> {
-    resetPeakMemory(environment.pid);
-    let settle!: (ending: Ending) => void;
-    const ended = new Promise<Ending>((resolve) => {
-      settle = resolve;
-    });
-    const watch = watchMemory({
-      pid: environment.pid,
-      limitBytes,
-      onExceeded: () => {
-        kill(environment);
-        settle({ kind: 'out-of-memory' });
-      },
-    });
-    const timer = setTimeout(() => {
-      kill(environment);
-      settle({ kind: 'timeout' });
-    }, options.timeoutMs);
-    environment.onMessage = (message) => {
-      if (message.type === 'response' && message.awsRequestId === awsRequestId)
-        settle({ kind: 'response', response: message.response });
-      if (message.type === 'error' && message.awsRequestId === awsRequestId)
-        settle({ kind: 'error', errorType: message.errorType, errorMessage: message.errorMessage });
-    };
-    void environment.exited.then(({ code, signal }) =>
-      // The sampler kills before this process hears of it: its flag tells a kill for memory from any other exit.
-      settle(watch.exceeded() ? { kind: 'out-of-memory' } : { kind: 'exit', code, signal }),
-    );
-    environment.child.send({
-      type: 'invoke',
-      awsRequestId,
-      event,
-      deadline: Date.now() + options.timeoutMs,
-      functionName: options.functionName,
-      memoryLimitInMB: options.memorySizeMb,
-      region,
-    } satisfies InvokeMessage);
-
-    let ending = await ended;
-    clearTimeout(timer);
-    environment.onMessage = undefined;
-    // The last read: a peak above the limit since the previous one means the kernel would have killed it (the
-    // handler outran the sampler: what it did, a commit included, stands, as a kill a moment later would leave it).
-    if ((ending.kind === 'response' || ending.kind === 'error') && (watch.check() ?? 0) > limitBytes) {
-      kill(environment);
-      ending = { kind: 'out-of-memory' };
-    }
-    const peakBytes = watch.stop();
-    if (ending.kind !== 'response' && ending.kind !== 'error') await environment.exited;
-    return { ending, peakBytes };
-  }
-
-  /** Lambda's report of a failed ending: its reason, error type and text. */
-  function failureOf(ending: Ending, environment: Environment, awsRequestId: string): Failure | undefined {
-    switch (ending.kind) {
-      case 'response':
-        return undefined;
-      case 'error':
-        return {
-          reason: 'error',
-          errorType: ending.errorType,
-          detail: `${ending.errorType}: ${ending.errorMessage}`,
-        };
-      case 'timeout':
-        return {
-          reason: 'timeout',
-          errorType: 'Sandbox.Timedout',
-          detail: `Task timed out after ${(options.timeoutMs / 1000).toFixed(2)} seconds`,
-        };
-      case 'out-of-memory':
-        return {
-          reason: 'out-of-memory',
-          errorType: 'Runtime.OutOfMemory',
-          detail: `RequestId: ${awsRequestId} Error: Runtime exited with error: signal: killed`,
-        };
-      case 'exit': {
-        const exit = `RequestId: ${awsRequestId} Error: Runtime exited with error: ${describeExit(ending.code, ending.signal)}`;
-        return environment.heapOutOfMemory
-          ? {
-              reason: 'out-of-memory',
-              errorType: 'Runtime.ExitError',
-              detail: `${exit} (JavaScript heap out of memory: the V8 heap limit of Lambda's flags for ${options.memorySizeMb} MB)`,
-            }
-          : { reason: 'error', errorType: 'Runtime.ExitError', detail: exit };
-      }
-    }
-  }
-
-  async function run(event: SQSEvent, awsRequestId: string): Promise<FunctionInvocation> {
-    stats.invocations += 1;
-    // The most recently used environment first, as Lambda tends to route to the warmest one.
-    const warm = idle.pop();
-    const environment = warm ?? startEnvironment();
-    const coldStart = !warm;
-    const init = coldStart ? await initialize(environment) : undefined;
-    const initDurationMs = init?.type === 'ready' ? init.initDurationMs : undefined;
-    const started = performance.now();
-    if (init?.type === 'init-error') {
-      kill(environment);
-      await environment.exited;
-      const failure = {
-        reason: 'error' as const,
-        errorType: init.errorType,
-        detail: `${init.errorType}: ${init.errorMessage}`,
-      };
-      return finish({ awsRequestId, environment, coldStart, started, peakBytes: 0, failure });
-    }
-    const { ending, peakBytes } = await execute(environment, event, awsRequestId);
-    // The runtime survives a handler's error, as Lambda's does; a kill or an exit ends the environment.
-    if (ending.kind === 'response' || ending.kind === 'error') idle.push(environment);
-    const failure = failureOf(ending, environment, awsRequestId);
-    return finish({
-      awsRequestId,
-      environment,
-      coldStart,
-      initDurationMs,
-      started,
-      peakBytes,
-      ...(failure ? { failure } : { response: (ending as { response: unknown }).response }),
-    });
-  }
-
-  function finish(ended: {
-    awsRequestId: string;
-    environment: Environment;
-    coldStart: boolean;
-    initDurationMs?: number;
-    started: number;
-    peakBytes: number;
-    response?: unknown;
-    failure?: Failure;
-  }): FunctionInvocation {
-    const { failure } = ended;
-    const durationMs = performance.now() - ended.started;
-    const usedMb = Math.ceil(ended.peakBytes / MIB);
-    // As Lambda's REPORT line: the peak is capped at the memory size (an out-of-memory kill shows them equal).
-    const maxMemoryUsedMb =
-      failure?.reason === 'out-of-memory' ? options.memorySizeMb : Math.min(usedMb, options.memorySizeMb);
-    if (failure?.reason === 'error') stats.errors += 1;
-    if (failure?.reason === 'timeout') stats.timeouts += 1;
-    if (failure?.reason === 'out-of-memory') stats.outOfMemory += 1;
-    stats.peakMemoryMb = Math.max(stats.peakMemoryMb, maxMemoryUsedMb);
-    stats.memoryPerInvocationMb.push(maxMemoryUsedMb);
-    if (stats.memoryPerInvocationMb.length > 10_000) stats.memoryPerInvocationMb.shift();
-    const status = !failure
-      ? ''
-      : failure.reason === 'timeout'
-        ? '\tStatus: timeout'
-        : failure.errorType.startsWith('Runtime.')
-          ? `\tStatus: error\tError Type: ${failure.errorType}`
-          : '';
-    const report = [
-      `REPORT RequestId: ${ended.awsRequestId}`,
-      `Duration: ${durationMs.toFixed(2)} ms`,
-      `Billed Duration: ${Math.max(1, Math.ceil(durationMs))} ms`,
-      `Memory Size: ${options.memorySizeMb} MB`,
-      `Max Memory Used: ${maxMemoryUsedMb} MB`,
-      ...(ended.initDurationMs !== undefined ? [`Init Duration: ${ended.initDurationMs.toFixed(2)} ms`] : []),
-    ].join('\t');
-    const facts: InvocationFacts = {
-      awsRequestId: ended.awsRequestId,
-      environmentId: ended.environment.id,
-      pid: ended.environment.pid,
-      coldStart: ended.coldStart,
-      ...(ended.initDurationMs !== undefined ? { initDurationMs: ended.initDurationMs } : {}),
-      durationMs,
-      memorySizeMb: options.memorySizeMb,
-      maxMemoryUsedMb,
-      report: `${report}${status}`,
-    };
-    const invocation: FunctionInvocation = failure
-      ? { ...facts, ok: false, ...failure }
-      : { ...facts, ok: true, response: ended.response };
-    try {
-      options.onInvocation?.(invocation);
-    } catch {
-      // a listener's error is not the invocation's
-    }
-    return invocation;
-  }
 
   return {
     functionName: options.functionName,
     memorySizeMb: options.memorySizeMb,
     timeoutMs: options.timeoutMs,
-    stats,
+    stats: host.stats,
     invoke(event, { awsRequestId }) {
       if (stopping)
         return Promise.reject(new Error(`the function host of ${options.functionName} is stopped`));
-      const running = run(event, awsRequestId);
+      const running = run(host, event, awsRequestId);
       inFlight.add(running);
       void running.finally(() => inFlight.delete(running)).catch(() => {});
       return running;
@@ -509,21 +217,376 @@ export async function startFunctionHost(options: FunctionHostOptions): Promise<F
     async stop() {
       stopping = true;
       await Promise.allSettled([...inFlight]);
-      await Promise.all(
-        [...all].map(async (environment) => {
-          environment.child.kill('SIGTERM');
-          const gone = await Promise.race([
-            environment.exited.then(() => true),
-            new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 3000).unref()),
-          ]);
-          if (!gone) {
-            environment.child.kill('SIGKILL');
-            await once(environment.child, 'exit').catch(() => {});
-          }
-        }),
-      );
+      await Promise.all([...host.all].map(stopEnvironment));
       process.off('exit', removeBundle);
       await rm(workdir, { recursive: true, force: true });
     },
   };
+}
+
+/** What a host's steps share: its options, its bundle, its environments (all, and the idle ones) and its stats. */
+interface HostState {
+  readonly options: FunctionHostOptions;
+  readonly bundle: string;
+  readonly region: string;
+  readonly limitBytes: number;
+  readonly environmentVariables: NodeJS.ProcessEnv;
+  readonly stats: FunctionHostStats;
+  readonly idle: Environment[];
+  readonly all: Set<Environment>;
+  nextId: number;
+}
+
+function createHostState(options: FunctionHostOptions, bundle: string): HostState {
+  const region = options.region ?? 'us-east-1';
+  return {
+    options,
+    bundle,
+    region,
+    limitBytes: options.memorySizeMb * MIB,
+    environmentVariables: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      // What Lambda's runtime sets in every environment.
+      AWS_REGION: region,
+      AWS_DEFAULT_REGION: region,
+      AWS_LAMBDA_FUNCTION_NAME: options.functionName,
+      AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(options.memorySizeMb),
+      TZ: 'UTC',
+      ...options.environment,
+    },
+    stats: {
+      invocations: 0,
+      coldStarts: 0,
+      errors: 0,
+      timeouts: 0,
+      outOfMemory: 0,
+      peakMemoryMb: 0,
+      memoryPerInvocationMb: [],
+    },
+    idle: [],
+    all: new Set<Environment>(),
+    nextId: 1,
+  };
+}
+
+/** Spawns a new execution environment (a cold start) and tracks it until it exits. */
+function startEnvironment(host: HostState): Environment {
+  const { options } = host;
+  const id = host.nextId++;
+  const child = spawn(process.execPath, [...lambdaNodeFlags(options.memorySizeMb), host.bundle], {
+    env: host.environmentVariables,
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    serialization: 'json',
+  });
+  const environment: Environment = {
+    id,
+    child,
+    pid: child.pid as number,
+    spawnedAt: performance.now(),
+    heapOutOfMemory: false,
+    ready: new Promise<Ready>((resolve) => {
+      child.on('message', (message: RuntimeMessage) => {
+        if (message.type === 'ready')
+          resolve({ type: 'ready', initDurationMs: performance.now() - environment.spawnedAt });
+        else if (message.type === 'init-error') resolve(message);
+        else environment.onMessage?.(message);
+      });
+      child.once('exit', (code, signal) =>
+        resolve({
+          type: 'init-error',
+          errorType: 'Runtime.ExitError',
+          errorMessage: `Runtime exited with error: ${describeExit(code, signal)}`,
+        }),
+      );
+    }),
+    exited: new Promise((resolve) => {
+      child.once('exit', (code, signal) => resolve({ code, signal }));
+    }),
+  };
+  child.on('error', () => {}); // a failed spawn ends as an exit, reported by the invocation
+  forwardOutput(environment, options.onOutput);
+  host.all.add(environment);
+  void environment.exited.then(() => {
+    host.all.delete(environment);
+    const at = host.idle.indexOf(environment);
+    if (at >= 0) host.idle.splice(at, 1);
+  });
+  host.stats.coldStarts += 1;
+  return environment;
+}
+
+/** Hands each line an environment writes to the listener, and notes V8's heap-limit abort. */
+function forwardOutput(environment: Environment, onOutput: FunctionHostOptions['onOutput']): void {
+  for (const stream of ['stdout', 'stderr'] as const) {
+    const lines = createInterface({
+      input: environment.child[stream] as NodeJS.ReadableStream,
+      crlfDelay: Infinity,
+    });
+    lines.on('line', (line) => {
+      if (stream === 'stderr' && line.includes('JavaScript heap out of memory'))
+        environment.heapOutOfMemory = true;
+      onOutput?.(line, { stream, environmentId: environment.id });
+    });
+  }
+}
+
+function kill(host: HostState, environment: Environment): void {
+  const at = host.idle.indexOf(environment);
+  if (at >= 0) host.idle.splice(at, 1);
+  if (environment.child.exitCode === null && environment.child.signalCode === null)
+    environment.child.kill('SIGKILL');
+}
+
+/** Ends an environment at the host's stop: SIGTERM, then SIGKILL if it is still there after 3 s. */
+async function stopEnvironment(environment: Environment): Promise<void> {
+  environment.child.kill('SIGTERM');
+  const gone = await Promise.race([
+    environment.exited.then(() => true),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 3000).unref()),
+  ]);
+  if (!gone) {
+    environment.child.kill('SIGKILL');
+    await once(environment.child, 'exit').catch(() => {});
+  }
+}
+
+/** The init phase of a new environment: ready, or why not (an init error, an exit, Lambda's 10 s limit). */
+async function initialize(environment: Environment): Promise<Ready> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<Ready>((resolve) => {
+    timer = setTimeout(
+      () =>
+        resolve({
+          type: 'init-error',
+          errorType: 'Runtime.InitTimeout',
+          errorMessage: `INIT_REPORT Init Duration: ${INIT_TIMEOUT_MS.toFixed(2)} ms Phase: init Status: timeout`,
+        }),
+      INIT_TIMEOUT_MS,
+    );
+  });
+  const ready = await Promise.race([environment.ready, timedOut]);
+  clearTimeout(timer);
+  return ready;
+}
+
+/**
+ * Sends the event to a ready environment and waits for how it ends: its answer, or the kill at the timeout or above
+ * the memory size, or its exit. The peak is the environment's over the invocation (its high-water mark is reset
+ * first).
+ */
+async function execute(
+  host: HostState,
+  environment: Environment,
+  event: SQSEvent,
+  awsRequestId: string,
+): Promise<{ ending: Ending; peakBytes: number }> {
+  const { options, limitBytes } = host;
+  resetPeakMemory(environment.pid);
+  let settle!: (ending: Ending) => void;
+  const ended = new Promise<Ending>((resolve) => {
+    settle = resolve;
+  });
+  const watch = watchMemory({
+    pid: environment.pid,
+    limitBytes,
+    onExceeded: () => {
+      kill(host, environment);
+      settle({ kind: 'out-of-memory' });
+    },
+  });
+  const timer = setTimeout(() => {
+    kill(host, environment);
+    settle({ kind: 'timeout' });
+  }, options.timeoutMs);
+  environment.onMessage = (message) => {
+    if (message.type === 'response' && message.awsRequestId === awsRequestId)
+      settle({ kind: 'response', response: message.response });
+    if (message.type === 'error' && message.awsRequestId === awsRequestId)
+      settle({ kind: 'error', errorType: message.errorType, errorMessage: message.errorMessage });
+  };
+  void environment.exited.then(({ code, signal }) =>
+    // The sampler kills before this process hears of it: its flag tells a kill for memory from any other exit.
+    settle(watch.exceeded() ? { kind: 'out-of-memory' } : { kind: 'exit', code, signal }),
+  );
+  environment.child.send({
+    type: 'invoke',
+    awsRequestId,
+    event,
+    deadline: Date.now() + options.timeoutMs,
+    functionName: options.functionName,
+    memoryLimitInMB: options.memorySizeMb,
+    region: host.region,
+  } satisfies InvokeMessage);
+
+  let ending = await ended;
+  clearTimeout(timer);
+  environment.onMessage = undefined;
+  // The last read: a peak above the limit since the previous one means the kernel would have killed it (the
+  // handler outran the sampler: what it did, a commit included, stands, as a kill a moment later would leave it).
+  if ((ending.kind === 'response' || ending.kind === 'error') && (watch.check() ?? 0) > limitBytes) {
+    kill(host, environment);
+    ending = { kind: 'out-of-memory' };
+  }
+  const peakBytes = watch.stop();
+  if (ending.kind !== 'response' && ending.kind !== 'error') await environment.exited;
+  return { ending, peakBytes };
+}
+
+/** Lambda's report of a failed ending: its reason, error type and text. */
+function failureOf(
+  options: FunctionHostOptions,
+  ending: Ending,
+  environment: Environment,
+  awsRequestId: string,
+): Failure | undefined {
+  switch (ending.kind) {
+    case 'response':
+      return undefined;
+    case 'error':
+      return {
+        reason: 'error',
+        errorType: ending.errorType,
+        detail: `${ending.errorType}: ${ending.errorMessage}`,
+      };
+    case 'timeout':
+      return {
+        reason: 'timeout',
+        errorType: 'Sandbox.Timedout',
+        detail: `Task timed out after ${(options.timeoutMs / 1000).toFixed(2)} seconds`,
+      };
+    case 'out-of-memory':
+      return {
+        reason: 'out-of-memory',
+        errorType: 'Runtime.OutOfMemory',
+        detail: `RequestId: ${awsRequestId} Error: Runtime exited with error: signal: killed`,
+      };
+    case 'exit': {
+      const exit = `RequestId: ${awsRequestId} Error: Runtime exited with error: ${describeExit(ending.code, ending.signal)}`;
+      return environment.heapOutOfMemory
+        ? {
+            reason: 'out-of-memory',
+            errorType: 'Runtime.ExitError',
+            detail: `${exit} (JavaScript heap out of memory: the V8 heap limit of Lambda's flags for ${options.memorySizeMb} MB)`,
+          }
+        : { reason: 'error', errorType: 'Runtime.ExitError', detail: exit };
+    }
+  }
+}
+
+/** One invocation: a warm environment or a new one (its init phase first), the event, and the report. */
+async function run(host: HostState, event: SQSEvent, awsRequestId: string): Promise<FunctionInvocation> {
+  host.stats.invocations += 1;
+  // The most recently used environment first, as Lambda tends to route to the warmest one.
+  const warm = host.idle.pop();
+  const environment = warm ?? startEnvironment(host);
+  const coldStart = !warm;
+  const init = coldStart ? await initialize(environment) : undefined;
+  const initDurationMs = init?.type === 'ready' ? init.initDurationMs : undefined;
+  const started = performance.now();
+  if (init?.type === 'init-error') {
+    kill(host, environment);
+    await environment.exited;
+    const failure = {
+      reason: 'error' as const,
+      errorType: init.errorType,
+      detail: `${init.errorType}: ${init.errorMessage}`,
+    };
+    return finish(host, { awsRequestId, environment, coldStart, started, peakBytes: 0, failure });
+  }
+  const { ending, peakBytes } = await execute(host, environment, event, awsRequestId);
+  // The runtime survives a handler's error, as Lambda's does; a kill or an exit ends the environment.
+  if (ending.kind === 'response' || ending.kind === 'error') host.idle.push(environment);
+  const failure = failureOf(host.options, ending, environment, awsRequestId);
+  return finish(host, {
+    awsRequestId,
+    environment,
+    coldStart,
+    initDurationMs,
+    started,
+    peakBytes,
+    ...(failure ? { failure } : { response: (ending as { response: unknown }).response }),
+  });
+}
+
+/** How an invocation ended, as `finish` turns it into the caller's result. */
+interface Ended {
+  awsRequestId: string;
+  environment: Environment;
+  coldStart: boolean;
+  initDurationMs?: number;
+  started: number;
+  peakBytes: number;
+  response?: unknown;
+  failure?: Failure;
+}
+
+/** Counts an ended invocation in the stats and returns the memory it used as Lambda reports it. */
+function recordStats(host: HostState, ended: Ended): number {
+  const { options, stats } = host;
+  const { failure } = ended;
+  const usedMb = Math.ceil(ended.peakBytes / MIB);
+  // As Lambda's REPORT line: the peak is capped at the memory size (an out-of-memory kill shows them equal).
+  const maxMemoryUsedMb =
+    failure?.reason === 'out-of-memory' ? options.memorySizeMb : Math.min(usedMb, options.memorySizeMb);
+  if (failure?.reason === 'error') stats.errors += 1;
+  if (failure?.reason === 'timeout') stats.timeouts += 1;
+  if (failure?.reason === 'out-of-memory') stats.outOfMemory += 1;
+  stats.peakMemoryMb = Math.max(stats.peakMemoryMb, maxMemoryUsedMb);
+  stats.memoryPerInvocationMb.push(maxMemoryUsedMb);
+  if (stats.memoryPerInvocationMb.length > 10_000) stats.memoryPerInvocationMb.shift();
+  return maxMemoryUsedMb;
+}
+
+/** Lambda's REPORT line of an invocation, with its status when it failed in the runtime or timed out. */
+function reportLine(
+  options: FunctionHostOptions,
+  ended: Ended,
+  durationMs: number,
+  maxMemoryUsedMb: number,
+): string {
+  const { failure } = ended;
+  const status = !failure
+    ? ''
+    : failure.reason === 'timeout'
+      ? '\tStatus: timeout'
+      : failure.errorType.startsWith('Runtime.')
+        ? `\tStatus: error\tError Type: ${failure.errorType}`
+        : '';
+  const report = [
+    `REPORT RequestId: ${ended.awsRequestId}`,
+    `Duration: ${durationMs.toFixed(2)} ms`,
+    `Billed Duration: ${Math.max(1, Math.ceil(durationMs))} ms`,
+    `Memory Size: ${options.memorySizeMb} MB`,
+    `Max Memory Used: ${maxMemoryUsedMb} MB`,
+    ...(ended.initDurationMs !== undefined ? [`Init Duration: ${ended.initDurationMs.toFixed(2)} ms`] : []),
+  ].join('\t');
+  return `${report}${status}`;
+}
+
+function finish(host: HostState, ended: Ended): FunctionInvocation {
+  const { options } = host;
+  const { failure } = ended;
+  const durationMs = performance.now() - ended.started;
+  const maxMemoryUsedMb = recordStats(host, ended);
+  const facts: InvocationFacts = {
+    awsRequestId: ended.awsRequestId,
+    environmentId: ended.environment.id,
+    pid: ended.environment.pid,
+    coldStart: ended.coldStart,
+    ...(ended.initDurationMs !== undefined ? { initDurationMs: ended.initDurationMs } : {}),
+    durationMs,
+    memorySizeMb: options.memorySizeMb,
+    maxMemoryUsedMb,
+    report: reportLine(options, ended, durationMs, maxMemoryUsedMb),
+  };
+  const invocation: FunctionInvocation = failure
+    ? { ...facts, ok: false, ...failure }
+    : { ...facts, ok: true, response: ended.response };
+  try {
+    options.onInvocation?.(invocation);
+  } catch {
+    // a listener's error is not the invocation's
+  }
+  return invocation;
 }
