@@ -1,10 +1,13 @@
-import { existsSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { Duration, Token } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import { DYNAMODB_MAX_RECORD_CONCURRENCY } from '../lambda/config.ts';
 import { type CapacityResult, safeWorkerConcurrency } from './capacity.ts';
+import { checkAlarmSettings } from './check-alarm-settings.ts';
+import { checkEntryFiles } from './check-entry-files.ts';
 import { checkWorkerEnvironment } from './check-worker-environment.ts';
 import type { WorkerRuntime } from './fargate-runtime-props.ts';
+import { resolveBreakerSettings } from './resolve-breaker-settings.ts';
+import { type DatabaseUsers, resolveDatabaseUsers } from './resolve-database-users.ts';
+import { resolveJobSettings } from './resolve-job-settings.ts';
 import { DEFAULT_MEMORY_MB, type PayloadMemory, resolvePayloadLimit } from './resolve-payload-limit.ts';
 import {
   checkRuntime,
@@ -13,6 +16,15 @@ import {
   resolvePollerSettings,
   XRAY_DAEMON_MEMORY_MIB,
 } from './resolve-poller-settings.ts';
+import { resolveRoleTimeouts } from './resolve-role-timeouts.ts';
+import {
+  ESM_MAX_CONCURRENCY,
+  ESM_MIN_CONCURRENCY,
+  fmtSeconds,
+  isToken,
+  MAX_RESERVED_CONCURRENCY,
+  settingChecks,
+} from './setting-checks.ts';
 import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
 import { checkStoreSettings, dynamoDbCapacity, type WorkerStore, withStoreDefaults } from './worker-store.ts';
 
@@ -111,14 +123,7 @@ const MIN_POLLERS = 2;
 const MAX_MINIMUM_POLLERS = 200;
 const MAX_MAXIMUM_POLLERS = 2000;
 
-/** Database user names by function (`workerDbUser`, `relayDbUser`, `opsDbUser`, `healthDbUser` with their defaults). */
-export interface DatabaseUsers {
-  readonly worker: string;
-  readonly relay: string;
-  readonly ops: string;
-  readonly health: string;
-  readonly retention: string;
-}
+export type { DatabaseUsers } from './resolve-database-users.ts';
 
 /** Thrown by {@link resolveWorkerSettings} with every problem found; `problems` holds one message per rule. */
 export class WorkerSettingsError extends Error {
@@ -149,18 +154,6 @@ export function auxiliaryProxyConnections(
   const breaker = props.breaker !== false && props.runtime !== 'fargate';
   return AUXILIARY_PROXY_CONNECTIONS + (breaker ? BREAKER_PROXY_CONNECTIONS : 0);
 }
-
-const ESM_MIN_CONCURRENCY = 2;
-const ESM_MAX_CONCURRENCY = 1000;
-/** A sanity bound only: the real limit is the account's concurrency quota, unknown at synth time. */
-const MAX_RESERVED_CONCURRENCY = 100_000;
-
-/** What PostgreSQL and the migration function accept as a role name without quoting. */
-const DB_USER_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
-
-const isToken = (value: number | Duration | undefined): boolean =>
-  value !== undefined && (value instanceof Duration ? value.isUnresolved() : Token.isUnresolved(value));
-const fmtSeconds = (value: number): string => `${value} s`;
 
 /**
  * Applies the defaults of {@link SqsDatabaseWorkerProps}, runs the capacity formula and checks every rule.
@@ -195,52 +188,9 @@ export function resolveWorkerSettings(
   const store = checkStoreSettings(given, problems, { checkVpc: options.checkVpc ?? false });
   const props = withStoreDefaults(given);
   checkWorkerEnvironment(props, problems);
-  for (const [name, entry, exports] of [
-    [
-      'workerEntry',
-      props.workerEntry,
-      store === 'dynamodb'
-        ? 'handler = createDynamoWorkerFromConfig({ handlers })'
-        : 'handler = createWorkerFromConfig({ handlers })',
-    ],
-    ['outboxRelayEntry', props.outboxRelayEntry, 'handler'],
-  ] as const) {
-    if (entry === undefined) continue;
-    const file = resolve(entry);
-    if (!existsSync(file) || !statSync(file).isFile()) {
-      problems.push(
-        `${name} ("${entry}") is not a file (looked for ${file}); give the path of your entry file (it exports \`${exports}\`), absolute or relative to the folder cdk runs in (${process.cwd()})`,
-      );
-    }
-  }
-  /** Checks a whole-number range; false when the value is out of it (a token counts as in range). */
-  const range = (name: string, value: number | undefined, min: number, max: number, unit = '') => {
-    if (value === undefined || isToken(value)) return true;
-    if (Number.isInteger(value) && value >= min && value <= max) return true;
-    problems.push(
-      `${name} (${value}${unit}) must be a whole number from ${min} to ${max}${unit}; set a value in that range`,
-    );
-    return false;
-  };
-  /**
-   * The duration in whole seconds; undefined for a token, or for a value that is not whole seconds (reported
-   * here once, so the rules that use it are skipped instead of reporting it again).
-   */
-  const seconds = (name: string, value: Duration): number | undefined => {
-    if (value.isUnresolved()) return undefined;
-    const ms = value.toMilliseconds({ integral: false });
-    if (Number.isInteger(ms / 1000)) return ms / 1000;
-    problems.push(`${name} must be whole seconds (given ${ms} ms); round it to whole seconds`);
-    return undefined;
-  };
-  const durationRange = (name: string, s: number | undefined, min: number, max: number) => {
-    if (s === undefined) return;
-    if (s < min || s > max) {
-      problems.push(
-        `${name} (${fmtSeconds(s)}) must be from ${fmtSeconds(min)} to ${fmtSeconds(max)}; set a value in that range`,
-      );
-    }
-  };
+  checkEntryFiles(props, store, problems);
+  const checks = settingChecks(problems);
+  const { range, seconds, durationRange } = checks;
 
   const runtime = checkRuntime(props, problems);
   const fargate = runtime === 'fargate';
@@ -355,101 +305,8 @@ export function resolveWorkerSettings(
     );
   }
 
-  if (props.outboxRelay !== false) {
-    const scheduleS = seconds('outboxRelaySchedule', props.outboxRelaySchedule ?? Duration.minutes(1));
-    const maxRunS = seconds('outboxRelayMaxRun', props.outboxRelayMaxRun ?? Duration.seconds(50));
-    if (scheduleS !== undefined && (scheduleS < 60 || scheduleS > 3600 || scheduleS % 60 !== 0)) {
-      problems.push(
-        `outboxRelaySchedule (${fmtSeconds(scheduleS)}) must be whole minutes from 60 s to 3600 s; set a value in that range`,
-      );
-    }
-    if (scheduleS !== undefined && maxRunS !== undefined && (maxRunS < 1 || maxRunS >= scheduleS)) {
-      problems.push(
-        `outboxRelayMaxRun (${fmtSeconds(maxRunS)}) must be at least 1 s and shorter than outboxRelaySchedule (${fmtSeconds(scheduleS)}) so runs do not overlap; lower outboxRelayMaxRun`,
-      );
-    }
-  }
-
-  if (props.healthCheck !== false) {
-    const scheduleS = seconds('healthCheckSchedule', props.healthCheckSchedule ?? Duration.minutes(1));
-    if (scheduleS !== undefined && (scheduleS < 60 || scheduleS > 3600 || scheduleS % 60 !== 0)) {
-      problems.push(
-        `healthCheckSchedule (${fmtSeconds(scheduleS)}) must be whole minutes from 60 s to 3600 s; set a value in that range`,
-      );
-    }
-  }
-  let retention: RetentionWindows | undefined;
-  if (props.retention !== false) {
-    const guard =
-      retentionS !== undefined && dlqRetentionS !== undefined ? retentionS + dlqRetentionS : undefined;
-    retention = {
-      schedule: props.retentionSchedule ?? Duration.hours(1),
-      maxRun: props.retentionMaxRun ?? Duration.minutes(4),
-      inbox: props.inboxRetention ?? Duration.seconds((guard ?? 18 * 86_400) + 86_400),
-      outbox: props.outboxRetention ?? Duration.days(7),
-      effectLog:
-        props.effectLogRetention ?? props.inboxRetention ?? Duration.seconds((guard ?? 18 * 86_400) + 86_400),
-      quarantine: props.quarantineRetention ?? Duration.days(30),
-    };
-    const scheduleS = seconds('retentionSchedule', retention.schedule);
-    const maxRunS = seconds('retentionMaxRun', retention.maxRun);
-    if (scheduleS !== undefined && (scheduleS < 300 || scheduleS > 86_400 || scheduleS % 60 !== 0)) {
-      problems.push(
-        `retentionSchedule (${fmtSeconds(scheduleS)}) must be whole minutes from 300 s to 86400 s; set a value in that range`,
-      );
-    }
-    durationRange('retentionMaxRun', maxRunS, 10, 840);
-    if (scheduleS !== undefined && maxRunS !== undefined && maxRunS >= scheduleS) {
-      problems.push(
-        `retentionMaxRun (${fmtSeconds(maxRunS)}) must be shorter than retentionSchedule (${fmtSeconds(scheduleS)}) so runs do not overlap; lower retentionMaxRun`,
-      );
-    }
-    for (const [name, value] of [
-      ['inboxRetention', retention.inbox],
-      ['effectLogRetention', retention.effectLog],
-    ] as const) {
-      const s = seconds(name, value);
-      if (s !== undefined && guard !== undefined && s < guard) {
-        problems.push(
-          `${name} (${fmtSeconds(s)}) must be at least retentionPeriod (${fmtSeconds(retentionS as number)}) + dlqRetentionPeriod (${fmtSeconds(dlqRetentionS as number)}) = ${fmtSeconds(guard)}: a message redriven within that window would find no inbox row and run twice; raise ${name}`,
-        );
-      }
-    }
-    durationRange('outboxRetention', seconds('outboxRetention', retention.outbox), 86_400, 315_360_000);
-    durationRange(
-      'quarantineRetention',
-      seconds('quarantineRetention', retention.quarantine),
-      86_400,
-      315_360_000,
-    );
-  }
-  const quarantineAgeS = seconds('quarantineAgeAlarm', props.quarantineAgeAlarm ?? Duration.minutes(15));
-  durationRange('quarantineAgeAlarm', quarantineAgeS, 60, 7 * 86_400);
-  for (const [name, value] of [
-    ['retryRatePercent', props.retryRatePercent],
-    ['duplicateRatePercent', props.duplicateRatePercent],
-    ['transactionConflictRatePercent', props.transactionConflictRatePercent],
-  ] as const) {
-    if (value !== undefined && !isToken(value) && !(value > 0 && value <= 100)) {
-      problems.push(
-        `${name} (${value}) must be above 0 and at most 100 (a percent of received records); set a value in that range`,
-      );
-    }
-  }
-  range('retryRateEvaluationPeriods', props.retryRateEvaluationPeriods, 1, 288);
-  if (props.alarms !== undefined && props.alarms !== 'none') {
-    problems.push(
-      `alarms ("${String(props.alarms)}") must be 'none' or left out; to send alarms somewhere set alarmEmail or alarmTopic`,
-    );
-  } else if (props.alarms === 'none' && (props.alarmEmail || props.alarmTopic)) {
-    problems.push(
-      `alarms is 'none' but ${props.alarmEmail ? 'alarmEmail' : 'alarmTopic'} is set: someone does read the alarms; remove alarms: 'none'`,
-    );
-  } else if (props.alarms === undefined && !props.alarmEmail && !props.alarmTopic) {
-    problems.push(
-      "nobody reads the alarms: set alarmEmail (an e-mail subscription to the alarm topic) or alarmTopic (an existing topic with subscribers; alarmTopicArn in cdk.json), or set alarms: 'none' to say on purpose that no one is notified (a dev stage)",
-    );
-  }
+  const retention = resolveJobSettings(props, retentionS, dlqRetentionS, problems, checks);
+  checkAlarmSettings(props, problems, checks);
 
   if (
     store === 'postgres' &&
@@ -632,93 +489,11 @@ export function resolveWorkerSettings(
           ),
         ));
 
-  const dbUsers: DatabaseUsers = {
-    worker: props.workerDbUser ?? 'sqs_worker',
-    relay: props.relayDbUser ?? 'sqs_outbox_relay',
-    ops: props.opsDbUser ?? 'sqs_worker_ops',
-    health: props.healthDbUser ?? 'sqs_worker_health',
-    retention: props.retentionDbUser ?? 'sqs_worker_retention',
-  };
-  const userProps = {
-    worker: 'workerDbUser',
-    relay: 'relayDbUser',
-    ops: 'opsDbUser',
-    health: 'healthDbUser',
-    retention: 'retentionDbUser',
-  } as const;
-  const seenUsers = new Map<string, string>();
-  for (const [fn, user] of Object.entries(dbUsers) as [keyof DatabaseUsers, string][]) {
-    if (Token.isUnresolved(user)) continue;
-    if (!DB_USER_PATTERN.test(user)) {
-      problems.push(
-        `${userProps[fn]} ("${user}") must be a lowercase SQL identifier (a–z, 0–9, _; at most 63 characters, not starting with a digit); rename it`,
-      );
-      continue;
-    }
-    const other = seenUsers.get(user);
-    if (other) {
-      problems.push(
-        `${userProps[fn]} and ${other} are both "${user}": each function needs its own database user so it gets only its own privileges; rename one`,
-      );
-    }
-    seenUsers.set(user, userProps[fn]);
-  }
+  const dbUsers = resolveDatabaseUsers(props, problems);
 
-  // The roles' server-side timeouts (the engine sets none itself): whole milliseconds, lock wait ≤ statement.
-  const roleTimeoutMs = (name: string, value: Duration, maxMs: number): number | undefined => {
-    if (value.isUnresolved()) return undefined;
-    const ms = value.toMilliseconds({ integral: false });
-    if (Number.isInteger(ms) && ms >= 1 && ms <= maxMs) return ms;
-    problems.push(
-      `${name} (${ms} ms) must be whole milliseconds from 1 ms to ${maxMs} ms; set a value in that range`,
-    );
-    return undefined;
-  };
-  const dbStatementTimeout = props.dbStatementTimeout ?? Duration.seconds(15);
-  const dbLockTimeout = props.dbLockTimeout ?? Duration.seconds(5);
-  const statementMs = roleTimeoutMs('dbStatementTimeout', dbStatementTimeout, 900_000);
-  const lockMs = roleTimeoutMs('dbLockTimeout', dbLockTimeout, 600_000);
-  if (statementMs !== undefined && lockMs !== undefined && lockMs > statementMs) {
-    problems.push(
-      `dbLockTimeout (${lockMs} ms) must not exceed dbStatementTimeout (${statementMs} ms): a lock wait is part of a statement; lower dbLockTimeout`,
-    );
-  }
+  const { dbStatementTimeout, dbLockTimeout } = resolveRoleTimeouts(props, problems);
 
-  let breaker: BreakerSettingsResolved | undefined;
-  if (props.breaker !== false && !fargate) {
-    breaker = {
-      checkInterval: props.breakerCheckInterval ?? Duration.seconds(10),
-      failureThreshold: props.breakerFailureThreshold ?? 2,
-      minOpen: props.breakerMinOpen ?? Duration.seconds(60),
-      halfOpen: props.breakerHalfOpen ?? Duration.seconds(60),
-      halfOpenConcurrency: props.breakerHalfOpenConcurrency ?? 2,
-    };
-    durationRange('breakerCheckInterval', seconds('breakerCheckInterval', breaker.checkInterval), 1, 30);
-    durationRange('breakerMinOpen', seconds('breakerMinOpen', breaker.minOpen), 10, 3600);
-    durationRange('breakerHalfOpen', seconds('breakerHalfOpen', breaker.halfOpen), 0, 3600);
-    range('breakerFailureThreshold', props.breakerFailureThreshold, 1, 100);
-    const half = breaker.halfOpenConcurrency;
-    if (
-      range(
-        'breakerHalfOpenConcurrency',
-        props.breakerHalfOpenConcurrency,
-        ESM_MIN_CONCURRENCY,
-        ESM_MAX_CONCURRENCY,
-      )
-    ) {
-      if (
-        scalingMode === 'maximum-concurrency' &&
-        !isToken(half) &&
-        !isToken(concurrency) &&
-        concurrency >= ESM_MIN_CONCURRENCY &&
-        half > concurrency
-      ) {
-        problems.push(
-          `breakerHalfOpenConcurrency (${half}) must not exceed maxConcurrency (${concurrency}): half-open runs the mapping below its configured scaling; lower breakerHalfOpenConcurrency`,
-        );
-      }
-    }
-  }
+  const breaker = resolveBreakerSettings(props, { fargate, scalingMode, concurrency }, problems, checks);
 
   if (problems.length > 0) throw new WorkerSettingsError(problems);
   return {
