@@ -41,7 +41,7 @@ export const DEFAULT_METRICS_NAMESPACE = 'SqsInboxWorker';
 
 /**
  * Every EMF metric the worker and the outbox relay emit (Powertools Metrics), by name. The alarms and the
- * dashboard (lib/worker-metrics.ts) read these same names; a test checks that everything they watch is emitted.
+ * dashboard (lib/observability/worker-metrics.ts) read these same names; a test checks that everything they watch is emitted.
  */
 export const METRIC_NAMES = {
   // One count per record, by outcome (unit Count).

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
-import type { WorkerStore } from './worker-store.ts';
+import type { WorkerStore } from './stores/worker-store.ts';
 
 /**
  * Checks that `workerEntry` and `outboxRelayEntry`, when given, name files (resolved from the folder cdk runs in).

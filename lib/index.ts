@@ -23,21 +23,7 @@
  * @packageDocumentation
  */
 
-export {
-  type CapacityInputs,
-  type CapacityResult,
-  type CapacityTerm,
-  safeWorkerConcurrency,
-} from './capacity.ts';
-export {
-  DYNAMODB_CAPACITY_DEFAULTS,
-  type DynamoDbCapacityInputs,
-  type DynamoDbCapacityResult,
-  safeDynamoDbConcurrency,
-} from './dynamodb-capacity.ts';
-export type { FargateRuntimeProps, WorkerRuntime } from './fargate-runtime-props.ts';
-export { PollerService, type PollerServiceProps } from './poller-service.ts';
-export type { PollerSettings } from './resolve-poller-settings.ts';
+export { WORKER_METRICS, type WorkerOutcomeMetric } from './observability/worker-metrics.ts';
 export {
   INVOKES_PER_POLLER,
   type ProvisionedPollers,
@@ -45,15 +31,20 @@ export {
   type ScalingMode,
   WorkerSettingsError,
 } from './resolve-worker-settings.ts';
+export type { FargateRuntimeProps, WorkerRuntime } from './runtimes/fargate/fargate-runtime-props.ts';
+export { PollerService, type PollerServiceProps } from './runtimes/fargate/poller-service.ts';
+export type { PollerSettings } from './runtimes/fargate/resolve-poller-settings.ts';
 export { SqsDatabaseWorker } from './sqs-database-worker.ts';
 export type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
 export { SqsInboxWorkerStack, type SqsInboxWorkerStackProps } from './sqs-inbox-worker-stack.ts';
 export { stackEnvironment } from './stack-environment.ts';
 export { stageSettings } from './stage-settings.ts';
-export { WorkerDatabase, type WorkerDatabaseProps } from './worker-database.ts';
-export { WORKER_METRICS, type WorkerOutcomeMetric } from './worker-metrics.ts';
-export { WorkerNetwork, type WorkerNetworkProps } from './worker-network.ts';
-export type { WorkerStore } from './worker-store.ts';
+export {
+  DYNAMODB_CAPACITY_DEFAULTS,
+  type DynamoDbCapacityInputs,
+  type DynamoDbCapacityResult,
+  safeDynamoDbConcurrency,
+} from './stores/dynamodb/dynamodb-capacity.ts';
 export {
   EXAMPLE_DOMAIN_KEY_PREFIXES,
   RESERVED_KEY_PREFIXES,
@@ -61,4 +52,13 @@ export {
   WORKER_TABLE_ACTIONS,
   WorkerTable,
   type WorkerTableProps,
-} from './worker-table.ts';
+} from './stores/dynamodb/worker-table.ts';
+export {
+  type CapacityInputs,
+  type CapacityResult,
+  type CapacityTerm,
+  safeWorkerConcurrency,
+} from './stores/postgres/capacity.ts';
+export { WorkerDatabase, type WorkerDatabaseProps } from './stores/postgres/worker-database.ts';
+export type { WorkerStore } from './stores/worker-store.ts';
+export { WorkerNetwork, type WorkerNetworkProps } from './worker-network.ts';

@@ -1,22 +1,19 @@
 import { Duration } from 'aws-cdk-lib';
 import { DYNAMODB_MAX_RECORD_CONCURRENCY } from '../lambda/config.ts';
-import { type CapacityResult, safeWorkerConcurrency } from './capacity.ts';
-import { checkAlarmSettings } from './check-alarm-settings.ts';
 import { checkEntryFiles } from './check-entry-files.ts';
 import { checkWorkerEnvironment } from './check-worker-environment.ts';
-import type { WorkerRuntime } from './fargate-runtime-props.ts';
-import { resolveBreakerSettings } from './resolve-breaker-settings.ts';
-import { type DatabaseUsers, resolveDatabaseUsers } from './resolve-database-users.ts';
-import { resolveJobSettings } from './resolve-job-settings.ts';
+import { resolveBreakerSettings } from './jobs/resolve-breaker-settings.ts';
+import { resolveJobSettings } from './jobs/resolve-job-settings.ts';
+import { checkAlarmSettings } from './observability/check-alarm-settings.ts';
 import { DEFAULT_MEMORY_MB, type PayloadMemory, resolvePayloadLimit } from './resolve-payload-limit.ts';
+import type { WorkerRuntime } from './runtimes/fargate/fargate-runtime-props.ts';
 import {
   checkRuntime,
   FARGATE_DEFAULT_POOL_SIZE,
   type PollerSettings,
   resolvePollerSettings,
   XRAY_DAEMON_MEMORY_MIB,
-} from './resolve-poller-settings.ts';
-import { resolveRoleTimeouts } from './resolve-role-timeouts.ts';
+} from './runtimes/fargate/resolve-poller-settings.ts';
 import {
   ESM_MAX_CONCURRENCY,
   ESM_MIN_CONCURRENCY,
@@ -26,7 +23,15 @@ import {
   settingChecks,
 } from './setting-checks.ts';
 import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
-import { checkStoreSettings, dynamoDbCapacity, type WorkerStore, withStoreDefaults } from './worker-store.ts';
+import { type CapacityResult, safeWorkerConcurrency } from './stores/postgres/capacity.ts';
+import { type DatabaseUsers, resolveDatabaseUsers } from './stores/postgres/resolve-database-users.ts';
+import { resolveRoleTimeouts } from './stores/postgres/resolve-role-timeouts.ts';
+import {
+  checkStoreSettings,
+  dynamoDbCapacity,
+  type WorkerStore,
+  withStoreDefaults,
+} from './stores/worker-store.ts';
 
 /** Props of {@link SqsDatabaseWorker} with every default applied, the capacity result and the derived values. */
 export interface ResolvedWorkerSettings {
@@ -123,7 +128,7 @@ const MIN_POLLERS = 2;
 const MAX_MINIMUM_POLLERS = 200;
 const MAX_MAXIMUM_POLLERS = 2000;
 
-export type { DatabaseUsers } from './resolve-database-users.ts';
+export type { DatabaseUsers } from './stores/postgres/resolve-database-users.ts';
 
 /** Thrown by {@link resolveWorkerSettings} with every problem found; `problems` holds one message per rule. */
 export class WorkerSettingsError extends Error {
@@ -348,7 +353,7 @@ export function resolveWorkerSettings(
     callsPerMessage: props.callsPerMessage,
     lockContentionSafeParallelism: props.lockContentionSafeParallelism,
   };
-  // The DynamoDB store holds no connection: its formula is the table's write budget (lib/dynamodb-capacity.ts).
+  // The DynamoDB store holds no connection: its formula is the table's write budget (lib/stores/dynamodb/dynamodb-capacity.ts).
   const dynamo = store === 'dynamodb' ? dynamoDbCapacity(props, recordConcurrency, problems) : undefined;
   const capacityTokens = dynamo
     ? dynamo.tokens

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import type { WorkerStore } from './worker-store.ts';
+import type { WorkerStore } from './stores/worker-store.ts';
 
 /** The shipped worker entry of each store, relative to the project root. */
 const ENTRIES: Readonly<Record<WorkerStore, string>> = {

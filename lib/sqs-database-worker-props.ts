@@ -3,8 +3,8 @@ import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as rds from 'aws-cdk-lib/aws-rds';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { CommitMode, TerminalPolicy } from '../lambda/types.ts';
-import type { FargateRuntimeProps } from './fargate-runtime-props.ts';
-import type { WorkerStore } from './worker-store.ts';
+import type { FargateRuntimeProps } from './runtimes/fargate/fargate-runtime-props.ts';
+import type { WorkerStore } from './stores/worker-store.ts';
 
 /**
  * What makes CloudFormation replace the source queue and the DLQ: their type and their logical ids (the

@@ -19,22 +19,22 @@ import { Construct } from 'constructs';
 import { WORKER_DEFAULTS } from '../lambda/constants.ts';
 import { bundledFunction, PROJECT_ROOT } from './bundled-function.ts';
 import { checkQueueIdentity } from './check-queue-identity.ts';
-import { DYNAMODB_CAPACITY_DEFAULTS } from './dynamodb-capacity.ts';
-import { PollerService } from './poller-service.ts';
-import type { PollerSettings } from './resolve-poller-settings.ts';
+import { createWorkerAlarms, workerMetric } from './observability/worker-alarms.ts';
+import { createWorkerDashboard } from './observability/worker-dashboard.ts';
+import { WORKER_METRICS } from './observability/worker-metrics.ts';
 import {
   auxiliaryProxyConnections,
   type ResolvedWorkerSettings,
   resolveWorkerSettings,
 } from './resolve-worker-settings.ts';
+import { PollerService } from './runtimes/fargate/poller-service.ts';
+import type { PollerSettings } from './runtimes/fargate/resolve-poller-settings.ts';
 import { shippedWorkerEntry } from './shipped-worker-entry.ts';
 import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
-import { createWorkerAlarms, workerMetric } from './worker-alarms.ts';
-import { createWorkerDashboard } from './worker-dashboard.ts';
-import { WorkerDatabase } from './worker-database.ts';
-import { WORKER_METRICS } from './worker-metrics.ts';
-import { withStoreDefaults } from './worker-store.ts';
-import { EXAMPLE_DOMAIN_KEY_PREFIXES, WorkerTable } from './worker-table.ts';
+import { DYNAMODB_CAPACITY_DEFAULTS } from './stores/dynamodb/dynamodb-capacity.ts';
+import { EXAMPLE_DOMAIN_KEY_PREFIXES, WorkerTable } from './stores/dynamodb/worker-table.ts';
+import { WorkerDatabase } from './stores/postgres/worker-database.ts';
+import { withStoreDefaults } from './stores/worker-store.ts';
 
 export type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
 

@@ -1,6 +1,6 @@
 /**
  * EMF metric names of the health job (`lambda/health/publish-health.ts`), shared with the stack's alarms and
- * dashboard through `WORKER_METRICS.health` (lib/worker-metrics.ts). Ages are Milliseconds, the rest Count.
+ * dashboard through `WORKER_METRICS.health` (lib/observability/worker-metrics.ts). Ages are Milliseconds, the rest Count.
  */
 export const HEALTH_METRICS = {
   /** 1 per completed check: the "health job not running" alarm treats its absence as breaching. */

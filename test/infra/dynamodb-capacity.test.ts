@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { DYNAMODB_CAPACITY_DEFAULTS, safeDynamoDbConcurrency } from '../../lib/dynamodb-capacity.ts';
+import {
+  DYNAMODB_CAPACITY_DEFAULTS,
+  safeDynamoDbConcurrency,
+} from '../../lib/stores/dynamodb/dynamodb-capacity.ts';
 
 describe('Function: safeDynamoDbConcurrency()', () => {
   it('derives the concurrency from the write budget: gate put + 2 × transaction items per message', () => {

@@ -7,8 +7,8 @@ import { resolveWorkerSettings } from '../../lib/resolve-worker-settings.ts';
 import { SqsDatabaseWorker } from '../../lib/sqs-database-worker.ts';
 import { SqsInboxWorkerStack, type SqsInboxWorkerStackProps } from '../../lib/sqs-inbox-worker-stack.ts';
 import { stageSettings } from '../../lib/stage-settings.ts';
+import { WORKER_ITEM_ACTIONS, WORKER_TABLE_ACTIONS } from '../../lib/stores/dynamodb/worker-table.ts';
 import { WorkerNetwork } from '../../lib/worker-network.ts';
-import { WORKER_ITEM_ACTIONS, WORKER_TABLE_ACTIONS } from '../../lib/worker-table.ts';
 
 // Bundling is skipped (`aws:cdk:bundling-stacks: []`): the settings still reach the template.
 const noBundling = { 'aws:cdk:bundling-stacks': [] };

@@ -11,8 +11,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { exampleHandlersFor } from '../../lambda/domain/index.ts';
 import { createBatchEngine } from '../../lambda/runtimes/create-batch-engine.ts';
 import { loadPollerConfig } from '../../lambda/runtimes/poller/poller-config.ts';
-import { PollerService } from '../../lib/poller-service.ts';
-import { resolvePollerSettings } from '../../lib/resolve-poller-settings.ts';
+import { PollerService } from '../../lib/runtimes/fargate/poller-service.ts';
+import { resolvePollerSettings } from '../../lib/runtimes/fargate/resolve-poller-settings.ts';
 import { SqsDatabaseWorker } from '../../lib/sqs-database-worker.ts';
 import { SqsInboxWorkerStack, type SqsInboxWorkerStackProps } from '../../lib/sqs-inbox-worker-stack.ts';
 import { stageSettings } from '../../lib/stage-settings.ts';
@@ -364,7 +364,7 @@ describe('Runtime fargate: the poller as an ECS Fargate service (production defa
       '.git',
       'test',
       'docs',
-      'lib/poller-service.ts',
+      'lib/runtimes/fargate/poller-service.ts',
       'cdk.json',
     ]) {
       expect(() => readFileSync(join(context, absent)), absent).toThrow(/ENOENT/);

@@ -4,8 +4,8 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { WORKER_METRICS } from '../../lib/observability/worker-metrics.ts';
 import { SqsInboxWorkerStack, type SqsInboxWorkerStackProps } from '../../lib/sqs-inbox-worker-stack.ts';
-import { WORKER_METRICS } from '../../lib/worker-metrics.ts';
 
 // Bundling is skipped here (`aws:cdk:bundling-stacks: []`): the function settings still reach the
 // template, and test/infra/bundle-worker.test.ts bundles for real. Each stack is synthesized once per file.

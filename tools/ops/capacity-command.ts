@@ -1,4 +1,4 @@
-import type { CapacityResult } from '../../lib/capacity.ts';
+import type { CapacityResult } from '../../lib/stores/postgres/capacity.ts';
 import { capacityStore } from './capacity-store.ts';
 import type { OpsStore } from './ops-store.ts';
 import type { OpsOutput } from './output.ts';

@@ -1,4 +1,4 @@
-import type { CapacityResult } from '../../lib/capacity.ts';
+import type { CapacityResult } from '../../lib/stores/postgres/capacity.ts';
 import { table } from './output.ts';
 
 /**

@@ -5,7 +5,7 @@
  */
 import type postgres from 'postgres';
 import type { HealthFigures } from '../../lambda/health/collect-health.ts';
-import type { CapacityInputs, CapacityResult } from '../../lib/capacity.ts';
+import type { CapacityInputs, CapacityResult } from '../../lib/stores/postgres/capacity.ts';
 import type { CanaryStore } from './canary-store.ts';
 import type { Clock } from './clock.ts';
 import type { SqsSender } from './collaborators.ts';

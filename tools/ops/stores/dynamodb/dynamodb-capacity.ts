@@ -2,7 +2,7 @@ import {
   type DynamoDbCapacityInputs,
   type DynamoDbCapacityResult,
   safeDynamoDbConcurrency,
-} from '../../../../lib/dynamodb-capacity.ts';
+} from '../../../../lib/stores/dynamodb/dynamodb-capacity.ts';
 import { capacityLines } from '../../capacity-lines.ts';
 import { UsageError } from '../../errors.ts';
 import type { CapacityInput } from '../../ops-store.ts';

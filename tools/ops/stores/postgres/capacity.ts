@@ -1,5 +1,5 @@
-import type { CapacityInputs, CapacityResult } from '../../../../lib/capacity.ts';
-import { safeWorkerConcurrency } from '../../../../lib/capacity.ts';
+import type { CapacityInputs, CapacityResult } from '../../../../lib/stores/postgres/capacity.ts';
+import { safeWorkerConcurrency } from '../../../../lib/stores/postgres/capacity.ts';
 import { capacityLines } from '../../capacity-lines.ts';
 import { UsageError } from '../../errors.ts';
 import type { CapacityInput } from '../../ops-store.ts';

@@ -1,5 +1,5 @@
 import { Duration } from 'aws-cdk-lib';
-import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
+import type { SqsDatabaseWorkerProps } from '../../sqs-database-worker-props.ts';
 
 /**
  * The `statement_timeout` and `lock_timeout` of the worker's and the relay's roles after defaults.

@@ -6,7 +6,7 @@ import {
   AUDIT_PK_PREFIX,
   INBOX_PK_PREFIX,
   QUARANTINE_PK_PREFIX,
-} from '../lambda/stores/dynamodb/item-keys.ts';
+} from '../../../lambda/stores/dynamodb/item-keys.ts';
 
 /** Properties of {@link WorkerTable}; the defaults are decided by `SqsDatabaseWorker`. */
 export interface WorkerTableProps {

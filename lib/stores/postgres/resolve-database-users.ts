@@ -1,5 +1,5 @@
 import { Token } from 'aws-cdk-lib';
-import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
+import type { SqsDatabaseWorkerProps } from '../../sqs-database-worker-props.ts';
 
 /** Database user names by function (`workerDbUser`, `relayDbUser`, `opsDbUser`, `healthDbUser` with their defaults). */
 export interface DatabaseUsers {

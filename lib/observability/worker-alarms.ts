@@ -8,7 +8,7 @@ import type * as rds from 'aws-cdk-lib/aws-rds';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { dynamoDbAlarmSpecs } from './dynamodb-alarms.ts';
+import { dynamoDbAlarmSpecs } from '../stores/dynamodb/dynamodb-alarms.ts';
 import { WORKER_METRICS } from './worker-metrics.ts';
 
 /**

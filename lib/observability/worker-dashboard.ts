@@ -6,8 +6,8 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as rds from 'aws-cdk-lib/aws-rds';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { METRIC_NAMES } from '../lambda/constants.ts';
-import { dynamoDbDashboardWidgets } from './dynamodb-alarms.ts';
+import { METRIC_NAMES } from '../../lambda/constants.ts';
+import { dynamoDbDashboardWidgets } from '../stores/dynamodb/dynamodb-alarms.ts';
 import { workerMetric } from './worker-alarms.ts';
 import { WORKER_METRICS } from './worker-metrics.ts';
 

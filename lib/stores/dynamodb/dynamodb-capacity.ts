@@ -19,7 +19,7 @@
  * 1,000. A latency estimate on the low side is the safe side (a faster worker writes more per second).
  * Pure: no CDK, no I/O.
  */
-import { boundConcurrency, type CapacityResult, type CapacityTerm } from './capacity.ts';
+import { boundConcurrency, type CapacityResult, type CapacityTerm } from '../postgres/capacity.ts';
 
 /** Defaults of {@link DynamoDbCapacityInputs}, shared by the construct and `sqs-worker capacity --store dynamodb`. */
 export const DYNAMODB_CAPACITY_DEFAULTS = {

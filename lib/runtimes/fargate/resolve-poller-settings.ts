@@ -3,10 +3,10 @@ import {
   POLLER_LIMITS,
   SQS_MAX_VISIBILITY_SECONDS,
   VISIBILITY_LIMIT_MARGIN_SECONDS,
-} from '../lambda/runtimes/poller/constants.ts';
-import type { CapacityResult } from './capacity.ts';
+} from '../../../lambda/runtimes/poller/constants.ts';
+import type { SqsDatabaseWorkerProps } from '../../sqs-database-worker-props.ts';
+import type { CapacityResult } from '../../stores/postgres/capacity.ts';
 import type { FargateRuntimeProps, WorkerRuntime } from './fargate-runtime-props.ts';
-import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
 
 /** The Fargate runtime's settings after defaults and the capacity formula. */
 export interface PollerSettings {

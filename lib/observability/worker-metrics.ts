@@ -1,5 +1,5 @@
-import { DEFAULT_METRICS_NAMESPACE, METRIC_NAMES } from '../lambda/constants.ts';
-import { HEALTH_METRICS } from '../lambda/health/health-metrics.ts';
+import { DEFAULT_METRICS_NAMESPACE, METRIC_NAMES } from '../../lambda/constants.ts';
+import { HEALTH_METRICS } from '../../lambda/health/health-metrics.ts';
 
 /**
  * The metrics the alarms and the dashboard of the stack watch, taken from the names the worker and the outbox

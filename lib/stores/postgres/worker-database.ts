@@ -3,7 +3,7 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as rds from 'aws-cdk-lib/aws-rds';
 import { Construct } from 'constructs';
-import type { DatabaseUsers } from './resolve-worker-settings.ts';
+import type { DatabaseUsers } from '../../resolve-worker-settings.ts';
 
 /** Properties of {@link WorkerDatabase}; the defaults are decided by `SqsDatabaseWorker`. */
 export interface WorkerDatabaseProps {

@@ -1,6 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
-import { isToken, type SettingChecks } from './setting-checks.ts';
-import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
+import { isToken, type SettingChecks } from '../setting-checks.ts';
+import type { SqsDatabaseWorkerProps } from '../sqs-database-worker-props.ts';
 
 /**
  * Checks the alarms' thresholds and that someone reads the alarms (or `alarms: 'none'` says no one does).

@@ -1,7 +1,7 @@
 import { Duration, Token } from 'aws-cdk-lib';
-import { type DynamoDbCapacityResult, safeDynamoDbConcurrency } from './dynamodb-capacity.ts';
-import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
-import { RESERVED_KEY_PREFIXES } from './worker-table.ts';
+import type { SqsDatabaseWorkerProps } from '../sqs-database-worker-props.ts';
+import { type DynamoDbCapacityResult, safeDynamoDbConcurrency } from './dynamodb/dynamodb-capacity.ts';
+import { RESERVED_KEY_PREFIXES } from './dynamodb/worker-table.ts';
 
 /**
  * Where the worker keeps its inbox and the domain state (`WORKER_STORE`): RDS PostgreSQL behind RDS Proxy, or

@@ -1,7 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
-import type { RetentionWindows } from './resolve-worker-settings.ts';
-import { fmtSeconds, type SettingChecks } from './setting-checks.ts';
-import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
+import type { RetentionWindows } from '../resolve-worker-settings.ts';
+import { fmtSeconds, type SettingChecks } from '../setting-checks.ts';
+import type { SqsDatabaseWorkerProps } from '../sqs-database-worker-props.ts';
 
 /**
  * Checks the schedules of the outbox relay and the health check, and resolves the retention job's windows

@@ -1,7 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
-import type { BreakerSettingsResolved, ScalingMode } from './resolve-worker-settings.ts';
-import { ESM_MAX_CONCURRENCY, ESM_MIN_CONCURRENCY, isToken, type SettingChecks } from './setting-checks.ts';
-import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
+import type { BreakerSettingsResolved, ScalingMode } from '../resolve-worker-settings.ts';
+import { ESM_MAX_CONCURRENCY, ESM_MIN_CONCURRENCY, isToken, type SettingChecks } from '../setting-checks.ts';
+import type { SqsDatabaseWorkerProps } from '../sqs-database-worker-props.ts';
 
 /**
  * The breaker's settings after defaults; undefined when `breaker` is false or with runtime "fargate" (no event

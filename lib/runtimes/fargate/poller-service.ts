@@ -1,4 +1,4 @@
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Duration, IgnoreMode, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -9,6 +9,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { PROJECT_ROOT } from '../../bundled-function.ts';
 import { type PollerSettings, XRAY_DAEMON_MEMORY_MIB } from './resolve-poller-settings.ts';
 
 /**
@@ -55,9 +56,7 @@ export interface PollerServiceProps {
 }
 
 /** Build context of the X-Ray daemon's image (its `Dockerfile`: AWS's image, rebuilt into the asset repository). */
-export const XRAY_DAEMON_IMAGE_DIRECTORY = fileURLToPath(
-  new URL('../tools/build/xray-daemon', import.meta.url),
-);
+export const XRAY_DAEMON_IMAGE_DIRECTORY = join(PROJECT_ROOT, 'tools/build/xray-daemon');
 
 /** Where the daemon listens in the task (containers of a Fargate task share its network namespace). */
 export const XRAY_DAEMON_ADDRESS = '127.0.0.1:2000';
