@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
 import type { WorkerStore } from './stores/worker-store.ts';
+import type { WorkerSettings } from './worker-settings.ts';
 
 /**
  * Checks that `workerEntry` and `outboxRelayEntry`, when given, name files (resolved from the folder cdk runs in).
@@ -9,7 +9,7 @@ import type { WorkerStore } from './stores/worker-store.ts';
  * @internal
  */
 export function checkEntryFiles(
-  props: Pick<SqsDatabaseWorkerProps, 'workerEntry' | 'outboxRelayEntry'>,
+  props: Pick<WorkerSettings, 'workerEntry' | 'outboxRelayEntry'>,
   store: WorkerStore,
   problems: string[],
 ): void {

@@ -1,4 +1,4 @@
-import type { QueueIdentity } from './sqs-database-worker-props.ts';
+import type { QueueIdentity } from './worker-settings.ts';
 
 /** Inputs of {@link checkQueueIdentity}. */
 export interface QueueIdentityCheck {

@@ -1,5 +1,5 @@
 import { Token } from 'aws-cdk-lib';
-import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
+import type { WorkerSettings } from './worker-settings.ts';
 
 /**
  * The variables the construct sets in the worker's environment (the function's, or the poller container's), each
@@ -62,7 +62,7 @@ export const OVERRIDABLE_WORKER_VARIABLES: readonly string[] = [
  * @internal
  */
 export function checkWorkerEnvironment(
-  props: Pick<SqsDatabaseWorkerProps, 'workerEnvironment'>,
+  props: Pick<WorkerSettings, 'workerEnvironment'>,
   problems: string[],
 ): void {
   const environment = props.workerEnvironment;

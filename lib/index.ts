@@ -15,7 +15,7 @@
  *   vpc: network.vpc,
  *   workerEntry: 'lambda/handlers/invoice-worker.ts',
  *   consumer: 'invoice-worker',
- *   dbMaxConnections: 400,
+ *   store: { kind: 'postgres', dbMaxConnections: 400 },
  *   alarmEmail: 'oncall@invoices.example.org',
  * });
  * ```
@@ -23,6 +23,7 @@
  * @packageDocumentation
  */
 
+export { ScheduledJobs, type ScheduledJobsProps } from './jobs/scheduled-jobs.ts';
 export { WORKER_METRICS, type WorkerOutcomeMetric } from './observability/worker-metrics.ts';
 export {
   INVOKES_PER_POLLER,
@@ -31,11 +32,17 @@ export {
   type ScalingMode,
   WorkerSettingsError,
 } from './resolve-worker-settings.ts';
-export type { FargateRuntimeProps, WorkerRuntime } from './runtimes/fargate/fargate-runtime-props.ts';
+export type { FargateRuntimeSettings, WorkerRuntime } from './runtimes/fargate/fargate-settings.ts';
 export { PollerService, type PollerServiceProps } from './runtimes/fargate/poller-service.ts';
 export type { PollerSettings } from './runtimes/fargate/resolve-poller-settings.ts';
 export { SqsDatabaseWorker } from './sqs-database-worker.ts';
-export type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
+export type {
+  DynamoDbStoreProps,
+  FargateRuntimeProps,
+  LambdaRuntimeProps,
+  PostgresStoreProps,
+  SqsDatabaseWorkerProps,
+} from './sqs-database-worker-props.ts';
 export { SqsInboxWorkerStack, type SqsInboxWorkerStackProps } from './sqs-inbox-worker-stack.ts';
 export { stackEnvironment } from './stack-environment.ts';
 export { stageSettings } from './stage-settings.ts';
@@ -62,3 +69,4 @@ export {
 export { WorkerDatabase, type WorkerDatabaseProps } from './stores/postgres/worker-database.ts';
 export type { WorkerStore } from './stores/worker-store.ts';
 export { WorkerNetwork, type WorkerNetworkProps } from './worker-network.ts';
+export type { WorkerSettings } from './worker-settings.ts';

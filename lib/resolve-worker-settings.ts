@@ -6,7 +6,7 @@ import { resolveBreakerSettings } from './jobs/resolve-breaker-settings.ts';
 import { resolveJobSettings } from './jobs/resolve-job-settings.ts';
 import { checkAlarmSettings } from './observability/check-alarm-settings.ts';
 import { DEFAULT_MEMORY_MB, type PayloadMemory, resolvePayloadLimit } from './resolve-payload-limit.ts';
-import type { WorkerRuntime } from './runtimes/fargate/fargate-runtime-props.ts';
+import type { WorkerRuntime } from './runtimes/fargate/fargate-settings.ts';
 import {
   checkRuntime,
   FARGATE_DEFAULT_POOL_SIZE,
@@ -22,7 +22,6 @@ import {
   MAX_RESERVED_CONCURRENCY,
   settingChecks,
 } from './setting-checks.ts';
-import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
 import { type CapacityResult, safeWorkerConcurrency } from './stores/postgres/capacity.ts';
 import { type DatabaseUsers, resolveDatabaseUsers } from './stores/postgres/resolve-database-users.ts';
 import { resolveRoleTimeouts } from './stores/postgres/resolve-role-timeouts.ts';
@@ -32,6 +31,7 @@ import {
   type WorkerStore,
   withStoreDefaults,
 } from './stores/worker-store.ts';
+import type { WorkerSettings } from './worker-settings.ts';
 
 /** Props of {@link SqsDatabaseWorker} with every default applied, the capacity result and the derived values. */
 export interface ResolvedWorkerSettings {
@@ -152,16 +152,14 @@ const BREAKER_PROXY_CONNECTIONS = 1;
  *
  * @internal
  */
-export function auxiliaryProxyConnections(
-  props: Pick<SqsDatabaseWorkerProps, 'breaker' | 'runtime'>,
-): number {
+export function auxiliaryProxyConnections(props: Pick<WorkerSettings, 'breaker' | 'runtime'>): number {
   // The Fargate runtime has no event source mapping, hence no breaker (the poller pauses itself).
   const breaker = props.breaker !== false && props.runtime !== 'fargate';
   return AUXILIARY_PROXY_CONNECTIONS + (breaker ? BREAKER_PROXY_CONNECTIONS : 0);
 }
 
 /**
- * Applies the defaults of {@link SqsDatabaseWorkerProps}, runs the capacity formula and checks every rule.
+ * Applies the defaults of {@link WorkerSettings}, runs the capacity formula and checks every rule.
  * All problems are collected; each names the offending value and the fix. Values that are unresolved tokens
  * are not checked (their value is only known at deploy time).
  *
@@ -185,7 +183,7 @@ export function auxiliaryProxyConnections(
  * @internal
  */
 export function resolveWorkerSettings(
-  given: Omit<SqsDatabaseWorkerProps, 'vpc'> & { readonly vpc?: unknown },
+  given: Omit<WorkerSettings, 'vpc'> & { readonly vpc?: unknown },
   options: { readonly checkVpc?: boolean } = {},
 ): ResolvedWorkerSettings {
   const problems: string[] = [];
@@ -544,7 +542,7 @@ export function resolveWorkerSettings(
  * DLQ). A safe concurrency below 2 × 10 cannot carry the minimum of 2 pollers: refused.
  */
 function resolveProvisioned(
-  props: Omit<SqsDatabaseWorkerProps, 'vpc'>,
+  props: Omit<WorkerSettings, 'vpc'>,
   capacity: CapacityResult | undefined,
   capacityTokens: boolean,
   problems: string[],
@@ -634,7 +632,7 @@ function resolveProvisioned(
  * redo needs them again). The poller never holds more than `recordConcurrency` records, in either mode.
  */
 function payloadMemory(
-  props: Pick<SqsDatabaseWorkerProps, 'commitMode' | 'tracing'>,
+  props: Pick<WorkerSettings, 'commitMode' | 'tracing'>,
   values: {
     fargate: boolean;
     poller: PollerSettings | undefined;

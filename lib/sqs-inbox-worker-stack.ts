@@ -3,6 +3,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { SqsDatabaseWorker } from './sqs-database-worker.ts';
 import type { StageProps } from './stage-settings.ts';
+import { workerPropsFromSettings } from './worker-axes.ts';
 import { WorkerNetwork } from './worker-network.ts';
 
 /** Properties of {@link SqsInboxWorkerStack}. */
@@ -41,13 +42,18 @@ export class SqsInboxWorkerStack extends Stack {
             tracingEndpoint: fargate && worker.tracing === true,
             ...(worker.store === 'dynamodb' ? { store: 'dynamodb' as const } : {}),
           });
-    this.worker = new SqsDatabaseWorker(this, 'Worker', {
-      ...worker,
-      alarmTopic: alarmTopicArn
-        ? sns.Topic.fromTopicArn(this, 'AlarmTopic', alarmTopicArn)
-        : worker.alarmTopic,
-      ...(this.network && { vpc: this.network.vpc, vpcSubnets: this.network.subnets }),
-    });
+    // A stage is flat (cdk.json); the construct's props put each setting on its axis.
+    this.worker = new SqsDatabaseWorker(
+      this,
+      'Worker',
+      workerPropsFromSettings({
+        ...worker,
+        alarmTopic: alarmTopicArn
+          ? sns.Topic.fromTopicArn(this, 'AlarmTopic', alarmTopicArn)
+          : worker.alarmTopic,
+        ...(this.network && { vpc: this.network.vpc, vpcSubnets: this.network.subnets }),
+      }),
+    );
     new CfnOutput(this, 'QueueUrl', { value: this.worker.queue.queueUrl, description: 'Source queue' });
     new CfnOutput(this, 'DeadLetterQueueUrl', {
       value: this.worker.deadLetterQueue.queueUrl,

@@ -1,6 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
-import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
+import type { WorkerSettings } from './worker-settings.ts';
 
 /** Settings a stage may set in `cdk.json` (`context.stages.<name>`); plain JSON values. */
 const NUMBER_KEYS = [
@@ -114,7 +114,7 @@ const SECONDS_KEYS = {
  * Construct props from a stage, plus `alarmTopicArn`: an existing SNS topic (with its subscribers) that
  * receives the alarms; the stack imports it as `alarmTopic`.
  */
-export type StageProps = Omit<SqsDatabaseWorkerProps, 'vpc'> & { readonly alarmTopicArn?: string };
+export type StageProps = Omit<WorkerSettings, 'vpc'> & { readonly alarmTopicArn?: string };
 
 /**
  * Turns the JSON settings of one stage (`cdk.json` → `context.stages.<stage>`) into construct props.

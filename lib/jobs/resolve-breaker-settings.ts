@@ -1,7 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import type { BreakerSettingsResolved, ScalingMode } from '../resolve-worker-settings.ts';
 import { ESM_MAX_CONCURRENCY, ESM_MIN_CONCURRENCY, isToken, type SettingChecks } from '../setting-checks.ts';
-import type { SqsDatabaseWorkerProps } from '../sqs-database-worker-props.ts';
+import type { WorkerSettings } from '../worker-settings.ts';
 
 /**
  * The breaker's settings after defaults; undefined when `breaker` is false or with runtime "fargate" (no event
@@ -10,7 +10,7 @@ import type { SqsDatabaseWorkerProps } from '../sqs-database-worker-props.ts';
  * @internal
  */
 export function resolveBreakerSettings(
-  props: Omit<SqsDatabaseWorkerProps, 'vpc'>,
+  props: Omit<WorkerSettings, 'vpc'>,
   values: { readonly fargate: boolean; readonly scalingMode: ScalingMode; readonly concurrency: number },
   problems: string[],
   { range, seconds, durationRange }: SettingChecks,

@@ -1,7 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import type { RetentionWindows } from '../resolve-worker-settings.ts';
 import { fmtSeconds, type SettingChecks } from '../setting-checks.ts';
-import type { SqsDatabaseWorkerProps } from '../sqs-database-worker-props.ts';
+import type { WorkerSettings } from '../worker-settings.ts';
 
 /**
  * Checks the schedules of the outbox relay and the health check, and resolves the retention job's windows
@@ -11,7 +11,7 @@ import type { SqsDatabaseWorkerProps } from '../sqs-database-worker-props.ts';
  * @internal
  */
 export function resolveJobSettings(
-  props: Omit<SqsDatabaseWorkerProps, 'vpc'>,
+  props: Omit<WorkerSettings, 'vpc'>,
   retentionS: number | undefined,
   dlqRetentionS: number | undefined,
   problems: string[],

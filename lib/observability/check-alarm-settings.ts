@@ -1,6 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import { isToken, type SettingChecks } from '../setting-checks.ts';
-import type { SqsDatabaseWorkerProps } from '../sqs-database-worker-props.ts';
+import type { WorkerSettings } from '../worker-settings.ts';
 
 /**
  * Checks the alarms' thresholds and that someone reads the alarms (or `alarms: 'none'` says no one does).
@@ -8,7 +8,7 @@ import type { SqsDatabaseWorkerProps } from '../sqs-database-worker-props.ts';
  * @internal
  */
 export function checkAlarmSettings(
-  props: Omit<SqsDatabaseWorkerProps, 'vpc'>,
+  props: Omit<WorkerSettings, 'vpc'>,
   problems: string[],
   { range, seconds, durationRange }: SettingChecks,
 ): void {

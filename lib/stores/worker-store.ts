@@ -1,5 +1,5 @@
 import { Duration, Token } from 'aws-cdk-lib';
-import type { SqsDatabaseWorkerProps } from '../sqs-database-worker-props.ts';
+import type { WorkerSettings } from '../worker-settings.ts';
 import { type DynamoDbCapacityResult, safeDynamoDbConcurrency } from './dynamodb/dynamodb-capacity.ts';
 import { RESERVED_KEY_PREFIXES } from './dynamodb/worker-table.ts';
 
@@ -54,7 +54,7 @@ const POSTGRES_ONLY = [
   'breakerHalfOpen',
   'breakerHalfOpenConcurrency',
   'connectionsAlarmPercent',
-] as const satisfies readonly (keyof SqsDatabaseWorkerProps)[];
+] as const satisfies readonly (keyof WorkerSettings)[];
 
 /** The PostgreSQL store's scheduled functions, and why the DynamoDB store has none of them. */
 const POSTGRES_FUNCTIONS = {
@@ -62,7 +62,7 @@ const POSTGRES_FUNCTIONS = {
   healthCheck: 'the health job reads PostgreSQL figures',
   retention: "the DynamoDB table's TTL (attribute `ttl`) removes settled items instead of the retention job",
   breaker: "the breaker's probe connects to PostgreSQL",
-} as const satisfies Partial<Record<keyof SqsDatabaseWorkerProps, string>>;
+} as const satisfies Partial<Record<keyof WorkerSettings, string>>;
 
 /** Props of the DynamoDB store only. */
 const DYNAMODB_ONLY = [
@@ -72,7 +72,7 @@ const DYNAMODB_ONLY = [
   'recordLatencyMs',
   'transactionConflictRatePercent',
   'domainKeyPrefixes',
-] as const satisfies readonly (keyof SqsDatabaseWorkerProps)[];
+] as const satisfies readonly (keyof WorkerSettings)[];
 
 /** PITR keeps 1 to 35 days. */
 const MAX_RECOVERY_DAYS = 35;
@@ -83,7 +83,7 @@ const MAX_RECOVERY_DAYS = 35;
  *
  * @internal
  */
-export function withStoreDefaults<P extends Omit<SqsDatabaseWorkerProps, 'vpc'>>(props: P): P {
+export function withStoreDefaults<P extends Omit<WorkerSettings, 'vpc'>>(props: P): P {
   if (props.store !== 'dynamodb') return props;
   return { outboxRelay: false, healthCheck: false, retention: false, breaker: false, ...props };
 }
@@ -97,7 +97,7 @@ export function withStoreDefaults<P extends Omit<SqsDatabaseWorkerProps, 'vpc'>>
  * @internal
  */
 export function checkStoreSettings(
-  props: Omit<SqsDatabaseWorkerProps, 'vpc'> & { readonly vpc?: unknown },
+  props: Omit<WorkerSettings, 'vpc'> & { readonly vpc?: unknown },
   problems: string[],
   options: { readonly checkVpc: boolean },
 ): WorkerStore {
@@ -176,7 +176,7 @@ export function checkStoreSettings(
  * @internal
  */
 export function dynamoDbCapacity(
-  props: Omit<SqsDatabaseWorkerProps, 'vpc'>,
+  props: Omit<WorkerSettings, 'vpc'>,
   recordConcurrency: number,
   problems: string[],
 ): { readonly capacity: DynamoDbCapacityResult | undefined; readonly tokens: boolean } {
@@ -207,7 +207,7 @@ export function dynamoDbCapacity(
  * Each must be a plain prefix (no IAM wildcard) clear of the toolkit's reserved prefixes: `"I"` would let the worker
  * delete inbox items.
  */
-function checkDomainKeyPrefixes(props: Omit<SqsDatabaseWorkerProps, 'vpc'>, problems: string[]): void {
+function checkDomainKeyPrefixes(props: Omit<WorkerSettings, 'vpc'>, problems: string[]): void {
   const prefixes = props.domainKeyPrefixes;
   if (prefixes === undefined) {
     if (props.workerEntry !== undefined) {

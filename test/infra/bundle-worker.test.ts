@@ -65,7 +65,7 @@ describe('Class: SqsDatabaseWorker (real esbuild bundling)', () => {
     });
     const dynamo = new Stack(app, 'BundledDynamo');
     dynamoWorker = new SqsDatabaseWorker(dynamo, 'Worker', {
-      store: 'dynamodb',
+      store: { kind: 'dynamodb' },
       alarms: 'none',
       queueIdentity,
     });

@@ -483,7 +483,11 @@ describe('Class: SqsDatabaseWorker (store and VPC)', () => {
 
     // Act
     const withVpc = () =>
-      new SqsDatabaseWorker(stack, 'DynamoWithVpc', { store: 'dynamodb', alarms: 'none', vpc: network.vpc });
+      new SqsDatabaseWorker(stack, 'DynamoWithVpc', {
+        store: { kind: 'dynamodb' },
+        alarms: 'none',
+        vpc: network.vpc,
+      });
     const withoutVpc = () => new SqsDatabaseWorker(stack, 'PostgresWithoutVpc', { alarms: 'none' });
 
     // Assess

@@ -619,8 +619,8 @@ describe('Runtime fargate with store dynamodb: the poller on the DynamoDB table'
     const withVpc = (runtime: 'lambda' | 'fargate', vpc: boolean) => () => {
       const stack = new Stack(new App({ context: noBundling }), `Vpc-${runtime}-${vpc}`);
       new SqsDatabaseWorker(stack, 'Worker', {
-        store: 'dynamodb',
-        runtime,
+        store: { kind: 'dynamodb' },
+        runtime: { kind: runtime },
         alarms: 'none',
         production: false,
         ...(vpc ? { vpc: new ec2.Vpc(stack, 'Vpc') } : {}),

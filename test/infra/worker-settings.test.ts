@@ -7,11 +7,12 @@ import {
   WorkerSettingsError,
 } from '../../lib/resolve-worker-settings.ts';
 import { SqsDatabaseWorker } from '../../lib/sqs-database-worker.ts';
-import type { SqsDatabaseWorkerProps } from '../../lib/sqs-database-worker-props.ts';
 import { SqsInboxWorkerStack } from '../../lib/sqs-inbox-worker-stack.ts';
 import { stageSettings } from '../../lib/stage-settings.ts';
+import { workerPropsFromSettings } from '../../lib/worker-axes.ts';
+import type { WorkerSettings } from '../../lib/worker-settings.ts';
 
-type Settings = Omit<SqsDatabaseWorkerProps, 'vpc'>;
+type Settings = Omit<WorkerSettings, 'vpc'>;
 
 /** resolveWorkerSettings with `alarms: 'none'` unless `props` says otherwise: the rules under test are others. */
 const resolveWorkerSettings = (props: Settings) => resolveWithReader({ alarms: 'none', ...props });
@@ -499,7 +500,11 @@ describe('Function: resolveWorkerSettings() — an alarm needs a reader', () => 
 
     // Act
     const create = () =>
-      new SqsDatabaseWorker(stack, 'Worker', { vpc, ...stageSettings('qa', { production: false }) });
+      new SqsDatabaseWorker(
+        stack,
+        'Worker',
+        workerPropsFromSettings({ vpc, ...stageSettings('qa', { production: false }) }),
+      );
 
     // Assess
     expect(create).toThrow(/SqsDatabaseWorker has 1 unsafe setting\(s\):\n- nobody reads the alarms/);
@@ -617,7 +622,7 @@ describe('Function: resolveWorkerSettings() payload settings', () => {
         vpc: new ec2.Vpc(derived, 'Vpc', { natGateways: 0 }),
         production: false,
         alarms: 'none',
-        dbPoolSize: 2,
+        store: { kind: 'postgres', dbPoolSize: 2 },
       });
       Template.fromStack(derived).hasResourceProperties('AWS::Lambda::Function', {
         Description: 'SQS → PostgreSQL inbox worker',

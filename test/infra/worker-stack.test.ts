@@ -177,10 +177,10 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
 
     // Assess
     expect(usersOf(/^WorkerWorkerFunctionServiceRole/)).toEqual(['sqs_worker']);
-    expect(usersOf(/^WorkerOutboxRelayFunctionServiceRole/)).toEqual(['sqs_outbox_relay']);
+    expect(usersOf(/^WorkerJobsOutboxRelayFunctionServiceRole/)).toEqual(['sqs_outbox_relay']);
     expect(usersOf(/^WorkerMigrationFunctionServiceRole/)).toEqual([]);
-    expect(usersOf(/^WorkerHealthFunctionServiceRole/)).toEqual(['sqs_worker_health']);
-    expect(usersOf(/^WorkerRetentionFunctionServiceRole/)).toEqual(['sqs_worker_retention']);
+    expect(usersOf(/^WorkerJobsHealthFunctionServiceRole/)).toEqual(['sqs_worker_health']);
+    expect(usersOf(/^WorkerJobsRetentionFunctionServiceRole/)).toEqual(['sqs_worker_retention']);
     expect(usersOf(/^WorkerDatabaseProxyRole/)).toEqual([
       'sqs_outbox_relay',
       'sqs_worker',
@@ -694,7 +694,7 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
         Resource: { 'Fn::GetAtt': [bucketId, 'Arn'] },
       },
     ]);
-    expect(s3Statements(roleOf('OutboxRelayFunction'))).toEqual([]);
+    expect(s3Statements(roleOf('JobsOutboxRelayFunction'))).toEqual([]);
     template.hasResourceProperties('AWS::Lambda::Function', {
       Description: 'SQS → PostgreSQL inbox worker',
       // The limit the default function (512 MB, one record at a time) can hold: lib/resolve-payload-limit.ts.

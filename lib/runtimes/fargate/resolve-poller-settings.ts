@@ -4,9 +4,9 @@ import {
   SQS_MAX_VISIBILITY_SECONDS,
   VISIBILITY_LIMIT_MARGIN_SECONDS,
 } from '../../../lambda/runtimes/poller/constants.ts';
-import type { SqsDatabaseWorkerProps } from '../../sqs-database-worker-props.ts';
 import type { CapacityResult } from '../../stores/postgres/capacity.ts';
-import type { FargateRuntimeProps, WorkerRuntime } from './fargate-runtime-props.ts';
+import type { WorkerSettings } from '../../worker-settings.ts';
+import type { FargateRuntimeSettings, WorkerRuntime } from './fargate-settings.ts';
 
 /** The Fargate runtime's settings after defaults and the capacity formula. */
 export interface PollerSettings {
@@ -79,7 +79,7 @@ const LAMBDA_ONLY_PROPS = [
   'breakerMinOpen',
   'breakerHalfOpen',
   'breakerHalfOpenConcurrency',
-] as const satisfies ReadonlyArray<keyof SqsDatabaseWorkerProps>;
+] as const satisfies ReadonlyArray<keyof WorkerSettings>;
 
 /** Props of the Fargate runtime only. */
 const FARGATE_ONLY_PROPS = [
@@ -91,9 +91,9 @@ const FARGATE_ONLY_PROPS = [
   'maxTasks',
   'taskCpu',
   'taskMemoryMiB',
-] as const satisfies ReadonlyArray<keyof FargateRuntimeProps>;
+] as const satisfies ReadonlyArray<keyof FargateRuntimeSettings>;
 
-type Props = Omit<SqsDatabaseWorkerProps, 'vpc'>;
+type Props = Omit<WorkerSettings, 'vpc'>;
 
 /**
  * Checks `runtime` and that no prop of the other runtime is set (it would be ignored silently otherwise).

@@ -1,5 +1,5 @@
 import { Token } from 'aws-cdk-lib';
-import type { SqsDatabaseWorkerProps } from '../../sqs-database-worker-props.ts';
+import type { WorkerSettings } from '../../worker-settings.ts';
 
 /** Database user names by function (`workerDbUser`, `relayDbUser`, `opsDbUser`, `healthDbUser` with their defaults). */
 export interface DatabaseUsers {
@@ -21,7 +21,7 @@ const DB_USER_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
  */
 export function resolveDatabaseUsers(
   props: Pick<
-    SqsDatabaseWorkerProps,
+    WorkerSettings,
     'workerDbUser' | 'relayDbUser' | 'opsDbUser' | 'healthDbUser' | 'retentionDbUser'
   >,
   problems: string[],

@@ -1,5 +1,5 @@
 import { Duration } from 'aws-cdk-lib';
-import type { SqsDatabaseWorkerProps } from '../../sqs-database-worker-props.ts';
+import type { WorkerSettings } from '../../worker-settings.ts';
 
 /**
  * The `statement_timeout` and `lock_timeout` of the worker's and the relay's roles after defaults.
@@ -7,7 +7,7 @@ import type { SqsDatabaseWorkerProps } from '../../sqs-database-worker-props.ts'
  * @internal
  */
 export function resolveRoleTimeouts(
-  props: Pick<SqsDatabaseWorkerProps, 'dbStatementTimeout' | 'dbLockTimeout'>,
+  props: Pick<WorkerSettings, 'dbStatementTimeout' | 'dbLockTimeout'>,
   problems: string[],
 ): { readonly dbStatementTimeout: Duration; readonly dbLockTimeout: Duration } {
   // The roles' server-side timeouts (the engine sets none itself): whole milliseconds, lock wait ≤ statement.
