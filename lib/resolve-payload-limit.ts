@@ -1,5 +1,7 @@
 import { Token } from 'aws-cdk-lib';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../lambda/worker/resolve-payload.ts';
+import { type PollerSettings, XRAY_DAEMON_MEMORY_MIB } from './runtimes/fargate/resolve-poller-settings.ts';
+import type { WorkerSettings } from './worker-settings.ts';
 
 const MIB = 1024 * 1024;
 
@@ -110,3 +112,48 @@ export function resolvePayloadLimit(
 
 const records = (count: number) => `${count} record${count === 1 ? '' : 's'}`;
 const fmtMiB = (bytes: number) => `${Number((bytes / MIB).toFixed(2))} MiB`;
+
+/**
+ * What bounds the worker's payload memory: the function's memory (the task's with runtime "fargate") and the
+ * records that hold a payload at once. Per message, `recordConcurrency`; per batch on Lambda, the whole batch: its
+ * payloads are read before the batch transaction opens (no connection waits on S3) and kept until it commits (a
+ * redo needs them again). The poller never holds more than `recordConcurrency` records, in either mode.
+ *
+ * @internal
+ */
+export function payloadMemory(
+  props: Pick<WorkerSettings, 'commitMode' | 'tracing'>,
+  values: {
+    fargate: boolean;
+    poller: PollerSettings | undefined;
+    memorySize: number;
+    batchSize: number;
+    recordConcurrency: number;
+  },
+): PayloadMemory {
+  const { fargate, poller, memorySize, batchSize, recordConcurrency } = values;
+  // A traced poller's task runs the X-Ray daemon beside it, within the same task memory.
+  const memory =
+    fargate && poller
+      ? {
+          name: 'taskMemoryMiB' as const,
+          mib: poller.taskMemoryMiB,
+          ...(props.tracing
+            ? { reserved: { mib: XRAY_DAEMON_MEMORY_MIB, by: 'the X-Ray daemon beside it, tracing' } }
+            : {}),
+        }
+      : { name: 'memorySize' as const, mib: memorySize };
+  const recordsInFlight =
+    !fargate && props.commitMode === 'per-batch'
+      ? {
+          count: batchSize,
+          why: `batchSize ${batchSize}: commitMode per-batch reads a batch's payloads before its transaction and keeps them until it commits`,
+          lower: 'lower batchSize (or use commitMode per-message)',
+        }
+      : {
+          count: recordConcurrency,
+          why: `recordConcurrency ${recordConcurrency}`,
+          lower: 'lower recordConcurrency',
+        };
+  return { memory, recordsInFlight };
+}
