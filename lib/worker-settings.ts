@@ -1,3 +1,4 @@
+// One interface, one documented field per setting (about a hundred): the single reference the typed axes pick from.
 import type { Duration } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as rds from 'aws-cdk-lib/aws-rds';

@@ -8,7 +8,10 @@ import type * as rds from 'aws-cdk-lib/aws-rds';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { healthAlarmSpecs, outboxAlarmSpecs, retentionAlarmSpecs } from '../jobs/job-alarms.ts';
+import { pollerAlarms } from '../runtimes/fargate/poller-alarms.ts';
 import { dynamoDbAlarmSpecs } from '../stores/dynamodb/dynamodb-alarms.ts';
+import { postgresAlarmSpecs } from '../stores/postgres/postgres-alarms.ts';
 import { WORKER_METRICS } from './worker-metrics.ts';
 
 /**
@@ -128,11 +131,11 @@ export function createWorkerAlarms(
   return notifyingAlarms(scope, props.topic, specs);
 }
 
-/** Alarm props by alarm name; the name plus `Alarm` is the construct id. */
-type AlarmSpecs = Record<string, cloudwatch.AlarmProps>;
+/** Alarm props by alarm name; the name plus `Alarm` is the construct id. @internal */
+export type AlarmSpecs = Record<string, cloudwatch.AlarmProps>;
 
-/** A worker EMF metric of the stack's namespace and service (see {@link workerMetric}). */
-type EmfMetric = (name: string, options?: cloudwatch.MetricOptions) => cloudwatch.Metric;
+/** A worker EMF metric of the stack's namespace and service (see {@link workerMetric}). @internal */
+export type EmfMetric = (name: string, options?: cloudwatch.MetricOptions) => cloudwatch.Metric;
 
 /**
  * Creates an alarm per spec, in the specs' order (construct id `${name}Alarm`, missing data not breaching unless
@@ -226,50 +229,6 @@ function outcomeAlarmSpecs(props: WorkerAlarmsProps, emf: EmfMetric): AlarmSpecs
   };
 }
 
-/** The PostgreSQL store: proxy client, proxy database and instance connections near their limits. */
-function postgresAlarmSpecs(
-  props: WorkerAlarmsProps,
-  instance: rds.IDatabaseInstance,
-  proxy: rds.IDatabaseProxy,
-): AlarmSpecs {
-  const percent = props.connectionsAlarmPercent;
-  const nearFor5Minutes = (metric: cloudwatch.IMetric, limit: number) => ({
-    metric,
-    threshold: Math.max(1, Math.floor((limit * percent) / 100)),
-    evaluationPeriods: 5,
-    datapointsToAlarm: 3,
-    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-  });
-  const proxyMetric = (metricName: string) =>
-    new cloudwatch.Metric({
-      namespace: 'AWS/RDS',
-      metricName,
-      dimensionsMap: { ProxyName: proxy.dbProxyName },
-      statistic: cloudwatch.Stats.MAXIMUM,
-      period: Duration.minutes(1),
-    });
-  return {
-    ProxyClientConnections: {
-      alarmDescription: `Proxy client connections above ${percent} % of what the worker, relay and migration can open (${props.expectedClientConnections}): something else connects, or connections leak.`,
-      ...nearFor5Minutes(proxyMetric('ClientConnections'), props.expectedClientConnections),
-    },
-    ProxyDatabaseConnections: {
-      alarmDescription: `Proxy database connections above ${percent} % of its pool (${props.proxyPoolConnections}).`,
-      ...nearFor5Minutes(proxyMetric('DatabaseConnections'), props.proxyPoolConnections),
-    },
-    DatabaseConnections: {
-      alarmDescription: `Database connections above ${percent} % of max_connections (${props.dbMaxConnections}).`,
-      ...nearFor5Minutes(
-        instance.metricDatabaseConnections({
-          statistic: cloudwatch.Stats.MAXIMUM,
-          period: Duration.minutes(1),
-        }),
-        props.dbMaxConnections,
-      ),
-    },
-  };
-}
-
 /** The worker function (runtime `lambda`): errors, throttles, duration p99 above 80 % of the timeout. */
 function workerFunctionAlarmSpecs(fn: lambda.IFunction, timeout: Duration): AlarmSpecs {
   const timeoutMs = timeout.toMilliseconds();
@@ -328,143 +287,6 @@ function rateAlarmSpecs(props: WorkerAlarmsProps, emf: EmfMetric): AlarmSpecs {
       threshold: props.duplicateRatePercent,
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-    },
-  };
-}
-
-/**
- * The health job's figures (open quarantine age, lock waits, deadlocks, in-flight age) and the job itself
- * (errors; not running, where missing data breaches).
- */
-function healthAlarmSpecs(health: NonNullable<WorkerAlarmsProps['health']>, emf: EmfMetric): AlarmSpecs {
-  const H = WORKER_METRICS.health;
-  const period = health.schedule;
-  const maximum = (name: string) => emf(name, { statistic: cloudwatch.Stats.MAXIMUM, period });
-  return {
-    QuarantineAge: {
-      alarmDescription: `An open quarantine entry is older than ${health.quarantineAge.toMinutes()} minutes: a terminal message waits for a decision. Runbook: docs/operations.md#alarm-quarantineage.`,
-      metric: maximum(H.quarantineOldestOpenAgeMs),
-      threshold: health.quarantineAge.toMilliseconds(),
-      evaluationPeriods: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-    },
-    LockWaits: {
-      alarmDescription:
-        'Sessions waited for locks at 3 health checks in a row: a long transaction or a hot aggregate blocks the worker. Runbook: docs/operations.md#alarm-lockwaits.',
-      metric: maximum(H.lockWaits),
-      threshold: 1,
-      evaluationPeriods: 3,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    },
-    Deadlocks: {
-      alarmDescription:
-        'PostgreSQL detected a deadlock (Deadlocks > 0 in 5 minutes): two transactions lock rows in opposite order. Runbook: docs/operations.md#alarm-deadlocks.',
-      metric: emf(H.deadlocks, { period: Duration.minutes(5) }),
-      threshold: 0,
-      evaluationPeriods: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-    },
-    InFlightAge: {
-      alarmDescription: `A message has been in flight (claimed, its transaction open) longer than the visibility timeout (${health.visibilityTimeout.toSeconds()} s): SQS has delivered it again. Runbook: docs/operations.md#alarm-inflightage.`,
-      metric: maximum(H.inboxOldestInFlightAgeMs),
-      threshold: health.visibilityTimeout.toMilliseconds(),
-      evaluationPeriods: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-    },
-    HealthJobErrors: {
-      alarmDescription:
-        'The health job failed (cannot reach the database, or a statement timed out): its figures are missing. Runbook: docs/operations.md#alarm-healthjoberrors.',
-      metric: health.function.metricErrors({ period }),
-      threshold: 1,
-      evaluationPeriods: 3,
-      datapointsToAlarm: 2,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    },
-    HealthJobNotRunning: {
-      alarmDescription:
-        'No health check completed in 3 schedule periods (no HealthCheck heartbeat; missing data counts as breaching): the job fails, is throttled or its schedule is disabled, and the alarms on its figures are blind. Runbook: docs/operations.md#alarm-healthjobnotrunning.',
-      metric: emf(H.heartbeat, { period }),
-      threshold: 1,
-      evaluationPeriods: 3,
-      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
-    },
-  };
-}
-
-/** The retention job: errors in two schedule periods in a row. */
-function retentionAlarmSpecs(retention: NonNullable<WorkerAlarmsProps['retention']>): AlarmSpecs {
-  return {
-    RetentionJobErrors: {
-      alarmDescription:
-        'The retention job failed in two schedule periods in a row (a window shorter than the queue retentions, the database unreachable): settled rows pile up. Runbook: docs/operations.md#alarm-retentionjoberrors.',
-      metric: retention.function.metricErrors({ period: retention.schedule }),
-      threshold: 1,
-      evaluationPeriods: 2,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-    },
-  };
-}
-
-/** The relay: the oldest pending outbox row older than the SLO. */
-function outboxAlarmSpecs(pendingAgeSlo: Duration, emf: EmfMetric): AlarmSpecs {
-  return {
-    OutboxOldestPendingAge: {
-      alarmDescription: `The oldest pending outbox row is older than ${pendingAgeSlo.toSeconds()} s: the relay is failing or behind.`,
-      metric: emf(WORKER_METRICS.outboxOldestPendingAgeMs, { statistic: cloudwatch.Stats.MAXIMUM }),
-      threshold: pendingAgeSlo.toMilliseconds(),
-      evaluationPeriods: 3,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-    },
-  };
-}
-
-/** Percent of a task's CPU or memory above which the task alarms fire. */
-const TASK_UTILIZATION_ALARM_PERCENT = 80;
-
-/**
- * The poller service's alarms: fewer tasks running than desired for 5 minutes (tasks crash, cannot pull their
- * image or cannot start: Container Insights' task counts), and CPU or memory above 80 % of the task's for 3 of
- * 5 minutes (an undersized task; memory ends in an out-of-memory kill).
- */
-function pollerAlarms(service: ecs.FargateService): Record<string, cloudwatch.AlarmProps> {
-  const insights = (metricName: string) =>
-    new cloudwatch.Metric({
-      namespace: 'ECS/ContainerInsights',
-      metricName,
-      dimensionsMap: { ClusterName: service.cluster.clusterName, ServiceName: service.serviceName },
-      statistic: cloudwatch.Stats.MINIMUM,
-      period: Duration.minutes(1),
-    });
-  const utilization = {
-    threshold: TASK_UTILIZATION_ALARM_PERCENT,
-    evaluationPeriods: 5,
-    datapointsToAlarm: 3,
-    comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-  };
-  return {
-    RunningTasksBelowDesired: {
-      alarmDescription:
-        'Fewer poller tasks run than the service wants, for 5 minutes: tasks crash at start (configuration, database), cannot pull the image or are stopped. Runbook: docs/deploy.md#fargate-runtime.',
-      metric: new cloudwatch.MathExpression({
-        expression: 'FILL(desired, 0) - FILL(running, 0)',
-        usingMetrics: { desired: insights('DesiredTaskCount'), running: insights('RunningTaskCount') },
-        label: 'desired − running tasks',
-        period: Duration.minutes(1),
-      }),
-      threshold: 0,
-      evaluationPeriods: 5,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-    },
-    TaskCpuHigh: {
-      alarmDescription: `Poller tasks use more than ${TASK_UTILIZATION_ALARM_PERCENT} % of their CPU: raise taskCpu, or lower recordConcurrency.`,
-      metric: service.metricCpuUtilization({ period: Duration.minutes(1) }),
-      ...utilization,
-    },
-    TaskMemoryHigh: {
-      alarmDescription: `Poller tasks use more than ${TASK_UTILIZATION_ALARM_PERCENT} % of their memory (an out-of-memory kill comes next): raise taskMemoryMiB, or lower maxPayloadBytes or recordConcurrency.`,
-      metric: service.metricMemoryUtilization({ period: Duration.minutes(1) }),
-      ...utilization,
     },
   };
 }

@@ -11,6 +11,8 @@ import { dynamoDbDashboardWidgets } from '../stores/dynamodb/dynamodb-alarms.ts'
 import { workerMetric } from './worker-alarms.ts';
 import { WORKER_METRICS } from './worker-metrics.ts';
 
+const MINUTE = Duration.minutes(1);
+
 /**
  * Inputs of {@link createWorkerDashboard}.
  *
@@ -53,43 +55,85 @@ export interface WorkerDashboardProps {
  * @internal
  */
 export function createWorkerDashboard(scope: Construct, props: WorkerDashboardProps): cloudwatch.Dashboard {
-  const minute = Duration.minutes(1);
-  const emf = (name: string, statistic: string = cloudwatch.Stats.SUM) =>
-    workerMetric(props.metricsNamespace, props.serviceName, name, { statistic, period: minute });
-  const esm = (mappingId: string, metricName: string) =>
-    new cloudwatch.Metric({
-      namespace: 'AWS/Lambda',
-      metricName,
-      dimensionsMap: { EventSourceMappingUUID: mappingId },
-      statistic: cloudwatch.Stats.SUM,
-      period: minute,
-    });
-  const rdsMetric = (metricName: string, dimensionsMap: Record<string, string>) =>
-    new cloudwatch.Metric({
-      namespace: 'AWS/RDS',
-      metricName,
-      dimensionsMap,
-      statistic: cloudwatch.Stats.MAXIMUM,
-      period: minute,
-    });
-  const { instance, proxy } = props;
-  const graph = (title: string, left: cloudwatch.IMetric[], right: cloudwatch.IMetric[] = []) =>
-    new cloudwatch.GraphWidget({ title, left, right, width: 8, height: 6 });
-
+  const kit = dashboardKit(props);
   const dashboard = new cloudwatch.Dashboard(scope, 'Dashboard', {
     dashboardName: props.dashboardName,
     defaultInterval: Duration.hours(3),
   });
+  // Each entry is one row of the dashboard, in this order.
+  const rows: cloudwatch.IWidget[][] = [
+    ...runtimeRows(props, kit),
+    timingsRow(props, kit),
+    ...(props.proxy ? [proxyRow(props.proxy, kit)] : []),
+    ...(props.table
+      ? [
+          dynamoDbDashboardWidgets({
+            table: props.table,
+            maxWriteUnitsPerSecond: props.maxWriteUnitsPerSecond,
+          }),
+        ]
+      : []),
+    [rateWidget(kit)],
+    ...(props.healthFunction ? healthRows(props.healthFunction, kit) : []),
+    ...(props.retentionFunction
+      ? [
+          [
+            kit.graph(
+              'Retention: rows removed and errors',
+              [kit.emf(WORKER_METRICS.retentionRowsRemoved)],
+              [props.retentionFunction.metricErrors({ period: MINUTE })],
+            ),
+          ],
+        ]
+      : []),
+    [new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...props.alarms], width: 24, height: 8 })],
+    ...(props.eventSourceMappingId
+      ? [
+          [
+            kit.graph(
+              'Event source mapping breaker: transitions',
+              WORKER_METRICS.breaker.map((name) => kit.emf(name)),
+            ),
+          ],
+        ]
+      : []),
+  ];
+  for (const row of rows) dashboard.addWidgets(...row);
+  return dashboard;
+}
+
+/** The dashboard's graph shape and its EMF metrics, bound to the worker's namespace and service. */
+interface DashboardKit {
+  readonly graph: (
+    title: string,
+    left: cloudwatch.IMetric[],
+    right?: cloudwatch.IMetric[],
+  ) => cloudwatch.GraphWidget;
+  readonly emf: (name: string, statistic?: string) => cloudwatch.IMetric;
+}
+
+function dashboardKit(props: WorkerDashboardProps): DashboardKit {
+  return {
+    graph: (title, left, right = []) =>
+      new cloudwatch.GraphWidget({ title, left, right, width: 8, height: 6 }),
+    emf: (name, statistic = cloudwatch.Stats.SUM) =>
+      workerMetric(props.metricsNamespace, props.serviceName, name, { statistic, period: MINUTE }),
+  };
+}
+
+/** The queues, then the runtime's rows: the function and its event source mapping, or the poller's tasks. */
+function runtimeRows(props: WorkerDashboardProps, kit: DashboardKit): cloudwatch.IWidget[][] {
+  const { graph, emf } = kit;
   const queueWidgets = [
     graph(
       'Source queue: depth, in flight',
       [
-        props.queue.metricApproximateNumberOfMessagesVisible({ period: minute, label: 'visible' }),
-        props.queue.metricApproximateNumberOfMessagesNotVisible({ period: minute, label: 'in flight' }),
+        props.queue.metricApproximateNumberOfMessagesVisible({ period: MINUTE, label: 'visible' }),
+        props.queue.metricApproximateNumberOfMessagesNotVisible({ period: MINUTE, label: 'in flight' }),
       ],
-      [props.queue.metricApproximateAgeOfOldestMessage({ period: minute, label: 'oldest age (s)' })],
+      [props.queue.metricApproximateAgeOfOldestMessage({ period: MINUTE, label: 'oldest age (s)' })],
     ),
-    graph('DLQ depth', [props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: minute })]),
+    graph('DLQ depth', [props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: MINUTE })]),
   ];
   const outcomes = graph(
     'Worker outcomes (EMF)',
@@ -98,62 +142,97 @@ export function createWorkerDashboard(scope: Construct, props: WorkerDashboardPr
   );
   const fn = props.workerFunction;
   const mappingId = props.eventSourceMappingId;
-  if (fn && mappingId) {
-    dashboard.addWidgets(
+  if (fn && mappingId) return functionRows(fn, mappingId, queueWidgets, outcomes, kit);
+  if (props.pollerService) return pollerRows(props.pollerService, queueWidgets, outcomes, kit);
+  return [];
+}
+
+/** Runtime `lambda`: the event source mapping's event counts, the function's invocations and durations. */
+function functionRows(
+  fn: lambda.IFunction,
+  mappingId: string,
+  queueWidgets: cloudwatch.IWidget[],
+  outcomes: cloudwatch.IWidget,
+  { graph }: DashboardKit,
+): cloudwatch.IWidget[][] {
+  const esm = (metricName: string) =>
+    new cloudwatch.Metric({
+      namespace: 'AWS/Lambda',
+      metricName,
+      dimensionsMap: { EventSourceMappingUUID: mappingId },
+      statistic: cloudwatch.Stats.SUM,
+      period: MINUTE,
+    });
+  return [
+    [
       ...queueWidgets,
       graph('Event source mapping: event counts', [
-        esm(mappingId, 'PolledEventCount'),
-        esm(mappingId, 'InvokedEventCount'),
-        esm(mappingId, 'FilteredOutEventCount'),
-        esm(mappingId, 'FailedInvokeEventCount'),
-        esm(mappingId, 'DeletedEventCount'),
-        esm(mappingId, 'DroppedEventCount'),
+        esm('PolledEventCount'),
+        esm('InvokedEventCount'),
+        esm('FilteredOutEventCount'),
+        esm('FailedInvokeEventCount'),
+        esm('DeletedEventCount'),
+        esm('DroppedEventCount'),
       ]),
-    );
-    dashboard.addWidgets(
+    ],
+    [
       graph(
         'Function: invocations, errors, throttles',
         [
-          fn.metricInvocations({ period: minute }),
-          fn.metricErrors({ period: minute }),
-          fn.metricThrottles({ period: minute }),
+          fn.metricInvocations({ period: MINUTE }),
+          fn.metricErrors({ period: MINUTE }),
+          fn.metricThrottles({ period: MINUTE }),
         ],
-        [fn.metric('ConcurrentExecutions', { statistic: cloudwatch.Stats.MAXIMUM, period: minute })],
+        [fn.metric('ConcurrentExecutions', { statistic: cloudwatch.Stats.MAXIMUM, period: MINUTE })],
       ),
       graph('Function duration', [
-        fn.metricDuration({ statistic: 'p50', period: minute }),
-        fn.metricDuration({ statistic: 'p99', period: minute }),
-        fn.metricDuration({ statistic: cloudwatch.Stats.MAXIMUM, period: minute }),
+        fn.metricDuration({ statistic: 'p50', period: MINUTE }),
+        fn.metricDuration({ statistic: 'p99', period: MINUTE }),
+        fn.metricDuration({ statistic: cloudwatch.Stats.MAXIMUM, period: MINUTE }),
       ]),
       outcomes,
-    );
-  } else if (props.pollerService) {
-    const service = props.pollerService;
-    const insights = (metricName: string) =>
-      new cloudwatch.Metric({
-        namespace: 'ECS/ContainerInsights',
-        metricName,
-        dimensionsMap: { ClusterName: service.cluster.clusterName, ServiceName: service.serviceName },
-        statistic: cloudwatch.Stats.MAXIMUM,
-        period: minute,
-      });
-    dashboard.addWidgets(
+    ],
+  ];
+}
+
+/** Runtime `fargate`: the poller's desired, running and pending tasks, their CPU and memory. */
+function pollerRows(
+  service: ecs.FargateService,
+  queueWidgets: cloudwatch.IWidget[],
+  outcomes: cloudwatch.IWidget,
+  { graph }: DashboardKit,
+): cloudwatch.IWidget[][] {
+  const insights = (metricName: string) =>
+    new cloudwatch.Metric({
+      namespace: 'ECS/ContainerInsights',
+      metricName,
+      dimensionsMap: { ClusterName: service.cluster.clusterName, ServiceName: service.serviceName },
+      statistic: cloudwatch.Stats.MAXIMUM,
+      period: MINUTE,
+    });
+  return [
+    [
       ...queueWidgets,
       graph('Poller tasks: desired, running, pending', [
         insights('DesiredTaskCount'),
         insights('RunningTaskCount'),
         insights('PendingTaskCount'),
       ]),
-    );
-    dashboard.addWidgets(
+    ],
+    [
       graph('Poller tasks: CPU and memory (%)', [
-        service.metricCpuUtilization({ period: minute }),
-        service.metricMemoryUtilization({ period: minute }),
+        service.metricCpuUtilization({ period: MINUTE }),
+        service.metricMemoryUtilization({ period: MINUTE }),
       ]),
       outcomes,
-    );
-  }
-  dashboard.addWidgets(
+    ],
+  ];
+}
+
+/** The worker's timings, its transaction time, and the instance's CPU and connections (PostgreSQL). */
+function timingsRow(props: WorkerDashboardProps, { graph, emf }: DashboardKit): cloudwatch.IWidget[] {
+  const { instance } = props;
+  return [
     graph(
       'Worker timings (EMF, p99)',
       WORKER_METRICS.timings
@@ -168,55 +247,63 @@ export function createWorkerDashboard(scope: Construct, props: WorkerDashboardPr
       ? [
           graph(
             'RDS: CPU and connections',
-            [instance.metricCPUUtilization({ period: minute })],
-            [instance.metricDatabaseConnections({ period: minute, statistic: cloudwatch.Stats.MAXIMUM })],
+            [instance.metricCPUUtilization({ period: MINUTE })],
+            [instance.metricDatabaseConnections({ period: MINUTE, statistic: cloudwatch.Stats.MAXIMUM })],
           ),
         ]
       : []),
-  );
-  if (proxy) {
-    dashboard.addWidgets(
-      graph('RDS Proxy connections', [
-        rdsMetric('ClientConnections', { ProxyName: proxy.dbProxyName }),
-        rdsMetric('DatabaseConnections', { ProxyName: proxy.dbProxyName }),
-        rdsMetric('DatabaseConnectionsBorrowLatency', { ProxyName: proxy.dbProxyName }),
-      ]),
-      graph(
-        'Outbox relay: oldest pending age (ms), published and failed',
-        [emf(WORKER_METRICS.outboxOldestPendingAgeMs, cloudwatch.Stats.MAXIMUM)],
-        [emf(WORKER_METRICS.outboxPublished), emf(WORKER_METRICS.outboxFailed)],
-      ),
-      graph('Outbox backlog (pending rows, health job)', [
-        emf(WORKER_METRICS.health.outboxPending, cloudwatch.Stats.MAXIMUM),
-      ]),
-    );
-  }
-  if (props.table) {
-    dashboard.addWidgets(
-      ...dynamoDbDashboardWidgets({
-        table: props.table,
-        maxWriteUnitsPerSecond: props.maxWriteUnitsPerSecond,
-      }),
-    );
-  }
+  ];
+}
+
+/** The proxy's connections and the outbox relay (PostgreSQL). */
+function proxyRow(proxy: rds.IDatabaseProxy, { graph, emf }: DashboardKit): cloudwatch.IWidget[] {
+  const rdsMetric = (metricName: string) =>
+    new cloudwatch.Metric({
+      namespace: 'AWS/RDS',
+      metricName,
+      dimensionsMap: { ProxyName: proxy.dbProxyName },
+      statistic: cloudwatch.Stats.MAXIMUM,
+      period: MINUTE,
+    });
+  return [
+    graph('RDS Proxy connections', [
+      rdsMetric('ClientConnections'),
+      rdsMetric('DatabaseConnections'),
+      rdsMetric('DatabaseConnectionsBorrowLatency'),
+    ]),
+    graph(
+      'Outbox relay: oldest pending age (ms), published and failed',
+      [emf(WORKER_METRICS.outboxOldestPendingAgeMs, cloudwatch.Stats.MAXIMUM)],
+      [emf(WORKER_METRICS.outboxPublished), emf(WORKER_METRICS.outboxFailed)],
+    ),
+    graph('Outbox backlog (pending rows, health job)', [
+      emf(WORKER_METRICS.health.outboxPending, cloudwatch.Stats.MAXIMUM),
+    ]),
+  ];
+}
+
+/** Retries and duplicates as a share of the records received. */
+function rateWidget({ graph, emf }: DashboardKit): cloudwatch.IWidget {
   // One graph holds both expressions: their ids must differ (the shared `received` is the same metric).
   const rate = (metric: string, label: string) =>
     new cloudwatch.MathExpression({
       expression: `IF(FILL(received, 0) > 0, 100 * FILL(${metric.toLowerCase()}, 0) / FILL(received, 0), 0)`,
       usingMetrics: { [metric.toLowerCase()]: emf(metric), received: emf(WORKER_METRICS.batchSize) },
       label,
-      period: minute,
+      period: MINUTE,
     });
-  dashboard.addWidgets(
-    graph('Retry and duplicate rate (% of records)', [
-      rate('RetryableFailure', 'RetryableFailure %'),
-      rate('Duplicate', 'Duplicate %'),
-    ]),
-  );
-  if (props.healthFunction) {
-    const H = WORKER_METRICS.health;
-    const max = (name: string) => emf(name, cloudwatch.Stats.MAXIMUM);
-    dashboard.addWidgets(
+  return graph('Retry and duplicate rate (% of records)', [
+    rate('RetryableFailure', 'RetryableFailure %'),
+    rate('Duplicate', 'Duplicate %'),
+  ]);
+}
+
+/** The health job's figures: quarantine, unfinished inbox rows, locks and long transactions, its own errors. */
+function healthRows(healthFunction: lambda.IFunction, { graph, emf }: DashboardKit): cloudwatch.IWidget[][] {
+  const H = WORKER_METRICS.health;
+  const max = (name: string) => emf(name, cloudwatch.Stats.MAXIMUM);
+  return [
+    [
       graph(
         'Quarantine: open entries and oldest age (ms)',
         [max(H.quarantineOpen)],
@@ -241,34 +328,13 @@ export function createWorkerDashboard(scope: Construct, props: WorkerDashboardPr
         [max(H.lockWaits), emf(H.deadlocks), max(H.longTransactions)],
         [max(H.lockWaitOldestMs), max(H.longTransactionOldestAgeMs)],
       ),
-    );
-    dashboard.addWidgets(
+    ],
+    [
       graph(
         'Health job: checks and errors',
         [emf(H.heartbeat)],
-        [props.healthFunction.metricErrors({ period: minute })],
+        [healthFunction.metricErrors({ period: MINUTE })],
       ),
-    );
-  }
-  if (props.retentionFunction) {
-    dashboard.addWidgets(
-      graph(
-        'Retention: rows removed and errors',
-        [emf(WORKER_METRICS.retentionRowsRemoved)],
-        [props.retentionFunction.metricErrors({ period: minute })],
-      ),
-    );
-  }
-  dashboard.addWidgets(
-    new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...props.alarms], width: 24, height: 8 }),
-  );
-  if (mappingId) {
-    dashboard.addWidgets(
-      graph(
-        'Event source mapping breaker: transitions',
-        WORKER_METRICS.breaker.map((name) => emf(name)),
-      ),
-    );
-  }
-  return dashboard;
+    ],
+  ];
 }

@@ -91,27 +91,7 @@ export class PollerService extends Construct {
       vpc: props.vpc,
       containerInsightsV2: ecs.ContainerInsights.ENABLED,
     });
-    this.taskRole = new iam.Role(this, 'TaskRole', {
-      assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'),
-      description:
-        props.store === 'dynamodb'
-          ? 'sqs-inbox-worker poller: consumes the source queue and writes to the worker table'
-          : 'sqs-inbox-worker poller: consumes the source queue and connects through the RDS Proxy',
-    });
-    this.taskRole.addToPolicy(
-      new iam.PolicyStatement({
-        sid: 'ConsumeTheSourceQueue',
-        actions: [
-          'sqs:GetQueueAttributes',
-          'sqs:ReceiveMessage',
-          'sqs:ChangeMessageVisibility',
-          'sqs:DeleteMessage',
-        ],
-        resources: [props.queue.queueArn],
-      }),
-    );
-    // SSE-SQS queues need no key permission; a queue under a KMS key needs Decrypt to read its messages.
-    props.queue.encryptionMasterKey?.grantDecrypt(this.taskRole);
+    this.taskRole = this.createTaskRole(props);
 
     this.taskDefinition = new ecs.FargateTaskDefinition(this, 'Task', {
       cpu: settings.taskCpu,
@@ -174,6 +154,37 @@ export class PollerService extends Construct {
       adjustmentType: appscaling.AdjustmentType.CHANGE_IN_CAPACITY,
     });
 
+    this.acknowledgeFindings();
+  }
+
+  /** The role the poller's code runs as: it consumes the source queue, and its store's grant comes on top. */
+  private createTaskRole(props: PollerServiceProps): iam.Role {
+    const taskRole = new iam.Role(this, 'TaskRole', {
+      assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'),
+      description:
+        props.store === 'dynamodb'
+          ? 'sqs-inbox-worker poller: consumes the source queue and writes to the worker table'
+          : 'sqs-inbox-worker poller: consumes the source queue and connects through the RDS Proxy',
+    });
+    taskRole.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'ConsumeTheSourceQueue',
+        actions: [
+          'sqs:GetQueueAttributes',
+          'sqs:ReceiveMessage',
+          'sqs:ChangeMessageVisibility',
+          'sqs:DeleteMessage',
+        ],
+        resources: [props.queue.queueArn],
+      }),
+    );
+    // SSE-SQS queues need no key permission; a queue under a KMS key needs Decrypt to read its messages.
+    props.queue.encryptionMasterKey?.grantDecrypt(taskRole);
+    return taskRole;
+  }
+
+  /** cdk-nag findings of the task definition and its execution role, each with its reason. */
+  private acknowledgeFindings(): void {
     Validations.of(this.taskDefinition).acknowledge({
       id: 'AwsSolutions-ECS2',
       reason:

@@ -173,69 +173,11 @@ export function resolvePollerSettings(
       `pollerWaitTime (${waitS} s) must be from 0 s to ${SQS_MAX_WAIT_S} s (the SQS long-polling maximum); set a value in that range`,
     );
   }
-  const minLeaseS = 2 * HEARTBEAT_MIN_MARGIN_S;
-  if (leaseS !== undefined && leaseS < minLeaseS) {
-    problems.push(
-      `pollerVisibility (${leaseS} s) is shorter than the heartbeat needs: the poller extends a running record's lease at half of it (${leaseS / 2} s in), which must come at least ${HEARTBEAT_MIN_MARGIN_S} s before the lease ends or SQS hands the record to another task first; raise pollerVisibility to ${minLeaseS} s or more`,
-    );
-  }
-  if (leaseS !== undefined && leaseS > SQS_MAX_VISIBILITY_S) {
-    problems.push(
-      `pollerVisibility (${leaseS} s) must be at most ${SQS_MAX_VISIBILITY_S} s (12 h, the SQS maximum); lower pollerVisibility`,
-    );
-  }
-  const minExtensionS = POLLER_LIMITS.maxExtensionSeconds[0];
-  if (extensionS !== undefined && extensionS < minExtensionS) {
-    problems.push(
-      `pollerMaxExtension (${extensionS} s) must be at least ${minExtensionS} s (POLLER_MAX_EXTENSION_SECONDS: the poller refuses less); set it to ${minExtensionS} s or more`,
-    );
-  } else if (extensionS !== undefined && leaseS !== undefined && leaseS + extensionS > MAX_HELD_S) {
-    problems.push(
-      `pollerMaxExtension (${extensionS} s) + pollerVisibility (${leaseS} s) = ${leaseS + extensionS} s exceeds ${MAX_HELD_S} s: SQS keeps a message invisible for 12 h (${SQS_MAX_VISIBILITY_S} s) at most from its receive, and the poller's heartbeat stops ${VISIBILITY_LIMIT_MARGIN_SECONDS} s short of it; lower pollerMaxExtension to ${Math.max(minExtensionS, MAX_HELD_S - leaseS)} s or less`,
-    );
-  }
-  if (queueS !== undefined && leaseS !== undefined && queueS < leaseS) {
-    problems.push(
-      `visibilityTimeout (${queueS} s) is shorter than pollerVisibility (${leaseS} s): a receive that takes the queue's default (an operator's, or a poller that does not pass its lease) would give a record back before its first heartbeat at ${leaseS / 2} s; raise visibilityTimeout to ${leaseS} s or leave it out (it defaults to pollerVisibility)`,
-    );
-  }
-  const marginS = POLLER_STOP_MARGIN.toSeconds();
-  const maxStopS = FARGATE_MAX_STOP_TIMEOUT.toSeconds() - marginS;
-  if (stopS !== undefined && stopS < 1) {
-    problems.push(
-      `pollerStopTimeout (${stopS} s) must be at least 1 s; set a value from 1 s to ${maxStopS} s`,
-    );
-  } else if (stopS !== undefined && stopS > maxStopS) {
-    problems.push(
-      `pollerStopTimeout (${stopS} s) + ${marginS} s to hand records back and close is ${stopS + marginS} s, above the ${FARGATE_MAX_STOP_TIMEOUT.toSeconds()} s Fargate allows a container to stop (ECS stopTimeout) before SIGKILL; lower pollerStopTimeout to ${maxStopS} s or less`,
-    );
-  }
-  if (stopS !== undefined && leaseS !== undefined && stopS >= 1 && stopS > leaseS / 2) {
-    problems.push(
-      `pollerStopTimeout (${stopS} s) exceeds half of pollerVisibility (${leaseS} s): a running record has only half a lease left at worst (the heartbeat renews it at half), so a drain this long could still commit a record SQS has already handed to another task; lower pollerStopTimeout to ${Math.floor(leaseS / 2)} s or raise pollerVisibility to ${2 * stopS} s`,
-    );
-  }
-
+  checkLease({ leaseS, extensionS, queueS }, problems);
+  checkStopTimeout(stopS, leaseS, problems);
   const taskCpu = props.taskCpu ?? 512;
   const taskMemoryMiB = props.taskMemoryMiB ?? 1024;
-  const memory = FARGATE_MEMORY[taskCpu];
-  if (!isToken(taskCpu) && !memory) {
-    problems.push(
-      `taskCpu (${taskCpu}) must be one of ${Object.keys(FARGATE_MEMORY).join(', ')} (Fargate's CPU units); set one of them`,
-    );
-  } else if (memory && !isToken(taskMemoryMiB)) {
-    const [min, max, step] = memory;
-    if (
-      !Number.isInteger(taskMemoryMiB) ||
-      taskMemoryMiB < min ||
-      taskMemoryMiB > max ||
-      taskMemoryMiB % step
-    ) {
-      problems.push(
-        `taskMemoryMiB (${taskMemoryMiB}) is not a memory Fargate allows with taskCpu ${taskCpu}: ${min} to ${max} MiB in steps of ${step}; set one of those or another taskCpu`,
-      );
-    }
-  }
+  checkTaskSize(taskCpu, taskMemoryMiB, problems);
 
   const { minTasks, maxTasks } = resolveTasks(props, capacity, capacityTokens, problems);
   return {
@@ -314,3 +256,79 @@ const show = (value: unknown): string =>
     : typeof value === 'string'
       ? `"${value}"`
       : String(value);
+
+/** The lease against the heartbeat, SQS's 12 hours and the queue's own visibility timeout. */
+function checkLease(
+  values: { leaseS: number | undefined; extensionS: number | undefined; queueS: number | undefined },
+  problems: string[],
+): void {
+  const { leaseS, extensionS, queueS } = values;
+  const minLeaseS = 2 * HEARTBEAT_MIN_MARGIN_S;
+  if (leaseS !== undefined && leaseS < minLeaseS) {
+    problems.push(
+      `pollerVisibility (${leaseS} s) is shorter than the heartbeat needs: the poller extends a running record's lease at half of it (${leaseS / 2} s in), which must come at least ${HEARTBEAT_MIN_MARGIN_S} s before the lease ends or SQS hands the record to another task first; raise pollerVisibility to ${minLeaseS} s or more`,
+    );
+  }
+  if (leaseS !== undefined && leaseS > SQS_MAX_VISIBILITY_S) {
+    problems.push(
+      `pollerVisibility (${leaseS} s) must be at most ${SQS_MAX_VISIBILITY_S} s (12 h, the SQS maximum); lower pollerVisibility`,
+    );
+  }
+  const minExtensionS = POLLER_LIMITS.maxExtensionSeconds[0];
+  if (extensionS !== undefined && extensionS < minExtensionS) {
+    problems.push(
+      `pollerMaxExtension (${extensionS} s) must be at least ${minExtensionS} s (POLLER_MAX_EXTENSION_SECONDS: the poller refuses less); set it to ${minExtensionS} s or more`,
+    );
+  } else if (extensionS !== undefined && leaseS !== undefined && leaseS + extensionS > MAX_HELD_S) {
+    problems.push(
+      `pollerMaxExtension (${extensionS} s) + pollerVisibility (${leaseS} s) = ${leaseS + extensionS} s exceeds ${MAX_HELD_S} s: SQS keeps a message invisible for 12 h (${SQS_MAX_VISIBILITY_S} s) at most from its receive, and the poller's heartbeat stops ${VISIBILITY_LIMIT_MARGIN_SECONDS} s short of it; lower pollerMaxExtension to ${Math.max(minExtensionS, MAX_HELD_S - leaseS)} s or less`,
+    );
+  }
+  if (queueS !== undefined && leaseS !== undefined && queueS < leaseS) {
+    problems.push(
+      `visibilityTimeout (${queueS} s) is shorter than pollerVisibility (${leaseS} s): a receive that takes the queue's default (an operator's, or a poller that does not pass its lease) would give a record back before its first heartbeat at ${leaseS / 2} s; raise visibilityTimeout to ${leaseS} s or leave it out (it defaults to pollerVisibility)`,
+    );
+  }
+}
+
+/** The drain against Fargate's stop timeout and half the lease. */
+function checkStopTimeout(stopS: number | undefined, leaseS: number | undefined, problems: string[]): void {
+  const marginS = POLLER_STOP_MARGIN.toSeconds();
+  const maxStopS = FARGATE_MAX_STOP_TIMEOUT.toSeconds() - marginS;
+  if (stopS !== undefined && stopS < 1) {
+    problems.push(
+      `pollerStopTimeout (${stopS} s) must be at least 1 s; set a value from 1 s to ${maxStopS} s`,
+    );
+  } else if (stopS !== undefined && stopS > maxStopS) {
+    problems.push(
+      `pollerStopTimeout (${stopS} s) + ${marginS} s to hand records back and close is ${stopS + marginS} s, above the ${FARGATE_MAX_STOP_TIMEOUT.toSeconds()} s Fargate allows a container to stop (ECS stopTimeout) before SIGKILL; lower pollerStopTimeout to ${maxStopS} s or less`,
+    );
+  }
+  if (stopS !== undefined && leaseS !== undefined && stopS >= 1 && stopS > leaseS / 2) {
+    problems.push(
+      `pollerStopTimeout (${stopS} s) exceeds half of pollerVisibility (${leaseS} s): a running record has only half a lease left at worst (the heartbeat renews it at half), so a drain this long could still commit a record SQS has already handed to another task; lower pollerStopTimeout to ${Math.floor(leaseS / 2)} s or raise pollerVisibility to ${2 * stopS} s`,
+    );
+  }
+}
+
+/** A CPU and memory combination Fargate accepts. */
+function checkTaskSize(taskCpu: number, taskMemoryMiB: number, problems: string[]): void {
+  const memory = FARGATE_MEMORY[taskCpu];
+  if (!isToken(taskCpu) && !memory) {
+    problems.push(
+      `taskCpu (${taskCpu}) must be one of ${Object.keys(FARGATE_MEMORY).join(', ')} (Fargate's CPU units); set one of them`,
+    );
+  } else if (memory && !isToken(taskMemoryMiB)) {
+    const [min, max, step] = memory;
+    if (
+      !Number.isInteger(taskMemoryMiB) ||
+      taskMemoryMiB < min ||
+      taskMemoryMiB > max ||
+      taskMemoryMiB % step
+    ) {
+      problems.push(
+        `taskMemoryMiB (${taskMemoryMiB}) is not a memory Fargate allows with taskCpu ${taskCpu}: ${min} to ${max} MiB in steps of ${step}; set one of those or another taskCpu`,
+      );
+    }
+  }
+}
