@@ -43,6 +43,12 @@ const POSTGRES_ONLY_STORE = [
   'the store of the worker (env WORKER_STORE, default postgres); this command reads PostgreSQL: dynamodb is refused, naming what to use instead',
 ] as const;
 
+/** `--store` of the DLQ commands: the store whose inbox they join and re-arm. */
+const DLQ_STORE = [
+  '--store <store>',
+  'postgres or dynamodb: the store of the inbox the DLQ keys are joined with and re-armed in (env WORKER_STORE, default postgres)',
+] as const;
+
 const program = new Command('sqs-worker')
   .description(
     'Operations for the SQS → Lambda → PostgreSQL worker: inbox, queue, DLQ, quarantine, breaker, capacity, smoke.',
@@ -186,7 +192,7 @@ dlq
   .command('peek')
   .description('read up to N DLQ messages without removing them, joined with the inbox, grouped by failure')
   .option('--max <n>', 'messages to read (1-1000)', '10')
-  .option(...POSTGRES_ONLY_STORE)
+  .option(...DLQ_STORE)
   .action(
     act('dlq peek', (s, opts) =>
       ops.dlqPeek(
@@ -207,7 +213,7 @@ dlq
   .option('--filter <field=value>', 'messageType=<type> or code=<failure code> (repeatable)', collect, [])
   .option('--dry-run', 'show what would move; send and delete nothing')
   .option('--no-rearm', 'leave failed inbox rows as they are (the worker then repeats a terminal outcome)')
-  .option(...POSTGRES_ONLY_STORE)
+  .option(...DLQ_STORE)
   .action(
     act('dlq redrive', (s, opts) =>
       ops.dlqRedrive(

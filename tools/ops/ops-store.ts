@@ -28,7 +28,7 @@ export type StoreKind = 'postgres' | 'dynamodb';
  *   each is asked for first, before the command touches a queue, so a store that lacks it refuses before anything
  *   happened.
  *
- * A store that cannot do a command (the DynamoDB store has no `health`, `inbox purge`, `dlq peek` or `dlq redrive`)
+ * A store that cannot do a command (the DynamoDB store has no `health` or `inbox purge`)
  * says so once, in the store: {@link OpsStore.refusal} names the command, the store and what to use instead, and
  * `runOpsCommand` asks it before the command runs; the member itself throws the same refusal when called from a
  * script. Clients open on first use: a command that never reads the store needs none of its settings.

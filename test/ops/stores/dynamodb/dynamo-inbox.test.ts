@@ -153,7 +153,7 @@ describe('Function: runOpsCommand() with WORKER_STORE=dynamodb', () => {
     let ran = false;
 
     // Act
-    const { code, printed } = await run({ WORKER_STORE: 'dynamodb' }, 'dlq peek', async (session) => {
+    const { code, printed } = await run({ WORKER_STORE: 'dynamodb' }, 'inbox purge', async (session) => {
       ran = true;
       session.require('dlqUrl');
     });
@@ -163,7 +163,7 @@ describe('Function: runOpsCommand() with WORKER_STORE=dynamodb', () => {
     expect(ran).toBe(false);
     expect(JSON.parse(printed).error).toMatchObject({ type: 'UsageError', exitCode: 2 });
     expect(JSON.parse(printed).error.message).toMatch(
-      /^"sqs-worker dlq peek" reads the PostgreSQL store and is not available with --store dynamodb.*"sqs-worker inbox show <key> --store dynamodb"/,
+      /^"sqs-worker inbox purge" reads the PostgreSQL store and is not available with --store dynamodb.*inbox items expire by TTL/,
     );
   });
 });

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { exampleDynamoHandlers } from '../../../../lambda/domain/dynamodb/index.ts';
@@ -597,6 +597,35 @@ describe('CLI: sqs-worker quarantine --store dynamodb', () => {
     expect(stdout).toContain('"stage": "REVIEW"');
   });
 
+  it("peeks the DLQ with --store dynamodb, each message joined with its key's inbox item (exit 0)", async () => {
+    // Prepare
+    const { dlqUrl } = await createQueues(sqs);
+    await sqs.send(new SendMessageCommand({ QueueUrl: dlqUrl, MessageBody: fixture.deadlineBody }));
+    const item = await itemOf(fixture.table, inboxKey('case-worker', fixture.deadline.idempotencyKey));
+
+    // Act
+    const { code, stdout } = await runEntry(
+      'bin/sqs-worker.js',
+      ['dlq', 'peek', '--store', 'dynamodb', '--json'],
+      {
+        ...env(),
+        WORKER_DLQ_URL: dlqUrl,
+        SQS_ENDPOINT: sqsEndpoint,
+      },
+    );
+
+    // Assess
+    expect(code).toBe(0);
+    expect(item?.status).toEqual(expect.stringMatching(/^FAILED_/));
+    expect(JSON.parse(stdout).messages).toEqual([
+      expect.objectContaining({
+        idempotencyKey: fixture.deadline.idempotencyKey,
+        inboxStatus: item?.status,
+        inboxAttempts: item?.attempts,
+      }),
+    ]);
+  });
+
   it('releases with --store dynamodb, then refuses a second release (exit 0, then 1)', async () => {
     // Prepare
     const { queueUrl } = await createQueues(sqs);
@@ -637,17 +666,15 @@ describe('CLI: sqs-worker quarantine --store dynamodb', () => {
   });
 });
 
-describe('CLI: PostgreSQL-only commands with --store dynamodb', () => {
+describe('CLI: the PostgreSQL-only commands with --store dynamodb', () => {
   it('refuses them naming the store and what to use instead, without connecting to a database (exit 2)', async () => {
     // An unreachable database: a command that tried it would fail on the connection instead.
     const env = { DATABASE_URL: 'postgres://ops@127.0.0.1:9/none', AWS_REGION: 'us-east-1' };
 
     const health = await runEntry('bin/sqs-worker.js', ['health', '--store', 'dynamodb'], env);
-    const redrive = await runEntry('bin/sqs-worker.js', ['dlq', 'redrive', '--max', '1', '--json'], {
+    const purge = await runEntry('bin/sqs-worker.js', ['inbox', 'purge', '--older-than', '30d', '--json'], {
       ...env,
       WORKER_STORE: 'dynamodb',
-      WORKER_DLQ_URL: 'http://127.0.0.1:9/q-dlq',
-      WORKER_QUEUE_URL: 'http://127.0.0.1:9/q',
     });
 
     expect(health.code).toBe(2);
@@ -655,9 +682,9 @@ describe('CLI: PostgreSQL-only commands with --store dynamodb', () => {
       '"sqs-worker health" reads the PostgreSQL store and is not available with --store dynamodb',
     );
     expect(health.stderr).toContain('"sqs-worker inbox stats --store dynamodb"');
-    expect(redrive.code).toBe(2);
-    expect(JSON.parse(redrive.stdout).error).toMatchObject({ type: 'UsageError', exitCode: 2 });
-    expect(redrive.stderr).toContain('"sqs-worker quarantine release <id> --store dynamodb"');
+    expect(purge.code).toBe(2);
+    expect(JSON.parse(purge.stdout).error).toMatchObject({ type: 'UsageError', exitCode: 2 });
+    expect(purge.stderr).toContain('inbox items expire by TTL');
   });
 
   it('runs queue status without the inbox join (the database is not read)', async () => {

@@ -1,5 +1,7 @@
 import type { OpsStore } from '../../ops-store.ts';
+import { dynamoAuditTrail } from './dynamo-audit-trail.ts';
 import { dynamoCanaryStore } from './dynamo-canary-store.ts';
+import { dynamoDlqInbox } from './dynamo-dlq-inbox.ts';
 import { dynamoInboxShow } from './dynamo-inbox-show.ts';
 import { dynamoInboxStats } from './dynamo-inbox-stats.ts';
 import type { DynamoOpsTable } from './dynamo-ops-table.ts';
@@ -11,9 +13,10 @@ import { UNSUPPORTED_COMMANDS, unsupportedCommand } from './unsupported-command.
 
 /**
  * The DynamoDB store of the ops commands: the inbox, quarantine and audit items of the worker's table (the operator's
- * credentials). The commands that read PostgreSQL tables (`health`, `inbox purge`, `dlq peek`, `dlq redrive`) are
- * refused here, each naming what to use instead ({@link unsupportedCommand}); `queue status` runs without the oldest
- * unfinished item (the table has no index by status) and `dlq move-task` without an audit item.
+ * credentials). `dlq peek` and `dlq redrive` join and re-arm its inbox items
+ * (`dynamo-dlq-inbox.ts`), and `dlq move-task` writes audit items; the commands that read PostgreSQL tables
+ * (`health`, `inbox purge`) are refused here, each naming what to use instead ({@link unsupportedCommand}), and
+ * `queue status` runs without the oldest unfinished item (the table has no index by status).
  *
  * @example
  * ```ts
@@ -40,11 +43,9 @@ export function dynamoOpsStore(table: DynamoOpsTable): OpsStore {
       dynamoQuarantineRelease({ dynamo: dynamo(), ...deps }, options),
     capacity: (deps, input) => dynamoDbCapacityFromFlags(deps, input),
     smokeStore: (consumer) => ({ canaries: dynamoCanaryStore(dynamo(), consumer) }),
-    dlqInbox(command) {
-      throw unsupportedCommand(command);
-    },
+    dlqInbox: () => dynamoDlqInbox(dynamo()),
     unfinishedInbox: () => undefined,
-    auditTrail: () => undefined,
+    auditTrail: () => dynamoAuditTrail(dynamo()),
     describeError: () => undefined,
     close: async () => table.close?.(),
   };

@@ -7,13 +7,6 @@ const DYNAMODB_ALTERNATIVES: Readonly<Record<string, string>> = {
     "quarantine items; the stack's CloudWatch alarms cover the queues.",
   'inbox purge':
     'The DynamoDB store needs no purge: inbox items expire by TTL (retention + 1 day, docs/dynamodb.md "TTL retention").',
-  'dlq peek':
-    'For the DynamoDB store, look a failed key up with "sqs-worker inbox show <key> --store dynamodb"; ' +
-    '"sqs-worker dlq move-task status" needs no database.',
-  'dlq redrive':
-    'For the DynamoDB store, "sqs-worker quarantine release <id> --store dynamodb" re-arms and re-sends a terminal ' +
-    'message from its quarantine item (the store keeps one with either terminal policy); "sqs-worker dlq move-task ' +
-    'start" moves DLQ messages back without re-arming, so a FAILED_TERMINAL key stays terminal.',
 };
 
 /**
@@ -24,8 +17,7 @@ const DYNAMODB_ALTERNATIVES: Readonly<Record<string, string>> = {
 export const UNSUPPORTED_COMMANDS: readonly string[] = Object.keys(DYNAMODB_ALTERNATIVES);
 
 /**
- * The refusal of a command the DynamoDB store cannot do (it reads PostgreSQL tables: `health`, `inbox purge`, `dlq
- * peek`, `dlq redrive`), given when the store setting (`--store` / `WORKER_STORE`) is `dynamodb`: it names the
+ * The refusal of a command the DynamoDB store cannot do (it reads PostgreSQL tables: `health`, `inbox purge`), given when the store setting (`--store` / `WORKER_STORE`) is `dynamodb`: it names the
  * command, the store and what to use instead (exit 2), before anything is read or sent.
  *
  * @internal
