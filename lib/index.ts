@@ -54,6 +54,7 @@ export {
 } from './stores/dynamodb/dynamodb-capacity.ts';
 export {
   EXAMPLE_DOMAIN_KEY_PREFIXES,
+  OPS_TABLE_ACTIONS,
   RESERVED_KEY_PREFIXES,
   WORKER_ITEM_ACTIONS,
   WORKER_TABLE_ACTIONS,

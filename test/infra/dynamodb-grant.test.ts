@@ -1,5 +1,8 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type { SQSRecord } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { exampleDynamoHandlers } from '../../lambda/domain/dynamodb/index.ts';
@@ -7,7 +10,9 @@ import type { DynamoWrite } from '../../lambda/stores/dynamodb/dynamo-handler.ts
 import { inboxKey, quarantineKey } from '../../lambda/stores/dynamodb/item-keys.ts';
 import type { Envelope } from '../../lambda/worker/envelope.ts';
 import { parseSchema } from '../../lambda/worker/parse-schema.ts';
+import { PROJECT_ROOT } from '../../lib/bundled-function.ts';
 import { SqsInboxWorkerStack, type SqsInboxWorkerStackProps } from '../../lib/sqs-inbox-worker-stack.ts';
+import { OPS_TABLE_ACTIONS } from '../../lib/stores/dynamodb/worker-table.ts';
 import { buildDemoMessages } from '../../tools/local/demo-messages.ts';
 import { dynamoAuditItem } from '../../tools/ops/stores/dynamodb/dynamo-audit-item.ts';
 import { evaluateRole, functionRole, resourceArn } from './role-policy.ts';
@@ -205,5 +210,64 @@ describe('Class: WorkerTable — domainKeyPrefixes of your own', () => {
     // Assess
     expect(await worker.decide('PutItem', 'CASE#c-1')).toBe('ImplicitlyDenied');
     expect(await worker.decide('UpdateItem', inboxKey('case-worker', 'k').PK)).toBe('Allowed');
+  });
+});
+
+describe('Class: WorkerTable — grantOps()', () => {
+  it("lets an operator's role run the ops commands on the table, and nothing of another table or its administration", async () => {
+    // Prepare
+    const app = new App({ context: noBundling });
+    const stack = new SqsInboxWorkerStack(app, 'DynamoGrantOps', {
+      worker: { store: 'dynamodb', alarms: 'none', queueIdentity: DEPLOYED_QUEUES },
+    });
+    const operator = new iam.Role(stack, 'Operator', { assumedBy: new iam.AccountRootPrincipal() });
+
+    // Act
+    stack.worker.table?.grantOps(operator);
+
+    // Assess
+    const template = Template.fromStack(stack);
+    const table = Object.keys(template.findResources('AWS::DynamoDB::Table'))[0] as string;
+    const role = Object.keys(template.findResources('AWS::IAM::Role')).find((id) =>
+      id.startsWith('Operator'),
+    );
+    const decide = (action: string, resource = resourceArn(template, table)) =>
+      evaluateRole(template, role as string, { action: `dynamodb:${action}`, resource });
+    for (const action of OPS_TABLE_ACTIONS)
+      expect(await decide(action.replace('dynamodb:', ''))).toBe('Allowed');
+    expect(await decide('DeleteTable')).toBe('ImplicitlyDenied');
+    expect(await decide('UpdateTable')).toBe('ImplicitlyDenied');
+    expect(await decide('Scan', 'arn:aws:dynamodb:eu-west-1:123456789012:table/another')).toBe(
+      'ImplicitlyDenied',
+    );
+  });
+
+  it('holds every DynamoDB call the ops commands make', () => {
+    // Prepare: the SDK commands named in the DynamoDB ops store's sources (a TransactWriteItems is authorized item
+    // by item: Put and Update).
+    const folder = join(PROJECT_ROOT, 'tools/ops/stores/dynamodb');
+    const sources = readdirSync(folder)
+      .filter((name) => name.endsWith('.ts'))
+      .map((name) => readFileSync(join(folder, name), 'utf8'))
+      .join('\n');
+    const called = new Set<string>();
+    for (const [, name] of sources.matchAll(/\b(?:new |paginate)(\w+?)(?:Command)?\(/g)) {
+      if (name === 'TransactWrite') called.add('PutItem').add('UpdateItem');
+      else if (['Get', 'Put', 'Update', 'Delete', 'BatchGet'].includes(name as string))
+        called.add(`${name}Item`);
+      else if (['Scan', 'Query'].includes(name as string)) called.add(name as string);
+    }
+
+    // Assess
+    expect([...called].sort()).toEqual([
+      'BatchGetItem',
+      'DeleteItem',
+      'GetItem',
+      'PutItem',
+      'Query',
+      'Scan',
+      'UpdateItem',
+    ]);
+    for (const action of called) expect(OPS_TABLE_ACTIONS).toContain(`dynamodb:${action}`);
   });
 });

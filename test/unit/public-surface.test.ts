@@ -143,6 +143,7 @@ const SURFACE: Readonly<Record<string, readonly string[]>> = {
     'FargateRuntimeSettings',
     'INVOKES_PER_POLLER',
     'LambdaRuntimeProps',
+    'OPS_TABLE_ACTIONS',
     'PollerService',
     'PollerServiceProps',
     'PollerSettings',

@@ -69,6 +69,22 @@ export const WORKER_ITEM_ACTIONS = {
   ],
 } as const;
 
+/**
+ * What the `sqs-worker` ops commands call on the table with `--store dynamodb`: reads (GetItem, BatchGetItem for
+ * `dlq peek`, Query, and Scan for `inbox stats`, `quarantine list` and the newer-events check, which no key condition
+ * can scope), the re-arm and release writes (UpdateItem, PutItem of audit items, inside TransactWriteItems too) and
+ * the smoke canaries' clean-up (DeleteItem). Given to an operator's role by {@link WorkerTable.grantOps}.
+ */
+export const OPS_TABLE_ACTIONS = [
+  'dynamodb:BatchGetItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:GetItem',
+  'dynamodb:PutItem',
+  'dynamodb:Query',
+  'dynamodb:Scan',
+  'dynamodb:UpdateItem',
+] as const;
+
 /** Every action the worker may call on its table (on the items {@link WORKER_ITEM_ACTIONS} scopes each to). */
 export const WORKER_TABLE_ACTIONS = [...new Set(Object.values(WORKER_ITEM_ACTIONS).flat())].sort();
 
@@ -136,5 +152,19 @@ export class WorkerTable extends Construct {
         statement('HandlerDomainItems', WORKER_ITEM_ACTIONS.domain, domainKeyPrefixes),
       );
     }
+  }
+
+  /**
+   * Lets `grantee` (an operator's role) run the `sqs-worker` ops commands on this table ({@link OPS_TABLE_ACTIONS}):
+   * its ARN only, no index, no table administration. Not scoped by partition key: a Scan has none. The commands
+   * also need the queues (`sqs:ReceiveMessage`, `SendMessage`, `DeleteMessage`, …), which the operator's role gets
+   * from the queues' own grants.
+   */
+  grantOps(grantee: iam.IGrantable): iam.Grant {
+    return iam.Grant.addToPrincipal({
+      grantee,
+      actions: [...OPS_TABLE_ACTIONS],
+      resourceArns: [this.table.tableArn],
+    });
   }
 }
