@@ -10,6 +10,7 @@ import { dlqPeek } from '../../../../tools/ops/dlq-peek.ts';
 import { dlqRedrive } from '../../../../tools/ops/dlq-redrive.ts';
 import { OperationError } from '../../../../tools/ops/errors.ts';
 import { createMemoryOutput } from '../../../../tools/ops/memory-output.ts';
+import { dynamoInboxShow } from '../../../../tools/ops/stores/dynamodb/dynamo-inbox-show.ts';
 import { dynamoOpsStore } from '../../../../tools/ops/stores/dynamodb/index.ts';
 import { dynamoProcessor } from '../../../support/dynamo-processor.ts';
 import { useTestDynamoDb } from '../../../support/dynamodb.ts';
@@ -136,6 +137,14 @@ describe('Function: dlqRedrive() on the DynamoDB store', () => {
       expect(item.finishedAt).toEqual(expect.any(String));
       expect(JSON.stringify(item)).not.toContain('ACC-CLOSED'); // metadata only, never the payload
     }
+    // inbox show lists the redrive among the key's operator actions, as on PostgreSQL.
+    const shown = await dynamoInboxShow(
+      { dynamo: { doc: dynamo.doc, tableName: table }, out: createMemoryOutput() },
+      { consumer: 'case-worker', idempotencyKey: failed.idempotencyKey },
+    );
+    expect(shown.audit).toEqual([
+      expect.objectContaining({ action: 'dlq_redrive', outcome: 'DONE', newMessageId: expect.any(String) }),
+    ]);
     // The re-armed key is processed again with its fresh budget: the fix is the handler's (here still refused).
     const [moved] =
       (
