@@ -144,7 +144,7 @@ describe('Function: processRecord() on the DynamoDB record store', () => {
     expect(await inboxItem(replay.idempotencyKey)).toMatchObject({ status: 'COMPLETED' });
   });
 
-  it('quarantines a reused key with another payload (IDEMPOTENCY_HASH_MISMATCH) and leaves the first item as it is', async () => {
+  it('quarantines a reused key with another payload (IDEMPOTENCY_HASH_MISMATCH) and leaves the first, COMPLETED item as it is', async () => {
     // Prepare
     const process = dynamoProcessor(dynamo, table, exampleDynamoHandlers);
     const first = payment();
@@ -432,6 +432,36 @@ describe('Stale PROCESSING: a worker killed after the gate', () => {
     ).toHaveLength(2);
     expect(await getItem(balanceItemKey(p.accountId, 'EUR'))).toMatchObject({ balance: 10.5, entries: 1 });
     expect(await inboxItem(envelope.idempotencyKey)).toMatchObject({ status: 'COMPLETED', attempts: 2 });
+  });
+
+  it('answers a reused key whose first delivery holds a live lease IN_PROGRESS_ELSEWHERE, and freezes it once the lease is gone', async () => {
+    // Prepare: a delivery of A passed the gate (lease of 1 s) and its worker died; B reuses A's key.
+    const a = payment();
+    const b = payment({ idempotencyKey: a.idempotencyKey });
+    const process = dynamoProcessor(dynamo, table, exampleDynamoHandlers);
+    await claimDynamoInbox(
+      process.store,
+      { consumer: 'case-worker', envelope: a, requestHash: hashOf(a), sqsMessageId: 'dead' },
+      { nowMs: Date.now(), leaseMs: 1_000 },
+    );
+
+    // Act
+    const whileHeld = await process(sqsRecordFactory(b));
+    const afterLease = await dynamoProcessor(dynamo, table, exampleDynamoHandlers, {
+      now: () => Date.now() + 60_000,
+    })(sqsRecordFactory(b, { receiveCount: 2 }));
+
+    // Assess: the holder decides first, as under PostgreSQL's row lock; then the key is frozen with A's request.
+    expect(whileHeld).toMatchObject({ result: 'RETRYABLE_FAILURE', failureCode: 'IN_PROGRESS_ELSEWHERE' });
+    expect(afterLease).toMatchObject({
+      result: 'TERMINAL_FAILURE',
+      failureCode: 'IDEMPOTENCY_HASH_MISMATCH',
+    });
+    expect(await inboxItem(a.idempotencyKey)).toMatchObject({
+      status: 'FAILED_TERMINAL',
+      failureCode: 'IDEMPOTENCY_HASH_MISMATCH',
+      requestHash: hashOf(a),
+    });
   });
 
   it('cancels the slow worker whose lease was taken over: LEASE_LOST, nothing of it applied', async () => {

@@ -125,6 +125,39 @@ export function describeStoreConformance(name: string, store: StoreFixture): voi
       ]);
     });
 
+    it('freezes an unfinished key that another payload reuses: FAILED_TERMINAL, and neither message runs again', async () => {
+      // Prepare: message A fails retryably (its case does not exist yet); message B reuses A's key with another payload.
+      const worker = store.worker();
+      const caseId = `CASE-${randomUUID()}`;
+      const key = `case:${caseId}:deadline:reused`;
+      const a = sqsRecordFactory(deadlineRequested(caseId, key));
+      const b = sqsRecordFactory({
+        ...deadlineRequested(caseId, key),
+        payload: { caseId, stage: 'INVESTIGATION', effectiveAt: '2026-08-01T09:00:00Z' },
+      });
+      // A good message beside A: a batch whose every record fails fails the invocation instead.
+      const first = await worker(sqsEvent([a, sqsRecordFactory(payment().envelope)]), lambdaContext());
+      const statusAfterA = await store.inboxStatus(key);
+
+      // Act
+      const mismatch = await worker(sqsEvent([b]), lambdaContext());
+      await worker(sqsEvent([stageChanged(caseId, 1)].map((e) => sqsRecordFactory(e))), lambdaContext());
+      const redeliveryOfA = await worker(sqsEvent([again(a, 2)]), lambdaContext());
+
+      // Assess: a reused key is a producer bug to look at before anything runs (docs/semantics.md): B is quarantined,
+      // the key is frozen with A's request, and A is not run even once its case exists.
+      expect(first.batchItemFailures).toEqual([{ itemIdentifier: a.messageId }]);
+      expect(statusAfterA).toBe('FAILED_RETRYABLE');
+      expect(mismatch).toEqual({ batchItemFailures: [] });
+      expect(redeliveryOfA).toEqual({ batchItemFailures: [] });
+      expect(await store.inboxStatus(key)).toBe('FAILED_TERMINAL');
+      expect((await store.caseState(caseId)).deadlineVersion ?? 0).toBe(0);
+      expect((await store.quarantineReasons({ idempotencyKey: key })).sort()).toEqual([
+        'IDEMPOTENCY_HASH_MISMATCH',
+        'IDEMPOTENCY_HASH_MISMATCH',
+      ]);
+    });
+
     it('applies one effect per round when two workers on two clients race the same key (50 rounds)', async () => {
       // Prepare: two workers with clients of their own, as two Lambda environments would have.
       const a = store.worker();

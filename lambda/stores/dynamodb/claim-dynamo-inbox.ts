@@ -39,7 +39,7 @@ export type DynamoGate =
     }
   /** COMPLETED with the same request: acknowledge. */
   | { readonly kind: 'duplicate'; readonly attempts: number }
-  /** The key belongs to another request: terminal `IDEMPOTENCY_HASH_MISMATCH`; the item is left as it is. */
+  /** The key belongs to another request: terminal `IDEMPOTENCY_HASH_MISMATCH` (the record store freezes the item). */
   | { readonly kind: 'hashMismatch'; readonly status: string }
   /** Another delivery holds a live lease (or won the takeover): retryable `IN_PROGRESS_ELSEWHERE`. */
   | { readonly kind: 'inProgress' }
@@ -66,9 +66,9 @@ const LEASE_UNCHANGED = '#status = :oldStatus AND leaseToken = :oldToken AND req
 /**
  * The gate of the DynamoDB store (pattern document §8): a conditional PutItem of a PROCESSING inbox item for a new
  * key; for a known key, the existing item (returned by the failed condition, `ALL_OLD`, without a second read)
- * decides: COMPLETED + same hash → duplicate; another hash → mismatch; FAILED_TERMINAL → terminal;
- * FAILED_RETRYABLE → taken (attempt n + 1); PROCESSING → in progress elsewhere, unless its lease expired, then
- * taken over with an update conditioned on the old lease token (exactly once).
+ * decides: PROCESSING under a live lease → in progress elsewhere (whatever its request); another hash → mismatch;
+ * COMPLETED → duplicate; FAILED_TERMINAL → terminal; FAILED_RETRYABLE, or PROCESSING whose lease expired → taken
+ * (attempt n + 1) with an update conditioned on the old lease token (exactly once).
  *
  * @param leaseMs how long this delivery may hold the item: its time left plus the store's margin.
  *
@@ -118,6 +118,9 @@ export async function claimDynamoInbox(
     existing = error.Item ? (unmarshall(error.Item) as DynamoInboxItem) : await read(store, key);
   }
   if (!existing) return { kind: 'inProgress' }; // expired and deleted between the put and the read: rare, retried
+  // A live lease first, whatever its request: the delivery that holds it decides (PostgreSQL's row lock, the same).
+  if (existing.status === 'PROCESSING' && existing.leaseExpiresAt > input.nowMs)
+    return { kind: 'inProgress' };
   if (existing.requestHash !== entry.requestHash) return { kind: 'hashMismatch', status: existing.status };
   switch (existing.status) {
     case 'COMPLETED':

@@ -11,7 +11,7 @@ import { documentClient } from './document-client.ts';
 import type { DynamoHandlerResult } from './dynamo-handler.ts';
 import type { DynamoStore } from './dynamo-store.ts';
 import { DynamoCancellationError, LeaseLostError } from './errors.ts';
-import { failInboxUpdate, type InboxUpdate } from './inbox-updates.ts';
+import { failInboxUpdate, freezeMismatchUpdate, type InboxUpdate } from './inbox-updates.ts';
 import { quarantineUpdate } from './quarantine-update.ts';
 
 /**
@@ -36,8 +36,9 @@ export type DynamoRecordSettings = Pick<EngineSettings, 'consumer' | 'now' | 'pa
  * duplicates, mismatches, terminal and in-flight keys decided from the existing item); the handler returns its
  * writes, committed with the inbox item's completion in ONE TransactWriteItems under the lease. The attempt was
  * counted when the lease was taken (durable): the bookkeeping writes FAILED_RETRYABLE, or FAILED_TERMINAL with the
- * quarantine item, in one write under the lease. A key this delivery does not hold (another request's, a terminal
- * one) is never written: SQS's receive count is its count, and only its quarantine item is written.
+ * quarantine item, in one write under the lease. A key this delivery does not hold is not written, but for one
+ * change: a key reused by another request is frozen FAILED_TERMINAL (`freezeMismatchUpdate`), as on PostgreSQL.
+ * SQS's receive count is such a delivery's count, and its quarantine item is written.
  *
  * @internal
  */
@@ -91,7 +92,23 @@ export function dynamoRecordStore(
       }
     },
     // The item belongs to the other request: it is left as it is.
-    markMismatch: async () => {},
+    async markMismatch(calls, request, failure) {
+      const update = freezeMismatchUpdate(store, {
+        consumer,
+        idempotencyKey: request.decoded.envelope.idempotencyKey,
+        requestHash: request.decoded.requestHash,
+        ...failure,
+        nowMs: now(),
+      });
+      try {
+        await calls.timed((signal) =>
+          documentClient(store).send(new UpdateCommand(update), { abortSignal: signal }),
+        );
+      } catch (error) {
+        // Completed or taken meanwhile: that delivery's state stands.
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      }
+    },
     async quarantine(calls, record, reason) {
       const update = quarantineUpdate(store, { consumer, record, reason, nowMs: now() });
       await calls.timed((signal) =>

@@ -82,3 +82,45 @@ export function failInboxUpdate(
     },
   };
 }
+
+/**
+ * A reused key's freeze (the pattern document's "if hash mismatch: mark FAILED_TERMINAL", as on PostgreSQL): the
+ * item of the first request becomes FAILED_TERMINAL with `IDEMPOTENCY_HASH_MISMATCH`, keeping its hash, so neither
+ * message runs again until an operator looks. Conditioned on the item still being another request's and neither
+ * COMPLETED (its effect exists: it keeps its status) nor PROCESSING under a live lease (that delivery decides first;
+ * the gate answered IN_PROGRESS_ELSEWHERE to such a key anyway).
+ *
+ * @internal
+ */
+export function freezeMismatchUpdate(
+  store: DynamoStore,
+  input: {
+    consumer: string;
+    idempotencyKey: string;
+    requestHash: string;
+    code: string;
+    message: string;
+    nowMs: number;
+  },
+): InboxUpdate {
+  return {
+    TableName: store.tableName,
+    Key: inboxKey(input.consumer, input.idempotencyKey),
+    UpdateExpression:
+      'SET #status = :terminal, failedAt = :now, failureCode = :code, failureMessage = :message',
+    ConditionExpression:
+      'attribute_exists(PK) AND requestHash <> :hash AND #status <> :completed AND ' +
+      'NOT (#status = :processing AND leaseExpiresAt > :nowMs)',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: {
+      ':terminal': 'FAILED_TERMINAL',
+      ':completed': 'COMPLETED',
+      ':processing': 'PROCESSING',
+      ':hash': input.requestHash,
+      ':now': new Date(input.nowMs).toISOString(),
+      ':nowMs': input.nowMs,
+      ':code': cutUtf8(input.code, MAX_FAILURE_CODE_BYTES),
+      ':message': cutUtf8(input.message, MAX_FAILURE_MESSAGE_BYTES),
+    },
+  };
+}
