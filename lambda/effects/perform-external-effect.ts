@@ -1,10 +1,6 @@
-import { createHash } from 'node:crypto';
 import type postgres from 'postgres';
-import { JsonTooDeepError, RetryableError, TerminalError } from '../errors.ts';
-import { describeUnknownError } from '../worker/classify-error.ts';
-import { MAX_PAYLOAD_DEPTH } from '../worker/json-depth.ts';
-import { canonicalJson } from '../worker/request-hash.ts';
-import { EFFECT_KEY_MAX } from './effect-key.ts';
+import { RetryableError, TerminalError } from '../errors.ts';
+import { checkEffectNames, describeEffectError, effectRequestHash } from './effect-request.ts';
 
 /** Options of {@link performExternalEffect}. */
 export interface PerformExternalEffectOptions {
@@ -51,37 +47,6 @@ interface LogRow {
   last_error: string | null;
 }
 
-const MAX_ERROR = 500;
-
-const truncate = (text: string) => (text.length > MAX_ERROR ? `${text.slice(0, MAX_ERROR - 1)}…` : text);
-
-function describe(error: unknown): string {
-  if (error instanceof RetryableError || error instanceof TerminalError)
-    return truncate(`${error.code}: ${error.message}`);
-  return truncate(describeUnknownError(error));
-}
-
-/**
- * sha256 (hex) of the canonical JSON of an effect's provider, operation and request: what a retry must send again.
- * A request nested deeper than a payload may be is refused as `EFFECT_INVALID` (terminal) before anything is written.
- */
-function effectRequestHash(
-  effectKey: string,
-  effect: { provider: string; operation: string; request: unknown },
-): string {
-  let canonical: string;
-  try {
-    canonical = canonicalJson(effect);
-  } catch (error) {
-    if (!(error instanceof JsonTooDeepError)) throw error;
-    throw new TerminalError(
-      'EFFECT_INVALID',
-      `External effect ${effectKey}: its request nests more than ${MAX_PAYLOAD_DEPTH} levels of objects and arrays (the bound of a payload, docs/semantics.md); send a flatter request`,
-    );
-  }
-  return createHash('sha256').update(canonical).digest('hex');
-}
-
 /**
  * Performs an external side effect at most once per `effectKey` as far as the provider can tell
  * (pattern document §17, `external_effect_log`):
@@ -123,18 +88,7 @@ export async function performExternalEffect(
       `performExternalEffect(${effectKey}) was given a transaction; pass a pool or reserved client so that the PENDING row commits before the provider is called`,
     );
   }
-  for (const [name, value, max] of [
-    ['effectKey', effectKey, EFFECT_KEY_MAX],
-    ['provider', provider, 100],
-    ['operation', operation, 100],
-  ] as const) {
-    if (typeof value !== 'string' || value.length < 1 || value.length > max) {
-      throw new TerminalError(
-        'EFFECT_INVALID',
-        `External effect ${name} must be 1 to ${max} characters (given "${value}")`,
-      );
-    }
-  }
+  checkEffectNames({ effectKey, provider, operation });
   const requestHash = effectRequestHash(effectKey, { provider, operation, request: options.request });
 
   const [row] = await sql<LogRow[]>`
@@ -187,7 +141,7 @@ export async function performExternalEffect(
     }
   } catch (error) {
     const terminal = error instanceof TerminalError;
-    const detail = describe(error);
+    const detail = describeEffectError(error);
     await sql`
       update external_effect_log
       set status = ${terminal ? 'FAILED_TERMINAL' : 'PENDING'}, last_error = ${detail}, updated_at = now()

@@ -158,3 +158,21 @@ describe('Document: docs/writing-handlers.md, a complete worker', () => {
     expect(problems).toEqual([]);
   });
 });
+
+describe('Document: docs/external-effects.md, on the DynamoDB store', () => {
+  mkdirSync(join(ROOT, '.tmp'), { recursive: true });
+  const dir = mkdtempSync(join(ROOT, '.tmp', 'dynamo-effect-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('type-checks the DynamoDB handler that sends its effect through the log, against the public entries', () => {
+    // Prepare
+    const file = join(dir, 'dynamo-effect.ts');
+    writeFileSync(file, `${codeBlock('docs/external-effects.md', '## On the DynamoDB store')}\n`);
+
+    // Act
+    const problems = typeCheck(file);
+
+    // Assess
+    expect(problems).toEqual([]);
+  });
+});

@@ -77,6 +77,8 @@ const RUN_BY: Readonly<
   'lambda/stores/dynamodb/commit-dynamo-transaction.ts': { by: ['dynamodb worker', 'dynamodb poller'] },
   'lambda/stores/dynamodb/complete-dynamo-record.ts': { by: ['dynamodb worker', 'dynamodb poller'] },
   'lambda/stores/dynamodb/dynamo-record-store.ts': { by: ['dynamodb worker', 'dynamodb poller'] },
+  // A handler's external effects (performDynamoExternalEffect), on EFFECT# items: dynamodb-grant.test.ts.
+  'lambda/stores/dynamodb/dynamo-external-effect.ts': { by: ['dynamodb worker', 'dynamodb poller'] },
   // The pause's probe: the poller's only (a Lambda worker never probes).
   'lambda/stores/dynamodb/probe-dynamo-store.ts': { by: ['dynamodb poller'] },
   'lambda/outbox/relay-outbox.ts': { by: ['relay'] },

@@ -7,7 +7,7 @@ import type { SQSRecord } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { exampleDynamoHandlers } from '../../lambda/domain/dynamodb/index.ts';
 import type { DynamoWrite } from '../../lambda/stores/dynamodb/dynamo-handler.ts';
-import { inboxKey, quarantineKey } from '../../lambda/stores/dynamodb/item-keys.ts';
+import { EFFECT_PK_PREFIX, inboxKey, quarantineKey } from '../../lambda/stores/dynamodb/item-keys.ts';
 import type { Envelope } from '../../lambda/worker/envelope.ts';
 import { parseSchema } from '../../lambda/worker/parse-schema.ts';
 import { PROJECT_ROOT } from '../../lib/bundled-function.ts';
@@ -110,6 +110,14 @@ describe('Class: WorkerTable — the worker may write its own items and its doma
     expect(await worker.decide('PutItem', quarantined)).toBe('ImplicitlyDenied');
   });
 
+  it("allows the effect log's conditional writes and consistent read (EFFECT#), and no delete or overwrite", async () => {
+    const effect = `${EFFECT_PK_PREFIX}case-worker/escalation-notification:case-7`;
+    expect(await worker.decide('UpdateItem', effect)).toBe('Allowed');
+    expect(await worker.decide('GetItem', effect)).toBe('Allowed');
+    expect(await worker.decide('DeleteItem', effect)).toBe('ImplicitlyDenied');
+    expect(await worker.decide('PutItem', effect)).toBe('ImplicitlyDenied');
+  });
+
   it('refuses any write or read of an operator audit item (AUDIT#)', async () => {
     expect(audit.startsWith('AUDIT#')).toBe(true);
     for (const action of ['PutItem', 'UpdateItem', 'DeleteItem', 'GetItem', 'ConditionCheckItem']) {
@@ -164,6 +172,13 @@ describe('Class: WorkerTable — the worker may write its own items and its doma
         Action: 'dynamodb:UpdateItem',
         Resource: { 'Fn::GetAtt': [worker.table, 'Arn'] },
         Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['QUARANTINE#*'] } },
+      },
+      {
+        Sid: 'WorkerEffectLogItems',
+        Effect: 'Allow',
+        Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+        Resource: { 'Fn::GetAtt': [worker.table, 'Arn'] },
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['EFFECT#*'] } },
       },
       {
         Sid: 'HandlerDomainItems',

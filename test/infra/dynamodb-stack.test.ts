@@ -124,10 +124,11 @@ describe('Class: SqsInboxWorkerStack (store dynamodb, production)', () => {
 
     // Assess: the worker's role only, one statement per kind of item (dynamodb-grant.test.ts evaluates them), the
     // table's ARN only, every one conditioned on the partition key
-    expect(dynamoStatements.map(({ roles }) => roles)).toEqual(Array(3).fill([{ Ref: roleRef.asString() }]));
+    expect(dynamoStatements.map(({ roles }) => roles)).toEqual(Array(4).fill([{ Ref: roleRef.asString() }]));
     expect(dynamoStatements.map(({ statement }) => [statement.Sid, statement.Action])).toEqual([
       ['WorkerInboxItems', [...WORKER_ITEM_ACTIONS.inbox]],
       ['WorkerQuarantineItems', WORKER_ITEM_ACTIONS.quarantine[0]],
+      ['WorkerEffectLogItems', [...WORKER_ITEM_ACTIONS.effects]],
       ['HandlerDomainItems', [...WORKER_ITEM_ACTIONS.domain]],
     ]);
     expect(new Set(dynamoStatements.flatMap(({ statement }) => statement.Action))).toEqual(

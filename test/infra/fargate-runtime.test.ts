@@ -557,15 +557,17 @@ describe('Runtime fargate with store dynamodb: the poller on the DynamoDB table'
     expect(dynamoStatements(task).map((statement) => statement.Sid)).toEqual([
       'WorkerInboxItems',
       'WorkerQuarantineItems',
+      'WorkerEffectLogItems',
       'HandlerDomainItems',
     ]);
-    expect(dynamoStatements(task)[2]).toMatchObject({
+    expect(dynamoStatements(task)[3]).toMatchObject({
       Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['ORDER#*', 'CUSTOMER#*'] } },
     });
     expect(task.map((statement) => statement.Sid)).toEqual([
       'ConsumeTheSourceQueue',
       'WorkerInboxItems',
       'WorkerQuarantineItems',
+      'WorkerEffectLogItems',
       'HandlerDomainItems',
       'ReadPayloadObjects',
       'KnowMissingPayloads',

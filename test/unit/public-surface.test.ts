@@ -67,10 +67,12 @@ const SURFACE: Readonly<Record<string, readonly string[]>> = {
     'DynamoWorkerFromConfigOptions',
     'DynamoWrite',
     'MAX_DOMAIN_WRITES',
+    'PerformDynamoExternalEffectOptions',
     'canaryDynamoHandler',
     'createDynamoStore',
     'createDynamoWorkerFromConfig',
     'defineDynamoHandler',
+    'performDynamoExternalEffect',
   ],
   './poller': [
     'Poller',

@@ -26,6 +26,10 @@ export {
   type DynamoWorkerFromConfigOptions,
 } from '../../runtimes/lambda/create-dynamo-worker-from-config.ts';
 export {
+  type PerformDynamoExternalEffectOptions,
+  performDynamoExternalEffect,
+} from './dynamo-external-effect.ts';
+export {
   type ConditionFailedRule,
   type DynamoHandlerContext,
   type DynamoHandlerResult,

@@ -14,6 +14,13 @@ export const QUARANTINE_PK_PREFIX = 'QUARANTINE#';
  * here with the other prefixes the toolkit reserves in the table.
  */
 export const AUDIT_PK_PREFIX = 'AUDIT#';
+/**
+ * Prefix of an external-effect log item's partition key: `EFFECT#<effectKey>` (sort key `EFFECT`); the effect key
+ * names its consumer already (`effectKey()`).
+ */
+export const EFFECT_PK_PREFIX = 'EFFECT#';
+/** Sort key of an external-effect log item. */
+export const EFFECT_SK = 'EFFECT';
 /** The table's TTL attribute (epoch seconds), set on inbox items only: quarantine items never expire. */
 export const INBOX_TTL_ATTRIBUTE = 'ttl';
 

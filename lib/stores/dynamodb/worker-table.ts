@@ -4,6 +4,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import {
   AUDIT_PK_PREFIX,
+  EFFECT_PK_PREFIX,
   INBOX_PK_PREFIX,
   QUARANTINE_PK_PREFIX,
 } from '../../../lambda/stores/dynamodb/item-keys.ts';
@@ -33,13 +34,14 @@ export const TABLE_TTL_ATTRIBUTE = 'ttl';
 export const EXAMPLE_DOMAIN_KEY_PREFIXES: readonly string[] = ['CASE#', 'LEDGER#', 'ACCOUNT#'];
 
 /**
- * Partition key prefixes the toolkit keeps for its own items: inbox (`IDEMP#`), quarantine (`QUARANTINE#`) and the
- * ops commands' audit trail (`AUDIT#`). A domain prefix may neither start with one nor be the start of one.
+ * Partition key prefixes the toolkit keeps for its own items: inbox (`IDEMP#`), quarantine (`QUARANTINE#`), the
+ * ops commands' audit trail (`AUDIT#`) and the external-effect log (`EFFECT#`). A domain prefix may neither start with one nor be the start of one.
  */
 export const RESERVED_KEY_PREFIXES: readonly string[] = [
   INBOX_PK_PREFIX,
   QUARANTINE_PK_PREFIX,
   AUDIT_PK_PREFIX,
+  EFFECT_PK_PREFIX,
 ];
 
 /**
@@ -49,6 +51,8 @@ export const RESERVED_KEY_PREFIXES: readonly string[] = [
  *   bookkeeping and the completion (UpdateItem, alone or inside the transaction). No DeleteItem: the engine deletes
  *   nothing (settled items go by TTL), so a defect or a handler cannot remove a COMPLETED item and reapply a message.
  * - **quarantine items** (`QUARANTINE#`): the upsert of a terminal message (UpdateItem) only.
+ * - **effect log items** (`EFFECT#`): `performDynamoExternalEffect`'s conditional writes (UpdateItem) and its
+ *   consistent read (GetItem); no DeleteItem.
  * - **domain items** (`domainKeyPrefixes`): what a handler's writes and reads may be — the entries of the
  *   transaction (PutItem, UpdateItem, DeleteItem, ConditionCheckItem: DynamoDB authorizes a TransactWriteItems item by
  *   item, there is no `dynamodb:TransactWriteItems` action; DeleteItem because the handler API offers `Delete`) and
@@ -59,6 +63,7 @@ export const RESERVED_KEY_PREFIXES: readonly string[] = [
 export const WORKER_ITEM_ACTIONS = {
   inbox: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
   quarantine: ['dynamodb:UpdateItem'],
+  effects: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
   domain: [
     'dynamodb:ConditionCheckItem',
     'dynamodb:DeleteItem',
@@ -146,6 +151,9 @@ export class WorkerTable extends Construct {
     );
     grantee.grantPrincipal.addToPrincipalPolicy(
       statement('WorkerQuarantineItems', WORKER_ITEM_ACTIONS.quarantine, [QUARANTINE_PK_PREFIX]),
+    );
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      statement('WorkerEffectLogItems', WORKER_ITEM_ACTIONS.effects, [EFFECT_PK_PREFIX]),
     );
     if (domainKeyPrefixes.length > 0) {
       grantee.grantPrincipal.addToPrincipalPolicy(
