@@ -81,7 +81,7 @@ const RUN_BY: Readonly<
   'lambda/stores/dynamodb/dynamo-external-effect.ts': { by: ['dynamodb worker', 'dynamodb poller'] },
   // The pause's probe: the poller's only (a Lambda worker never probes).
   'lambda/stores/dynamodb/probe-dynamo-store.ts': { by: ['dynamodb poller'] },
-  'lambda/outbox/relay-outbox.ts': { by: ['relay'] },
+  'lambda/outbox/send-outbox-rows.ts': { by: ['relay'] },
   // offloadPayload runs in a producer's code, under the role given grantPayloadWrite.
   'lambda/outbox/offload-payload.ts': { by: [] },
   'lambda/breaker/mapping-control.ts': {
