@@ -1,6 +1,6 @@
-import { COMMIT_MODES, TERMINAL_POLICIES, WORKER_DEFAULTS } from './constants.ts';
+import { type ConfigVariables, readVariables } from './config-variables.ts';
 import { ConfigError } from './errors.ts';
-import { parseDatabaseUrl } from './postgres/database-url.ts';
+import { readDatabaseConfig } from './postgres/read-database-config.ts';
 import type { CommitMode, TerminalPolicy } from './types.ts';
 
 /** How the worker reaches PostgreSQL (`none`: a DynamoDB worker given no database settings). */
@@ -171,202 +171,11 @@ export interface OutboxRelayConfig {
 }
 
 /**
- * Reads one variable: returns its value as `T`, or `invalid(problem)` with a message that names the variable,
- * the value given and what is expected. `value` is `undefined` when the variable is unset.
- */
-type Reader<T> = (value: string | undefined, invalid: (problem: string) => never) => T;
-
-const text: Reader<string | undefined> = (value) => value;
-
-const positiveInt =
-  (name: string, fallback: number, max = 1_000_000): Reader<number> =>
-  (value, invalid) => {
-    if (value === undefined || value === '') return fallback;
-    const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed < 1 || parsed > max)
-      return invalid(`${name} must be a whole number from 1 to ${max} (given "${value}")`);
-    return parsed;
-  };
-
-const optionalSeconds =
-  (name: string): Reader<number | undefined> =>
-  (value, invalid) => {
-    if (value === undefined || value === '') return undefined;
-    const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed < 1 || parsed > 3_153_600_000)
-      return invalid(
-        `${name} must be a whole number of seconds from 1 to 3153600000 (given "${value}"); unset it to skip`,
-      );
-    return parsed;
-  };
-
-const oneOf =
-  <T extends string>(name: string, values: readonly T[], fallback: T): Reader<T> =>
-  (value, invalid) => {
-    if (value === undefined || value === '') return fallback;
-    if (!values.includes(value as T))
-      return invalid(`${name} must be one of ${values.join(', ')} (given "${value}")`);
-    return value as T;
-  };
-
-// Plain readers rather than a zod schema: every rule here is custom, and building ~100 schema objects cost
-// ~3 ms of every cold start (docs/performance.md).
-const variables = {
-  DATABASE_URL: (value, invalid) => {
-    if (value === undefined || value === '') return undefined;
-    const checked = parseDatabaseUrl(value, 'DATABASE_URL');
-    return 'problem' in checked ? invalid(checked.problem) : value;
-  },
-  DB_HOST: text,
-  DB_PORT: positiveInt('DB_PORT', 5432, 65535),
-  DB_NAME: text,
-  DB_USER: text,
-  DB_AUTH: oneOf('DB_AUTH', ['iam', 'password'] as const, 'iam'),
-  DB_PASSWORD: text,
-  DB_SSL: oneOf('DB_SSL', ['true', 'false'] as const, 'true'),
-  DB_POOL_SIZE: positiveInt('DB_POOL_SIZE', WORKER_DEFAULTS.poolSize, 100),
-  DB_PREPARE: oneOf('DB_PREPARE', ['true', 'false'] as const, 'false'),
-  AWS_REGION: text,
-  WORKER_CONSUMER: (value, invalid) => {
-    if (value === undefined) return WORKER_DEFAULTS.consumer;
-    if (value.length < 1 || value.length > 100)
-      return invalid(
-        `WORKER_CONSUMER must be 1–100 characters (given ${value.length}); it names this worker's rows in worker_inbox`,
-      );
-    return value;
-  },
-  WORKER_RECORD_CONCURRENCY: text,
-  WORKER_TERMINAL_POLICY: oneOf('WORKER_TERMINAL_POLICY', TERMINAL_POLICIES, WORKER_DEFAULTS.terminalPolicy),
-  WORKER_COMMIT_MODE: oneOf('WORKER_COMMIT_MODE', COMMIT_MODES, WORKER_DEFAULTS.commitMode),
-  WORKER_BACKOFF_BASE_SECONDS: positiveInt(
-    'WORKER_BACKOFF_BASE_SECONDS',
-    WORKER_DEFAULTS.backoffBaseSeconds,
-    42_300,
-  ),
-  WORKER_BACKOFF_MAX_SECONDS: positiveInt(
-    'WORKER_BACKOFF_MAX_SECONDS',
-    WORKER_DEFAULTS.backoffMaxSeconds,
-    42_300,
-  ),
-  WORKER_MAX_BUSINESS_ATTEMPTS: positiveInt(
-    'WORKER_MAX_BUSINESS_ATTEMPTS',
-    WORKER_DEFAULTS.maxBusinessAttempts,
-    1000,
-  ),
-  WORKER_DEADLINE_GUARD_MS: text,
-  WORKER_FAIL_INVOCATION_ON_FULL_FAILURE: oneOf(
-    'WORKER_FAIL_INVOCATION_ON_FULL_FAILURE',
-    ['true', 'false'] as const,
-    'true',
-  ),
-  SQS_ENDPOINT: text,
-  S3_ENDPOINT: text,
-  WORKER_STORE: oneOf('WORKER_STORE', ['postgres', 'dynamodb'] as const, 'postgres'),
-  DYNAMODB_TABLE: text,
-  DYNAMODB_ENDPOINT: (value, invalid) => {
-    if (
-      value === undefined ||
-      value === '' ||
-      (URL.canParse(value) && /^https?:$/.test(new URL(value).protocol))
-    ) {
-      return value;
-    }
-    return invalid(
-      `DYNAMODB_ENDPOINT must be an http(s) URL such as http://127.0.0.1:8000 (given "${value}"); unset it to use AWS`,
-    );
-  },
-  DYNAMODB_LEASE_MARGIN_SECONDS: positiveInt('DYNAMODB_LEASE_MARGIN_SECONDS', 30, 3600),
-  PAYLOAD_MAX_BYTES: positiveInt('PAYLOAD_MAX_BYTES', 64 * 1024 * 1024, 1024 * 1024 * 1024),
-  POWERTOOLS_TRACE_ENABLED: oneOf('POWERTOOLS_TRACE_ENABLED', ['true', 'false'] as const, 'false'),
-  NOTIFICATION_URL: (value, invalid) => {
-    if (value === undefined || value === '' || URL.canParse(value)) return value;
-    return invalid(
-      `NOTIFICATION_URL must be an absolute URL such as https://notify.example.com/v1/notifications (given "${value}"); unset it to leave the escalation handler out`,
-    );
-  },
-  OUTBOX_QUEUE_URL: text,
-  OUTBOX_BATCH_SIZE: positiveInt('OUTBOX_BATCH_SIZE', 50, 500),
-  OUTBOX_LEASE_MS: positiveInt('OUTBOX_LEASE_MS', 30_000, 900_000),
-  OUTBOX_RUN_GUARD_MS: positiveInt('OUTBOX_RUN_GUARD_MS', 5000, 900_000),
-  HEALTH_STATEMENT_TIMEOUT_MS: positiveInt('HEALTH_STATEMENT_TIMEOUT_MS', 5000, 60_000),
-  HEALTH_LONG_TRANSACTION_MS: positiveInt('HEALTH_LONG_TRANSACTION_MS', 30_000, 3_600_000),
-  RETENTION_SOURCE_SECONDS: optionalSeconds('RETENTION_SOURCE_SECONDS'),
-  RETENTION_DLQ_SECONDS: optionalSeconds('RETENTION_DLQ_SECONDS'),
-  RETENTION_INBOX_SECONDS: optionalSeconds('RETENTION_INBOX_SECONDS'),
-  RETENTION_OUTBOX_SECONDS: optionalSeconds('RETENTION_OUTBOX_SECONDS'),
-  RETENTION_EFFECT_LOG_SECONDS: optionalSeconds('RETENTION_EFFECT_LOG_SECONDS'),
-  RETENTION_QUARANTINE_SECONDS: optionalSeconds('RETENTION_QUARANTINE_SECONDS'),
-  RETENTION_BATCH_SIZE: positiveInt('RETENTION_BATCH_SIZE', 1000, 10_000),
-  RETENTION_RUN_GUARD_MS: positiveInt('RETENTION_RUN_GUARD_MS', 10_000, 900_000),
-  BREAKER_MAPPING_UUID: text,
-  BREAKER_SCALING_MODE: oneOf(
-    'BREAKER_SCALING_MODE',
-    ['maximum-concurrency', 'provisioned'] as const,
-    'maximum-concurrency',
-  ),
-  BREAKER_MAX_CONCURRENCY: positiveInt('BREAKER_MAX_CONCURRENCY', 2, 1000),
-  BREAKER_MINIMUM_POLLERS: positiveInt('BREAKER_MINIMUM_POLLERS', 2, 200),
-  BREAKER_MAXIMUM_POLLERS: positiveInt('BREAKER_MAXIMUM_POLLERS', 2, 2000),
-  BREAKER_HALF_OPEN_CONCURRENCY: positiveInt('BREAKER_HALF_OPEN_CONCURRENCY', 2, 1000),
-  BREAKER_FAILURE_THRESHOLD: positiveInt('BREAKER_FAILURE_THRESHOLD', 2, 100),
-  BREAKER_CHECK_INTERVAL_MS: positiveInt('BREAKER_CHECK_INTERVAL_MS', 10_000, 900_000),
-  BREAKER_PROBE_TIMEOUT_MS: positiveInt('BREAKER_PROBE_TIMEOUT_MS', 5000, 60_000),
-  BREAKER_MIN_OPEN_MS: positiveInt('BREAKER_MIN_OPEN_MS', 60_000, 86_400_000),
-  BREAKER_PROBE_BACKOFF_BASE_MS: positiveInt('BREAKER_PROBE_BACKOFF_BASE_MS', 15_000, 86_400_000),
-  BREAKER_PROBE_BACKOFF_MAX_MS: positiveInt('BREAKER_PROBE_BACKOFF_MAX_MS', 300_000, 86_400_000),
-  BREAKER_HALF_OPEN_MS: positiveInt('BREAKER_HALF_OPEN_MS', 60_000, 86_400_000),
-  BREAKER_RUN_GUARD_MS: positiveInt('BREAKER_RUN_GUARD_MS', 5000, 900_000),
-} satisfies Record<string, Reader<unknown>>;
-
-/**
  * Records a DynamoDB worker runs at once at most (`WORKER_RECORD_CONCURRENCY`): a Lambda SQS batch of a standard
  * queue holds 10 by default. The synth refuses more (`recordConcurrency`), so a stack never deploys a worker that
  * fails its cold start on it.
  */
 export const DYNAMODB_MAX_RECORD_CONCURRENCY = 10;
-
-/** Thrown by a reader's `invalid` and caught by {@link readVariables}; never escapes. */
-const INVALID = Symbol('invalid variable');
-
-/**
- * Reads every variable of {@link variables} from `env`. An invalid variable adds its problem to `problems` and
- * reads as unset (its default), so the checks after it still run and every problem is reported at once.
- */
-function readVariables(env: Record<string, string | undefined>, problems: string[]) {
-  const invalid = (problem: string): never => {
-    problems.push(problem);
-    throw INVALID;
-  };
-  const read = <T>(reader: Reader<T>, value: string | undefined): T => {
-    try {
-      return reader(value, invalid);
-    } catch (error) {
-      if (error !== INVALID) throw error;
-      return reader(undefined, invalid);
-    }
-  };
-  return Object.fromEntries(
-    Object.entries(variables).map(([name, reader]) => [name, read<unknown>(reader, env[name])]),
-  ) as { [K in keyof typeof variables]: ReturnType<(typeof variables)[K]> };
-}
-
-/**
- * The host of `database` when it is an RDS Proxy endpoint (`<name>.proxy-<id>.<region>.rds.amazonaws.com`, and
- * the `.com.cn` form), otherwise `undefined`.
- */
-function rdsProxyHost(database: DatabaseConfig): string | undefined {
-  let host: string;
-  if (database.kind === 'none') return undefined;
-  if (database.kind === 'host') host = database.host;
-  else {
-    try {
-      host = new URL(database.url).hostname;
-    } catch {
-      return undefined;
-    }
-  }
-  return /\.proxy-[a-z0-9]+\.[a-z0-9-]+\.rds\.amazonaws\.com(?:\.cn)?$/i.test(host) ? host : undefined;
-}
 
 /** Variables of earlier versions that set timeouts per transaction, and where each setting lives now. */
 const RETIRED_TIMEOUT_VARIABLES: ReadonlyArray<readonly [string, string]> = [
@@ -399,109 +208,80 @@ const RETIRED_TIMEOUT_VARIABLES: ReadonlyArray<readonly [string, string]> = [
 export function loadConfig(env: Record<string, string | undefined> = process.env): WorkerConfig {
   const problems: string[] = [];
   const e = readVariables(env, problems);
-
   const dynamo = e.WORKER_STORE === 'dynamodb';
-  let database: DatabaseConfig | undefined;
-  if (dynamo && !env.DATABASE_URL && !env.DB_HOST) {
-    // A DynamoDB worker needs no database; one given anyway (an effect log, say) is read as usual.
-    database = { kind: 'none', poolSize: e.DB_POOL_SIZE };
-  } else if (e.DATABASE_URL) {
-    database = {
-      kind: 'url',
-      url: e.DATABASE_URL,
-      poolSize: e.DB_POOL_SIZE,
-      prepare: e.DB_PREPARE === 'true',
-    };
-  } else if (env.DATABASE_URL) {
-    // Given but invalid: its problem is reported; the DB_HOST settings are not what the user meant.
-  } else {
-    const missing = (['DB_HOST', 'DB_NAME', 'DB_USER'] as const).filter((name) => !e[name]);
-    if (e.DB_AUTH === 'iam' && !e.AWS_REGION) missing.push('AWS_REGION' as never);
-    if (e.DB_AUTH === 'password' && !e.DB_PASSWORD) missing.push('DB_PASSWORD' as never);
-    if (missing.length > 0) {
-      problems.push(
-        `Set DATABASE_URL (local) or ${missing.join(', ')} (deployed, DB_AUTH=${e.DB_AUTH}); missing: ${missing.join(', ')}`,
-      );
-    } else {
-      database = {
-        kind: 'host',
-        host: e.DB_HOST as string,
-        port: e.DB_PORT,
-        database: e.DB_NAME as string,
-        user: e.DB_USER as string,
-        auth: e.DB_AUTH,
-        password: e.DB_PASSWORD,
-        region: e.AWS_REGION ?? '',
-        ssl: e.DB_SSL === 'true',
-        poolSize: e.DB_POOL_SIZE,
-        prepare: e.DB_PREPARE === 'true',
-      };
-    }
-  }
-  const proxyHost = database?.prepare ? rdsProxyHost(database) : undefined;
-  if (proxyHost) {
-    problems.push(
-      `DB_PREPARE=true is for direct connections only, and ${proxyHost} is an RDS Proxy endpoint: RDS Proxy pins every connection that prepares a statement, one database connection per Lambda environment. Unset DB_PREPARE (or set it to false), or connect to the database instance directly`,
-    );
-  }
+  const database = readDatabaseConfig(env, e, dynamo, problems);
+  const recordConcurrency = readRecordConcurrency(e, dynamo, problems);
+  const store = readStore(e, dynamo, problems);
+  const deadlineGuardMs = readDeadlineGuard(e, problems);
+  checkRetiredVariables(env, problems);
+  checkRanges(e, problems);
+  if (problems.length > 0 || !database)
+    throw new ConfigError(`Invalid worker configuration:\n- ${problems.join('\n- ')}`);
+  return workerConfig(e, { store, database, recordConcurrency, deadlineGuardMs });
+}
 
-  // DynamoDB records hold no pooled connection: up to a batch (10) at once, all of it by default. Per batch, a batch's
-  // records run one after another in its one transaction: 1 (a poller runs several batches at once instead).
+/**
+ * The records a batch runs at once. DynamoDB records hold no pooled connection: up to a batch (10) at once, all of
+ * it by default. Per batch, a batch's records run one after another in its one transaction: 1 (a poller runs
+ * several batches at once instead).
+ */
+function readRecordConcurrency(e: ConfigVariables, dynamo: boolean, problems: string[]): number {
   const perBatch = !dynamo && e.WORKER_COMMIT_MODE === 'per-batch';
   const concurrencyLimit = dynamo ? DYNAMODB_MAX_RECORD_CONCURRENCY : e.DB_POOL_SIZE;
+  const given = e.WORKER_RECORD_CONCURRENCY;
   const recordConcurrency =
-    e.WORKER_RECORD_CONCURRENCY === undefined || e.WORKER_RECORD_CONCURRENCY === ''
-      ? perBatch
-        ? 1
-        : concurrencyLimit
-      : Number(e.WORKER_RECORD_CONCURRENCY);
+    given === undefined || given === '' ? (perBatch ? 1 : concurrencyLimit) : Number(given);
   if (!Number.isInteger(recordConcurrency) || recordConcurrency < 1 || recordConcurrency > concurrencyLimit) {
     problems.push(
       dynamo
-        ? `WORKER_RECORD_CONCURRENCY must be a whole number from 1 to ${DYNAMODB_MAX_RECORD_CONCURRENCY} with WORKER_STORE=dynamodb (given "${e.WORKER_RECORD_CONCURRENCY}")`
-        : `WORKER_RECORD_CONCURRENCY must be a whole number from 1 to DB_POOL_SIZE (${e.DB_POOL_SIZE}) (given "${e.WORKER_RECORD_CONCURRENCY}"); raise DB_POOL_SIZE or lower the concurrency`,
+        ? `WORKER_RECORD_CONCURRENCY must be a whole number from 1 to ${DYNAMODB_MAX_RECORD_CONCURRENCY} with WORKER_STORE=dynamodb (given "${given}")`
+        : `WORKER_RECORD_CONCURRENCY must be a whole number from 1 to DB_POOL_SIZE (${e.DB_POOL_SIZE}) (given "${given}"); raise DB_POOL_SIZE or lower the concurrency`,
     );
   } else if (perBatch && recordConcurrency !== 1) {
     problems.push(
-      `WORKER_RECORD_CONCURRENCY must be 1 with WORKER_COMMIT_MODE=per-batch (given "${e.WORKER_RECORD_CONCURRENCY}"): a batch's records run one after another in its one transaction; unset WORKER_RECORD_CONCURRENCY (the poller runs several batches at once, up to POLLER_CONCURRENCY records)`,
+      `WORKER_RECORD_CONCURRENCY must be 1 with WORKER_COMMIT_MODE=per-batch (given "${given}"): a batch's records run one after another in its one transaction; unset WORKER_RECORD_CONCURRENCY (the poller runs several batches at once, up to POLLER_CONCURRENCY records)`,
     );
   }
-  let store: StoreConfig = { kind: 'postgres' };
-  if (dynamo) {
-    if (!e.DYNAMODB_TABLE) {
-      problems.push(
-        'WORKER_STORE=dynamodb needs DYNAMODB_TABLE, the table of inbox and domain items; set it',
-      );
-    }
-    if (e.WORKER_COMMIT_MODE === 'per-batch') {
-      problems.push(
-        'WORKER_COMMIT_MODE=per-batch is a PostgreSQL mode (one transaction per batch); with WORKER_STORE=dynamodb every record is its own TransactWriteItems: unset WORKER_COMMIT_MODE',
-      );
-    }
-    store = {
-      kind: 'dynamodb',
-      tableName: e.DYNAMODB_TABLE ?? '',
-      endpoint: e.DYNAMODB_ENDPOINT || undefined,
-      leaseMarginSeconds: e.DYNAMODB_LEASE_MARGIN_SECONDS,
-      retention:
-        e.RETENTION_SOURCE_SECONDS !== undefined && e.RETENTION_DLQ_SECONDS !== undefined
-          ? {
-              sourceRetentionSeconds: e.RETENTION_SOURCE_SECONDS,
-              dlqRetentionSeconds: e.RETENTION_DLQ_SECONDS,
-            }
-          : undefined,
-    };
+  return recordConcurrency;
+}
+
+/** The store: PostgreSQL, or DynamoDB with its table, endpoint, lease margin and the inbox items' TTL. */
+function readStore(e: ConfigVariables, dynamo: boolean, problems: string[]): StoreConfig {
+  if (!dynamo) return { kind: 'postgres' };
+  if (!e.DYNAMODB_TABLE) {
+    problems.push('WORKER_STORE=dynamodb needs DYNAMODB_TABLE, the table of inbox and domain items; set it');
   }
-  let deadlineGuardMs: number | undefined;
-  if (e.WORKER_DEADLINE_GUARD_MS !== undefined && e.WORKER_DEADLINE_GUARD_MS !== '') {
-    deadlineGuardMs = Number(e.WORKER_DEADLINE_GUARD_MS);
-    if (!Number.isInteger(deadlineGuardMs) || deadlineGuardMs < 0) {
-      problems.push(
-        `WORKER_DEADLINE_GUARD_MS must be a whole number of milliseconds ≥ 0 (given "${e.WORKER_DEADLINE_GUARD_MS}")`,
-      );
-    }
+  if (e.WORKER_COMMIT_MODE === 'per-batch') {
+    problems.push(
+      'WORKER_COMMIT_MODE=per-batch is a PostgreSQL mode (one transaction per batch); with WORKER_STORE=dynamodb every record is its own TransactWriteItems: unset WORKER_COMMIT_MODE',
+    );
   }
-  // The worker sets no timeout itself any more (SET and set_config pin RDS Proxy connections): say where they went.
+  return {
+    kind: 'dynamodb',
+    tableName: e.DYNAMODB_TABLE ?? '',
+    endpoint: e.DYNAMODB_ENDPOINT || undefined,
+    leaseMarginSeconds: e.DYNAMODB_LEASE_MARGIN_SECONDS,
+    retention:
+      e.RETENTION_SOURCE_SECONDS !== undefined && e.RETENTION_DLQ_SECONDS !== undefined
+        ? { sourceRetentionSeconds: e.RETENTION_SOURCE_SECONDS, dlqRetentionSeconds: e.RETENTION_DLQ_SECONDS }
+        : undefined,
+  };
+}
+
+/** `WORKER_DEADLINE_GUARD_MS`, when given. */
+function readDeadlineGuard(e: ConfigVariables, problems: string[]): number | undefined {
+  if (e.WORKER_DEADLINE_GUARD_MS === undefined || e.WORKER_DEADLINE_GUARD_MS === '') return undefined;
+  const deadlineGuardMs = Number(e.WORKER_DEADLINE_GUARD_MS);
+  if (!Number.isInteger(deadlineGuardMs) || deadlineGuardMs < 0) {
+    problems.push(
+      `WORKER_DEADLINE_GUARD_MS must be a whole number of milliseconds ≥ 0 (given "${e.WORKER_DEADLINE_GUARD_MS}")`,
+    );
+  }
+  return deadlineGuardMs;
+}
+
+/** The worker sets no timeout itself any more (SET and set_config pin RDS Proxy connections): say where they went. */
+function checkRetiredVariables(env: Record<string, string | undefined>, problems: string[]): void {
   for (const [variable, replacement] of RETIRED_TIMEOUT_VARIABLES) {
     const value = env[variable];
     if (value !== undefined && value !== '') {
@@ -510,6 +290,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       );
     }
   }
+}
+
+/** The pairs whose lower bound must not exceed their upper one. */
+function checkRanges(e: ConfigVariables, problems: string[]): void {
   if (e.WORKER_BACKOFF_BASE_SECONDS > e.WORKER_BACKOFF_MAX_SECONDS) {
     problems.push(
       `WORKER_BACKOFF_BASE_SECONDS (${e.WORKER_BACKOFF_BASE_SECONDS}) must not exceed WORKER_BACKOFF_MAX_SECONDS (${e.WORKER_BACKOFF_MAX_SECONDS})`,
@@ -525,9 +309,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       `BREAKER_MINIMUM_POLLERS (${e.BREAKER_MINIMUM_POLLERS}) must not exceed BREAKER_MAXIMUM_POLLERS (${e.BREAKER_MAXIMUM_POLLERS}); set them to the mapping's ProvisionedPollerConfig`,
     );
   }
-  if (problems.length > 0 || !database)
-    throw new ConfigError(`Invalid worker configuration:\n- ${problems.join('\n- ')}`);
+}
 
+/** The configuration from valid variables and the parts read above. */
+function workerConfig(
+  e: ConfigVariables,
+  parts: Pick<WorkerConfig, 'store' | 'database' | 'recordConcurrency' | 'deadlineGuardMs'>,
+): WorkerConfig {
+  const { store, database, recordConcurrency, deadlineGuardMs } = parts;
   return {
     store,
     database,
