@@ -69,21 +69,116 @@ export function loadPollerConfig(env: Record<string, string | undefined> = proce
     if (!(error instanceof ConfigError)) throw error;
     problems.push(...error.message.split('\n- ').slice(1));
   }
-  const dynamo = env.WORKER_STORE === 'dynamodb';
+  const whole = (name: string, fallback: number, range: readonly [number, number], fix: string) =>
+    wholeVariable(env, problems, { name, fallback, range, fix });
+  const queue = readQueue(env, problems);
+  const batchSize = whole(
+    'POLLER_BATCH_SIZE',
+    POLLER_DEFAULTS.batchSize,
+    POLLER_LIMITS.batchSize,
+    'SQS returns at most 10 messages per receive',
+  );
   const poolSize = worker?.database.poolSize ?? Number(env.DB_POOL_SIZE || 1);
-  const perBatch = !dynamo && env.WORKER_COMMIT_MODE === 'per-batch';
+  const concurrency = readConcurrency(env, whole, { poolSize, batchSize });
+  const dynamo = env.WORKER_STORE === 'dynamodb';
+  const timings = Object.fromEntries(
+    TIMINGS.map(([key, name, limits, fix]) => [
+      key,
+      whole(name, POLLER_DEFAULTS[key], POLLER_LIMITS[limits], typeof fix === 'string' ? fix : fix(dynamo)),
+    ]),
+  ) as Record<(typeof TIMINGS)[number][0], number>;
+  if (timings.probeBackoffBaseMs > timings.probeBackoffMaxMs) {
+    problems.push(
+      `POLLER_PROBE_BACKOFF_BASE_MS (${timings.probeBackoffBaseMs}) must not exceed POLLER_PROBE_BACKOFF_MAX_MS (${timings.probeBackoffMaxMs}); lower the base or raise the maximum`,
+    );
+  }
+  if (problems.length > 0 || !worker) {
+    throw new ConfigError(`Invalid poller configuration:\n- ${problems.join('\n- ')}`);
+  }
+  return { worker, poller: { ...queue, concurrency, batchSize, ...timings } };
+}
 
-  const whole = (name: string, fallback: number, [min, max]: readonly [number, number], fix: string) => {
-    const value = env[name];
-    if (value === undefined || value === '') return fallback;
-    const parsed = Number(value);
-    if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
-      problems.push(`${name} must be a whole number from ${min} to ${max} (given "${value}"); ${fix}`);
-      return fallback;
-    }
-    return parsed;
-  };
+/** The poller's timings: its key, variable, limits and the fix a message names, in the order they are checked. */
+const TIMINGS = [
+  [
+    'waitSeconds',
+    'POLLER_WAIT_SECONDS',
+    'waitSeconds',
+    'SQS long polls for at most 20 s; 0 is short polling',
+  ],
+  [
+    'visibilitySeconds',
+    'POLLER_VISIBILITY_SECONDS',
+    'visibilitySeconds',
+    'the heartbeat renews the lease at half, so it must be at least 2 s; SQS allows at most 12 hours',
+  ],
+  [
+    'stopTimeoutSeconds',
+    'POLLER_STOP_TIMEOUT_SECONDS',
+    'stopTimeoutSeconds',
+    "keep it below the container's stop timeout (ECS stopTimeout, at most 120 s on Fargate), or the task is killed first",
+  ],
+  [
+    'maxExtensionSeconds',
+    'POLLER_MAX_EXTENSION_SECONDS',
+    'maxExtensionSeconds',
+    'SQS refuses a visibility ending more than 12 hours after the receive',
+  ],
+  [
+    'batchTimeoutSeconds',
+    'POLLER_BATCH_TIMEOUT_SECONDS',
+    'batchTimeoutSeconds',
+    "it is each batch's budget from its receive (the poller's function timeout); the heartbeat holds a message 12 hours at most",
+  ],
+  [
+    'probeTimeoutMs',
+    'POLLER_PROBE_TIMEOUT_MS',
+    'probeTimeoutMs',
+    (dynamo: boolean) => (dynamo ? 'a probe is one GetItem' : 'a probe is one select 1'),
+  ],
+  [
+    'probeBackoffBaseMs',
+    'POLLER_PROBE_BACKOFF_BASE_MS',
+    'probeBackoffMs',
+    'it is the shortest pause and the first wait between probes',
+  ],
+  [
+    'probeBackoffMaxMs',
+    'POLLER_PROBE_BACKOFF_MAX_MS',
+    'probeBackoffMs',
+    'it caps the wait between probes while paused',
+  ],
+  ['halfOpenMs', 'POLLER_HALF_OPEN_MS', 'halfOpenMs', '0 resumes full concurrency at the first good probe'],
+] as const satisfies readonly (readonly [
+  keyof typeof POLLER_DEFAULTS,
+  string,
+  keyof typeof POLLER_LIMITS,
+  string | ((dynamo: boolean) => string),
+])[];
 
+/** A whole-number variable within its range, else its default with the problem named (the fix included). */
+function wholeVariable(
+  env: Record<string, string | undefined>,
+  problems: string[],
+  variable: { name: string; fallback: number; range: readonly [number, number]; fix: string },
+): number {
+  const { name, fallback, fix } = variable;
+  const [min, max] = variable.range;
+  const value = env[name];
+  if (value === undefined || value === '') return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
+    problems.push(`${name} must be a whole number from ${min} to ${max} (given "${value}"); ${fix}`);
+    return fallback;
+  }
+  return parsed;
+}
+
+/** The queue to consume (`WORKER_QUEUE_URL`) and the SQS endpoint of a local emulator. */
+function readQueue(
+  env: Record<string, string | undefined>,
+  problems: string[],
+): { queueUrl: string; sqsEndpoint: string | undefined } {
   const queueUrl = env.WORKER_QUEUE_URL ?? '';
   if (!queueUrl) {
     problems.push(
@@ -101,109 +196,31 @@ export function loadPollerConfig(env: Record<string, string | undefined> = proce
       `${endpointVariable} must be an absolute URL such as http://127.0.0.1:4566 (given "${sqsEndpoint}"); unset it to use AWS's endpoint`,
     );
   }
+  return { queueUrl, sqsEndpoint };
+}
 
-  const batchSize = whole(
-    'POLLER_BATCH_SIZE',
-    POLLER_DEFAULTS.batchSize,
-    POLLER_LIMITS.batchSize,
-    'SQS returns at most 10 messages per receive',
-  );
-  // Per message, each record in flight holds a connection. Per batch, each batch does (its records run one after
-  // another in its transaction), so DB_POOL_SIZE whole batches run at once: a user's pool of 8 means 8 batches. A
-  // DynamoDB record holds no pooled connection: the store's limit on records at once applies (as WORKER_RECORD_CONCURRENCY's).
-  const concurrencyLimit = dynamo
-    ? DYNAMODB_MAX_RECORD_CONCURRENCY
-    : perBatch
-      ? poolSize * batchSize
-      : poolSize;
-  const concurrency = whole(
+/**
+ * `POLLER_CONCURRENCY`, the records in flight. Per message, each record in flight holds a connection. Per batch,
+ * each batch does (its records run one after another in its transaction), so DB_POOL_SIZE whole batches run at once:
+ * a user's pool of 8 means 8 batches. A DynamoDB record holds no pooled connection: the store's limit on records at
+ * once applies (as WORKER_RECORD_CONCURRENCY's).
+ */
+function readConcurrency(
+  env: Record<string, string | undefined>,
+  whole: (name: string, fallback: number, range: readonly [number, number], fix: string) => number,
+  { poolSize, batchSize }: { poolSize: number; batchSize: number },
+): number {
+  const dynamo = env.WORKER_STORE === 'dynamodb';
+  const perBatch = !dynamo && env.WORKER_COMMIT_MODE === 'per-batch';
+  const limit = dynamo ? DYNAMODB_MAX_RECORD_CONCURRENCY : perBatch ? poolSize * batchSize : poolSize;
+  return whole(
     'POLLER_CONCURRENCY',
-    concurrencyLimit,
-    [1, concurrencyLimit],
+    limit,
+    [1, limit],
     dynamo
       ? `with WORKER_STORE=dynamodb the poller runs at most ${DYNAMODB_MAX_RECORD_CONCURRENCY} records at once, the DynamoDB store's limit (DB_POOL_SIZE is not read); lower POLLER_CONCURRENCY`
       : perBatch
         ? `with WORKER_COMMIT_MODE=per-batch each batch in flight holds one database connection: at most DB_POOL_SIZE (${poolSize}) batches of POLLER_BATCH_SIZE (${batchSize}) records; raise DB_POOL_SIZE or lower POLLER_CONCURRENCY`
         : `records in flight need a database connection each: raise DB_POOL_SIZE (${poolSize}) or lower POLLER_CONCURRENCY`,
   );
-  const waitSeconds = whole(
-    'POLLER_WAIT_SECONDS',
-    POLLER_DEFAULTS.waitSeconds,
-    POLLER_LIMITS.waitSeconds,
-    'SQS long polls for at most 20 s; 0 is short polling',
-  );
-  const visibilitySeconds = whole(
-    'POLLER_VISIBILITY_SECONDS',
-    POLLER_DEFAULTS.visibilitySeconds,
-    POLLER_LIMITS.visibilitySeconds,
-    'the heartbeat renews the lease at half, so it must be at least 2 s; SQS allows at most 12 hours',
-  );
-  const stopTimeoutSeconds = whole(
-    'POLLER_STOP_TIMEOUT_SECONDS',
-    POLLER_DEFAULTS.stopTimeoutSeconds,
-    POLLER_LIMITS.stopTimeoutSeconds,
-    "keep it below the container's stop timeout (ECS stopTimeout, at most 120 s on Fargate), or the task is killed first",
-  );
-  const maxExtensionSeconds = whole(
-    'POLLER_MAX_EXTENSION_SECONDS',
-    POLLER_DEFAULTS.maxExtensionSeconds,
-    POLLER_LIMITS.maxExtensionSeconds,
-    'SQS refuses a visibility ending more than 12 hours after the receive',
-  );
-  const batchTimeoutSeconds = whole(
-    'POLLER_BATCH_TIMEOUT_SECONDS',
-    POLLER_DEFAULTS.batchTimeoutSeconds,
-    POLLER_LIMITS.batchTimeoutSeconds,
-    "it is each batch's budget from its receive (the poller's function timeout); the heartbeat holds a message 12 hours at most",
-  );
-  const probeTimeoutMs = whole(
-    'POLLER_PROBE_TIMEOUT_MS',
-    POLLER_DEFAULTS.probeTimeoutMs,
-    POLLER_LIMITS.probeTimeoutMs,
-    dynamo ? 'a probe is one GetItem' : 'a probe is one select 1',
-  );
-  const probeBackoffBaseMs = whole(
-    'POLLER_PROBE_BACKOFF_BASE_MS',
-    POLLER_DEFAULTS.probeBackoffBaseMs,
-    POLLER_LIMITS.probeBackoffMs,
-    'it is the shortest pause and the first wait between probes',
-  );
-  const probeBackoffMaxMs = whole(
-    'POLLER_PROBE_BACKOFF_MAX_MS',
-    POLLER_DEFAULTS.probeBackoffMaxMs,
-    POLLER_LIMITS.probeBackoffMs,
-    'it caps the wait between probes while paused',
-  );
-  const halfOpenMs = whole(
-    'POLLER_HALF_OPEN_MS',
-    POLLER_DEFAULTS.halfOpenMs,
-    POLLER_LIMITS.halfOpenMs,
-    '0 resumes full concurrency at the first good probe',
-  );
-  if (probeBackoffBaseMs > probeBackoffMaxMs) {
-    problems.push(
-      `POLLER_PROBE_BACKOFF_BASE_MS (${probeBackoffBaseMs}) must not exceed POLLER_PROBE_BACKOFF_MAX_MS (${probeBackoffMaxMs}); lower the base or raise the maximum`,
-    );
-  }
-  if (problems.length > 0 || !worker) {
-    throw new ConfigError(`Invalid poller configuration:\n- ${problems.join('\n- ')}`);
-  }
-  return {
-    worker,
-    poller: {
-      queueUrl,
-      sqsEndpoint,
-      concurrency,
-      batchSize,
-      waitSeconds,
-      visibilitySeconds,
-      stopTimeoutSeconds,
-      maxExtensionSeconds,
-      batchTimeoutSeconds,
-      probeTimeoutMs,
-      probeBackoffBaseMs,
-      probeBackoffMaxMs,
-      halfOpenMs,
-    },
-  };
 }
