@@ -62,71 +62,106 @@ export async function claimBatch(
 ): Promise<BatchClaims | undefined> {
   if (entries.length === 0) return undefined;
   const consumer = entries[0]?.consumer as string;
-  const column = <T>(pick: (entry: InboxEntry) => T) => entries.map(pick);
-  const keys = column((e) => e.envelope.idempotencyKey);
   // Without a savepoint any failure rolls the whole batch back, the claim included: a new key can be stored
   // COMPLETED at once. A claim that must outlive a record's rolled-back savepoint stores PROCESSING.
   const completed = options.savepoint === false;
   let rows: ClaimedRow[];
-  // The inbox locks are taken by an uncorrelated subquery (evaluated once, before the first row is produced), so
-  // either every key is locked before any row is written, or no row is written at all. Taking them all at once
-  // needs no order: a try never waits, so it cannot take part in a deadlock.
-  // trace_id as in claimInbox: a COMPLETED row keeps the trace of the delivery that made its effect.
-  const claim = async (sql: postgres.TransactionSql) => {
-    const claimed = await sql<ClaimedRow[]>`
-      insert into worker_inbox (
-        consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id,
-        status, request_hash, started_at, completed_at, result_ref, receive_count, last_message_id, correlation_id,
-        trace_id
-      )
-      select ${consumer}, r.k, r.t, r.v, r.at, r.ai, ${completed ? 'COMPLETED' : 'PROCESSING'}, r.h, now(),
-             case when ${completed}::boolean then now() end, nullif(r.rr, ''), 1, r.m, nullif(r.c, ''), nullif(r.tr, '')
-      from unnest(
-        ${keys}::text[],
-        ${column((e) => e.envelope.messageType)}::text[],
-        ${column((e) => e.envelope.schemaVersion)}::int[],
-        ${column((e) => e.envelope.aggregateType)}::text[],
-        ${column((e) => e.envelope.aggregateId)}::text[],
-        ${column((e) => e.requestHash)}::text[],
-        ${column((e) => e.sqsMessageId)}::text[],
-        ${column((e) => e.envelope.correlationId ?? '')}::text[],
-        ${column((e) => (completed ? (e.resultRef ?? '') : ''))}::text[],
-        ${column((e) => e.traceId ?? '')}::text[]
-      ) as r(k, t, v, at, ai, h, m, c, rr, tr)
-      where (
-        select bool_and(pg_try_advisory_xact_lock(hashtextextended(${consumer}::text || chr(31) || l.k, ${INBOX_LOCK_SEED})))
-        from unnest(${keys}::text[]) as l(k)
-      )
-      order by r.k
-      on conflict (consumer, idempotency_key) do update
-        set last_seen_at = now(),
-            receive_count = worker_inbox.receive_count + 1,
-            last_message_id = excluded.last_message_id,
-            trace_id = case when worker_inbox.status = 'COMPLETED' then worker_inbox.trace_id
-              else coalesce(excluded.trace_id, worker_inbox.trace_id) end
-      returning idempotency_key, status, request_hash, receive_count, (xmax = 0) as inserted, failure_code
-    `;
-    if (claimed.length !== entries.length) {
-      throw new RetryableError(
-        'IN_PROGRESS_ELSEWHERE',
-        `${entries.length - claimed.length} of the batch's ${entries.length} keys are being processed elsewhere right now`,
-      );
-    }
-    return claimed;
-  };
-  if (options.savepoint === false) {
-    rows = await claim(tx);
+  if (completed) {
+    rows = await claimBatchRows(tx, consumer, entries, completed);
   } else {
     try {
-      rows = await tx.savepoint((sp) => claim(sp));
+      rows = await tx.savepoint((sp) => claimBatchRows(sp, consumer, entries, completed));
     } catch {
       return undefined;
     }
   }
+  const claimed = claimsByMessage(entries, rows, completed);
+  if (!claimed) return undefined;
+  const { claims, completedRefs } = claimed;
+  const completions: Array<{ key: string; ref: string }> = [];
+  return {
+    take(sqsMessageId) {
+      const taken = claims.get(sqsMessageId);
+      claims.delete(sqsMessageId);
+      return taken?.claim;
+    },
+    complete(idempotencyKey, resultRef) {
+      if (completedRefs.has(idempotencyKey) && completedRefs.get(idempotencyKey) === resultRef) return;
+      completions.push({ key: idempotencyKey, ref: resultRef ?? '' });
+    },
+    finish: () => finishBatch(tx, consumer, completions, [...claims.values()]),
+  };
+}
 
+/**
+ * The claim statement of a batch. The inbox locks are taken by an uncorrelated subquery (evaluated once, before the
+ * first row is produced), so either every key is locked before any row is written, or no row is written at all.
+ * Taking them all at once needs no order: a try never waits, so it cannot take part in a deadlock. trace_id as in
+ * claimInbox: a COMPLETED row keeps the trace of the delivery that made its effect.
+ */
+async function claimBatchRows(
+  sql: postgres.TransactionSql,
+  consumer: string,
+  entries: readonly InboxEntry[],
+  completed: boolean,
+): Promise<ClaimedRow[]> {
+  const column = <T>(pick: (entry: InboxEntry) => T) => entries.map(pick);
+  const keys = column((e) => e.envelope.idempotencyKey);
+  const claimed = await sql<ClaimedRow[]>`
+    insert into worker_inbox (
+      consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id,
+      status, request_hash, started_at, completed_at, result_ref, receive_count, last_message_id, correlation_id,
+      trace_id
+    )
+    select ${consumer}, r.k, r.t, r.v, r.at, r.ai, ${completed ? 'COMPLETED' : 'PROCESSING'}, r.h, now(),
+           case when ${completed}::boolean then now() end, nullif(r.rr, ''), 1, r.m, nullif(r.c, ''), nullif(r.tr, '')
+    from unnest(
+      ${keys}::text[],
+      ${column((e) => e.envelope.messageType)}::text[],
+      ${column((e) => e.envelope.schemaVersion)}::int[],
+      ${column((e) => e.envelope.aggregateType)}::text[],
+      ${column((e) => e.envelope.aggregateId)}::text[],
+      ${column((e) => e.requestHash)}::text[],
+      ${column((e) => e.sqsMessageId)}::text[],
+      ${column((e) => e.envelope.correlationId ?? '')}::text[],
+      ${column((e) => (completed ? (e.resultRef ?? '') : ''))}::text[],
+      ${column((e) => e.traceId ?? '')}::text[]
+    ) as r(k, t, v, at, ai, h, m, c, rr, tr)
+    where (
+      select bool_and(pg_try_advisory_xact_lock(hashtextextended(${consumer}::text || chr(31) || l.k, ${INBOX_LOCK_SEED})))
+      from unnest(${keys}::text[]) as l(k)
+    )
+    order by r.k
+    on conflict (consumer, idempotency_key) do update
+      set last_seen_at = now(),
+          receive_count = worker_inbox.receive_count + 1,
+          last_message_id = excluded.last_message_id,
+          trace_id = case when worker_inbox.status = 'COMPLETED' then worker_inbox.trace_id
+            else coalesce(excluded.trace_id, worker_inbox.trace_id) end
+    returning idempotency_key, status, request_hash, receive_count, (xmax = 0) as inserted, failure_code
+  `;
+  if (claimed.length !== entries.length) {
+    throw new RetryableError(
+      'IN_PROGRESS_ELSEWHERE',
+      `${entries.length - claimed.length} of the batch's ${entries.length} keys are being processed elsewhere right now`,
+    );
+  }
+  return claimed;
+}
+
+/** Each record's claim by its SQS message id, and the keys inserted COMPLETED with their result reference. */
+function claimsByMessage(
+  entries: readonly InboxEntry[],
+  rows: readonly ClaimedRow[],
+  completed: boolean,
+):
+  | {
+      claims: Map<string, { key: string; claim: InboxClaim }>;
+      completedRefs: Map<string, string | null>;
+    }
+  | undefined {
   const byKey = new Map(rows.map((row) => [row.idempotency_key, row]));
   const claims = new Map<string, { key: string; claim: InboxClaim }>();
-  /** Keys the claim inserted COMPLETED, with the result reference it stored. */
   const completedRefs = new Map<string, string | null>();
   for (const entry of entries) {
     const row = byKey.get(entry.envelope.idempotencyKey);
@@ -147,46 +182,43 @@ export async function claimBatch(
       },
     });
   }
-  const completions: Array<{ key: string; ref: string }> = [];
+  return { claims, completedRefs };
+}
 
-  return {
-    take(sqsMessageId) {
-      const taken = claims.get(sqsMessageId);
-      claims.delete(sqsMessageId);
-      return taken?.claim;
-    },
-    complete(idempotencyKey, resultRef) {
-      if (completedRefs.has(idempotencyKey) && completedRefs.get(idempotencyKey) === resultRef) return;
-      completions.push({ key: idempotencyKey, ref: resultRef ?? '' });
-    },
-    async finish() {
-      if (completions.length > 0) {
-        const keys = completions.map((c) => c.key);
-        // `idempotency_key = any(keys)` beside the join: it makes the batch's keys an index condition, so the
-        // update probes the primary key for them whatever the statistics say. With the join alone and statistics
-        // that lag behind a growing table, PostgreSQL hashes the unnest and scans every inbox row of the consumer
-        // (measured: 4,240 buffers and 5.8 ms per batch at 20,000 rows, growing with the table; 141 and 0.2 ms
-        // with it).
-        await tx`
-          update worker_inbox as w
-          set status = 'COMPLETED', completed_at = now(), result_ref = nullif(r.ref, ''),
-              started_at = coalesce(w.started_at, now()), failure_code = null, failure_message = null
-          from unnest(${keys}::text[], ${completions.map((c) => c.ref)}::text[]) as r(k, ref)
-          where w.consumer = ${consumer} and w.idempotency_key = any(${keys}::text[]) and w.idempotency_key = r.k
-        `;
-      }
-      const untaken = [...claims.values()];
-      const inserted = untaken.filter((u) => u.claim.inserted).map((u) => u.key);
-      const existing = untaken.filter((u) => !u.claim.inserted).map((u) => u.key);
-      if (inserted.length > 0) {
-        await tx`delete from worker_inbox where consumer = ${consumer} and idempotency_key = any(${inserted}::text[])`;
-      }
-      if (existing.length > 0) {
-        await tx`
-          update worker_inbox set receive_count = receive_count - 1
-          where consumer = ${consumer} and idempotency_key = any(${existing}::text[])
-        `;
-      }
-    },
-  };
+/**
+ * The end of a batch: the completions in one statement, and the claims no record took undone (a row the batch
+ * inserted deleted, an existing row's receive count taken back).
+ */
+async function finishBatch(
+  tx: postgres.TransactionSql,
+  consumer: string,
+  completions: readonly { key: string; ref: string }[],
+  untaken: readonly { key: string; claim: InboxClaim }[],
+): Promise<void> {
+  if (completions.length > 0) {
+    const keys = completions.map((c) => c.key);
+    // `idempotency_key = any(keys)` beside the join: it makes the batch's keys an index condition, so the
+    // update probes the primary key for them whatever the statistics say. With the join alone and statistics
+    // that lag behind a growing table, PostgreSQL hashes the unnest and scans every inbox row of the consumer
+    // (measured: 4,240 buffers and 5.8 ms per batch at 20,000 rows, growing with the table; 141 and 0.2 ms
+    // with it).
+    await tx`
+        update worker_inbox as w
+        set status = 'COMPLETED', completed_at = now(), result_ref = nullif(r.ref, ''),
+            started_at = coalesce(w.started_at, now()), failure_code = null, failure_message = null
+        from unnest(${keys}::text[], ${completions.map((c) => c.ref)}::text[]) as r(k, ref)
+        where w.consumer = ${consumer} and w.idempotency_key = any(${keys}::text[]) and w.idempotency_key = r.k
+      `;
+  }
+  const inserted = untaken.filter((u) => u.claim.inserted).map((u) => u.key);
+  const existing = untaken.filter((u) => !u.claim.inserted).map((u) => u.key);
+  if (inserted.length > 0) {
+    await tx`delete from worker_inbox where consumer = ${consumer} and idempotency_key = any(${inserted}::text[])`;
+  }
+  if (existing.length > 0) {
+    await tx`
+      update worker_inbox set receive_count = receive_count - 1
+      where consumer = ${consumer} and idempotency_key = any(${existing}::text[])
+    `;
+  }
 }
