@@ -82,19 +82,56 @@ export function createEngine(options: EngineOptions, optionProblems: readonly st
   // The toolkit's canary (`sqs-worker smoke`) is registered in every worker, unless the handlers define its type.
   const registry = createHandlerRegistry(withCanaryHandler(options.handlers, store.canaryHandler));
   const recordConcurrency = options.recordConcurrency ?? WORKER_DEFAULTS.recordConcurrency;
-  const problems: string[] = [...optionProblems];
+  const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+  checkEngineOptions(options, { optionProblems, recordConcurrency, maxPayloadBytes });
+  const settings = engineSettings(options, registry, maxPayloadBytes);
+  const strategy: CommitStrategy = store.commitStrategy(settings);
+  const engine: EngineParts = {
+    options,
+    settings,
+    strategy,
+    recordConcurrency,
+    guard: new DeadlineGuard(options.deadlineGuardMs, { now: settings.now }),
+    onSettled: settledCallback(options, strategy, settings.logger),
+  };
+  return { processBatch: (records, budget) => processEngineBatch(engine, records, budget) };
+}
+
+/** What one engine keeps between its batches. */
+interface EngineParts {
+  readonly options: EngineOptions;
+  readonly settings: EngineSettings;
+  readonly strategy: CommitStrategy;
+  readonly recordConcurrency: number;
+  readonly guard: DeadlineGuard;
+  readonly onSettled: ((outcome: RecordOutcome) => void) | undefined;
+}
+
+/** The options' problems, the caller's and the store's first: one `ConfigError` naming them all. */
+function checkEngineOptions(
+  options: EngineOptions,
+  values: { optionProblems: readonly string[]; recordConcurrency: number; maxPayloadBytes: number },
+): void {
+  const { recordConcurrency, maxPayloadBytes } = values;
+  const problems: string[] = [...values.optionProblems];
   if (!options.consumer || options.consumer.length > 100) {
     problems.push(`consumer must be 1–100 characters (given "${options.consumer}")`);
   }
-  problems.push(...store.problems({ recordConcurrency }));
-  const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+  problems.push(...options.store.problems({ recordConcurrency }));
   if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes < 1) {
     problems.push(
       `maxPayloadBytes must be a whole number of bytes above 0 (given ${maxPayloadBytes}); the default is ${DEFAULT_MAX_PAYLOAD_BYTES} (64 MiB)`,
     );
   }
   if (problems.length > 0) throw new ConfigError(`Invalid worker options:\n- ${problems.join('\n- ')}`);
+}
 
+/** The settings every record runs with: the options' values and defaults, logger, metrics, payloads and tracer. */
+function engineSettings(
+  options: EngineOptions,
+  registry: EngineSettings['registry'],
+  maxPayloadBytes: number,
+): EngineSettings {
   const logger = options.logger ?? defaultWorkerLogger(options.consumer);
   const metrics =
     options.metrics ??
@@ -107,7 +144,7 @@ export function createEngine(options: EngineOptions, optionProblems: readonly st
     maxSeconds: WORKER_DEFAULTS.backoffMaxSeconds,
     ...options.backoff,
   };
-  const settings: EngineSettings = {
+  return {
     consumer: options.consumer,
     registry,
     terminalPolicy: options.terminalPolicy ?? WORKER_DEFAULTS.terminalPolicy,
@@ -122,87 +159,102 @@ export function createEngine(options: EngineOptions, optionProblems: readonly st
     logger,
     metrics,
   };
-  const strategy: CommitStrategy = store.commitStrategy(settings);
-  const guard = new DeadlineGuard(options.deadlineGuardMs, { now: settings.now });
-  // Per message, an outcome is final when it is set; per batch only with the batch's commit.
-  const onSettled =
-    options.onRecordSettled && !strategy.settlesAtCommit
-      ? (outcome: RecordOutcome) => {
-          try {
-            options.onRecordSettled?.(outcome);
-          } catch (error) {
-            logger.warn('worker_on_outcome_failed', { messageId: outcome.messageId, error: String(error) });
-          }
-        }
-      : undefined;
+}
 
-  return {
-    async processBatch(records, budget) {
-      const arn = records[0]?.eventSourceARN ?? '';
-      const queue = arn.split(':').at(-1) ?? '';
-      const fifo = arn.endsWith('.fifo');
-      const state: BatchState = {
-        databaseDown: false,
-        remainingMs: () => budget.remainingMs() - strategy.commitReserveMs,
-      };
-      // What a batch starts with for its records: the largest is what a fresh invocation gets (the guard's cap).
-      guard.noteBudget(state.remainingMs() - HANDLER_MARGIN_MS);
-      // Decoded once (pure, no I/O), for the strategy's batch-wide reads and claims and for the records.
-      const items: BatchRecord[] = records.map((record) => ({
-        record,
-        receiveCount: receiveCountOf(record),
-        decoded: decodeRecord(record, registry),
-      }));
-      const batch: CommitBatch = {
-        records: items,
-        fifo,
-        state,
-        totalRemainingMs: () => budget.remainingMs(),
-        guardMs: () => guard.guardMs(),
-        run: (records, outcomes) =>
-          scheduleRecords(items, (item) => processRecord(item, records, settings, state), outcomes, {
-            fifo,
-            concurrency: strategy.concurrent ? recordConcurrency : 1,
-            guard,
-            state,
-            onSettled,
-          }),
-      };
-      const decided = await strategy.commit(batch);
-      const outcomes = items.map(
-        ({ record, receiveCount }) =>
-          decided.get(record.messageId) ??
-          // A strategy that broke its contract: the record is reported, never acknowledged unseen.
-          recordOutcome(
-            unstartedFacts(record, receiveCount),
-            verdicts.retryable(
-              {
-                code: 'UNHANDLED_ERROR',
-                message:
-                  'the commit strategy decided no outcome for this record (an engine defect); it is retried',
-              },
-              undefined,
-            ),
-          ),
-      );
-
-      for (const outcome of outcomes) recordTelemetry(outcome, { logger, metrics, queue });
-      metrics.addMetric(METRIC_NAMES.batchSize, MetricUnit.Count, records.length);
-      metrics.publishStoredMetrics();
-      if (options.onOutcome) {
-        for (const outcome of outcomes) {
-          try {
-            options.onOutcome(outcome);
-          } catch (error) {
-            logger.warn('worker_on_outcome_failed', {
-              messageId: outcome.messageId,
-              traceId: outcome.traceId,
-              error: String(error),
-            });
-          }
-        }
-      }
-      return { outcomes, databaseDown: state.databaseDown };
-    },
+/** `onRecordSettled`, guarded; per message an outcome is final when it is set, per batch only with the commit. */
+function settledCallback(
+  options: EngineOptions,
+  strategy: CommitStrategy,
+  logger: EngineSettings['logger'],
+): ((outcome: RecordOutcome) => void) | undefined {
+  if (!options.onRecordSettled || strategy.settlesAtCommit) return undefined;
+  return (outcome) => {
+    try {
+      options.onRecordSettled?.(outcome);
+    } catch (error) {
+      logger.warn('worker_on_outcome_failed', { messageId: outcome.messageId, error: String(error) });
+    }
   };
+}
+
+/** One batch: decoded once, committed by the strategy, every record's outcome reported and published. */
+async function processEngineBatch(
+  engine: EngineParts,
+  records: readonly SQSRecord[],
+  budget: BatchBudget,
+): Promise<BatchResult> {
+  const { settings, strategy, guard } = engine;
+  const arn = records[0]?.eventSourceARN ?? '';
+  const fifo = arn.endsWith('.fifo');
+  const state: BatchState = {
+    databaseDown: false,
+    remainingMs: () => budget.remainingMs() - strategy.commitReserveMs,
+  };
+  // What a batch starts with for its records: the largest is what a fresh invocation gets (the guard's cap).
+  guard.noteBudget(state.remainingMs() - HANDLER_MARGIN_MS);
+  // Decoded once (pure, no I/O), for the strategy's batch-wide reads and claims and for the records.
+  const items: BatchRecord[] = records.map((record) => ({
+    record,
+    receiveCount: receiveCountOf(record),
+    decoded: decodeRecord(record, settings.registry),
+  }));
+  const batch: CommitBatch = {
+    records: items,
+    fifo,
+    state,
+    totalRemainingMs: () => budget.remainingMs(),
+    guardMs: () => guard.guardMs(),
+    run: (recordStore, outcomes) =>
+      scheduleRecords(items, (item) => processRecord(item, recordStore, settings, state), outcomes, {
+        fifo,
+        concurrency: strategy.concurrent ? engine.recordConcurrency : 1,
+        guard,
+        state,
+        onSettled: engine.onSettled,
+      }),
+  };
+  const decided = await strategy.commit(batch);
+  const outcomes = items.map(
+    ({ record, receiveCount }) =>
+      decided.get(record.messageId) ??
+      // A strategy that broke its contract: the record is reported, never acknowledged unseen.
+      recordOutcome(
+        unstartedFacts(record, receiveCount),
+        verdicts.retryable(
+          {
+            code: 'UNHANDLED_ERROR',
+            message:
+              'the commit strategy decided no outcome for this record (an engine defect); it is retried',
+          },
+          undefined,
+        ),
+      ),
+  );
+  reportOutcomes(engine, outcomes, { queue: arn.split(':').at(-1) ?? '', batchSize: records.length });
+  return { outcomes, databaseDown: state.databaseDown };
+}
+
+/** Each outcome's log line and metrics, the batch's size, then `onOutcome` (guarded). */
+function reportOutcomes(
+  engine: EngineParts,
+  outcomes: readonly RecordOutcome[],
+  batch: { queue: string; batchSize: number },
+): void {
+  const { logger, metrics } = engine.settings;
+  for (const outcome of outcomes) recordTelemetry(outcome, { logger, metrics, queue: batch.queue });
+  metrics.addMetric(METRIC_NAMES.batchSize, MetricUnit.Count, batch.batchSize);
+  metrics.publishStoredMetrics();
+  const { onOutcome } = engine.options;
+  if (!onOutcome) return;
+  for (const outcome of outcomes) {
+    try {
+      onOutcome(outcome);
+    } catch (error) {
+      logger.warn('worker_on_outcome_failed', {
+        messageId: outcome.messageId,
+        traceId: outcome.traceId,
+        error: String(error),
+      });
+    }
+  }
 }
