@@ -62,7 +62,15 @@ const MAX_BODY_DEPTH = MAX_PAYLOAD_DEPTH + 1;
 /** How far decoding got: what a throw is reported with. */
 interface DecodeProgress {
   step: string;
-  known?: Pick<UndecodableRecord, 'envelope' | 'requestHash' | 'idempotencyKey' | 'messageType'>;
+  known?: DecodedKnown;
+}
+
+/** What decoding knows of a record once its envelope is valid. */
+interface DecodedKnown {
+  readonly envelope: Envelope;
+  readonly requestHash: string;
+  readonly idempotencyKey: string;
+  readonly messageType: string;
 }
 
 /**
@@ -104,6 +112,26 @@ function decodeBody(
   registry: HandlerRegistry,
   progress: DecodeProgress,
 ): DecodedRecord | UndecodableRecord {
+  const parsed = decodeEnvelope(text, progress);
+  if (!parsed.ok) return parsed;
+  const { envelope } = parsed;
+  progress.step = 'the request hash';
+  const hash = requestHash(envelope);
+  const known = {
+    envelope,
+    requestHash: hash,
+    idempotencyKey: envelope.idempotencyKey,
+    messageType: envelope.messageType,
+  };
+  progress.known = known;
+  return routeEnvelope(known, registry, progress);
+}
+
+/** The body as JSON, within the depth bound, as an envelope (nothing of it trusted yet). */
+function decodeEnvelope(
+  text: string,
+  progress: DecodeProgress,
+): { readonly ok: true; readonly envelope: Envelope } | UndecodableRecord {
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -140,16 +168,15 @@ function decodeBody(
       ...rawIds,
     };
   }
-  const envelope = parsed.data;
-  progress.step = 'the request hash';
-  const hash = requestHash(envelope);
-  const known = {
-    envelope,
-    requestHash: hash,
-    idempotencyKey: envelope.idempotencyKey,
-    messageType: envelope.messageType,
-  };
-  progress.known = known;
+  return { ok: true, envelope: parsed.data };
+}
+/** The envelope's handler, and its payload: inline and valid, a document by reference, or left for the S3 read. */
+function routeEnvelope(
+  known: DecodedKnown,
+  registry: HandlerRegistry,
+  progress: DecodeProgress,
+): DecodedRecord | UndecodableRecord {
+  const { envelope, requestHash: hash } = known;
   progress.step = 'the handler registry';
   const handler = registry.find(envelope.messageType, envelope.schemaVersion);
   if (!handler) {
