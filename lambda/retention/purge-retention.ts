@@ -76,18 +76,7 @@ export async function purgeRetention(
   if (options.effectLogSeconds !== undefined) {
     checkInboxRetention(options.effectLogSeconds, options.retentions, 'effectLogRetention');
   }
-  const batchSize = options.batchSize ?? 1000;
-  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
-    throw new RangeError(
-      `batchSize must be a whole number from 1 to 10000 (given ${batchSize}); pass a value in that range`,
-    );
-  }
-  const dutyCycle = options.dutyCycle ?? 0.5;
-  if (!(dutyCycle > 0 && dutyCycle <= 1)) {
-    throw new RangeError(
-      `dutyCycle must be above 0 and at most 1 (given ${dutyCycle}); pass a value in that range`,
-    );
-  }
+  const { batchSize, dutyCycle } = checkedPace(options);
   const now = options.now ?? Date.now;
   const statementTimeout = settingMs(options.statementTimeoutMs ?? 10_000);
   const cutoff = (seconds: number) => new Date(now() - seconds * 1000);
@@ -118,63 +107,98 @@ export async function purgeRetention(
     }
   };
 
-  // Each table's batch is a materialized CTE: it runs the LIMIT once; `in (select … limit n)` may be re-planned as a join.
   if (options.inboxSeconds !== undefined) {
     const before = cutoff(options.inboxSeconds);
     await drain('inbox', (tx) => deleteCompletedInboxBatch(tx, options.consumer, before, batchSize));
   }
   if (options.outboxSeconds !== undefined) {
     const before = cutoff(options.outboxSeconds);
-    await drain(
-      'outbox',
-      (tx) => tx`
-        with batch as materialized (
-          select event_id from outbox_events
-           where status = 'PUBLISHED' and published_at < ${before}
-           limit ${batchSize}
-             for update skip locked
-        )
-        delete from outbox_events o using batch where o.event_id = batch.event_id
-      `,
-    );
+    await drain('outbox', (tx) => deletePublishedOutboxBatch(tx, before, batchSize));
   }
   if (options.effectLogSeconds !== undefined) {
     const before = cutoff(options.effectLogSeconds);
     const references = await effectLogReferences(sql);
-    await drain('effectLog', (tx) => {
-      // Rows a domain table still points at stay: deleting them would fail the foreign key (or cascade).
-      const kept = references.map(
-        ({ table, column }) =>
-          tx`and not exists (select 1 from ${tx(table)} r where r.${tx(column)} = e.effect_key)`,
-      );
-      const unreferenced = kept.reduce((clauses, clause) => tx`${clauses} ${clause}`, tx``);
-      return tx`
-        with batch as materialized (
-          select effect_key from external_effect_log e
-           where status in ('COMPLETED', 'FAILED_TERMINAL') and updated_at < ${before} ${unreferenced}
-           limit ${batchSize}
-             for update skip locked
-        )
-        delete from external_effect_log e using batch where e.effect_key = batch.effect_key
-      `;
-    });
+    await drain('effectLog', (tx) => deleteSettledEffectBatch(tx, { before, batchSize, references }));
   }
   if (options.quarantineSeconds !== undefined) {
     const before = cutoff(options.quarantineSeconds);
-    await drain(
-      'quarantine',
-      (tx) => tx`
-        with batch as materialized (
-          select quarantine_id from worker_quarantine
-           where consumer = ${options.consumer} and released_at < ${before}
-           limit ${batchSize}
-             for update skip locked
-        )
-        delete from worker_quarantine q using batch where q.quarantine_id = batch.quarantine_id
-      `,
-    );
+    await drain('quarantine', (tx) => deleteReleasedQuarantineBatch(tx, options.consumer, before, batchSize));
   }
   return { removed, batches, complete };
+}
+
+/** The batch size (1–10000) and the duty cycle (0–1], checked. */
+function checkedPace(options: PurgeRetentionOptions): { batchSize: number; dutyCycle: number } {
+  const batchSize = options.batchSize ?? 1000;
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
+    throw new RangeError(
+      `batchSize must be a whole number from 1 to 10000 (given ${batchSize}); pass a value in that range`,
+    );
+  }
+  const dutyCycle = options.dutyCycle ?? 0.5;
+  if (!(dutyCycle > 0 && dutyCycle <= 1)) {
+    throw new RangeError(
+      `dutyCycle must be above 0 and at most 1 (given ${dutyCycle}); pass a value in that range`,
+    );
+  }
+  return { batchSize, dutyCycle };
+}
+
+// Each table's batch is a materialized CTE: it runs the LIMIT once; `in (select … limit n)` may be re-planned as a join.
+
+/** One batch of PUBLISHED outbox rows older than `before`. */
+function deletePublishedOutboxBatch(tx: postgres.TransactionSql, before: Date, batchSize: number) {
+  return tx`
+    with batch as materialized (
+      select event_id from outbox_events
+       where status = 'PUBLISHED' and published_at < ${before}
+       limit ${batchSize}
+         for update skip locked
+    )
+    delete from outbox_events o using batch where o.event_id = batch.event_id
+  `;
+}
+
+/**
+ * One batch of settled effect-log rows older than `before`. Rows a domain table still points at stay: deleting them
+ * would fail the foreign key (or cascade).
+ */
+function deleteSettledEffectBatch(
+  tx: postgres.TransactionSql,
+  batch: { before: Date; batchSize: number; references: readonly { table: string; column: string }[] },
+) {
+  const kept = batch.references.map(
+    ({ table, column }) =>
+      tx`and not exists (select 1 from ${tx(table)} r where r.${tx(column)} = e.effect_key)`,
+  );
+  const unreferenced = kept.reduce((clauses, clause) => tx`${clauses} ${clause}`, tx``);
+  return tx`
+    with batch as materialized (
+      select effect_key from external_effect_log e
+       where status in ('COMPLETED', 'FAILED_TERMINAL') and updated_at < ${batch.before} ${unreferenced}
+       limit ${batch.batchSize}
+         for update skip locked
+    )
+    delete from external_effect_log e using batch where e.effect_key = batch.effect_key
+  `;
+}
+
+/** One batch of a consumer's quarantine rows released before `before`. */
+function deleteReleasedQuarantineBatch(
+  tx: postgres.TransactionSql,
+  consumer: string,
+  before: Date,
+  batchSize: number,
+) {
+  return tx`
+    with batch as materialized (
+      select quarantine_id from worker_quarantine
+       where consumer = ${consumer} and released_at < ${before}
+       limit ${batchSize}
+         for update skip locked
+    )
+    delete from worker_quarantine q using batch where q.quarantine_id = batch.quarantine_id
+  `;
 }
 
 /**
