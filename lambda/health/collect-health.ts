@@ -109,18 +109,7 @@ export async function collectHealth(
   sql: postgres.Sql,
   options: CollectHealthOptions,
 ): Promise<HealthFigures> {
-  const statementTimeoutMs = options.statementTimeoutMs ?? 5000;
-  const longTransactionMs = options.longTransactionMs ?? 30_000;
-  if (!Number.isInteger(statementTimeoutMs) || statementTimeoutMs < 100 || statementTimeoutMs > 60_000) {
-    throw new RangeError(
-      `statementTimeoutMs must be a whole number from 100 to 60000 (given ${statementTimeoutMs}); pass a value in that range`,
-    );
-  }
-  if (!Number.isInteger(longTransactionMs) || longTransactionMs < 0 || longTransactionMs > 3_600_000) {
-    throw new RangeError(
-      `longTransactionMs must be a whole number from 0 to 3600000 (given ${longTransactionMs}); pass a value in that range`,
-    );
-  }
+  const { statementTimeoutMs, longTransactionMs } = checkedHealthOptions(options);
   const { consumer } = options;
   return sql.begin('read only', async (tx) => {
     const [clock] = await tx<{ at: Date; database: string; timeout: string }[]>`
@@ -178,11 +167,7 @@ export async function collectHealth(
     >;
     for (const row of statusRows) byStatus[row.status] = row.count;
 
-    const counter = Number(stats?.deadlocks ?? 0);
-    const previous = previousDeadlocks.get(database);
-    previousDeadlocks.set(database, counter);
-    // First check of this environment, or the statistics were reset: no interval to measure yet.
-    const deadlocks = previous === undefined || counter < previous ? 0 : counter - previous;
+    const deadlocks = deadlocksSinceLastCheck(database, Number(stats?.deadlocks ?? 0));
 
     const ages = transactions.map((t) => age(t.age)).filter((value): value is number => value !== null);
     const inboxWriterAges = transactions
@@ -211,4 +196,34 @@ export async function collectHealth(
       },
     };
   });
+}
+
+/** The statement timeout (100–60000 ms) and the long-transaction threshold (0–3600000 ms), checked. */
+function checkedHealthOptions(options: CollectHealthOptions): {
+  statementTimeoutMs: number;
+  longTransactionMs: number;
+} {
+  const statementTimeoutMs = options.statementTimeoutMs ?? 5000;
+  const longTransactionMs = options.longTransactionMs ?? 30_000;
+  if (!Number.isInteger(statementTimeoutMs) || statementTimeoutMs < 100 || statementTimeoutMs > 60_000) {
+    throw new RangeError(
+      `statementTimeoutMs must be a whole number from 100 to 60000 (given ${statementTimeoutMs}); pass a value in that range`,
+    );
+  }
+  if (!Number.isInteger(longTransactionMs) || longTransactionMs < 0 || longTransactionMs > 3_600_000) {
+    throw new RangeError(
+      `longTransactionMs must be a whole number from 0 to 3600000 (given ${longTransactionMs}); pass a value in that range`,
+    );
+  }
+  return { statementTimeoutMs, longTransactionMs };
+}
+
+/**
+ * Deadlocks since this environment's previous check of `database`, from the database's counter. The first check, or
+ * one after the statistics were reset, has no interval to measure yet: 0.
+ */
+function deadlocksSinceLastCheck(database: string, counter: number): number {
+  const previous = previousDeadlocks.get(database);
+  previousDeadlocks.set(database, counter);
+  return previous === undefined || counter < previous ? 0 : counter - previous;
 }
