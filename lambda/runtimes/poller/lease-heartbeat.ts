@@ -53,7 +53,7 @@ export interface LeaseHeartbeat {
  */
 export function createLeaseHeartbeat(options: LeaseHeartbeatOptions): LeaseHeartbeat {
   const now = options.now ?? Date.now;
-  const { sqs, queueUrl, leaseSeconds, logger, metrics } = options;
+  const { leaseSeconds, logger } = options;
   const intervalMs = (leaseSeconds * 1000) / 2;
   const stops = new Set<() => void>();
 
@@ -85,41 +85,7 @@ export function createLeaseHeartbeat(options: LeaseHeartbeatOptions): LeaseHeart
           return;
         }
         for (let i = 0; i < due.length; i += 10) {
-          const chunk = due.slice(i, i + 10);
-          try {
-            const response = await sqs.send(
-              new ChangeMessageVisibilityBatchCommand({
-                QueueUrl: queueUrl,
-                Entries: chunk.map((record, index) => ({
-                  Id: String(index),
-                  ReceiptHandle: record.receiptHandle,
-                  VisibilityTimeout: seconds,
-                })),
-              }),
-            );
-            const failed = new Set((response.Failed ?? []).map((entry) => Number(entry.Id)));
-            for (const entry of response.Failed ?? []) {
-              logger.warn('poller_visibility_extension_failed', {
-                messageId: chunk[Number(entry.Id)]?.messageId,
-                code: entry.Code,
-              });
-            }
-            const extended = chunk.filter((_, index) => !failed.has(index)).map((record) => record.messageId);
-            if (extended.length === 0) continue;
-            logger.info('poller_visibility_extended', {
-              messageIds: extended,
-              visibilitySeconds: seconds,
-              heldSeconds: Math.round((now() - receivedAt) / 1000),
-            });
-            metrics.addMetric(METRIC_NAMES.pollerHeartbeats, 'Count', extended.length);
-            metrics.publishStoredMetrics();
-            options.onExtended?.(extended, seconds);
-          } catch (error) {
-            logger.warn('poller_visibility_extension_failed', {
-              messageIds: chunk.map((record) => record.messageId),
-              error: describeError(error),
-            });
-          }
+          await extendChunk(options, due.slice(i, i + 10), { seconds, receivedAt, now });
         }
       };
       const schedule = () => {
@@ -153,4 +119,48 @@ export function createLeaseHeartbeat(options: LeaseHeartbeatOptions): LeaseHeart
       for (const stop of [...stops]) stop();
     },
   };
+}
+
+/** One ChangeMessageVisibilityBatch of up to 10 running records: each extension logged and counted, each failure logged. */
+async function extendChunk(
+  options: LeaseHeartbeatOptions,
+  chunk: readonly SQSRecord[],
+  lease: { seconds: number; receivedAt: number; now: () => number },
+): Promise<void> {
+  const { sqs, queueUrl, logger, metrics } = options;
+  const { seconds, receivedAt, now } = lease;
+  try {
+    const response = await sqs.send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: chunk.map((record, index) => ({
+          Id: String(index),
+          ReceiptHandle: record.receiptHandle,
+          VisibilityTimeout: seconds,
+        })),
+      }),
+    );
+    const failed = new Set((response.Failed ?? []).map((entry) => Number(entry.Id)));
+    for (const entry of response.Failed ?? []) {
+      logger.warn('poller_visibility_extension_failed', {
+        messageId: chunk[Number(entry.Id)]?.messageId,
+        code: entry.Code,
+      });
+    }
+    const extended = chunk.filter((_, index) => !failed.has(index)).map((record) => record.messageId);
+    if (extended.length === 0) return;
+    logger.info('poller_visibility_extended', {
+      messageIds: extended,
+      visibilitySeconds: seconds,
+      heldSeconds: Math.round((now() - receivedAt) / 1000),
+    });
+    metrics.addMetric(METRIC_NAMES.pollerHeartbeats, 'Count', extended.length);
+    metrics.publishStoredMetrics();
+    options.onExtended?.(extended, seconds);
+  } catch (error) {
+    logger.warn('poller_visibility_extension_failed', {
+      messageIds: chunk.map((record) => record.messageId),
+      error: describeError(error),
+    });
+  }
 }
