@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { duplicatesCheck } from '../../tools/local/demo-scenario.ts';
+import { duplicatesCheck } from '../../tools/local/demo-scenario-checks.ts';
 
 const duplicate = (receiveCount: number) => ({ result: 'DUPLICATE' as const, receiveCount });
 const completed = (receiveCount: number) => ({ result: 'COMPLETED' as const, receiveCount });

@@ -83,6 +83,54 @@ export interface DemoMessages {
   readonly crashBodies: ReadonlySet<string>;
 }
 
+/** `CaseStageChanged` of `caseId` to `stageName` at `version`. */
+function stageEnvelope(caseId: string, version: number, stageName: string): Envelope {
+  return exampleEnvelope({
+    messageType: 'CaseStageChanged',
+    idempotencyKey: `${caseId}:stage:v${version}`,
+    aggregateType: 'Case',
+    aggregateId: caseId,
+    payload: { caseId, stage: stageName, version },
+  });
+}
+
+/** `CaseDeadlineCalculationRequested` of `caseId` in `stageName`, with the producer's attempt policy if given. */
+function deadlineEnvelope(
+  caseId: string,
+  stageName: string,
+  attemptPolicy?: Envelope['attemptPolicy'],
+): Envelope {
+  return {
+    ...exampleEnvelope({
+      messageType: 'CaseDeadlineCalculationRequested',
+      idempotencyKey: `${caseId}:deadline:${stageName}`,
+      aggregateType: 'Case',
+      aggregateId: caseId,
+      payload: { caseId, stage: stageName, effectiveAt: '2026-07-06T10:15:30Z' },
+    }),
+    ...(attemptPolicy ? { attemptPolicy } : {}),
+  };
+}
+
+/** `PaymentCaptured` of payment `index` of the run, of `amount` EUR on `accountId`. */
+function paymentEnvelope(runId: string, index: number, accountId: string, amount: number): Envelope {
+  return exampleEnvelope({
+    messageType: 'PaymentCaptured',
+    idempotencyKey: `${runId}-payment-${index}`,
+    aggregateType: 'Payment',
+    aggregateId: `${runId}-payment-${index}`,
+    payload: { paymentId: `${runId}-payment-${index}`, accountId, amount, currency: 'EUR' },
+  });
+}
+
+/** The options of {@link buildDemoMessages}. */
+interface DemoMessagesOptions {
+  /** The account of payment `index`. */
+  readonly accountId: (index: number) => string;
+  /** Deadline requests take the producer path (outbox row, then the relay) instead of being sent directly. */
+  readonly deadlinesViaOutbox: boolean;
+}
+
 /**
  * Builds the demo's messages that are the same on every store; all ids are prefixed with `runId` so runs never
  * collide. The store's own cases (a retryable failure, one that never recovers, payload references) are added
@@ -90,16 +138,7 @@ export interface DemoMessages {
  *
  * @internal
  */
-export function buildDemoMessages(
-  runId: string,
-  count: number,
-  options: {
-    /** The account of payment `index`. */
-    readonly accountId: (index: number) => string;
-    /** Deadline requests take the producer path (outbox row, then the relay) instead of being sent directly. */
-    readonly deadlinesViaOutbox: boolean;
-  },
-): DemoMessages {
+export function buildDemoMessages(runId: string, count: number, options: DemoMessagesOptions): DemoMessages {
   const messages: ScenarioMessage[] = [];
   const add = (kind: ScenarioCase, envelope: object | string, phase: 1 | 2 = 1, viaOutbox = false) => {
     const body = typeof envelope === 'string' ? envelope : JSON.stringify(envelope);
@@ -111,57 +150,78 @@ export function buildDemoMessages(
     { length: Math.max(5, Math.floor(count / 10)) },
     (_, i) => `${runId}-case-${i + 1}`,
   );
-  const stage = (caseId: string, version: number, stageName: string) =>
-    exampleEnvelope({
-      messageType: 'CaseStageChanged',
-      idempotencyKey: `${caseId}:stage:v${version}`,
-      aggregateType: 'Case',
-      aggregateId: caseId,
-      payload: { caseId, stage: stageName, version },
-    });
-  const deadline = (caseId: string, stageName: string, attemptPolicy?: Envelope['attemptPolicy']) => ({
-    ...exampleEnvelope({
-      messageType: 'CaseDeadlineCalculationRequested',
-      idempotencyKey: `${caseId}:deadline:${stageName}`,
-      aggregateType: 'Case',
-      aggregateId: caseId,
-      payload: { caseId, stage: stageName, effectiveAt: '2026-07-06T10:15:30Z' },
-    }),
-    ...(attemptPolicy ? { attemptPolicy } : {}),
-  });
   const payment = (index: number, amount = 10 + (index % 90)) =>
-    exampleEnvelope({
-      messageType: 'PaymentCaptured',
-      idempotencyKey: `${runId}-payment-${index}`,
-      aggregateType: 'Payment',
-      aggregateId: `${runId}-payment-${index}`,
-      payload: {
-        paymentId: `${runId}-payment-${index}`,
-        accountId: options.accountId(index),
-        amount,
-        currency: 'EUR',
-      },
-    });
+    paymentEnvelope(runId, index, options.accountId(index), amount);
 
   // Out of order: version 3 first; version 2 is sent once version 3 is applied, and must change nothing.
   const outOfOrder = caseIds.slice(0, 3);
-  for (const caseId of outOfOrder) add('out-of-order', stage(caseId, 3, 'REVIEW'));
-  for (const caseId of outOfOrder) add('out-of-order', stage(caseId, 2, 'INVESTIGATION'), 2);
-  // Normal traffic: payments, and deadline requests (two stages for each regular case).
-  const deadlines = caseIds
-    .slice(3)
-    .flatMap((caseId) => [deadline(caseId, 'INVESTIGATION'), deadline(caseId, 'REVIEW')]);
+  for (const caseId of outOfOrder) add('out-of-order', stageEnvelope(caseId, 3, 'REVIEW'));
+  for (const caseId of outOfOrder) add('out-of-order', stageEnvelope(caseId, 2, 'INVESTIGATION'), 2);
+  const { payments, paymentCount } = addNormalTraffic(add, {
+    caseIds: caseIds.slice(3),
+    count: count - outOfOrder.length * 2,
+    payment,
+    deadlinesViaOutbox: options.deadlinesViaOutbox,
+  });
+  addFailureCases(add, runId, { payments, payment, caseId: caseIds[3] as string });
+
+  return {
+    messages,
+    add,
+    stage: stageEnvelope,
+    deadline: deadlineEnvelope,
+    caseIds,
+    outOfOrder,
+    paymentCount,
+    phase2After: [...outOfOrder.map((caseId) => `${caseId}:stage:v3`), `${runId}-payment-1`],
+    crashBodies: new Set(payments.filter((_, i) => i % 50 === 7)),
+  };
+}
+
+/**
+ * Normal traffic: `count` messages, payments and deadline requests (two stages for each of `caseIds`, one message
+ * in five while they last). Returns the payments' bodies and how many were sent.
+ */
+function addNormalTraffic(
+  add: DemoMessages['add'],
+  traffic: {
+    readonly caseIds: readonly string[];
+    readonly count: number;
+    readonly payment: (index: number) => Envelope;
+    readonly deadlinesViaOutbox: boolean;
+  },
+): { payments: string[]; paymentCount: number } {
+  const deadlines = traffic.caseIds.flatMap((caseId) => [
+    deadlineEnvelope(caseId, 'INVESTIGATION'),
+    deadlineEnvelope(caseId, 'REVIEW'),
+  ]);
   const payments: string[] = [];
   let paymentCount = 0;
-  for (let i = 0; i < count - outOfOrder.length * 2; i += 1) {
+  for (let i = 0; i < traffic.count; i += 1) {
     const next = i % 5 === 1 ? deadlines.shift() : undefined;
-    if (next) add('normal', next, 1, options.deadlinesViaOutbox);
-    else payments.push(add('normal', payment(++paymentCount)));
+    if (next) add('normal', next, 1, traffic.deadlinesViaOutbox);
+    else payments.push(add('normal', traffic.payment(++paymentCount)));
   }
+  return { payments, paymentCount };
+}
+
+/**
+ * The failure cases every store's demo sends: duplicates of the `payments`, the same key with another payload,
+ * poison, and terminal failures (one on the regular case `caseId`).
+ */
+function addFailureCases(
+  add: DemoMessages['add'],
+  runId: string,
+  cases: {
+    readonly payments: readonly string[];
+    readonly payment: (index: number, amount?: number) => Envelope;
+    readonly caseId: string;
+  },
+): void {
   // Duplicates: 10 % of the payments delivered twice (a producer retry or an SQS redelivery).
-  for (const body of payments.filter((_, i) => i % 10 === 3)) add('duplicate', body);
+  for (const body of cases.payments.filter((_, i) => i % 10 === 3)) add('duplicate', body);
   // Same key, different payload: payment 1 again with another amount (after payment 1 is applied).
-  add('same-key-different-payload', payment(1, 999_999), 2);
+  add('same-key-different-payload', cases.payment(1, 999_999), 2);
   // Poison: not JSON, and an envelope of a type nobody handles.
   add('poison', `{"messageId": "${runId}-broken", this is not json`);
   add(
@@ -176,18 +236,9 @@ export function buildDemoMessages(
   );
   // Terminal: a stage without an SLA, and a case that does not exist (retryable by default, since it may arrive
   // later; this producer's attempt policy makes the code terminal at once).
-  add('terminal', deadline(caseIds[3] as string, 'CLOSED'));
-  add('terminal', deadline(`${runId}-case-missing`, 'REVIEW', { terminalAfterCodes: ['CASE_NOT_FOUND'] }));
-
-  return {
-    messages,
-    add,
-    stage,
-    deadline,
-    caseIds,
-    outOfOrder,
-    paymentCount,
-    phase2After: [...outOfOrder.map((caseId) => `${caseId}:stage:v3`), `${runId}-payment-1`],
-    crashBodies: new Set(payments.filter((_, i) => i % 50 === 7)),
-  };
+  add('terminal', deadlineEnvelope(cases.caseId, 'CLOSED'));
+  add(
+    'terminal',
+    deadlineEnvelope(`${runId}-case-missing`, 'REVIEW', { terminalAfterCodes: ['CASE_NOT_FOUND'] }),
+  );
 }

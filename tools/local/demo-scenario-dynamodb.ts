@@ -4,23 +4,17 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, PutCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
 import { caseItemKey } from '../../lambda/domain/dynamodb/index.ts';
 import { buildDemoMessages, demoMessageCount, keyOf, type ScenarioCase } from './demo-messages.ts';
-import {
-  accountedCheck,
-  countBy,
-  type DemoCheck,
-  type DemoSummary,
-  duplicatesCheck,
-  peekQueue,
-  reportProgress,
-  scenarioVariables,
-  sendAll,
-  waitFor,
-} from './demo-scenario.ts';
+import type { DemoCheck, DemoSummary } from './demo-scenario.ts';
+import { accountedCheck, countBy, duplicatesCheck } from './demo-scenario-checks.ts';
+import { killRecorder } from './demo-scenario-kills.ts';
+import { peekQueue, reportProgress, sendAll } from './demo-scenario-sqs.ts';
 import type { FunctionSettings } from './function-host.ts';
 import { type LocalQueues, queueCounts } from './local-queues.ts';
 import { OutcomeRecorder } from './outcome-recorder.ts';
 import type { PollerTaskSettings } from './poller-process.ts';
-import { type ConsumerFigures, startScenarioConsumer } from './scenario-consumer.ts';
+import { type ConsumerFigures, type ScenarioConsumer, startScenarioConsumer } from './scenario-consumer.ts';
+import { scenarioVariables } from './scenario-variables.ts';
+import { waitFor } from './wait-for.ts';
 
 /** Options of {@link runDynamoDbDemoScenario}. */
 export interface DynamoDbDemoScenarioOptions {
@@ -80,16 +74,96 @@ export interface DynamoDbDemoScenarioOptions {
  * payloadRef cases run on PostgreSQL only here.
  */
 export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptions): Promise<DemoSummary> {
+  const run = await openDynamoRun(options);
+  const esm = await startDynamoConsumer(run);
+  const { problems, consumed } = await driveDynamoScenario(run, esm);
+  const dlqBodies = await peekQueue(options.sqs, options.queues.dlqUrl);
+  options.onProgress?.(Math.min(run.total, esm.deleted() + dlqBodies.length), run.total);
+  const items = await readRunItems(run);
+  const outcomes = run.recorder.counts();
+  const byKind = countBy(run.scenario.messages, (m) => m.kind) as Record<ScenarioCase, number>;
+  const dlqKeys = dlqBodies.map((body) => keyOf(body) ?? '(undecodable)');
+  const checks = dynamoChecks(run, esm, problems, { dlqBodies, dlqKeys, items, outcomes, byKind });
+  return {
+    runId: run.runId,
+    runtime: run.runtime,
+    sent: run.total,
+    scenario: byKind,
+    outcomes,
+    inbox: countBy(items.inboxItems, (item) => String(item.status)),
+    quarantine: countBy(items.quarantineItems, (item) => String(item.reasonCode)),
+    dlq: dlqKeys,
+    effects: {
+      ledgerEntries: items.ledger.length,
+      casesAdvanced: [...items.versions.values()].filter((version) => version > 1).length,
+      deadlines: items.caseItems.filter((item) => String(item.SK).startsWith('DEADLINE#')).length,
+      documents: 0,
+    },
+    payloads: { referenced: 0, offloadedByOutbox: 0, quarantined: {} },
+    ...(consumed?.runtime === 'event-source-mapping'
+      ? { esm: consumed.esm, function: consumed.function }
+      : {}),
+    ...(consumed?.runtime === 'poller' ? { poller: consumed.poller } : {}),
+    kills: run.kills,
+    outbox: { enqueued: 0, published: 0, relayRuns: 0 },
+    checks,
+    durationMs: Date.now() - run.started,
+  };
+}
+
+/** A DynamoDB demo run under way, as its phases share it. */
+interface DynamoRun {
+  readonly options: DynamoDbDemoScenarioOptions;
+  readonly started: number;
+  readonly runId: string;
+  readonly consumer: string;
+  readonly timeoutMs: number;
+  readonly runtime: 'event-source-mapping' | 'poller';
+  readonly table: string;
+  readonly doc: DynamoDBDocumentClient;
+  readonly scenario: ReturnType<typeof buildDynamoScenario>;
+  readonly total: number;
+  readonly recorder: OutcomeRecorder;
+  /** The kills for memory or time, as AWS reports them. */
+  readonly kills: string[];
+}
+
+/** Sets a DynamoDB demo run up: its scenario, and the cases the producers already have (at version 1). */
+async function openDynamoRun(options: DynamoDbDemoScenarioOptions): Promise<DynamoRun> {
   const started = Date.now();
   const runId = `r${randomBytes(3).toString('hex')}`;
   const count = demoMessageCount(options.messages);
-  const consumer = options.consumer ?? 'case-worker';
-  const timeoutMs = options.timeoutMs ?? 90_000;
-  const { sqs, queues } = options;
   const table = options.dynamodb.tableName;
   const doc = DynamoDBDocumentClient.from(options.dynamodb.client);
+  const scenario = buildDynamoScenario(runId, count);
 
-  // The scenario: the messages of every store, then this store's retryable and never-recovering cases.
+  // State the producers already have: the cases exist at version 1.
+  for (const caseId of scenario.caseIds) {
+    await doc.send(
+      new PutCommand({
+        TableName: table,
+        Item: { ...caseItemKey(caseId), stage: 'INVESTIGATION', version: 1 },
+      }),
+    );
+  }
+  return {
+    options,
+    started,
+    runId,
+    consumer: options.consumer ?? 'case-worker',
+    timeoutMs: options.timeoutMs ?? 90_000,
+    runtime: options.runtime ?? 'event-source-mapping',
+    table,
+    doc,
+    scenario,
+    total: scenario.messages.length,
+    recorder: new OutcomeRecorder(),
+    kills: [],
+  };
+}
+
+/** The scenario: the messages of every store, then this store's retryable and never-recovering cases. */
+function buildDynamoScenario(runId: string, count: number) {
   const { messages, add, deadline, caseIds, outOfOrder, paymentCount, phase2After, crashBodies } =
     buildDemoMessages(runId, count, {
       accountId: (index) => `${runId}-acct-${index % 7}`,
@@ -102,70 +176,71 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
   // Never recovers: its case never exists, and its attempt budget outlasts the queue's maxReceiveCount.
   const neverCase = `${runId}-case-never`;
   const neverBody = add('never-recovers', deadline(neverCase, 'REVIEW', { maxBusinessAttempts: 100 }));
-  const total = messages.length;
+  return {
+    messages,
+    caseIds,
+    outOfOrder,
+    paymentCount,
+    phase2After,
+    crashBodies,
+    lateCase,
+    lateKey,
+    neverCase,
+    neverBody,
+  };
+}
 
-  // State the producers already have: the cases exist at version 1.
-  for (const caseId of caseIds) {
-    await doc.send(
-      new PutCommand({
-        TableName: table,
-        Item: { ...caseItemKey(caseId), stage: 'INVESTIGATION', version: 1 },
-      }),
-    );
-  }
-
-  const recorder = new OutcomeRecorder();
-  const retries = (key: string) => recorder.countOf(key, 'RETRYABLE_FAILURE');
-  const kills: string[] = [];
-  const runtime = options.runtime ?? 'event-source-mapping';
-  const esm = await startScenarioConsumer({
-    runtime,
+/** Starts what consumes the run's queue (the event source mapping or the poller), with its crashes after commit. */
+function startDynamoConsumer(run: DynamoRun): Promise<ScenarioConsumer> {
+  const { options, scenario } = run;
+  return startScenarioConsumer({
+    runtime: run.runtime,
     worker: options.workerFunction,
     poller: options.poller,
-    variables: scenarioVariables(consumer, '', runtime, options.concurrency ?? 4),
-    sqs: options.worker?.sqs ?? sqs,
-    inspect: sqs,
-    queueUrl: queues.queueUrl,
+    variables: scenarioVariables(run.consumer, '', run.runtime, options.concurrency ?? 4),
+    sqs: options.worker?.sqs ?? options.sqs,
+    inspect: options.sqs,
+    queueUrl: options.queues.queueUrl,
     concurrency: options.concurrency ?? 4,
-    recorder,
-    dropDelete: (message) => message.receiveCount === 1 && crashBodies.has(message.body),
-    onInvocation: (report) => {
-      if (report.reason === 'out-of-memory' || report.reason === 'timeout')
-        kills.push(`${report.detail} (${report.errorType}); ${report.function?.report ?? ''}`);
-    },
-    onTaskExit: (exit) => {
-      if (exit.outOfMemory)
-        kills.push(
-          `poller task ${exit.task} stopped: ${exit.stoppedReason} (exit code ${exit.exitCode}), peak ${exit.peakMiB} MiB`,
-        );
-      else if (!exit.stopped)
-        kills.push(`poller task ${exit.task} exited by itself (exit code ${exit.exitCode})`);
-    },
+    recorder: run.recorder,
+    dropDelete: (message) => message.receiveCount === 1 && scenario.crashBodies.has(message.body),
+    ...killRecorder(run.kills),
   });
+}
+
+/**
+ * Drives a DynamoDB demo run to its end: phase 1, the late case's creation after two failures, phase 2, the
+ * never-recovering message's arrival in the DLQ, then the drain. Whatever happens, stops the progress and the
+ * consumer.
+ */
+async function driveDynamoScenario(
+  run: DynamoRun,
+  esm: ScenarioConsumer,
+): Promise<{ problems: string[]; consumed: ConsumerFigures | undefined }> {
+  const { options, scenario, recorder, timeoutMs } = run;
+  const { sqs, queues } = options;
   let consumed: ConsumerFigures | undefined;
-  const stopProgress = reportProgress(sqs, queues.dlqUrl, total, esm.deleted, options.onProgress);
+  const stopProgress = reportProgress(sqs, queues.dlqUrl, run.total, esm.deleted, options.onProgress);
   const problems: string[] = [];
   try {
     await sendAll(
       sqs,
       queues.queueUrl,
-      messages.filter((m) => m.phase === 1).map((m) => m.body),
+      scenario.messages.filter((m) => m.phase === 1).map((m) => m.body),
     );
-    const lateWatch = waitFor(() => retries(lateKey) >= 2, timeoutMs).then(async (ok) => {
-      if (!ok) problems.push('the late case never failed twice');
-      await doc.send(
-        new PutCommand({ TableName: table, Item: { ...caseItemKey(lateCase), stage: 'REVIEW', version: 1 } }),
-      );
-    });
+    const lateWatch = watchLateCase(run, problems);
     if (
-      !(await waitFor(() => phase2After.every((key) => recorder.countOf(key, 'COMPLETED') > 0), timeoutMs))
+      !(await waitFor(
+        () => scenario.phase2After.every((key) => recorder.countOf(key, 'COMPLETED') > 0),
+        timeoutMs,
+      ))
     ) {
       problems.push('phase 1 messages did not complete in time');
     }
     await sendAll(
       sqs,
       queues.queueUrl,
-      messages.filter((m) => m.phase === 2).map((m) => m.body),
+      scenario.messages.filter((m) => m.phase === 2).map((m) => m.body),
     );
     const dlqWatch = waitFor(async () => (await queueCounts(sqs, queues.dlqUrl)).visible > 0, timeoutMs).then(
       (ok) => {
@@ -174,7 +249,7 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
     );
     await Promise.all([lateWatch, dlqWatch]);
     await esm
-      .drain({ timeoutMs: Math.max(1000, timeoutMs - (Date.now() - started)) })
+      .drain({ timeoutMs: Math.max(1000, timeoutMs - (Date.now() - run.started)) })
       .catch((error: Error) => {
         problems.push(error.message);
       });
@@ -182,38 +257,71 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
     stopProgress();
     consumed = await esm.stop();
   }
+  return { problems, consumed };
+}
 
-  const dlqBodies = await peekQueue(sqs, queues.dlqUrl);
-  options.onProgress?.(Math.min(total, esm.deleted() + dlqBodies.length), total);
+/** Creates the late case once its deadline failed twice (or the run's timeout passed). */
+function watchLateCase(run: DynamoRun, problems: string[]): Promise<void> {
+  const { scenario } = run;
+  return waitFor(() => run.recorder.countOf(scenario.lateKey, 'RETRYABLE_FAILURE') >= 2, run.timeoutMs).then(
+    async (ok) => {
+      if (!ok) problems.push('the late case never failed twice');
+      await run.doc.send(
+        new PutCommand({
+          TableName: run.table,
+          Item: { ...caseItemKey(scenario.lateCase), stage: 'REVIEW', version: 1 },
+        }),
+      );
+    },
+  );
+}
+
+/** The run's items, read with one consistent scan of the table: inbox, quarantine, ledger and cases. */
+async function readRunItems(run: DynamoRun) {
   const items: Record<string, unknown>[] = [];
-  for await (const page of paginateScan({ client: doc }, { TableName: table, ConsistentRead: true })) {
+  for await (const page of paginateScan(
+    { client: run.doc },
+    { TableName: run.table, ConsistentRead: true },
+  )) {
     items.push(...(page.Items ?? []));
   }
-  const run = (prefix: string) => items.filter((item) => String(item.PK).startsWith(prefix));
-  const inboxItems = run(`IDEMP#${runId}`);
-  const quarantineItems = run('QUARANTINE#').filter(
-    (item) => String(item.lastQuarantinedAt) >= new Date(started).toISOString(),
-  );
-  const ledger = run(`LEDGER#${runId}`);
-  const caseItems = run(`CASE#${runId}`);
-  const inbox = new Map(inboxItems.map((item) => [String(item.PK).slice('IDEMP#'.length), item]));
-  const quarantinedKeys = new Set(quarantineItems.map((item) => item.idempotencyKey));
-  const quarantinedBodies = new Set(quarantineItems.map((item) => item.body));
-  const dlqKeys = dlqBodies.map((body) => keyOf(body) ?? '(undecodable)');
-  const outcomes = recorder.counts();
-  const byKind = countBy(messages, (m) => m.kind) as Record<ScenarioCase, number>;
-  const versions = new Map(
-    caseItems
-      .filter((item) => item.SK === 'META')
-      .map((item) => [String(item.PK).slice('CASE#'.length), Number(item.version)]),
-  );
-  const unaccounted = messages.filter((m) =>
-    m.key && m.kind !== 'poison'
-      ? inbox.get(m.key)?.status !== 'COMPLETED' && !quarantinedKeys.has(m.key) && !dlqKeys.includes(m.key)
-      : !quarantinedBodies.has(m.body),
-  );
-  const checks: DemoCheck[] = [
-    accountedCheck(unaccounted, problems, total),
+  const of = (prefix: string) => items.filter((item) => String(item.PK).startsWith(prefix));
+  const caseItems = of(`CASE#${run.runId}`);
+  return {
+    inboxItems: of(`IDEMP#${run.runId}`),
+    quarantineItems: of('QUARANTINE#').filter(
+      (item) => String(item.lastQuarantinedAt) >= new Date(run.started).toISOString(),
+    ),
+    ledger: of(`LEDGER#${run.runId}`),
+    caseItems,
+    versions: new Map(
+      caseItems
+        .filter((item) => item.SK === 'META')
+        .map((item) => [String(item.PK).slice('CASE#'.length), Number(item.version)]),
+    ),
+  };
+}
+
+/** The checks of a DynamoDB demo run, in the order the summary shows them. */
+function dynamoChecks(
+  run: DynamoRun,
+  esm: ScenarioConsumer,
+  problems: readonly string[],
+  observed: {
+    readonly dlqBodies: readonly string[];
+    readonly dlqKeys: readonly string[];
+    readonly items: Awaited<ReturnType<typeof readRunItems>>;
+    readonly outcomes: DemoSummary['outcomes'];
+    readonly byKind: Record<ScenarioCase, number>;
+  },
+): DemoCheck[] {
+  const { scenario, recorder } = run;
+  const { dlqBodies, items, outcomes, byKind } = observed;
+  const { ledger, quarantineItems, versions } = items;
+  const inbox = new Map(items.inboxItems.map((item) => [String(item.PK).slice('IDEMP#'.length), item]));
+  const { outOfOrder, paymentCount, lateKey } = scenario;
+  return [
+    accountedCheck(unaccountedMessages(run, inbox, observed), problems, run.total),
     {
       name: 'one ledger entry per payment despite duplicates and crashes',
       ok: ledger.length === paymentCount,
@@ -228,7 +336,7 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
     {
       name: 'a retryable failure backs off, then succeeds',
       ok: inbox.get(lateKey)?.status === 'COMPLETED',
-      detail: `${retries(lateKey)} retryable failures, then ${inbox.get(lateKey)?.status}`,
+      detail: `${recorder.countOf(lateKey, 'RETRYABLE_FAILURE')} retryable failures, then ${inbox.get(lateKey)?.status}`,
     },
     {
       name: 'poison, terminal and mismatched messages are quarantined, not retried',
@@ -241,33 +349,25 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
     },
     {
       name: 'a message that never recovers reaches the DLQ with its body intact',
-      ok: dlqBodies.length === 1 && dlqBodies[0] === neverBody,
-      detail: `${dlqBodies.length} in the DLQ after ${inbox.get(`${neverCase}:deadline:REVIEW`)?.attempts ?? 0} attempts`,
+      ok: dlqBodies.length === 1 && dlqBodies[0] === scenario.neverBody,
+      detail: `${dlqBodies.length} in the DLQ after ${inbox.get(`${scenario.neverCase}:deadline:REVIEW`)?.attempts ?? 0} attempts`,
     },
   ];
-  return {
-    runId,
-    runtime,
-    sent: total,
-    scenario: byKind,
-    outcomes,
-    inbox: countBy(inboxItems, (item) => String(item.status)),
-    quarantine: countBy(quarantineItems, (item) => String(item.reasonCode)),
-    dlq: dlqKeys,
-    effects: {
-      ledgerEntries: ledger.length,
-      casesAdvanced: [...versions.values()].filter((version) => version > 1).length,
-      deadlines: caseItems.filter((item) => String(item.SK).startsWith('DEADLINE#')).length,
-      documents: 0,
-    },
-    payloads: { referenced: 0, offloadedByOutbox: 0, quarantined: {} },
-    ...(consumed?.runtime === 'event-source-mapping'
-      ? { esm: consumed.esm, function: consumed.function }
-      : {}),
-    ...(consumed?.runtime === 'poller' ? { poller: consumed.poller } : {}),
-    kills,
-    outbox: { enqueued: 0, published: 0, relayRuns: 0 },
-    checks,
-    durationMs: Date.now() - started,
-  };
+}
+
+/** The messages with neither their effect, nor their quarantine item, nor their DLQ copy. */
+function unaccountedMessages(
+  run: DynamoRun,
+  inbox: ReadonlyMap<string, Record<string, unknown>>,
+  observed: { readonly dlqKeys: readonly string[]; readonly items: Awaited<ReturnType<typeof readRunItems>> },
+) {
+  const quarantinedKeys = new Set(observed.items.quarantineItems.map((item) => item.idempotencyKey));
+  const quarantinedBodies = new Set(observed.items.quarantineItems.map((item) => item.body));
+  return run.scenario.messages.filter((m) =>
+    m.key && m.kind !== 'poison'
+      ? inbox.get(m.key)?.status !== 'COMPLETED' &&
+        !quarantinedKeys.has(m.key) &&
+        !observed.dlqKeys.includes(m.key)
+      : !quarantinedBodies.has(m.body),
+  );
 }

@@ -1,7 +1,7 @@
-import { scenarioVariables } from './demo-scenario.ts';
 import { startFunctionHost } from './function-host.ts';
 import type { LocalStack } from './local-stack.ts';
 import { startPollerTasks } from './poller-process.ts';
+import { scenarioVariables } from './scenario-variables.ts';
 import { localPollerTask, localWorkerFunction } from './stack-compute.ts';
 import { startStackFunctionMapping } from './stack-function-mapping.ts';
 

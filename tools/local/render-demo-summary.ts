@@ -60,9 +60,29 @@ export function limitsTable(summary: Pick<DemoSummary, 'function' | 'poller' | '
 
 /** Renders a {@link DemoSummary} as the text `npm start` prints: outcomes, inbox, quarantine, DLQ, checks. */
 export function renderDemoSummary(summary: DemoSummary): string {
-  const { esm, poller } = summary;
   const sections = [
     `Run ${summary.runId}: ${summary.sent} messages sent in ${(summary.durationMs / 1000).toFixed(1)} s`,
+    ...countTables(summary),
+    ...effectTables(summary),
+    ...consumerTables(summary),
+    limitsTable(summary),
+    summary.kills?.length
+      ? ['Killed for memory or time, as AWS reports it:', ...summary.kills.map((line) => `  ${line}`)].join(
+          '\n',
+        )
+      : '',
+    table(
+      ['Check', 'Result', 'Figures'],
+      summary.checks.map((check) => [check.name, check.ok ? 'PASS' : 'FAIL', check.detail]),
+      [44, 8, 54],
+    ),
+  ];
+  return `${sections.filter(Boolean).join('\n')}\n`;
+}
+
+/** What was sent and what became of it: scenario cases, outcomes, inbox, quarantine and DLQ. */
+function countTables(summary: DemoSummary): string[] {
+  return [
     table(
       ['Scenario case', 'Sent'],
       Object.entries(summary.scenario).map(([kind, count]) => [kind, count]),
@@ -86,6 +106,12 @@ export function renderDemoSummary(summary: DemoSummary): string {
         ['total', summary.dlq.length],
       ],
     ),
+  ];
+}
+
+/** The domain's rows, the payloads by reference and the producer side's outbox. */
+function effectTables(summary: DemoSummary): string[] {
+  return [
     table(
       ['Effects', 'Rows'],
       [
@@ -114,6 +140,12 @@ export function renderDemoSummary(summary: DemoSummary): string {
         ['relay runs', summary.outbox.relayRuns],
       ],
     ),
+  ];
+}
+
+/** The counters of what consumed the queue: the event source mapping's, the poller's ('' for the other). */
+function consumerTables({ esm, poller }: DemoSummary): string[] {
+  return [
     esm
       ? table(
           ['Event source mapping', 'Count'],
@@ -144,17 +176,5 @@ export function renderDemoSummary(summary: DemoSummary): string {
           ],
         )
       : '',
-    limitsTable(summary),
-    summary.kills?.length
-      ? ['Killed for memory or time, as AWS reports it:', ...summary.kills.map((line) => `  ${line}`)].join(
-          '\n',
-        )
-      : '',
-    table(
-      ['Check', 'Result', 'Figures'],
-      summary.checks.map((check) => [check.name, check.ok ? 'PASS' : 'FAIL', check.detail]),
-      [44, 8, 54],
-    ),
   ];
-  return `${sections.filter(Boolean).join('\n')}\n`;
 }

@@ -1,0 +1,60 @@
+import type { RecordOutcome } from '../../lambda/worker/outcome.ts';
+import type { ScenarioMessage } from './demo-messages.ts';
+import type { DemoCheck } from './demo-scenario.ts';
+
+/**
+ * Counts `items` by `key`.
+ *
+ * @internal
+ */
+export function countBy<T>(items: readonly T[], key: (item: T) => string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const item of items) counts[key(item)] = (counts[key(item)] ?? 0) + 1;
+  return counts;
+}
+
+/**
+ * The first check of every demo run: each message has its effect, its quarantine entry or its DLQ copy, and the
+ * run met no other problem; what is missing is counted by scenario case.
+ *
+ * @internal
+ */
+export function accountedCheck(
+  unaccounted: readonly ScenarioMessage[],
+  problems: readonly string[],
+  total: number,
+): DemoCheck {
+  const ok = unaccounted.length === 0 && problems.length === 0;
+  return {
+    name: 'every message is accounted for (effect, quarantine or DLQ)',
+    ok,
+    detail: ok
+      ? `${total} sent, 0 unaccounted`
+      : `${unaccounted.length} unaccounted (${Object.entries(countBy(unaccounted, (m) => m.kind))
+          .map(([kind, n]) => `${kind} ${n}`)
+          .join(', ')}); ${problems.join('; ') || 'no other problem'}`,
+  };
+}
+
+/**
+ * The duplicates check of every demo run. A DUPLICATE on a first delivery (receive count 1) can only be a
+ * duplicate the scenario sent; every other one is a redelivery: a crash after commit (a dropped delete), or — on a
+ * busy machine — a batch that outlasted the queue's 3 s visibility timeout, which SQS delivers again as it would in
+ * AWS. So the check holds when no first delivery was wrongly a DUPLICATE and every duplicate and crash gave one; a
+ * redelivery beyond those is counted, not failed (the one-effect checks prove it applied nothing twice).
+ *
+ * @internal
+ */
+export function duplicatesCheck(
+  duplicates: readonly Pick<RecordOutcome, 'result' | 'receiveCount'>[],
+  expected: { readonly duplicates: number; readonly crashes: number },
+): DemoCheck {
+  const all = duplicates.filter((outcome) => outcome.result === 'DUPLICATE');
+  const first = all.filter((outcome) => outcome.receiveCount <= 1).length;
+  const beyond = all.length - expected.duplicates - expected.crashes;
+  return {
+    name: 'duplicates and redeliveries after a crash are no-ops',
+    ok: first <= expected.duplicates && beyond >= 0,
+    detail: `${all.length} DUPLICATE = ${expected.duplicates} duplicates + ${expected.crashes} crashes after commit${beyond > 0 ? ` + ${beyond} redelivered after the visibility timeout` : beyond < 0 ? ` − ${-beyond} missing` : ''}${first > expected.duplicates ? `; ${first - expected.duplicates} first deliveries wrongly DUPLICATE` : ''}`,
+  };
+}
