@@ -126,13 +126,7 @@ export async function benchRetentionPurge(input: {
 }): Promise<RetentionPurgeResult> {
   const { admin, rows } = input;
   const prefix = `purge-${input.runId}:`;
-  const [settings] = await admin<
-    { autovacuum: string; naptime: string; threshold: string; scaleFactor: string }[]
-  >`
-    select current_setting('autovacuum') as autovacuum, current_setting('autovacuum_naptime') as naptime,
-           current_setting('autovacuum_vacuum_threshold') as threshold,
-           current_setting('autovacuum_vacuum_scale_factor') as "scaleFactor"
-  `;
+  const settings = await autovacuumSettings(admin);
   const sizes: InboxSize[] = [await inboxSize(admin, 'before seeding')];
   await seedInboxRows(admin, PURGE_CONSUMER, prefix, rows, { ageDays: SEEDED_AGE_DAYS });
   await admin`vacuum analyze worker_inbox, cases, case_deadlines`;
@@ -142,74 +136,56 @@ export async function benchRetentionPurge(input: {
 
   const [lane] = (await input.threads.open(1, 'per-message', input.url)) as [Lane];
   const purgeSql = purgeClient(input.url);
-  const pending: SQSRecord[][] = [];
-  let refills = 0;
-  const refill = async () => {
-    refills += 1;
-    const block = `bench-${input.runId}-purge-b${refills}`;
-    await admin`
-      insert into cases (case_id, stage, version)
-      select case_id, 'INVESTIGATION', 1 from unnest(${admin.array(caseIds(block, CASES_PER_REFILL))}::text[]) as case_id
-    `;
-    pending.push(...chunk(deadlineRecords(block, CASES_PER_REFILL), BATCH_SIZE));
-  };
-  let workerMessages = 0;
-  const nextBatch = async () => {
-    if (pending.length === 0) await refill(); // only when a segment outran the refill below
-    const batch = pending.shift() as SQSRecord[];
-    await lane.process(batch);
-    workerMessages += batch.length;
-    return batch.length;
-  };
-  const rates = { alone: { messages: 0, ms: 0 }, purging: { messages: 0, ms: 0 } };
-  let mostBatchesInASegment = 0;
-  let purgeMs = 0;
-  const topUp = async () => {
-    while (pending.length < 2 * mostBatchesInASegment + 50) await refill();
-  };
-  const totals = { removed: 0, batches: 0, runs: 0, complete: false };
+  const segments = new PurgeSegments(admin, lane, purgeSql, input.runId);
   try {
-    await topUp();
-    for (let index = 0; index < 5; index += 1) await nextBatch(); // warm-up: connection, plans
-    while (!totals.complete) {
-      await topUp();
-      const started = performance.now();
-      let before = pending.length;
-      while (performance.now() - started < ALONE_SEGMENT_MS) rates.alone.messages += await nextBatch();
-      rates.alone.ms += performance.now() - started;
-      mostBatchesInASegment = Math.max(mostBatchesInASegment, before - pending.length);
-
-      await topUp();
-      const runStarted = performance.now();
-      before = pending.length;
-      let purgeDone = false;
-      const run = purgeRetention(purgeSql, {
-        consumer: PURGE_CONSUMER,
-        retentions: RETENTIONS,
-        inboxSeconds: INBOX_SECONDS,
-        batchSize: PURGE_BATCH_SIZE,
-        dutyCycle: PURGE_DUTY_CYCLE,
-        deadline: Date.now() + PURGE_RUN_MS,
-      }).finally(() => {
-        purgeDone = true;
-        purgeMs += performance.now() - runStarted;
-      });
-      while (!purgeDone) rates.purging.messages += await nextBatch();
-      const { removed, batches, complete } = await run;
-      rates.purging.ms += performance.now() - runStarted;
-      mostBatchesInASegment = Math.max(mostBatchesInASegment, before - pending.length);
-      totals.removed += removed.inbox;
-      totals.batches += batches;
-      totals.runs += 1;
-      totals.complete = complete;
-      if (totals.runs % 5 === 0) input.log(`  purge: ${totals.removed} of ${rows} rows removed`);
-    }
+    await segments.run((removed) => input.log(`  purge: ${removed} of ${rows} rows removed`));
   } finally {
     await lane.close();
     await purgeSql.end({ timeout: 5 });
   }
   sizes.push(await inboxSize(admin, 'after the purge'));
   const autovacuumsDuringPurge = (await autovacuumCount(admin)) - autovacuumsBefore;
+  sizes.push(...(await vacuumAndReseed(admin, prefix, rows)));
+  await admin`delete from worker_inbox where consumer = ${PURGE_CONSUMER} and idempotency_key like ${`${prefix}%`}`;
+
+  const { totals, rates } = segments;
+  return {
+    rows,
+    batchSize: PURGE_BATCH_SIZE,
+    dutyCycle: PURGE_DUTY_CYCLE,
+    removed: totals.removed,
+    batches: totals.batches,
+    runs: totals.runs,
+    purgeMs: segments.purgeMs,
+    aloneMessagesPerSecond: rates.alone.messages / (rates.alone.ms / 1000),
+    purgingMessagesPerSecond: rates.purging.messages / (rates.purging.ms / 1000),
+    workerMessages: segments.workerMessages,
+    sizes,
+    autovacuumsDuringPurge,
+    autovacuum: settings,
+  };
+}
+
+/** The server's autovacuum settings, as {@link RetentionPurgeResult.autovacuum} reports them. */
+async function autovacuumSettings(admin: postgres.Sql): Promise<RetentionPurgeResult['autovacuum']> {
+  const [settings] = await admin<
+    { autovacuum: string; naptime: string; threshold: string; scaleFactor: string }[]
+  >`
+    select current_setting('autovacuum') as autovacuum, current_setting('autovacuum_naptime') as naptime,
+           current_setting('autovacuum_vacuum_threshold') as threshold,
+           current_setting('autovacuum_vacuum_scale_factor') as "scaleFactor"
+  `;
+  return {
+    enabled: settings?.autovacuum === 'on',
+    naptime: settings?.naptime ?? '?',
+    threshold: Number(settings?.threshold),
+    scaleFactor: Number(settings?.scaleFactor),
+  };
+}
+
+/** After the purge: the sizes after a plain VACUUM, a second one, and after seeding `rows` again. */
+async function vacuumAndReseed(admin: postgres.Sql, prefix: string, rows: number): Promise<InboxSize[]> {
+  const sizes: InboxSize[] = [];
   await admin`vacuum worker_inbox`;
   sizes.push(await inboxSize(admin, 'after VACUUM worker_inbox'));
   // B-tree pages a VACUUM deletes are recycled by a later one, once every transaction that might still reach them
@@ -220,26 +196,101 @@ export async function benchRetentionPurge(input: {
   sizes.push(await inboxSize(admin, 'after a second VACUUM'));
   await seedInboxRows(admin, PURGE_CONSUMER, `${prefix}again:`, rows, { ageDays: SEEDED_AGE_DAYS });
   sizes.push(await inboxSize(admin, `${rows} rows inserted again`));
-  await admin`delete from worker_inbox where consumer = ${PURGE_CONSUMER} and idempotency_key like ${`${prefix}%`}`;
+  return sizes;
+}
 
-  return {
-    rows,
-    batchSize: PURGE_BATCH_SIZE,
-    dutyCycle: PURGE_DUTY_CYCLE,
-    removed: totals.removed,
-    batches: totals.batches,
-    runs: totals.runs,
-    purgeMs,
-    aloneMessagesPerSecond: rates.alone.messages / (rates.alone.ms / 1000),
-    purgingMessagesPerSecond: rates.purging.messages / (rates.purging.ms / 1000),
-    workerMessages,
-    sizes,
-    autovacuumsDuringPurge,
-    autovacuum: {
-      enabled: settings?.autovacuum === 'on',
-      naptime: settings?.naptime ?? '?',
-      threshold: Number(settings?.threshold),
-      scaleFactor: Number(settings?.scaleFactor),
-    },
-  };
+/**
+ * The timed part of the line: worker-only segments alternating with purge runs during which the worker keeps
+ * going, until the purge is complete. The worker's messages are made ahead of each segment, so
+ * creating cases stays outside the timings.
+ */
+class PurgeSegments {
+  readonly rates = { alone: { messages: 0, ms: 0 }, purging: { messages: 0, ms: 0 } };
+  readonly totals = { removed: 0, batches: 0, runs: 0, complete: false };
+  workerMessages = 0;
+  purgeMs = 0;
+  readonly #admin: postgres.Sql;
+  readonly #lane: Lane;
+  readonly #purgeSql: postgres.Sql;
+  readonly #runId: string;
+  readonly #pending: SQSRecord[][] = [];
+  #refills = 0;
+  #mostBatchesInASegment = 0;
+
+  constructor(admin: postgres.Sql, lane: Lane, purgeSql: postgres.Sql, runId: string) {
+    this.#admin = admin;
+    this.#lane = lane;
+    this.#purgeSql = purgeSql;
+    this.#runId = runId;
+  }
+
+  /** Warms up, then alternates the segments until the purge completed; `progress` every 5 runs. */
+  async run(progress: (removed: number) => void): Promise<void> {
+    await this.#topUp();
+    for (let index = 0; index < 5; index += 1) await this.#nextBatch(); // warm-up: connection, plans
+    while (!this.totals.complete) {
+      await this.#topUp();
+      await this.#aloneSegment();
+      await this.#topUp();
+      await this.#purgeRun();
+      if (this.totals.runs % 5 === 0) progress(this.totals.removed);
+    }
+  }
+
+  async #aloneSegment(): Promise<void> {
+    const started = performance.now();
+    const before = this.#pending.length;
+    while (performance.now() - started < ALONE_SEGMENT_MS)
+      this.rates.alone.messages += await this.#nextBatch();
+    this.rates.alone.ms += performance.now() - started;
+    this.#mostBatchesInASegment = Math.max(this.#mostBatchesInASegment, before - this.#pending.length);
+  }
+
+  async #purgeRun(): Promise<void> {
+    const runStarted = performance.now();
+    const before = this.#pending.length;
+    let purgeDone = false;
+    const run = purgeRetention(this.#purgeSql, {
+      consumer: PURGE_CONSUMER,
+      retentions: RETENTIONS,
+      inboxSeconds: INBOX_SECONDS,
+      batchSize: PURGE_BATCH_SIZE,
+      dutyCycle: PURGE_DUTY_CYCLE,
+      deadline: Date.now() + PURGE_RUN_MS,
+    }).finally(() => {
+      purgeDone = true;
+      this.purgeMs += performance.now() - runStarted;
+    });
+    while (!purgeDone) this.rates.purging.messages += await this.#nextBatch();
+    const { removed, batches, complete } = await run;
+    this.rates.purging.ms += performance.now() - runStarted;
+    this.#mostBatchesInASegment = Math.max(this.#mostBatchesInASegment, before - this.#pending.length);
+    this.totals.removed += removed.inbox;
+    this.totals.batches += batches;
+    this.totals.runs += 1;
+    this.totals.complete = complete;
+  }
+
+  async #refill(): Promise<void> {
+    this.#refills += 1;
+    const admin = this.#admin;
+    const block = `bench-${this.#runId}-purge-b${this.#refills}`;
+    await admin`
+      insert into cases (case_id, stage, version)
+      select case_id, 'INVESTIGATION', 1 from unnest(${admin.array(caseIds(block, CASES_PER_REFILL))}::text[]) as case_id
+    `;
+    this.#pending.push(...chunk(deadlineRecords(block, CASES_PER_REFILL), BATCH_SIZE));
+  }
+
+  async #nextBatch(): Promise<number> {
+    if (this.#pending.length === 0) await this.#refill(); // only when a segment outran the refill below
+    const batch = this.#pending.shift() as SQSRecord[];
+    await this.#lane.process(batch);
+    this.workerMessages += batch.length;
+    return batch.length;
+  }
+
+  async #topUp(): Promise<void> {
+    while (this.#pending.length < 2 * this.#mostBatchesInASegment + 50) await this.#refill();
+  }
 }

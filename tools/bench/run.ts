@@ -18,7 +18,6 @@ import { randomBytes } from 'node:crypto';
 import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { connectOptions } from '../../lambda/postgres/connect-options.ts';
 import { DEFAULT_ROLE_TIMEOUTS, setRoleTimeouts } from '../../lambda/postgres/provision-roles.ts';
@@ -26,15 +25,16 @@ import { runMigrations } from '../../lambda/postgres/run-migrations.ts';
 import { PROJECT_ROOT } from '../../lib/bundled-function.ts';
 import { type LocalPostgres, startLocalPostgres } from '../local/local-postgres.ts';
 import { benchBundle, runBundleAlone } from './bench-bundle.ts';
-import { benchConfig, type ConfigResult, medianRun, pairedRatio, since } from './bench-config.ts';
+import { type ConfigResult, since } from './bench-config.ts';
 import type { BenchMode } from './bench-lanes.ts';
+import { ALL_MODES, NETWORK_MODES, parseBenchOptions, usageError } from './bench-options.ts';
 import { startLaneThreads } from './lane-threads.ts';
+import { type BenchPass, type BenchRun, measurePass } from './measure-pass.ts';
 import { benchPayloadMemory } from './payload-memory.ts';
 import { runPayloadMemoryAlone } from './payload-memory-alone.ts';
 import { renderPayloadMemory } from './render-payload-memory.ts';
 import {
   type BenchReport,
-  REFERENCE_MODE,
   renderBundle,
   renderPinningAudit,
   renderTargets,
@@ -43,22 +43,8 @@ import {
 import { renderRetentionPurge } from './render-retention-purge.ts';
 import { benchRetentionPurge } from './retention-purge.ts';
 import { runRetentionPurgeAlone } from './retention-purge-alone.ts';
-import { type RoundTripProxy, startRoundTripProxy } from './round-trip-proxy.ts';
+import { startRoundTripProxy } from './round-trip-proxy.ts';
 import { formatMs, median } from './statistics.ts';
-
-/** The modes of the RDS-like network pass, in the order of the first round. */
-const NETWORK_MODES: readonly BenchMode[] = [
-  'minimal',
-  'per-message',
-  'baseline',
-  'per-message-prepared',
-  'minimal-batch',
-  'per-batch',
-  'per-batch-prepared',
-];
-
-/** Every mode, as `--only` takes them. */
-const ALL_MODES: readonly BenchMode[] = [...NETWORK_MODES];
 
 /** The modes of the loopback pass. */
 const LOOPBACK_MODES: readonly BenchMode[] = [
@@ -69,115 +55,26 @@ const LOOPBACK_MODES: readonly BenchMode[] = [
   'per-batch',
 ];
 
-const USAGE = `usage: npm run bench [-- options]
-  --network-delay-ms N    RDS-like network: delay per direction of every chunk, 0 skips that pass (default 1)
-  --commit-latency-ms N   RDS-like network: modelled durable-commit latency, 0 for none (default 2)
-  --network-messages N    RDS-like network: measured messages per configuration (default 300, at least 10)
-  --network-rounds N      RDS-like network: interleaved rounds, median shown (default 3, 1 to 9)
-  --messages N            loopback: measured messages per configuration (default 1000, at least 10)
-  --rounds N              loopback: interleaved rounds, mode order rotating, median shown (default 3, 1 to 9)
-  --concurrency LIST      loopback: environments at once, comma-separated (default 1,2,4)
-  --warmup N              warm-up messages before each configuration (default 200)
-  --purge-rows N          old inbox rows the retention purge line deletes (default 100000, 1000 to 10000000)
-  --only purge            run the retention purge line alone
-  --only bundle           run the bundle and cold-load line alone (no database)
-  --only payload-memory   run the payload-memory line alone (peak RSS per payloadRef size)
-  --only MODES            run the throughput lines of these modes alone, comma-separated (e.g. per-message,per-batch;
-                          modes: ${ALL_MODES.join(', ')})
-  --help                  this text`;
-
-/** Prints what was wrong with the options and the usage, and exits 2 (nothing has started yet). */
-function usageError(message: string): never {
-  process.stderr.write(`bench: ${message}\n${USAGE}\n`);
-  process.exit(2);
-}
-
-let values: Record<string, string | boolean | undefined>;
-try {
-  ({ values } = parseArgs({
-    options: {
-      messages: { type: 'string', default: '1000' },
-      rounds: { type: 'string', default: '3' },
-      'network-delay-ms': { type: 'string', default: '1' },
-      'network-messages': { type: 'string', default: '300' },
-      'network-rounds': { type: 'string', default: '3' },
-      warmup: { type: 'string', default: '200' },
-      concurrency: { type: 'string', default: '1,2,4' },
-      'commit-latency-ms': { type: 'string', default: '2' },
-      'purge-rows': { type: 'string', default: '100000' },
-      only: { type: 'string' },
-      help: { type: 'boolean', default: false },
-    },
-  }));
-} catch (error) {
-  usageError((error as Error).message);
-}
-if (values.help) {
-  process.stdout.write(`${USAGE}\n`);
-  process.exit(0);
-}
-const messages = Number(values.messages);
-const warmupMessages = Number(values.warmup);
-const concurrencies = String(values.concurrency).split(',').map(Number);
-const rounds = Number(values.rounds);
-if (!(Number.isInteger(rounds) && rounds >= 1 && rounds <= 9)) {
-  usageError(`--rounds must be a whole number from 1 to 9 (given ${values.rounds})`);
-}
-const networkDelayMs = Number(values['network-delay-ms']);
-if (!(Number.isFinite(networkDelayMs) && networkDelayMs >= 0 && networkDelayMs <= 100)) {
-  usageError(
-    `--network-delay-ms must be a number from 0 (skip that pass) to 100 (given ${values['network-delay-ms']})`,
-  );
-}
-const networkMessages = Number(values['network-messages']);
-const networkRounds = Number(values['network-rounds']);
-if (
-  !(
-    Number.isInteger(networkMessages) &&
-    networkMessages >= 10 &&
-    Number.isInteger(networkRounds) &&
-    networkRounds >= 1 &&
-    networkRounds <= 9
-  )
-) {
-  usageError(
-    `--network-messages must be a whole number ≥ 10 and --network-rounds from 1 to 9 (given ${values['network-messages']}, ${values['network-rounds']})`,
-  );
-}
-const commitLatencyMs = Number(values['commit-latency-ms']);
-if (!(Number.isFinite(commitLatencyMs) && commitLatencyMs >= 0 && commitLatencyMs <= 100)) {
-  usageError(
-    `--commit-latency-ms must be a number from 0 (no commit latency) to 100 (given ${values['commit-latency-ms']})`,
-  );
-}
-if (
-  !(Number.isInteger(messages) && messages >= 10 && Number.isInteger(warmupMessages) && warmupMessages >= 0)
-) {
-  usageError(
-    `--messages must be a whole number ≥ 10 and --warmup ≥ 0 (given ${values.messages}, ${values.warmup})`,
-  );
-}
-if (!concurrencies.every((c) => Number.isInteger(c) && c >= 1 && c <= 64)) {
-  usageError(`--concurrency must list whole numbers from 1 to 64, e.g. 1,2,4 (given ${values.concurrency})`);
-}
-
-const purgeRows = Number(values['purge-rows']);
-if (!(Number.isInteger(purgeRows) && purgeRows >= 1000 && purgeRows <= 10_000_000)) {
-  usageError(`--purge-rows must be a whole number from 1000 to 10000000 (given ${values['purge-rows']})`);
-}
-/** `--only MODES`: the throughput lines of these modes, in both passes, and nothing else. */
-const onlyModes =
-  typeof values.only === 'string' &&
-  values.only.split(',').every((mode) => ALL_MODES.includes(mode as BenchMode))
-    ? (values.only.split(',') as BenchMode[])
-    : undefined;
-if (values.only !== undefined && !onlyModes) {
-  if (values.only === 'purge') await runRetentionPurgeAlone(purgeRows);
-  else if (values.only === 'bundle') await runBundleAlone();
-  else if (values.only === 'payload-memory') await runPayloadMemoryAlone();
+const {
+  messages,
+  warmupMessages,
+  concurrencies,
+  rounds,
+  networkDelayMs,
+  networkMessages,
+  networkRounds,
+  commitLatencyMs,
+  purgeRows,
+  only,
+  onlyModes,
+} = parseBenchOptions();
+if (only !== undefined && !onlyModes) {
+  if (only === 'purge') await runRetentionPurgeAlone(purgeRows);
+  else if (only === 'bundle') await runBundleAlone();
+  else if (only === 'payload-memory') await runPayloadMemoryAlone();
   else {
     usageError(
-      `--only takes purge, bundle or payload-memory, the lines that run alone, or a comma-separated list of modes (${ALL_MODES.join(', ')}) (given ${values.only})`,
+      `--only takes purge, bundle or payload-memory, the lines that run alone, or a comma-separated list of modes (${ALL_MODES.join(', ')}) (given ${only})`,
     );
   }
   process.exit(0);
@@ -219,64 +116,18 @@ try {
   const proxiedUrl = viaProxy(proxy.port);
   const runId = randomBytes(3).toString('hex');
 
-  /**
-   * Each configuration runs `rounds` times, the modes interleaved, and the order of the modes rotates from round
-   * to round: whichever mode runs second in a round was measured ~5 % slower, whatever the mode. The round with
-   * the median throughput is shown, and ratios are the median of the ratios within a round: a single run on a
-   * shared 2-core machine drifts by ±10 %.
-   */
-  const measure = async (pass: {
-    label: string;
-    modes: readonly BenchMode[];
-    concurrencies: readonly number[];
-    rounds: number;
-    messages: number;
-    network?: { url: string; proxy: RoundTripProxy };
-  }): Promise<ConfigResult[]> => {
-    const results: ConfigResult[] = [];
-    for (const concurrency of pass.concurrencies) {
-      const byMode = new Map<BenchMode, ConfigResult[]>();
-      for (let round = 1; round <= pass.rounds; round += 1) {
-        const shift = (round - 1) % pass.modes.length;
-        for (const mode of [...pass.modes.slice(shift), ...pass.modes.slice(0, shift)]) {
-          const result = await benchConfig({
-            mode,
-            concurrency,
-            messages: pass.messages,
-            warmupMessages,
-            runId: `${runId}-${pass.network ? 'n' : 'l'}${round}`,
-            admin,
-            directUrl: url,
-            proxiedUrl,
-            proxy,
-            threads,
-            ...(pass.network ? { network: pass.network } : {}),
-          });
-          byMode.set(mode, [...(byMode.get(mode) ?? []), result]);
-          log(
-            `[${since(started)}] ${pass.label}: ${mode} × ${concurrency}, round ${round}: ${result.messagesPerSecond.toFixed(0)} msgs/s, ${result.roundTripsPerMessage.toFixed(2)} RT/msg`,
-          );
-        }
-      }
-      const runsOf = (mode: BenchMode) => byMode.get(mode) ?? [];
-      for (const mode of pass.modes) {
-        const reference = REFERENCE_MODE[mode];
-        const row: ConfigResult = {
-          ...medianRun(runsOf(mode)),
-          // The pinning audit covers every statement any round sent.
-          statements: runsOf(mode).flatMap((run) => run.statements ?? []),
-          ...(reference && byMode.has(reference)
-            ? { vsBaseline: pairedRatio(runsOf(mode), runsOf(reference)) }
-            : {}),
-          ...(mode === 'per-batch' && byMode.has('per-message')
-            ? { vsPerMessage: pairedRatio(runsOf(mode), runsOf('per-message')) }
-            : {}),
-        };
-        results.push(row);
-      }
-    }
-    return results;
+  const bench: BenchRun = {
+    warmupMessages,
+    runId,
+    admin,
+    url,
+    proxiedUrl,
+    proxy,
+    threads,
+    started,
+    log,
   };
+  const measure = (pass: BenchPass) => measurePass(bench, pass);
 
   // RDS-like network, concurrency 1: every chunk waits --network-delay-ms per direction in the proxy (the
   // network between a Lambda function and RDS Proxy), and every durable commit waits --commit-latency-ms: a

@@ -1,31 +1,21 @@
-// Just over 400 lines: the one class that owns the mapping's state (pollers, batches, invocations, stop), kept whole so no state leaks.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { SQSRecord } from 'aws-lambda';
 import { ConfigError } from '../../lambda/errors.ts';
 import { sqsEventRecord } from '../../lambda/sqs/sqs-event-record.ts';
 import { batchResponseVerdict } from './batch-response-verdict.ts';
-import { countInvocation, emptyStats } from './count-invocation.ts';
-import { deleteRecords } from './delete-records.ts';
+import { emptyStats } from './count-invocation.ts';
 import type {
   EventSourceMappingHooks,
   EventSourceMappingLogger,
   EventSourceMappingOptions,
   EventSourceMappingStats,
-  InvocationReport,
 } from './event-source-mapping.ts';
 import { gatherBatch } from './gather-batch.ts';
 import { queueCounts } from './local-queues.ts';
 import { ResizableSemaphore } from './resizable-semaphore.ts';
-import {
-  describeError,
-  type InvocationEnding,
-  type InvocationTarget,
-  runInvocation,
-} from './run-invocation.ts';
-
-type Verdict = ReturnType<typeof batchResponseVerdict>;
+import { describeError, type InvocationTarget, runInvocation } from './run-invocation.ts';
+import { type BatchVerdict, type SettleContext, settleInvocation } from './settle-invocation.ts';
 
 const silentLogger: EventSourceMappingLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -330,7 +320,7 @@ export class EventSourceMappingRunner {
     stats.maxObservedConcurrency = Math.max(stats.maxObservedConcurrency, stats.inFlightInvocations);
     const startedAt = Date.now();
     const ended = await runInvocation(this.#target, { Records: records }, awsRequestId);
-    const verdict: Verdict = ended.reason
+    const verdict: BatchVerdict = ended.reason
       ? {
           result: 'batch-failure',
           failedMessageIds: records.map((record) => record.messageId),
@@ -339,65 +329,14 @@ export class EventSourceMappingRunner {
       : batchResponseVerdict(ended.response, records, {
           reportBatchItemFailures: this.#options.reportBatchItemFailures,
         });
-    return this.#settle(records, startedAt, awsRequestId, ended, verdict);
-  }
-
-  /** Deletes what succeeded, counts, logs and reports one invocation. */
-  async #settle(
-    records: readonly SQSRecord[],
-    startedAt: number,
-    awsRequestId: string,
-    ended: InvocationEnding,
-    verdict: Verdict,
-  ): Promise<void> {
-    let reason: InvocationReport['reason'] = ended.reason;
-    let detail = ended.detail;
-    if (!reason && verdict.result === 'batch-failure') {
-      reason = 'invalid-response';
-      detail = verdict.reason;
-    }
-    const failed = new Set(verdict.failedMessageIds);
-    const succeeded = records.filter((record) => !failed.has(record.messageId));
-    const toDelete = succeeded.filter((record) => !this.#hooks.dropDeleteAfterSuccess?.(record));
-    const deleted = await deleteRecords(this.#sqs, this.#queueUrl, toDelete, {
-      stats: this.stats,
+    const context: SettleContext = {
+      sqs: this.#sqs,
+      queueUrl: this.#queueUrl,
+      hooks: this.#hooks,
+      stats,
       logger: this.#logger,
-    });
-    const deletesDropped = succeeded.length - toDelete.length;
-    countInvocation(this.stats, verdict.result, reason, {
-      succeeded: succeeded.length,
-      failed: failed.size,
-      deleted,
-      deletesDropped,
-    });
-    const report: InvocationReport = {
-      awsRequestId,
-      messageIds: records.map((record) => record.messageId),
-      failedMessageIds: verdict.failedMessageIds,
-      result: verdict.result,
-      ...(reason ? { reason, detail } : {}),
-      ...(ended.errorType ? { errorType: ended.errorType } : {}),
-      ...(ended.function ? { function: ended.function } : {}),
-      response: ended.response,
-      deleted,
-      deletesDropped,
-      startedAt,
-      durationMs: Date.now() - startedAt,
+      onInvocation: this.#options.onInvocation,
     };
-    const log = reason ? this.#logger.warn : this.#logger.debug;
-    log.call(this.#logger, 'Invocation finished', {
-      awsRequestId,
-      records: records.length,
-      result: verdict.result,
-      failed: failed.size,
-      reason,
-      detail,
-      durationMs: report.durationMs,
-    });
-    try {
-      this.#options.onInvocation?.(report);
-    } catch (error) {
-      this.#logger.error('onInvocation listener threw', { error: describeError(error) });
-    }
+    return settleInvocation(context, records, startedAt, awsRequestId, ended, verdict);
   }
 }

@@ -1,21 +1,15 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { SQSEvent } from 'aws-lambda';
 import { DEFAULT_WORKER_BUNDLE_PROFILE, type WorkerBundleProfile } from '../../lib/worker-bundle-profile.ts';
-import { lambdaNodeFlags } from '../bench/lambda-node-flags.ts';
 import { bundleFunction } from './bundle-function.ts';
-import type { InvokeMessage, RuntimeMessage } from './function-runtime.ts';
-import { canReadProcessMemory, resetPeakMemory } from './process-memory.ts';
-import { watchMemory } from './watch-memory.ts';
-
-const MIB = 1024 * 1024;
-/** Lambda's limit on the Init phase of an on-demand function. */
-const INIT_TIMEOUT_MS = 10_000;
+import { execute, type Failure, failureOf } from './execute-invocation.ts';
+import { initialize, killEnvironment, startEnvironment, stopEnvironment } from './function-environment.ts';
+import { createHostState, type HostState } from './function-host-state.ts';
+import { finish, type InvocationFacts } from './invocation-report.ts';
+import { canReadProcessMemory } from './process-memory.ts';
 
 /** Where a line of an execution environment's output came from. */
 export interface OutputSource {
@@ -48,24 +42,6 @@ export interface FunctionHostOptions {
 
 /** A function as the host runs it: its module, name, memory, timeout and variables (the options but the listeners). */
 export type FunctionSettings = Omit<FunctionHostOptions, 'onOutput' | 'onInvocation'>;
-
-/** What every invocation reports, as Lambda's REPORT line does. */
-interface InvocationFacts {
-  readonly awsRequestId: string;
-  readonly environmentId: number;
-  /** The process of the execution environment (gone after a kill). */
-  readonly pid: number;
-  /** A new execution environment ran it (its init phase came first). */
-  readonly coldStart: boolean;
-  /** Of a cold start. */
-  readonly initDurationMs?: number;
-  readonly durationMs: number;
-  readonly memorySizeMb: number;
-  /** The environment's peak during the invocation, MB (at most `memorySizeMb`, as Lambda reports it). */
-  readonly maxMemoryUsedMb: number;
-  /** Lambda's `REPORT RequestId: …` line of the invocation. */
-  readonly report: string;
-}
 
 /**
  * How an invocation ended: the handler's response, or a failure — `error` (the handler threw, the init failed, the
@@ -101,51 +77,6 @@ export interface FunctionHost {
   invoke(event: SQSEvent, request: { readonly awsRequestId: string }): Promise<FunctionInvocation>;
   /** Ends every environment (after the invocations in flight) and removes the bundle. */
   stop(): Promise<void>;
-}
-
-/** How an environment's init phase ended. */
-type Ready =
-  | { readonly type: 'ready'; readonly initDurationMs: number }
-  | Extract<RuntimeMessage, { type: 'init-error' }>;
-
-/** One execution environment: a child process running the bundle. */
-interface Environment {
-  readonly id: number;
-  readonly child: ChildProcess;
-  readonly pid: number;
-  /** When it was spawned (`performance.now()`): its init duration counts from there, as Lambda's covers the runtime's start. */
-  readonly spawnedAt: number;
-  readonly ready: Promise<Ready>;
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** V8 reported its heap exhausted on stderr (the process aborts next). */
-  heapOutOfMemory: boolean;
-  onMessage?: (message: RuntimeMessage) => void;
-}
-
-/** How an invocation in an environment ended, as the host saw it. */
-type Ending =
-  | { readonly kind: 'response'; readonly response: unknown }
-  | { readonly kind: 'error'; readonly errorType: string; readonly errorMessage: string }
-  | { readonly kind: 'timeout' }
-  | { readonly kind: 'out-of-memory' }
-  | { readonly kind: 'exit'; readonly code: number | null; readonly signal: NodeJS.Signals | null };
-
-/** A failed invocation's reason, error type and text. */
-interface Failure {
-  readonly reason: 'error' | 'timeout' | 'out-of-memory';
-  readonly errorType: string;
-  readonly detail: string;
-}
-
-/** How Go's os/exec, which Lambda's runtime API reports through, names a process's end. */
-function describeExit(code: number | null, signal: NodeJS.Signals | null): string {
-  const names: Partial<Record<NodeJS.Signals, string>> = {
-    SIGKILL: 'killed',
-    SIGABRT: 'aborted (core dumped)',
-    SIGSEGV: 'segmentation fault (core dumped)',
-    SIGTERM: 'terminated',
-  };
-  return signal ? `signal: ${names[signal] ?? signal}` : `exit status ${code}`;
 }
 
 /**
@@ -224,256 +155,6 @@ export async function startFunctionHost(options: FunctionHostOptions): Promise<F
   };
 }
 
-/** What a host's steps share: its options, its bundle, its environments (all, and the idle ones) and its stats. */
-interface HostState {
-  readonly options: FunctionHostOptions;
-  readonly bundle: string;
-  readonly region: string;
-  readonly limitBytes: number;
-  readonly environmentVariables: NodeJS.ProcessEnv;
-  readonly stats: FunctionHostStats;
-  readonly idle: Environment[];
-  readonly all: Set<Environment>;
-  nextId: number;
-}
-
-function createHostState(options: FunctionHostOptions, bundle: string): HostState {
-  const region = options.region ?? 'us-east-1';
-  return {
-    options,
-    bundle,
-    region,
-    limitBytes: options.memorySizeMb * MIB,
-    environmentVariables: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      // What Lambda's runtime sets in every environment.
-      AWS_REGION: region,
-      AWS_DEFAULT_REGION: region,
-      AWS_LAMBDA_FUNCTION_NAME: options.functionName,
-      AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
-      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(options.memorySizeMb),
-      TZ: 'UTC',
-      ...options.environment,
-    },
-    stats: {
-      invocations: 0,
-      coldStarts: 0,
-      errors: 0,
-      timeouts: 0,
-      outOfMemory: 0,
-      peakMemoryMb: 0,
-      memoryPerInvocationMb: [],
-    },
-    idle: [],
-    all: new Set<Environment>(),
-    nextId: 1,
-  };
-}
-
-/** Spawns a new execution environment (a cold start) and tracks it until it exits. */
-function startEnvironment(host: HostState): Environment {
-  const { options } = host;
-  const id = host.nextId++;
-  const child = spawn(process.execPath, [...lambdaNodeFlags(options.memorySizeMb), host.bundle], {
-    env: host.environmentVariables,
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    serialization: 'json',
-  });
-  const environment: Environment = {
-    id,
-    child,
-    pid: child.pid as number,
-    spawnedAt: performance.now(),
-    heapOutOfMemory: false,
-    ready: new Promise<Ready>((resolve) => {
-      child.on('message', (message: RuntimeMessage) => {
-        if (message.type === 'ready')
-          resolve({ type: 'ready', initDurationMs: performance.now() - environment.spawnedAt });
-        else if (message.type === 'init-error') resolve(message);
-        else environment.onMessage?.(message);
-      });
-      child.once('exit', (code, signal) =>
-        resolve({
-          type: 'init-error',
-          errorType: 'Runtime.ExitError',
-          errorMessage: `Runtime exited with error: ${describeExit(code, signal)}`,
-        }),
-      );
-    }),
-    exited: new Promise((resolve) => {
-      child.once('exit', (code, signal) => resolve({ code, signal }));
-    }),
-  };
-  child.on('error', () => {}); // a failed spawn ends as an exit, reported by the invocation
-  forwardOutput(environment, options.onOutput);
-  host.all.add(environment);
-  void environment.exited.then(() => {
-    host.all.delete(environment);
-    const at = host.idle.indexOf(environment);
-    if (at >= 0) host.idle.splice(at, 1);
-  });
-  host.stats.coldStarts += 1;
-  return environment;
-}
-
-/** Hands each line an environment writes to the listener, and notes V8's heap-limit abort. */
-function forwardOutput(environment: Environment, onOutput: FunctionHostOptions['onOutput']): void {
-  for (const stream of ['stdout', 'stderr'] as const) {
-    const lines = createInterface({
-      input: environment.child[stream] as NodeJS.ReadableStream,
-      crlfDelay: Infinity,
-    });
-    lines.on('line', (line) => {
-      if (stream === 'stderr' && line.includes('JavaScript heap out of memory'))
-        environment.heapOutOfMemory = true;
-      onOutput?.(line, { stream, environmentId: environment.id });
-    });
-  }
-}
-
-function kill(host: HostState, environment: Environment): void {
-  const at = host.idle.indexOf(environment);
-  if (at >= 0) host.idle.splice(at, 1);
-  if (environment.child.exitCode === null && environment.child.signalCode === null)
-    environment.child.kill('SIGKILL');
-}
-
-/** Ends an environment at the host's stop: SIGTERM, then SIGKILL if it is still there after 3 s. */
-async function stopEnvironment(environment: Environment): Promise<void> {
-  environment.child.kill('SIGTERM');
-  const gone = await Promise.race([
-    environment.exited.then(() => true),
-    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 3000).unref()),
-  ]);
-  if (!gone) {
-    environment.child.kill('SIGKILL');
-    await once(environment.child, 'exit').catch(() => {});
-  }
-}
-
-/** The init phase of a new environment: ready, or why not (an init error, an exit, Lambda's 10 s limit). */
-async function initialize(environment: Environment): Promise<Ready> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<Ready>((resolve) => {
-    timer = setTimeout(
-      () =>
-        resolve({
-          type: 'init-error',
-          errorType: 'Runtime.InitTimeout',
-          errorMessage: `INIT_REPORT Init Duration: ${INIT_TIMEOUT_MS.toFixed(2)} ms Phase: init Status: timeout`,
-        }),
-      INIT_TIMEOUT_MS,
-    );
-  });
-  const ready = await Promise.race([environment.ready, timedOut]);
-  clearTimeout(timer);
-  return ready;
-}
-
-/**
- * Sends the event to a ready environment and waits for how it ends: its answer, or the kill at the timeout or above
- * the memory size, or its exit. The peak is the environment's over the invocation (its high-water mark is reset
- * first).
- */
-async function execute(
-  host: HostState,
-  environment: Environment,
-  event: SQSEvent,
-  awsRequestId: string,
-): Promise<{ ending: Ending; peakBytes: number }> {
-  const { options, limitBytes } = host;
-  resetPeakMemory(environment.pid);
-  let settle!: (ending: Ending) => void;
-  const ended = new Promise<Ending>((resolve) => {
-    settle = resolve;
-  });
-  const watch = watchMemory({
-    pid: environment.pid,
-    limitBytes,
-    onExceeded: () => {
-      kill(host, environment);
-      settle({ kind: 'out-of-memory' });
-    },
-  });
-  const timer = setTimeout(() => {
-    kill(host, environment);
-    settle({ kind: 'timeout' });
-  }, options.timeoutMs);
-  environment.onMessage = (message) => {
-    if (message.type === 'response' && message.awsRequestId === awsRequestId)
-      settle({ kind: 'response', response: message.response });
-    if (message.type === 'error' && message.awsRequestId === awsRequestId)
-      settle({ kind: 'error', errorType: message.errorType, errorMessage: message.errorMessage });
-  };
-  void environment.exited.then(({ code, signal }) =>
-    // The sampler kills before this process hears of it: its flag tells a kill for memory from any other exit.
-    settle(watch.exceeded() ? { kind: 'out-of-memory' } : { kind: 'exit', code, signal }),
-  );
-  environment.child.send({
-    type: 'invoke',
-    awsRequestId,
-    event,
-    deadline: Date.now() + options.timeoutMs,
-    functionName: options.functionName,
-    memoryLimitInMB: options.memorySizeMb,
-    region: host.region,
-  } satisfies InvokeMessage);
-
-  let ending = await ended;
-  clearTimeout(timer);
-  environment.onMessage = undefined;
-  // The last read: a peak above the limit since the previous one means the kernel would have killed it (the
-  // handler outran the sampler: what it did, a commit included, stands, as a kill a moment later would leave it).
-  if ((ending.kind === 'response' || ending.kind === 'error') && (watch.check() ?? 0) > limitBytes) {
-    kill(host, environment);
-    ending = { kind: 'out-of-memory' };
-  }
-  const peakBytes = watch.stop();
-  if (ending.kind !== 'response' && ending.kind !== 'error') await environment.exited;
-  return { ending, peakBytes };
-}
-
-/** Lambda's report of a failed ending: its reason, error type and text. */
-function failureOf(
-  options: FunctionHostOptions,
-  ending: Ending,
-  environment: Environment,
-  awsRequestId: string,
-): Failure | undefined {
-  switch (ending.kind) {
-    case 'response':
-      return undefined;
-    case 'error':
-      return {
-        reason: 'error',
-        errorType: ending.errorType,
-        detail: `${ending.errorType}: ${ending.errorMessage}`,
-      };
-    case 'timeout':
-      return {
-        reason: 'timeout',
-        errorType: 'Sandbox.Timedout',
-        detail: `Task timed out after ${(options.timeoutMs / 1000).toFixed(2)} seconds`,
-      };
-    case 'out-of-memory':
-      return {
-        reason: 'out-of-memory',
-        errorType: 'Runtime.OutOfMemory',
-        detail: `RequestId: ${awsRequestId} Error: Runtime exited with error: signal: killed`,
-      };
-    case 'exit': {
-      const exit = `RequestId: ${awsRequestId} Error: Runtime exited with error: ${describeExit(ending.code, ending.signal)}`;
-      return environment.heapOutOfMemory
-        ? {
-            reason: 'out-of-memory',
-            errorType: 'Runtime.ExitError',
-            detail: `${exit} (JavaScript heap out of memory: the V8 heap limit of Lambda's flags for ${options.memorySizeMb} MB)`,
-          }
-        : { reason: 'error', errorType: 'Runtime.ExitError', detail: exit };
-    }
-  }
-}
-
 /** One invocation: a warm environment or a new one (its init phase first), the event, and the report. */
 async function run(host: HostState, event: SQSEvent, awsRequestId: string): Promise<FunctionInvocation> {
   host.stats.invocations += 1;
@@ -485,7 +166,7 @@ async function run(host: HostState, event: SQSEvent, awsRequestId: string): Prom
   const initDurationMs = init?.type === 'ready' ? init.initDurationMs : undefined;
   const started = performance.now();
   if (init?.type === 'init-error') {
-    kill(host, environment);
+    killEnvironment(host, environment);
     await environment.exited;
     const failure = {
       reason: 'error' as const,
@@ -507,86 +188,4 @@ async function run(host: HostState, event: SQSEvent, awsRequestId: string): Prom
     peakBytes,
     ...(failure ? { failure } : { response: (ending as { response: unknown }).response }),
   });
-}
-
-/** How an invocation ended, as `finish` turns it into the caller's result. */
-interface Ended {
-  awsRequestId: string;
-  environment: Environment;
-  coldStart: boolean;
-  initDurationMs?: number;
-  started: number;
-  peakBytes: number;
-  response?: unknown;
-  failure?: Failure;
-}
-
-/** Counts an ended invocation in the stats and returns the memory it used as Lambda reports it. */
-function recordStats(host: HostState, ended: Ended): number {
-  const { options, stats } = host;
-  const { failure } = ended;
-  const usedMb = Math.ceil(ended.peakBytes / MIB);
-  // As Lambda's REPORT line: the peak is capped at the memory size (an out-of-memory kill shows them equal).
-  const maxMemoryUsedMb =
-    failure?.reason === 'out-of-memory' ? options.memorySizeMb : Math.min(usedMb, options.memorySizeMb);
-  if (failure?.reason === 'error') stats.errors += 1;
-  if (failure?.reason === 'timeout') stats.timeouts += 1;
-  if (failure?.reason === 'out-of-memory') stats.outOfMemory += 1;
-  stats.peakMemoryMb = Math.max(stats.peakMemoryMb, maxMemoryUsedMb);
-  stats.memoryPerInvocationMb.push(maxMemoryUsedMb);
-  if (stats.memoryPerInvocationMb.length > 10_000) stats.memoryPerInvocationMb.shift();
-  return maxMemoryUsedMb;
-}
-
-/** Lambda's REPORT line of an invocation, with its status when it failed in the runtime or timed out. */
-function reportLine(
-  options: FunctionHostOptions,
-  ended: Ended,
-  durationMs: number,
-  maxMemoryUsedMb: number,
-): string {
-  const { failure } = ended;
-  const status = !failure
-    ? ''
-    : failure.reason === 'timeout'
-      ? '\tStatus: timeout'
-      : failure.errorType.startsWith('Runtime.')
-        ? `\tStatus: error\tError Type: ${failure.errorType}`
-        : '';
-  const report = [
-    `REPORT RequestId: ${ended.awsRequestId}`,
-    `Duration: ${durationMs.toFixed(2)} ms`,
-    `Billed Duration: ${Math.max(1, Math.ceil(durationMs))} ms`,
-    `Memory Size: ${options.memorySizeMb} MB`,
-    `Max Memory Used: ${maxMemoryUsedMb} MB`,
-    ...(ended.initDurationMs !== undefined ? [`Init Duration: ${ended.initDurationMs.toFixed(2)} ms`] : []),
-  ].join('\t');
-  return `${report}${status}`;
-}
-
-function finish(host: HostState, ended: Ended): FunctionInvocation {
-  const { options } = host;
-  const { failure } = ended;
-  const durationMs = performance.now() - ended.started;
-  const maxMemoryUsedMb = recordStats(host, ended);
-  const facts: InvocationFacts = {
-    awsRequestId: ended.awsRequestId,
-    environmentId: ended.environment.id,
-    pid: ended.environment.pid,
-    coldStart: ended.coldStart,
-    ...(ended.initDurationMs !== undefined ? { initDurationMs: ended.initDurationMs } : {}),
-    durationMs,
-    memorySizeMb: options.memorySizeMb,
-    maxMemoryUsedMb,
-    report: reportLine(options, ended, durationMs, maxMemoryUsedMb),
-  };
-  const invocation: FunctionInvocation = failure
-    ? { ...facts, ok: false, ...failure }
-    : { ...facts, ok: true, response: ended.response };
-  try {
-    options.onInvocation?.(invocation);
-  } catch {
-    // a listener's error is not the invocation's
-  }
-  return invocation;
 }

@@ -149,7 +149,7 @@ const MIGRATIONS = fileURLToPath(new URL('../../migrations', import.meta.url));
  */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const region = options.region ?? 'us-east-1';
-  const stops: (() => Promise<void>)[] = [];
+  const stops: Stops = [];
   const stop = async () => {
     for (const fn of stops.reverse()) await fn().catch(() => {});
   };
@@ -157,94 +157,27 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const store = options.store ?? 'postgres';
     const dynamoServer = store === 'dynamodb' ? await startLocalDynamoDb() : undefined;
     if (dynamoServer) stops.push(() => dynamoServer.stop());
-    const pg = options.databaseUrl || dynamoServer ? undefined : await startLocalPostgres();
-    if (pg) {
-      stops.push(() =>
-        // Never leave an orphaned server behind: kill by PID only when a clean stop failed (after one, the PID
-        // may already belong to another process).
-        pg.stop().catch(() => {
-          try {
-            process.kill(pg.pid, 'SIGKILL');
-          } catch {
-            // already gone
-          }
-        }),
-      );
-    }
-    const databaseUrl = dynamoServer ? '' : (options.databaseUrl ?? (pg as { url: string }).url);
-    const { applied, roles } = dynamoServer ? { applied: [], roles: undefined } : await migrate(databaseUrl);
-    const databaseRoles: LocalDatabaseRoles | undefined = roles && {
-      names: roles,
-      url: (fn) => roleDatabaseUrl(databaseUrl, roles[fn]),
-    };
-
+    const database = await startDatabase(options, !!dynamoServer, stops);
     const local = options.sqsEndpoint ? undefined : await startLocalSqs({ region });
     if (local) stops.push(() => local.stop());
     const sqsUpstream = local?.endpoint ?? (options.sqsEndpoint as string);
-    const iamSettings = options.iam === undefined || options.iam === true ? {} : options.iam;
-    const iam = iamSettings
-      ? await startLocalIam({
-          store,
-          region,
-          sqsUpstream,
-          dynamodbUpstream: dynamoServer?.endpoint,
-          ...iamSettings,
-        })
-      : undefined;
+    const iam = await startIam(options, {
+      store,
+      region,
+      sqsUpstream,
+      dynamodbUpstream: dynamoServer?.endpoint,
+    });
     if (iam) stops.push(() => iam.stop());
     const sqsEndpoint = iam?.sqsEndpoint ?? sqsUpstream;
     const dynamodbEndpoint = iam?.dynamodbEndpoint ?? dynamoServer?.endpoint;
     const name = options.queueName ?? 'case-worker';
     const payloadBucket = local ? 'sqs-inbox-worker-payloads' : undefined;
-    const cached = new Map<LocalComponent, ComponentClients>();
-    const clients = (component: LocalComponent): ComponentClients => {
-      const existing = cached.get(component);
-      if (existing) return existing;
-      const made: ComponentClients = {
-        sqs: sqsClientFor(sqsEndpoint, region, component),
-        s3: local ? s3ClientFor(sqsEndpoint, region, component) : undefined,
-        dynamodb: dynamodbEndpoint
-          ? new DynamoDBClient({
-              endpoint: dynamodbEndpoint,
-              region,
-              credentials: localCredentials(component),
-            })
-          : undefined,
-      };
-      cached.set(component, made);
-      return made;
-    };
-    stops.push(async () => {
-      for (const made of cached.values()) {
-        made.sqs.destroy();
-        made.s3?.destroy();
-        made.dynamodb?.destroy();
-      }
-    });
+    const clients = componentClients({ sqsEndpoint, dynamodbEndpoint, region, withS3: !!local }, stops);
     const admin = clients('admin');
-    const sqs = admin.sqs;
-    const s3 = admin.s3;
-    let dynamodb: LocalStackDynamoDb | undefined;
-    if (admin.dynamodb && dynamodbEndpoint) {
-      await createDynamoDbTable(admin.dynamodb, name);
-      dynamodb = { endpoint: dynamodbEndpoint, tableName: name, client: admin.dynamodb };
-    }
+    const { sqs, s3 } = admin;
+    const dynamodb = await createTable(admin.dynamodb, dynamodbEndpoint, name);
     if (s3 && payloadBucket) await s3.send(new CreateBucketCommand({ Bucket: payloadBucket }));
-    const queues = await createLocalQueues(sqs, {
-      name,
-      maxReceiveCount: options.maxReceiveCount ?? 5,
-      visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30,
-    }).catch((error: unknown) => {
-      if (local) throw error;
-      const setting = options.sqsEndpointSetting ?? 'SQS_ENDPOINT';
-      const e = error as { name?: string; code?: string; message?: string };
-      const reason = (e.message ?? e.code ?? e.name ?? String(error)).split('\n')[0]?.slice(0, 200);
-      throw new LocalStackError(
-        setting,
-        `Cannot use SQS at ${options.sqsEndpoint} (${setting}): ${reason}. Check that ${setting} is the URL of a running SQS emulator, or unset it to use the built-in fauxqs.`,
-        { cause: error },
-      );
-    });
+    const queues = await createQueues(sqs, options, name, !!local);
     iam?.bind({
       queueName: name,
       deadLetterQueueName: `${name}-dlq`,
@@ -252,62 +185,200 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...(dynamodb ? { tableName: dynamodb.tableName } : {}),
     });
     return {
-      databaseUrl,
-      databaseRoles,
+      databaseUrl: database.url,
+      databaseRoles: database.roles,
       ...(dynamodb ? { dynamodb } : {}),
       sqsEndpoint,
       region,
-      embedded: { postgres: !!pg, sqs: !!local },
+      embedded: { postgres: database.embedded, sqs: !!local },
       queues,
       sqs,
       s3,
       payloadBucket,
       iam,
       clients,
-      migrationsApplied: applied.length,
+      migrationsApplied: database.migrationsApplied,
       stop,
     };
   } catch (error) {
     await stop();
     throw error;
   }
+}
 
-  /**
-   * Migrates the database and provisions the functions' roles as the deployed migration function does (its code,
-   * `migrateDatabase`, with its settings from the synthesized stack), then gives the roles their local-only
-   * password. A given database that cannot be used is a LocalStackError naming DATABASE_URL.
-   */
-  async function migrate(
-    databaseUrl: string,
-  ): Promise<{ applied: readonly unknown[]; roles: LocalRoleNames }> {
-    const checked = parseDatabaseUrl(databaseUrl, 'DATABASE_URL');
-    if (options.databaseUrl && 'problem' in checked)
-      throw new LocalStackError('DATABASE_URL', checked.problem);
-    const settings = await stackMigrationSettings();
-    const admin = postgres(databaseUrl, {
-      ...connectOptions({ setting: 'DATABASE_URL', connectTimeoutSeconds: 10 }),
-      max: 1,
-      onnotice: () => {},
-    });
-    return migrateDatabase(admin, {
-      ...settings,
-      directory: options.migrationsDirectory ?? MIGRATIONS,
-    })
-      .then(async (result) => {
-        await setLocalRolePasswords(admin, settings.roles);
-        return { applied: result.applied, roles: settings.roles };
-      })
-      .catch((error: unknown) => {
-        if (!options.databaseUrl || 'problem' in checked) throw error;
-        throw new LocalStackError(
-          'DATABASE_URL',
-          rolesRefused(error, checked.address, settings.roles) ??
-            describeDatabaseError(error, { setting: 'DATABASE_URL', address: checked.address }).message,
-          { cause: error },
-        );
-      })
-      .finally(() => admin.end({ timeout: 5 }));
+/** What a stack stops, in the order it started them (stopped in reverse). */
+type Stops = (() => Promise<void>)[];
+
+/** The PostgreSQL side of a stack: the database (embedded, or given) migrated, with its roles. */
+interface StackDatabase {
+  /** Empty with `store: 'dynamodb'`. */
+  readonly url: string;
+  readonly roles: LocalDatabaseRoles | undefined;
+  readonly embedded: boolean;
+  readonly migrationsApplied: number;
+}
+
+/**
+ * Starts embedded PostgreSQL unless a database was given or the store is DynamoDB, then migrates it and provisions
+ * its roles ({@link migrate}). Nothing of it with DynamoDB.
+ */
+async function startDatabase(
+  options: LocalStackOptions,
+  dynamodb: boolean,
+  stops: Stops,
+): Promise<StackDatabase> {
+  const pg = options.databaseUrl || dynamodb ? undefined : await startLocalPostgres();
+  if (pg) {
+    stops.push(() =>
+      // Never leave an orphaned server behind: kill by PID only when a clean stop failed (after one, the PID
+      // may already belong to another process).
+      pg.stop().catch(() => {
+        try {
+          process.kill(pg.pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }),
+    );
   }
+  const databaseUrl = dynamodb ? '' : (options.databaseUrl ?? (pg as { url: string }).url);
+  const { applied, roles } = dynamodb
+    ? { applied: [], roles: undefined }
+    : await migrate(databaseUrl, options);
+  const databaseRoles: LocalDatabaseRoles | undefined = roles && {
+    names: roles,
+    url: (fn) => roleDatabaseUrl(databaseUrl, roles[fn]),
+  };
+  return { url: databaseUrl, roles: databaseRoles, embedded: !!pg, migrationsApplied: applied.length };
+}
+
+/** The local IAM layer in front of the emulators, unless `iam: false`. */
+async function startIam(
+  options: LocalStackOptions,
+  upstreams: {
+    store: 'postgres' | 'dynamodb';
+    region: string;
+    sqsUpstream: string;
+    dynamodbUpstream: string | undefined;
+  },
+): Promise<LocalIam | undefined> {
+  const iamSettings = options.iam === undefined || options.iam === true ? {} : options.iam;
+  return iamSettings ? await startLocalIam({ ...upstreams, ...iamSettings }) : undefined;
+}
+
+/**
+ * The `clients` of a stack: each component's, made on first use and kept; `stops` destroys them all.
+ */
+function componentClients(
+  endpoints: {
+    sqsEndpoint: string;
+    dynamodbEndpoint: string | undefined;
+    region: string;
+    withS3: boolean;
+  },
+  stops: Stops,
+): (component: LocalComponent) => ComponentClients {
+  const { sqsEndpoint, dynamodbEndpoint, region } = endpoints;
+  const cached = new Map<LocalComponent, ComponentClients>();
+  stops.push(async () => {
+    for (const made of cached.values()) {
+      made.sqs.destroy();
+      made.s3?.destroy();
+      made.dynamodb?.destroy();
+    }
+  });
+  return (component) => {
+    const existing = cached.get(component);
+    if (existing) return existing;
+    const made: ComponentClients = {
+      sqs: sqsClientFor(sqsEndpoint, region, component),
+      s3: endpoints.withS3 ? s3ClientFor(sqsEndpoint, region, component) : undefined,
+      dynamodb: dynamodbEndpoint
+        ? new DynamoDBClient({
+            endpoint: dynamodbEndpoint,
+            region,
+            credentials: localCredentials(component),
+          })
+        : undefined,
+    };
+    cached.set(component, made);
+    return made;
+  };
+}
+
+/** Creates the worker's table with the operator's client, when the stack has DynamoDB. */
+async function createTable(
+  client: DynamoDBClient | undefined,
+  endpoint: string | undefined,
+  tableName: string,
+): Promise<LocalStackDynamoDb | undefined> {
+  if (!client || !endpoint) return undefined;
+  await createDynamoDbTable(client, tableName);
+  return { endpoint, tableName, client };
+}
+
+/**
+ * Creates the queue and its DLQ. A given endpoint that cannot be used is a LocalStackError naming its variable;
+ * the built-in fauxqs's errors are thrown as they are.
+ */
+function createQueues(
+  sqs: SQSClient,
+  options: LocalStackOptions,
+  name: string,
+  builtIn: boolean,
+): Promise<LocalQueues> {
+  return createLocalQueues(sqs, {
+    name,
+    maxReceiveCount: options.maxReceiveCount ?? 5,
+    visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30,
+  }).catch((error: unknown) => {
+    if (builtIn) throw error;
+    const setting = options.sqsEndpointSetting ?? 'SQS_ENDPOINT';
+    const e = error as { name?: string; code?: string; message?: string };
+    const reason = (e.message ?? e.code ?? e.name ?? String(error)).split('\n')[0]?.slice(0, 200);
+    throw new LocalStackError(
+      setting,
+      `Cannot use SQS at ${options.sqsEndpoint} (${setting}): ${reason}. Check that ${setting} is the URL of a running SQS emulator, or unset it to use the built-in fauxqs.`,
+      { cause: error },
+    );
+  });
+}
+
+/**
+ * Migrates the database and provisions the functions' roles as the deployed migration function does (its code,
+ * `migrateDatabase`, with its settings from the synthesized stack), then gives the roles their local-only
+ * password. A given database that cannot be used is a LocalStackError naming DATABASE_URL.
+ */
+async function migrate(
+  databaseUrl: string,
+  options: LocalStackOptions,
+): Promise<{ applied: readonly unknown[]; roles: LocalRoleNames }> {
+  const checked = parseDatabaseUrl(databaseUrl, 'DATABASE_URL');
+  if (options.databaseUrl && 'problem' in checked) throw new LocalStackError('DATABASE_URL', checked.problem);
+  const settings = await stackMigrationSettings();
+  const admin = postgres(databaseUrl, {
+    ...connectOptions({ setting: 'DATABASE_URL', connectTimeoutSeconds: 10 }),
+    max: 1,
+    onnotice: () => {},
+  });
+  return migrateDatabase(admin, {
+    ...settings,
+    directory: options.migrationsDirectory ?? MIGRATIONS,
+  })
+    .then(async (result) => {
+      await setLocalRolePasswords(admin, settings.roles);
+      return { applied: result.applied, roles: settings.roles };
+    })
+    .catch((error: unknown) => {
+      if (!options.databaseUrl || 'problem' in checked) throw error;
+      throw new LocalStackError(
+        'DATABASE_URL',
+        rolesRefused(error, checked.address, settings.roles) ??
+          describeDatabaseError(error, { setting: 'DATABASE_URL', address: checked.address }).message,
+        { cause: error },
+      );
+    })
+    .finally(() => admin.end({ timeout: 5 }));
 }
 
 /** PostgreSQL's SQLSTATE for "permission denied". */

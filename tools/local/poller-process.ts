@@ -106,152 +106,208 @@ export async function startPollerTasks(options: PollerTasksOptions): Promise<Pol
       'The local poller reads its memory from /proc/<pid>/status, which this system lacks: run npm start on Linux (or in a Linux container)',
     );
   }
-  const workdir = await mkdtemp(join(tmpdir(), 'sqs-inbox-worker-poller-'));
-  try {
-    await buildPoller(options.entry ?? POLLER_ENTRY, workdir);
-  } catch (error) {
-    await rm(workdir, { recursive: true, force: true });
-    throw error;
-  }
+  const workdir = await bundlePoller(options.entry ?? POLLER_ENTRY);
   // A process that ends without stopping the tasks (Ctrl-C's exit hooks, a crash) removes the bundle all the same.
   const removeBundle = () => rmSync(workdir, { recursive: true, force: true });
   process.once('exit', removeBundle);
-  const stats: PollerTasksStats = {
-    tasksStarted: 0,
-    outOfMemory: 0,
-    crashes: 0,
-    peakMemoryMiB: 0,
-    received: 0,
-    deleted: 0,
-    released: 0,
+  const tasks: TasksState = {
+    options,
+    workdir,
+    stats: {
+      tasksStarted: 0,
+      outOfMemory: 0,
+      crashes: 0,
+      peakMemoryMiB: 0,
+      received: 0,
+      deleted: 0,
+      released: 0,
+    },
+    stopping: false,
+    current: undefined,
   };
-  const limitBytes = options.memoryMiB * MIB;
-  let stopping = false;
-  let current: { child: ChildProcess; exited: Promise<PollerTaskExit> } | undefined;
-
-  /** Starts one task; `started` settles when it logged `poller_started` or ended before. */
-  function startTask() {
-    const task = stats.tasksStarted + 1;
-    stats.tasksStarted = task;
-    const child = spawn(process.execPath, ['--import', EXIT_WITH_PARENT, join(workdir, 'poller.mjs')], {
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        // The image's ENV (Dockerfile).
-        NODE_ENV: 'production',
-        NODE_OPTIONS: '--enable-source-maps',
-        ...options.environment,
-      },
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    });
-    let killedForMemory = false;
-    let lastError = '';
-    let resolveStarted!: (started: boolean) => void;
-    const started = new Promise<boolean>((resolve) => {
-      resolveStarted = resolve;
-    });
-    // Started, whatever its log level: still running after a while without the line (POWERTOOLS_LOG_LEVEL above INFO).
-    const startedAnyway = setTimeout(() => resolveStarted(true), STARTED_WITHOUT_LINE_MS);
-    startedAnyway.unref();
-    void started.then(() => clearTimeout(startedAnyway));
-    for (const stream of ['stdout', 'stderr'] as const) {
-      createInterface({ input: child[stream] as NodeJS.ReadableStream, crlfDelay: Infinity }).on(
-        'line',
-        (line) => {
-          if (line.includes('"poller_started"')) resolveStarted(true);
-          if (line.includes('"poller_stopped"')) countStopped(line);
-          if (stream === 'stderr' && line.trim()) lastError = line;
-          options.onOutput?.(line, { stream, task });
-        },
-      );
-    }
-    const watch = watchMemory({
-      pid: child.pid as number,
-      limitBytes,
-      onExceeded: () => {
-        killedForMemory = true;
-      },
-    });
-    // The task's peak so far, for the figures (the limit itself is the sampler's).
-    const peakTimer = setInterval(() => {
-      const peak = watch.check();
-      if (peak !== undefined) stats.peakMemoryMiB = Math.max(stats.peakMemoryMiB, Math.ceil(peak / MIB));
-    }, 500);
-    peakTimer.unref();
-    const exited = new Promise<PollerTaskExit>((resolve) => {
-      child.once('close', (code, signal) => {
-        clearInterval(peakTimer);
-        // The sampler's flag: set before its kill, so known even when the exit is seen before its message.
-        killedForMemory ||= watch.exceeded();
-        const peakMiB = killedForMemory ? options.memoryMiB : Math.ceil(watch.stop() / MIB);
-        watch.stop();
-        resolveStarted(false);
-        const exit: PollerTaskExit = {
-          task,
-          exitCode: code ?? (signal === 'SIGKILL' ? 137 : signal === 'SIGTERM' ? 143 : 1),
-          ...(killedForMemory
-            ? { stoppedReason: 'OutOfMemoryError: Container killed due to memory usage' }
-            : {}),
-          outOfMemory: killedForMemory,
-          peakMiB,
-          stopped: stopping && !killedForMemory,
-        };
-        stats.peakMemoryMiB = Math.max(stats.peakMemoryMiB, peakMiB);
-        if (killedForMemory) stats.outOfMemory += 1;
-        else if (!stopping) stats.crashes += 1;
-        resolve(exit);
-      });
-    });
-    current = { child, exited };
-    void exited.then(async (exit) => {
-      try {
-        options.onExit?.(exit);
-      } catch {
-        // a listener's error is not the task's
-      }
-      if (stopping) return;
-      // The service replaces a task that stopped, whatever stopped it.
-      await sleep(options.restartDelayMs ?? 1000);
-      if (!stopping) startTask();
-    });
-    return { started, lastError: () => lastError };
-  }
-
-  function countStopped(line: string) {
-    try {
-      const { received, deleted, released } = JSON.parse(line) as Record<string, number>;
-      stats.received += Number(received) || 0;
-      stats.deleted += Number(deleted) || 0;
-      stats.released += Number(released) || 0;
-    } catch {
-      // not a log line
-    }
-  }
-
-  const first = startTask();
-  if (!(await first.started)) {
-    stopping = true;
+  const removeWorkdir = async () => {
     process.off('exit', removeBundle);
     await rm(workdir, { recursive: true, force: true });
+  };
+  const first = startTask(tasks);
+  if (!(await first.started)) {
+    tasks.stopping = true;
+    await removeWorkdir();
     throw new ConfigError(
       first.lastError().replace(/^poller not started: /, '') || 'the poller exited before it started',
     );
   }
   return {
     memoryMiB: options.memoryMiB,
-    stats,
+    stats: tasks.stats,
     async stop() {
-      stopping = true;
-      const running = current;
-      let exit: PollerTaskExit | undefined;
-      if (running && running.child.exitCode === null && running.child.signalCode === null) {
-        running.child.kill('SIGTERM');
-        const timer = setTimeout(() => running.child.kill('SIGKILL'), options.stopTimeoutMs ?? 40_000);
-        exit = await running.exited;
-        clearTimeout(timer);
-      }
-      process.off('exit', removeBundle);
-      await rm(workdir, { recursive: true, force: true });
+      const exit = await stopCurrentTask(tasks);
+      await removeWorkdir();
       return exit;
     },
   };
+}
+
+/** The poller bundled as its image bundles it, in a new temporary folder (removed again if the build fails). */
+async function bundlePoller(entry: string): Promise<string> {
+  const workdir = await mkdtemp(join(tmpdir(), 'sqs-inbox-worker-poller-'));
+  try {
+    await buildPoller(entry, workdir);
+  } catch (error) {
+    await rm(workdir, { recursive: true, force: true });
+    throw error;
+  }
+  return workdir;
+}
+
+/** What the tasks of one {@link startPollerTasks} share: the options, the bundle, the stats, the running task. */
+interface TasksState {
+  readonly options: PollerTasksOptions;
+  readonly workdir: string;
+  readonly stats: PollerTasksStats;
+  stopping: boolean;
+  current: { child: ChildProcess; exited: Promise<PollerTaskExit> } | undefined;
+}
+
+/** Starts one task; `started` settles when it logged `poller_started` or ended before. */
+function startTask(tasks: TasksState) {
+  const { options, stats } = tasks;
+  const task = stats.tasksStarted + 1;
+  stats.tasksStarted = task;
+  const child = spawn(process.execPath, ['--import', EXIT_WITH_PARENT, join(tasks.workdir, 'poller.mjs')], {
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      // The image's ENV (Dockerfile).
+      NODE_ENV: 'production',
+      NODE_OPTIONS: '--enable-source-maps',
+      ...options.environment,
+    },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  const started = startSignal();
+  const output = readTaskOutput(tasks, child, task, started.resolve);
+  const exited = watchTask(tasks, child, task, started.resolve);
+  tasks.current = { child, exited };
+  void exited.then(async (exit) => {
+    try {
+      options.onExit?.(exit);
+    } catch {
+      // a listener's error is not the task's
+    }
+    if (tasks.stopping) return;
+    // The service replaces a task that stopped, whatever stopped it.
+    await sleep(options.restartDelayMs ?? 1000);
+    if (!tasks.stopping) startTask(tasks);
+  });
+  return { started: started.promise, lastError: output.lastError };
+}
+
+/** Whether a task started: settled by its `poller_started` line, its end, or {@link STARTED_WITHOUT_LINE_MS}. */
+function startSignal(): { promise: Promise<boolean>; resolve: (started: boolean) => void } {
+  let resolve!: (started: boolean) => void;
+  const promise = new Promise<boolean>((settle) => {
+    resolve = settle;
+  });
+  // Started, whatever its log level: still running after a while without the line (POWERTOOLS_LOG_LEVEL above INFO).
+  const startedAnyway = setTimeout(() => resolve(true), STARTED_WITHOUT_LINE_MS);
+  startedAnyway.unref();
+  void promise.then(() => clearTimeout(startedAnyway));
+  return { promise, resolve };
+}
+
+/** Reads a task's lines: its start, its `poller_stopped` counts, its last error, and each line for the listener. */
+function readTaskOutput(
+  tasks: TasksState,
+  child: ChildProcess,
+  task: number,
+  resolveStarted: (started: boolean) => void,
+): { lastError: () => string } {
+  let lastError = '';
+  for (const stream of ['stdout', 'stderr'] as const) {
+    createInterface({ input: child[stream] as NodeJS.ReadableStream, crlfDelay: Infinity }).on(
+      'line',
+      (line) => {
+        if (line.includes('"poller_started"')) resolveStarted(true);
+        if (line.includes('"poller_stopped"')) countStopped(tasks.stats, line);
+        if (stream === 'stderr' && line.trim()) lastError = line;
+        tasks.options.onOutput?.(line, { stream, task });
+      },
+    );
+  }
+  return { lastError: () => lastError };
+}
+
+/**
+ * Watches a task's memory (killed above the task's) and resolves with its exit, counted in the stats, once it
+ * ended.
+ */
+function watchTask(
+  tasks: TasksState,
+  child: ChildProcess,
+  task: number,
+  resolveStarted: (started: boolean) => void,
+): Promise<PollerTaskExit> {
+  const { options, stats } = tasks;
+  let killedForMemory = false;
+  const watch = watchMemory({
+    pid: child.pid as number,
+    limitBytes: options.memoryMiB * MIB,
+    onExceeded: () => {
+      killedForMemory = true;
+    },
+  });
+  // The task's peak so far, for the figures (the limit itself is the sampler's).
+  const peakTimer = setInterval(() => {
+    const peak = watch.check();
+    if (peak !== undefined) stats.peakMemoryMiB = Math.max(stats.peakMemoryMiB, Math.ceil(peak / MIB));
+  }, 500);
+  peakTimer.unref();
+  return new Promise<PollerTaskExit>((resolve) => {
+    child.once('close', (code, signal) => {
+      clearInterval(peakTimer);
+      // The sampler's flag: set before its kill, so known even when the exit is seen before its message.
+      killedForMemory ||= watch.exceeded();
+      const peakMiB = killedForMemory ? options.memoryMiB : Math.ceil(watch.stop() / MIB);
+      watch.stop();
+      resolveStarted(false);
+      const exit: PollerTaskExit = {
+        task,
+        exitCode: code ?? (signal === 'SIGKILL' ? 137 : signal === 'SIGTERM' ? 143 : 1),
+        ...(killedForMemory
+          ? { stoppedReason: 'OutOfMemoryError: Container killed due to memory usage' }
+          : {}),
+        outOfMemory: killedForMemory,
+        peakMiB,
+        stopped: tasks.stopping && !killedForMemory,
+      };
+      stats.peakMemoryMiB = Math.max(stats.peakMemoryMiB, peakMiB);
+      if (killedForMemory) stats.outOfMemory += 1;
+      else if (!tasks.stopping) stats.crashes += 1;
+      resolve(exit);
+    });
+  });
+}
+
+/** Adds a `poller_stopped` line's counts to the stats. */
+function countStopped(stats: PollerTasksStats, line: string) {
+  try {
+    const { received, deleted, released } = JSON.parse(line) as Record<string, number>;
+    stats.received += Number(received) || 0;
+    stats.deleted += Number(deleted) || 0;
+    stats.released += Number(released) || 0;
+  } catch {
+    // not a log line
+  }
+}
+
+/** Stops the running task as ECS does (SIGTERM, SIGKILL after the stop timeout); its exit, if it was running. */
+async function stopCurrentTask(tasks: TasksState): Promise<PollerTaskExit | undefined> {
+  tasks.stopping = true;
+  const running = tasks.current;
+  if (!running || running.child.exitCode !== null || running.child.signalCode !== null) return undefined;
+  running.child.kill('SIGTERM');
+  const timer = setTimeout(() => running.child.kill('SIGKILL'), tasks.options.stopTimeoutMs ?? 40_000);
+  const exit = await running.exited;
+  clearTimeout(timer);
+  return exit;
 }

@@ -92,62 +92,73 @@ export interface ScenarioConsumer {
  * log lines (`OutcomeRecorder.recordLogLine`).
  */
 export async function startScenarioConsumer(options: ScenarioConsumerOptions): Promise<ScenarioConsumer> {
-  const { recorder, queueUrl } = options;
-  const drain = async ({ timeoutMs }: { timeoutMs: number }, busy: () => boolean) => {
-    const deadline = Date.now() + timeoutMs;
-    let quietChecks = 0;
-    while (Date.now() < deadline) {
-      const counts = await queueCounts(options.inspect, queueUrl);
-      quietChecks = !busy() && counts.visible + counts.inFlight + counts.delayed === 0 ? quietChecks + 1 : 0;
-      if (quietChecks >= 2) return;
-      await sleep(100);
-    }
-    const counts = await queueCounts(options.inspect, queueUrl);
-    throw new Error(
-      `Queue ${queueUrl} did not drain within ${timeoutMs} ms (visible ${counts.visible}, in flight ${counts.inFlight}, delayed ${counts.delayed})`,
-    );
-  };
+  return options.runtime === 'poller' ? startPollerConsumer(options) : startMappingConsumer(options);
+}
 
-  if (options.runtime === 'poller') {
-    const settings = options.poller;
-    if (!settings) throw new Error('startScenarioConsumer: runtime poller needs the poller task (poller)');
-    const proxy = await startDropDeletesProxy({
-      upstream: settings.environment.SQS_ENDPOINT as string,
-      shouldDrop: options.dropDelete,
-    });
-    const exits: PollerTaskExit[] = [];
-    const tasks = await startPollerTasks({
-      ...settings,
-      environment: { ...settings.environment, ...options.variables, SQS_ENDPOINT: proxy.endpoint },
-      onOutput: (line) => recorder.recordLogLine(line),
-      onExit: (exit) => {
-        exits.push(exit);
-        options.onTaskExit?.(exit);
-      },
-    }).catch(async (error: unknown) => {
+/** The poller's tasks behind the proxy that drops deletes. */
+async function startPollerConsumer(options: ScenarioConsumerOptions): Promise<ScenarioConsumer> {
+  const { recorder } = options;
+  const settings = options.poller;
+  if (!settings) throw new Error('startScenarioConsumer: runtime poller needs the poller task (poller)');
+  const proxy = await startDropDeletesProxy({
+    upstream: settings.environment.SQS_ENDPOINT as string,
+    shouldDrop: options.dropDelete,
+  });
+  const exits: PollerTaskExit[] = [];
+  const tasks = await startPollerTasks({
+    ...settings,
+    environment: { ...settings.environment, ...options.variables, SQS_ENDPOINT: proxy.endpoint },
+    onOutput: (line) => recorder.recordLogLine(line),
+    onExit: (exit) => {
+      exits.push(exit);
+      options.onTaskExit?.(exit);
+    },
+  }).catch(async (error: unknown) => {
+    await proxy.stop();
+    throw error;
+  });
+  const acknowledged = () => recorder.outcomes.filter((outcome) => outcome.acknowledged).length;
+  return {
+    deleted: () => Math.max(0, acknowledged() - proxy.dropped),
+    deletesDropped: () => proxy.dropped,
+    drain: ({ timeoutMs }) => drainQueue(options.inspect, options.queueUrl, timeoutMs),
+    async stop() {
+      await tasks.stop();
       await proxy.stop();
-      throw error;
-    });
-    const acknowledged = () => recorder.outcomes.filter((outcome) => outcome.acknowledged).length;
-    return {
-      deleted: () => Math.max(0, acknowledged() - proxy.dropped),
-      deletesDropped: () => proxy.dropped,
-      drain: (drainOptions) => drain(drainOptions, () => false),
-      async stop() {
-        await tasks.stop();
-        await proxy.stop();
-        return {
-          runtime: 'poller',
-          poller: {
-            memoryMiB: tasks.memoryMiB,
-            stats: { ...tasks.stats, deletesDropped: proxy.dropped },
-            exits,
-          },
-        };
-      },
-    };
-  }
+      return {
+        runtime: 'poller',
+        poller: {
+          memoryMiB: tasks.memoryMiB,
+          stats: { ...tasks.stats, deletesDropped: proxy.dropped },
+          exits,
+        },
+      };
+    },
+  };
+}
 
+/**
+ * Resolves when the queue has no visible, in-flight or delayed message (twice in a row, 100 ms apart).
+ *
+ * @throws Error with the counts after `timeoutMs`.
+ */
+async function drainQueue(inspect: SQSClient, queueUrl: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let quietChecks = 0;
+  while (Date.now() < deadline) {
+    const counts = await queueCounts(inspect, queueUrl);
+    quietChecks = counts.visible + counts.inFlight + counts.delayed === 0 ? quietChecks + 1 : 0;
+    if (quietChecks >= 2) return;
+    await sleep(100);
+  }
+  const counts = await queueCounts(inspect, queueUrl);
+  throw new Error(
+    `Queue ${queueUrl} did not drain within ${timeoutMs} ms (visible ${counts.visible}, in flight ${counts.inFlight}, delayed ${counts.delayed})`,
+  );
+}
+
+/** The local event source mapping in front of the worker function's host. */
+async function startMappingConsumer(options: ScenarioConsumerOptions): Promise<ScenarioConsumer> {
   const settings = options.worker;
   if (!settings)
     throw new Error('startScenarioConsumer: runtime event-source-mapping needs the worker function (worker)');
@@ -155,11 +166,11 @@ export async function startScenarioConsumer(options: ScenarioConsumerOptions): P
     ...settings,
     ...(options.functionTimeoutMs !== undefined ? { timeoutMs: options.functionTimeoutMs } : {}),
     environment: { ...settings.environment, ...options.variables },
-    onOutput: (line) => recorder.recordLogLine(line),
+    onOutput: (line) => options.recorder.recordLogLine(line),
   });
   const esm = await startEventSourceMapping({
     sqs: options.sqs,
-    queueUrl,
+    queueUrl: options.queueUrl,
     invoker: host,
     functionName: settings.functionName,
     batchSize: 10,

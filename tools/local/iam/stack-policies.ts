@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CfnResource } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
+import type { SqsDatabaseWorker } from '../../../lib/sqs-database-worker.ts';
 import type { RoleComponent } from './local-identities.ts';
 
 /** One resource of a synthesized template (CloudFormation JSON). @internal */
@@ -148,6 +149,39 @@ export async function synthesizeStage(stage: string): Promise<SynthesizedStage> 
 
 /** Synthesizes the stack of `stage` and extracts what {@link SynthesizedStage} holds. */
 async function synthesize(stage: string): Promise<SynthesizedStage> {
+  const { stack, template, stackName } = await synthesizeTemplate(stage);
+  const { worker } = stack;
+  const idOf = (construct: IConstruct) => stack.getLogicalId(construct.node.defaultChild as CfnResource);
+  const propertiesOf = (construct: IConstruct | undefined) =>
+    construct ? (template.Resources[idOf(construct)]?.Properties ?? {}) : undefined;
+  const migration = propertiesOf(worker.migrationFunction) as
+    | { Environment?: { Variables?: Record<string, unknown> } }
+    | undefined;
+  const migrationEnvironment = migration
+    ? strings(Object.entries(migration.Environment?.Variables ?? {}))
+    : undefined;
+  const synthesized: SynthesizedStage = {
+    stage,
+    stackName,
+    resources: keptResources(template.Resources),
+    roles: componentRoles(worker, idOf),
+    ...(migrationEnvironment ? { migrationEnvironment } : {}),
+    compute: {
+      ...workerCompute(propertiesOf(worker.workerFunction) as WorkerFunctionProperties | undefined),
+      ...pollerCompute(propertiesOf(worker.pollerService?.taskDefinition) as TaskProperties | undefined),
+    },
+    bound: {
+      queue: idOf(worker.queue),
+      deadLetterQueue: idOf(worker.deadLetterQueue),
+      ...(worker.payloadBucket ? { payloadBucket: idOf(worker.payloadBucket) } : {}),
+      ...(worker.table ? { table: idOf(worker.table.table) } : {}),
+    },
+  };
+  return synthesized;
+}
+
+/** The stack of `stage` as `bin/app.ts` builds it (bundling skipped), and its synthesized template. */
+async function synthesizeTemplate(stage: string) {
   // Loaded only to synthesize: aws-cdk-lib takes seconds to load, a cached run never needs it.
   const [{ App, Stack }, { SqsInboxWorkerStack }, { stageSettings }] = await Promise.all([
     import('aws-cdk-lib'),
@@ -170,14 +204,25 @@ async function synthesize(stage: string): Promise<SynthesizedStage> {
   const template = app.synth().getStackByName(stack.stackName).template as {
     Resources: Record<string, TemplateResource>;
   };
+  return { stack, template, stackName: Stack.of(stack.worker).stackName };
+}
+
+/** Every resource's Type, and the Properties of those {@link KEPT_TYPES} names. */
+function keptResources(all: Record<string, TemplateResource>): Record<string, TemplateResource> {
   const resources: Record<string, TemplateResource> = {};
-  for (const [id, resource] of Object.entries(template.Resources)) {
+  for (const [id, resource] of Object.entries(all)) {
     resources[id] = KEPT_TYPES.has(resource.Type)
       ? { Type: resource.Type, Properties: resource.Properties ?? {} }
       : { Type: resource.Type };
   }
-  const { worker } = stack;
-  const idOf = (construct: IConstruct) => stack.getLogicalId(construct.node.defaultChild as CfnResource);
+  return resources;
+}
+
+/** The roles of the components the stage has: the worker function's or the poller task's, the relay's. */
+function componentRoles(
+  worker: SqsDatabaseWorker,
+  idOf: (construct: IConstruct) => string,
+): Partial<Record<RoleComponent, StackRole>> {
   const roleOf = (construct: IConstruct | undefined): StackRole | undefined =>
     construct
       ? { logicalId: idOf(construct), path: construct.node.path.split('/').slice(1).join('/') }
@@ -189,66 +234,52 @@ async function synthesize(stage: string): Promise<SynthesizedStage> {
   assign('worker', roleOf(worker.workerFunction?.role));
   assign('poller', roleOf(worker.pollerService?.taskRole));
   assign('relay', roleOf(worker.outboxRelayFunction?.role));
-  const propertiesOf = (construct: IConstruct | undefined) =>
-    construct ? (template.Resources[idOf(construct)]?.Properties ?? {}) : undefined;
-  const strings = (entries: [string, unknown][]) =>
-    Object.fromEntries(entries.filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
-  const migration = propertiesOf(worker.migrationFunction) as
-    | { Environment?: { Variables?: Record<string, unknown> } }
-    | undefined;
-  const migrationEnvironment = migration
-    ? strings(Object.entries(migration.Environment?.Variables ?? {}))
-    : undefined;
-  const fn = propertiesOf(worker.workerFunction) as
-    | { MemorySize: number; Timeout: number; Environment?: { Variables?: Record<string, unknown> } }
-    | undefined;
-  const task = propertiesOf(worker.pollerService?.taskDefinition) as
-    | {
-        Memory: string;
-        ContainerDefinitions: {
-          Name: string;
-          StopTimeout?: number;
-          Environment?: { Name: string; Value: unknown }[];
-        }[];
-      }
-    | undefined;
-  // The poller's container (a task may have sidecars beside it).
-  const container = task?.ContainerDefinitions.find((definition) => definition.Name === 'Poller');
-  const compute = {
-    ...(fn
-      ? {
-          worker: {
-            memoryMb: fn.MemorySize,
-            timeoutSeconds: fn.Timeout,
-            environment: strings(Object.entries(fn.Environment?.Variables ?? {})),
-          },
-        }
-      : {}),
-    ...(task
-      ? {
-          poller: {
-            memoryMb: Number(task.Memory),
-            ...(container?.StopTimeout !== undefined ? { stopTimeoutSeconds: container.StopTimeout } : {}),
-            environment: strings((container?.Environment ?? []).map(({ Name, Value }) => [Name, Value])),
-          },
-        }
-      : {}),
-  };
-  const synthesized: SynthesizedStage = {
-    stage,
-    stackName: Stack.of(worker).stackName,
-    resources,
-    roles,
-    ...(migrationEnvironment ? { migrationEnvironment } : {}),
-    compute,
-    bound: {
-      queue: idOf(worker.queue),
-      deadLetterQueue: idOf(worker.deadLetterQueue),
-      ...(worker.payloadBucket ? { payloadBucket: idOf(worker.payloadBucket) } : {}),
-      ...(worker.table ? { table: idOf(worker.table.table) } : {}),
+  return roles;
+}
+
+/** The entries whose values are plain strings (the tokens left out). */
+const strings = (entries: [string, unknown][]) =>
+  Object.fromEntries(entries.filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+
+/** What {@link workerCompute} reads of the worker function's properties. */
+interface WorkerFunctionProperties {
+  MemorySize: number;
+  Timeout: number;
+  Environment?: { Variables?: Record<string, unknown> };
+}
+
+/** What {@link pollerCompute} reads of the poller's task definition's properties. */
+interface TaskProperties {
+  Memory: string;
+  ContainerDefinitions: {
+    Name: string;
+    StopTimeout?: number;
+    Environment?: { Name: string; Value: unknown }[];
+  }[];
+}
+
+function workerCompute(fn: WorkerFunctionProperties | undefined): { worker?: SynthesizedCompute } {
+  if (!fn) return {};
+  return {
+    worker: {
+      memoryMb: fn.MemorySize,
+      timeoutSeconds: fn.Timeout,
+      environment: strings(Object.entries(fn.Environment?.Variables ?? {})),
     },
   };
-  return synthesized;
+}
+
+function pollerCompute(task: TaskProperties | undefined): { poller?: SynthesizedCompute } {
+  if (!task) return {};
+  // The poller's container (a task may have sidecars beside it).
+  const container = task.ContainerDefinitions.find((definition) => definition.Name === 'Poller');
+  return {
+    poller: {
+      memoryMb: Number(task.Memory),
+      ...(container?.StopTimeout !== undefined ? { stopTimeoutSeconds: container.StopTimeout } : {}),
+      environment: strings((container?.Environment ?? []).map(({ Name, Value }) => [Name, Value])),
+    },
+  };
 }
 
 /**
