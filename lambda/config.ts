@@ -1,6 +1,6 @@
+import { readDatabaseConfig } from './config-database.ts';
 import { type ConfigVariables, readVariables } from './config-variables.ts';
 import { ConfigError } from './errors.ts';
-import { readDatabaseConfig } from './postgres/read-database-config.ts';
 import type { CommitMode, TerminalPolicy } from './types.ts';
 
 /** How the worker reaches PostgreSQL (`none`: a DynamoDB worker given no database settings). */

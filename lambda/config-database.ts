@@ -1,5 +1,5 @@
-import type { DatabaseConfig } from '../config.ts';
-import type { ConfigVariables } from '../config-variables.ts';
+import type { DatabaseConfig } from './config.ts';
+import type { ConfigVariables } from './config-variables.ts';
 
 /**
  * The database settings: none for a DynamoDB worker given none, `DATABASE_URL` (local), or the `DB_*` variables
