@@ -21,6 +21,15 @@ export const AUDIT_PK_PREFIX = 'AUDIT#';
 export const EFFECT_PK_PREFIX = 'EFFECT#';
 /** Sort key of an external-effect log item. */
 export const EFFECT_SK = 'EFFECT';
+/**
+ * Prefix of an outbox item's partition key: `OUTBOX#<idempotencyKey>` (sort key `EVENT`). The table is the worker's
+ * own, so the key needs no consumer. Attributes: `status` (`PENDING`, then `PUBLISHED`), `messageId`, `envelope` (the
+ * envelope's JSON), `requestHash`, `traceHeader`, `createdAt` and `publishedAt` (ISO 8601), and `ttl` once published.
+ * The stream relay picks up an item on its INSERT (DynamoDB Streams, filtered on this prefix).
+ */
+export const OUTBOX_PK_PREFIX = 'OUTBOX#';
+/** Sort key of an outbox item. */
+export const OUTBOX_SK = 'EVENT';
 /** The table's TTL attribute (epoch seconds), set on inbox items only: quarantine items never expire. */
 export const INBOX_TTL_ATTRIBUTE = 'ttl';
 
@@ -46,4 +55,13 @@ export function inboxKey(consumer: string, idempotencyKey: string): ItemKey {
  */
 export function quarantineKey(consumer: string, bodyHash: string): ItemKey {
   return { PK: `${QUARANTINE_PK_PREFIX}${bodyHash}`, SK: `${WORKER_SK_PREFIX}${consumer}` };
+}
+
+/**
+ * The key of the outbox item of an idempotency key.
+ *
+ * @internal
+ */
+export function outboxKey(idempotencyKey: string): ItemKey {
+  return { PK: `${OUTBOX_PK_PREFIX}${idempotencyKey}`, SK: OUTBOX_SK };
 }
