@@ -434,6 +434,33 @@ describe('Stale PROCESSING: a worker killed after the gate', () => {
     expect(await inboxItem(envelope.idempotencyKey)).toMatchObject({ status: 'COMPLETED', attempts: 2 });
   });
 
+  it('lets the redelivery of the message that took the lease take it over at once; other copies still wait', async () => {
+    // Prepare: message m passed the gate (a lease of 10 minutes) and its worker lost DynamoDB before it could write
+    // its failure: the item stays PROCESSING under a live lease. SQS hands m back once that receive is over.
+    const envelope = payment();
+    const p = envelope.payload as { accountId: string };
+    const process = dynamoProcessor(dynamo, table, exampleDynamoHandlers);
+    await claimDynamoInbox(
+      process.store,
+      { consumer: 'case-worker', envelope, requestHash: hashOf(envelope), sqsMessageId: 'm' },
+      { nowMs: Date.now(), leaseMs: 600_000 },
+    );
+
+    // Act
+    const copy = await process(sqsRecordFactory(envelope, { messageId: 'producer-duplicate' }));
+    const redelivery = await process(sqsRecordFactory(envelope, { messageId: 'm', receiveCount: 2 }));
+
+    // Assess: the duplicate sent by the producer waits for the lease; m's redelivery is attempt 2 and completes.
+    expect(copy).toMatchObject({ result: 'RETRYABLE_FAILURE', failureCode: 'IN_PROGRESS_ELSEWHERE' });
+    expect(redelivery).toMatchObject({ result: 'COMPLETED' });
+    expect(await getItem(balanceItemKey(p.accountId, 'EUR'))).toMatchObject({ balance: 10.5, entries: 1 });
+    expect(await inboxItem(envelope.idempotencyKey)).toMatchObject({
+      status: 'COMPLETED',
+      attempts: 2,
+      lastMessageId: 'm',
+    });
+  });
+
   it('answers a reused key whose first delivery holds a live lease IN_PROGRESS_ELSEWHERE, and freezes it once the lease is gone', async () => {
     // Prepare: a delivery of A passed the gate (lease of 1 s) and its worker died; B reuses A's key.
     const a = payment();

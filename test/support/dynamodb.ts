@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll } from 'vitest';
@@ -17,14 +20,31 @@ export interface TestDynamoDb {
   createTable(prefix?: string): Promise<string>;
   /** Another low-level client on the same server (destroyed after the file). */
   newClient(): DynamoDBClient;
+  /**
+   * Stops the server and starts it again on the same port and folder; resolves once it answers, with how long it was
+   * down (ms). Only with `useTestDynamoDb({ restartable: true })`. SIGTERM (the default) keeps every write it
+   * acknowledged; after a SIGKILL DynamoDB Local has lost a write acknowledged just before it (it writes its SQLite
+   * after answering), which the service never does, so a test of the worker's invariants restarts it with SIGTERM.
+   */
+  restart(signal?: 'SIGTERM' | 'SIGKILL'): Promise<number>;
+}
+
+/** Options of {@link useTestDynamoDb}. */
+export interface TestDynamoDbOptions {
+  /**
+   * Keep the items on disk (a temporary folder, removed after the file) so that `restart()` brings the server back
+   * with them. @default false (in memory, faster)
+   */
+  readonly restartable?: boolean;
 }
 
 /**
  * Starts DynamoDB Local for the calling test file (~2–8 s) and stops it after the file. Only the files that use
  * DynamoDB pay for a server; each table is fresh, so tests of one file do not share items. Call at module scope.
  */
-export function useTestDynamoDb(): TestDynamoDb {
+export function useTestDynamoDb(options: TestDynamoDbOptions = {}): TestDynamoDb {
   let server: LocalDynamoDb | undefined;
+  const dbPath = options.restartable ? mkdtempSync(join(tmpdir(), 'dynamodb-local-')) : undefined;
   const clients: DynamoDBClient[] = [];
   const newClient = () => {
     if (!server)
@@ -40,13 +60,14 @@ export function useTestDynamoDb(): TestDynamoDb {
   let client: DynamoDBClient | undefined;
   let doc: DynamoDBDocumentClient | undefined;
   beforeAll(async () => {
-    server = await startLocalDynamoDb();
+    server = await startLocalDynamoDb({ dbPath });
     client = newClient();
     doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   }, 120_000);
   afterAll(async () => {
     for (const c of clients) c.destroy();
     await server?.stop();
+    if (dbPath) rmSync(dbPath, { recursive: true, force: true });
   });
   const started = <T>(value: T | undefined): T => {
     if (value === undefined) throw new Error('useTestDynamoDb: the server is not started yet');
@@ -68,5 +89,14 @@ export function useTestDynamoDb(): TestDynamoDb {
       return name;
     },
     newClient,
+    async restart(signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM') {
+      if (!dbPath) throw new Error('useTestDynamoDb: restart() needs useTestDynamoDb({ restartable: true })');
+      const running = started(server);
+      const port = Number(new URL(running.endpoint).port);
+      const down = Date.now();
+      await running.stop(signal);
+      server = await startLocalDynamoDb({ dbPath, port });
+      return Date.now() - down;
+    },
   };
 }

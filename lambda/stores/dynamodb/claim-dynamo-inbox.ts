@@ -51,8 +51,9 @@ export type DynamoGate =
  *
  *   A: put (attribute_not_exists) ─► PROCESSING, token a, leaseExpiresAt = now + A's time left + margin
  *   B: put fails; ALL_OLD says PROCESSING and the lease is live ─► IN_PROGRESS_ELSEWHERE (retried with backoff)
- *   A dies (killed after the gate). Its lease runs out.
- *   B: put fails; ALL_OLD says PROCESSING and the lease expired ─► update `leaseToken = a` ─► token b, attempts + 1
+ *   A dies (killed after the gate). Its lease runs out — or SQS hands A's message back (A's receive is over).
+ *   B: put fails; ALL_OLD says PROCESSING, lease expired (or lastMessageId is B's messageId)
+ *      ─► update `leaseToken = a` ─► token b, attempts + 1
  *   A (if it was only slow): its transaction's inbox condition `leaseToken = a` fails ─► cancelled whole: no effect
  *
  * Exactly one taker wins a takeover: the update is conditioned on the old token, which the winner replaces.
@@ -66,9 +67,10 @@ const LEASE_UNCHANGED = '#status = :oldStatus AND leaseToken = :oldToken AND req
 /**
  * The gate of the DynamoDB store (pattern document §8): a conditional PutItem of a PROCESSING inbox item for a new
  * key; for a known key, the existing item (returned by the failed condition, `ALL_OLD`, without a second read)
- * decides: PROCESSING under a live lease → in progress elsewhere (whatever its request); another hash → mismatch;
- * COMPLETED → duplicate; FAILED_TERMINAL → terminal; FAILED_RETRYABLE, or PROCESSING whose lease expired → taken
- * (attempt n + 1) with an update conditioned on the old lease token (exactly once).
+ * decides: PROCESSING under a held lease → in progress elsewhere (whatever its request); another hash → mismatch;
+ * COMPLETED → duplicate; FAILED_TERMINAL → terminal; FAILED_RETRYABLE, or PROCESSING whose lease expired or whose
+ * message this is again (`leaseAbandoned`) → taken (attempt n + 1) with an update conditioned on the old lease token
+ * (exactly once).
  *
  * @param leaseMs how long this delivery may hold the item: its time left plus the store's margin.
  *
@@ -118,22 +120,14 @@ export async function claimDynamoInbox(
     existing = error.Item ? (unmarshall(error.Item) as DynamoInboxItem) : await read(store, key);
   }
   if (!existing) return { kind: 'inProgress' }; // expired and deleted between the put and the read: rare, retried
-  // A live lease first, whatever its request: the delivery that holds it decides (PostgreSQL's row lock, the same).
-  if (existing.status === 'PROCESSING' && existing.leaseExpiresAt > input.nowMs)
+  // A held lease first, whatever its request: the delivery that holds it decides (PostgreSQL's row lock, the same).
+  if (existing.status === 'PROCESSING' && !leaseAbandoned(existing, entry, input.nowMs))
     return { kind: 'inProgress' };
   if (existing.requestHash !== entry.requestHash) return { kind: 'hashMismatch', status: existing.status };
-  switch (existing.status) {
-    case 'COMPLETED':
-      return { kind: 'duplicate', attempts: existing.attempts };
-    case 'FAILED_TERMINAL':
-      return { kind: 'terminal', failureCode: existing.failureCode, attempts: existing.attempts };
-    case 'PROCESSING':
-      if (existing.leaseExpiresAt > input.nowMs) return { kind: 'inProgress' };
-      break;
-    default:
-      break;
-  }
-  // FAILED_RETRYABLE, or PROCESSING with an expired lease: take it, once.
+  if (existing.status === 'COMPLETED') return { kind: 'duplicate', attempts: existing.attempts };
+  if (existing.status === 'FAILED_TERMINAL')
+    return { kind: 'terminal', failureCode: existing.failureCode, attempts: existing.attempts };
+  // FAILED_RETRYABLE, or PROCESSING under an abandoned lease: take it, once.
   try {
     await documentClient(store).send(
       new UpdateCommand({
@@ -168,6 +162,20 @@ export async function claimDynamoInbox(
     attempts: existing.attempts + 1,
     takenOver: existing.status === 'PROCESSING' ? 'PROCESSING' : 'FAILED_RETRYABLE',
   };
+}
+
+/**
+ * True when a PROCESSING item's lease no longer stands for a running delivery: it expired, or this delivery is SQS
+ * handing back the very message that took it (`lastMessageId`). SQS redelivers a message only once its earlier
+ * receive is over — a Lambda invocation past its timeout (the queue's visibility is at least the function's timeout),
+ * a poller that stopped extending the visibility — so that receive's worker left the lease behind: typically it lost
+ * the database after the gate and could not write its failure. Waiting for the lease would spend the message's
+ * receives on IN_PROGRESS_ELSEWHERE and could send a good message to the DLQ unattempted. Should the earlier worker
+ * still be running after all, its transaction is conditioned on its lease token, which the takeover replaces: it is
+ * cancelled whole (LEASE_LOST) and nothing of it is applied.
+ */
+function leaseAbandoned(existing: DynamoInboxItem, entry: DynamoInboxEntry, nowMs: number): boolean {
+  return existing.leaseExpiresAt <= nowMs || existing.lastMessageId === entry.sqsMessageId;
 }
 
 /** A strongly consistent read of an item (when a failed condition returned no item). */
