@@ -88,6 +88,8 @@ export const DYNAMODB_FAILURE_CODES = [
   'DYNAMODB_TABLE_NOT_FOUND',
   // More domain writes than one TransactWriteItems holds.
   'DYNAMODB_TOO_MANY_WRITES',
+  // An outbox item whose key names another event (dynamoOutboxWrite in a handler's writes).
+  'OUTBOX_CONFLICT',
 ] as const;
 
 /** Codes of the toolkit's canary handler (lambda/canary/), on purpose: `sqs-worker smoke` sends them. */

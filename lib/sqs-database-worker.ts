@@ -20,6 +20,7 @@ import { createPollerRuntime } from './runtimes/fargate/poller-runtime.ts';
 import type { PollerService } from './runtimes/fargate/poller-service.ts';
 import { createLambdaRuntime } from './runtimes/lambda/lambda-runtime.ts';
 import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
+import { createDynamoOutboxRelay, type DynamoOutboxRelay } from './stores/dynamodb/dynamodb-outbox-relay.ts';
 import { createDynamoDbStore } from './stores/dynamodb/dynamodb-store.ts';
 import type { WorkerTable } from './stores/dynamodb/worker-table.ts';
 import { createPostgresStore } from './stores/postgres/postgres-store.ts';
@@ -86,8 +87,13 @@ export class SqsDatabaseWorker extends Construct {
   readonly migrationTrigger: triggers.Trigger | undefined;
   /** The scheduled jobs: relay, health, retention and breaker (store `postgres`). */
   readonly jobs: ScheduledJobs | undefined;
-  /** The scheduled outbox relay (when `outboxRelay` is not false). */
+  /**
+   * The outbox relay (when `outboxRelay` is not false): scheduled on PostgreSQL, triggered by the table's stream on
+   * DynamoDB.
+   */
   readonly outboxRelayFunction: lambda.Function | undefined;
+  /** Where the DynamoDB stream relay's given-up records go (store `dynamodb`, with the relay). */
+  readonly outboxRelayFailureQueue: sqs.Queue | undefined;
   /** The scheduled health job (when `healthCheck` is not false). */
   readonly healthFunction: lambda.Function | undefined;
   /** The scheduled retention job (when `retention` is not false). */
@@ -109,7 +115,7 @@ export class SqsDatabaseWorker extends Construct {
     const settings = resolveWorkerSettings(given, { checkVpc: true });
     super(scope, id);
     this.settings = settings;
-    // With DynamoDB: no relay, health job, retention job or breaker (they need PostgreSQL).
+    // With DynamoDB: no health job, retention job or breaker (they need PostgreSQL); the outbox relay is the stream's.
     const props = withStoreDefaults(given);
     const production = props.production ?? true;
     const subnets = props.vpcSubnets ?? { subnetType: ec2.SubnetType.PRIVATE_ISOLATED };
@@ -177,7 +183,9 @@ export class SqsDatabaseWorker extends Construct {
           migrationTrigger: this.migrationTrigger,
         })
       : undefined;
-    this.outboxRelayFunction = this.jobs?.outboxRelayFunction;
+    const dynamoOutboxRelay = this.createStreamRelay(props, store, serviceEnvironment, production);
+    this.outboxRelayFunction = this.jobs?.outboxRelayFunction ?? dynamoOutboxRelay?.relayFunction;
+    this.outboxRelayFailureQueue = dynamoOutboxRelay?.failureQueue;
     this.healthFunction = this.jobs?.healthFunction;
     this.retentionFunction = this.jobs?.retentionFunction;
     this.breakerFunction = this.jobs?.breakerFunction;
@@ -192,12 +200,29 @@ export class SqsDatabaseWorker extends Construct {
       pollerService: this.pollerService,
       store,
       jobs: this.jobs,
+      dynamoOutboxRelay,
       metricsNamespace,
       serviceName,
     });
     this.alarmTopic = observability.alarmTopic;
     this.alarms = observability.alarms;
     this.dashboard = observability.dashboard;
+  }
+
+  /** The DynamoDB store's outbox relay on its table's stream (unless `outboxRelay` is false). */
+  private createStreamRelay(
+    props: WorkerSettings,
+    store: WorkerStoreParts,
+    serviceEnvironment: Readonly<Record<string, string>>,
+    production: boolean,
+  ): DynamoOutboxRelay | undefined {
+    if (!store.table || !(props.outboxRelay ?? true)) return undefined;
+    return createDynamoOutboxRelay(this, {
+      table: store.table,
+      queue: this.queue,
+      environment: { ...serviceEnvironment, ...store.workerEnvironment },
+      production,
+    });
   }
 
   /** The store's parts, by `store` (a third store adds its branch here and its folder under `lib/stores/`). */

@@ -1,26 +1,9 @@
 import type postgres from 'postgres';
-import {
-  formatXRayTraceHeader,
-  newTraceContext,
-  parseTraceContext,
-  parseXRayTraceHeader,
-  TRACEPARENT_ATTRIBUTE_BYTES,
-  withParentId,
-} from '../tracing/trace-context.ts';
-import { type Envelope, envelopeSchema } from '../worker/envelope.ts';
-import { describeIssues, parseSchema } from '../worker/parse-schema.ts';
-import { requestHash } from '../worker/request-hash.ts';
-import { checkPayloadDepth } from './check-payload-depth.ts';
-import { InvalidOutboxEnvelopeError, OutboxConflictError, OutboxUsageError } from './errors.ts';
+import { parseXRayTraceHeader } from '../tracing/trace-context.ts';
+import type { Envelope } from '../worker/envelope.ts';
+import { OutboxConflictError, OutboxUsageError } from './errors.ts';
 import type { PayloadOffloadTarget } from './offload-payload.ts';
-
-/**
- * Largest message body the outbox accepts by default, in bytes (UTF-8 of the envelope JSON): 1 MiB, the SQS
- * maximum. A queue configured with a smaller `MaximumMessageSize` needs `maxMessageBytes` set to it.
- *
- * @internal
- */
-export const OUTBOX_MAX_MESSAGE_BYTES = 1_048_576;
+import { prepareOutboxEnvelope } from './prepare-outbox-envelope.ts';
 
 /** Options of {@link enqueueOutbox}. */
 export interface EnqueueOutboxOptions {
@@ -114,39 +97,12 @@ export async function enqueueOutbox(
       'enqueueOutbox must run inside the producer transaction: call it with the `sql` of `sql.begin(async (sql) => …)`, not the pool',
     );
   }
-  const parsed = parseSchema(envelopeSchema, envelope);
-  if (!parsed.success) {
-    throw new InvalidOutboxEnvelopeError(`Invalid outbox envelope: ${describeIssues(parsed.error)}`);
-  }
-  // Before anything serializes it: JSON.stringify overflows the stack on a few thousand levels.
-  checkPayloadDepth(parsed.data);
-  const queueMaxBytes = options.maxMessageBytes ?? OUTBOX_MAX_MESSAGE_BYTES;
-  if (!Number.isInteger(queueMaxBytes) || queueMaxBytes < 1024 || queueMaxBytes > OUTBOX_MAX_MESSAGE_BYTES) {
-    throw new OutboxUsageError(
-      `maxMessageBytes must be the queue's MaximumMessageSize, a whole number from 1024 to ${OUTBOX_MAX_MESSAGE_BYTES} (given ${queueMaxBytes})`,
-    );
-  }
-  const traceHeader = formatXRayTraceHeader(withParentId(producerTrace(options.trace)));
-  // SQS counts message attributes in the message size: the relay's traceparent attribute must fit beside the body.
-  const maxBytes = queueMaxBytes - TRACEPARENT_ATTRIBUTE_BYTES;
-  const offloadAbove = Math.min(options.offload?.offloadAboveBytes ?? maxBytes, maxBytes);
-  let valid = parsed.data;
-  let bytes = Buffer.byteLength(JSON.stringify(valid), 'utf8');
-  if (bytes > offloadAbove && options.offload && valid.payload !== undefined) {
-    const { offloadPayload } = await import('./offload-payload.ts');
-    valid = await offloadPayload(options.offload, valid);
-    bytes = Buffer.byteLength(JSON.stringify(valid), 'utf8');
-  }
-  if (bytes > maxBytes) {
-    throw new InvalidOutboxEnvelopeError(
-      `Outbox envelope ${valid.idempotencyKey} is ${bytes} bytes (+${TRACEPARENT_ATTRIBUTE_BYTES} for its traceparent attribute), above the queue's message limit of ${queueMaxBytes}; ${
-        options.offload
-          ? 'its payload is in S3 already: shorten the other envelope fields'
-          : 'pass `offload` ({ s3, bucket }) to send the payload by reference (payloadRef), or send smaller payloads'
-      }`,
-    );
-  }
-  const hash = requestHash(valid);
+  const {
+    envelope: valid,
+    requestHash: hash,
+    traceHeader,
+    traceId,
+  } = await prepareOutboxEnvelope(envelope, options);
 
   const inserted = await sql<{ event_id: string }[]>`
     insert into outbox_events (
@@ -161,7 +117,7 @@ export async function enqueueOutbox(
     returning event_id
   `;
   if (inserted.length === 1) {
-    return { eventId: valid.messageId, inserted: true, traceId: parseXRayTraceHeader(traceHeader)?.traceId };
+    return { eventId: valid.messageId, inserted: true, traceId };
   }
 
   const [existing] = await sql<{ event_id: string; request_hash: string; trace_header: string | null }[]>`
@@ -184,29 +140,4 @@ export async function enqueueOutbox(
     inserted: false,
     traceId: parseXRayTraceHeader(existing.trace_header)?.traceId,
   };
-}
-
-/**
- * The trace a new outbox row travels with: the caller's (`trace`), else the Lambda invocation's X-Ray header, else
- * a new one. The invocation's header is read at call time, not from the configuration: Lambda sets it per
- * invocation (`_X_AMZN_TRACE_ID`, or the runtime's invoke store when one environment serves several invocations
- * at once). Even in PassThrough mode (tracing off) Lambda gives every invocation a trace id, so the producer's
- * own log lines (Powertools `xray_trace_id`) carry the same id as the worker's.
- */
-function producerTrace(trace: string | undefined) {
-  if (trace !== undefined) {
-    const given = parseTraceContext(trace);
-    if (!given) {
-      throw new OutboxUsageError(
-        `trace must be an X-Ray trace header (Root=1-<8 hex>-<24 hex>;Parent=<16 hex>;Sampled=0|1) or a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>) (given ${JSON.stringify(trace.slice(0, 120))}); pass the header your tracer gives, or leave trace out to use the Lambda invocation's`,
-      );
-    }
-    return given;
-  }
-  const invoke = (
-    globalThis as { awslambda?: { InvokeStore?: { getXRayTraceId?: () => string | undefined } } }
-  ).awslambda?.InvokeStore;
-  return (
-    parseXRayTraceHeader(invoke?.getXRayTraceId?.() ?? process.env._X_AMZN_TRACE_ID) ?? newTraceContext()
-  );
 }

@@ -24,12 +24,19 @@ export interface OutboxSqsSender {
 }
 
 /**
+ * What a row to send needs: its envelope and the trace it travels with (an outbox row of either store).
+ *
+ * @internal
+ */
+export type OutboxSendRow = Pick<ClaimedRow, 'envelope' | 'trace_header'>;
+
+/**
  * What became of one row's send: its SQS message id, or the error (the SQS code and message, never the payload).
  *
  * @internal
  */
-export interface SendOutcome {
-  readonly row: ClaimedRow;
+export interface SendOutcome<R extends OutboxSendRow = ClaimedRow> {
+  readonly row: R;
   readonly messageId?: string;
   readonly error?: string;
 }
@@ -46,11 +53,11 @@ const truncate = (text: string) => (text.length > MAX_ERROR ? `${text.slice(0, M
  *
  * @internal
  */
-export async function sendOutboxRows(
+export async function sendOutboxRows<R extends OutboxSendRow>(
   sqs: OutboxSqsSender,
-  rows: readonly ClaimedRow[],
+  rows: readonly R[],
   target: { readonly queueUrl: string; readonly maxBatchBytes: number },
-): Promise<SendOutcome[]> {
+): Promise<SendOutcome<R>[]> {
   const fifo = target.queueUrl.endsWith('.fifo');
   const entries = rows.map((row, index) => {
     const entry: SendMessageBatchRequestEntry = {
@@ -73,11 +80,11 @@ export async function sendOutboxRows(
 }
 
 /** One SendMessageBatch call; every entry's outcome, a failed call failing them all. */
-async function sendBatch(
+async function sendBatch<R extends OutboxSendRow>(
   sqs: OutboxSqsSender,
   queueUrl: string,
-  batch: { row: ClaimedRow; entry: SendMessageBatchRequestEntry }[],
-): Promise<SendOutcome[]> {
+  batch: { row: R; entry: SendMessageBatchRequestEntry }[],
+): Promise<SendOutcome<R>[]> {
   let output: SendMessageBatchCommandOutput;
   try {
     output = await sqs.send(

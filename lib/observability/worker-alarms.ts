@@ -11,6 +11,10 @@ import type { Construct } from 'constructs';
 import { healthAlarmSpecs, outboxAlarmSpecs, retentionAlarmSpecs } from '../jobs/job-alarms.ts';
 import { pollerAlarms } from '../runtimes/fargate/poller-alarms.ts';
 import { dynamoDbAlarmSpecs } from '../stores/dynamodb/dynamodb-alarms.ts';
+import {
+  type DynamoOutboxRelay,
+  dynamoOutboxRelayAlarmSpecs,
+} from '../stores/dynamodb/dynamodb-outbox-relay.ts';
 import { postgresAlarmSpecs } from '../stores/postgres/postgres-alarms.ts';
 import { WORKER_METRICS } from './worker-metrics.ts';
 
@@ -39,6 +43,8 @@ export interface WorkerAlarmsProps {
   readonly serviceName: string;
   readonly oldestMessageAgeSlo: Duration;
   readonly outboxPendingAgeSlo: Duration | undefined;
+  /** The DynamoDB store's stream relay, and how far behind the stream it may fall (`outboxPendingAgeSlo`). */
+  readonly dynamoOutboxRelay?: { readonly relay: DynamoOutboxRelay; readonly pendingAgeSlo: Duration };
   readonly terminalFailureRatePercent: number;
   /** Retry-rate alarm: percent of received records, over `retryRateEvaluationPeriods` 5-minute periods. */
   readonly retryRatePercent: number;
@@ -94,7 +100,8 @@ export function workerMetric(
  * timeout (runtime `lambda`); running tasks below desired, task CPU and memory above 80 % (runtime `fargate`);
  * HashMismatch > 0; QuarantineFailed > 0; PayloadAccessDenied > 0; TerminalFailure rate; proxy client connections, proxy database connections and
  * instance connections near their limits (PostgreSQL store); DynamoDB throttled requests, system errors and
- * transaction conflict rate (DynamoDB store); outbox oldest pending age (when the relay is deployed); retry rate;
+ * transaction conflict rate (DynamoDB store); outbox oldest pending age (when the relay is deployed), or the stream
+ * relay's errors, iterator age and given-up records (DynamoDB store); retry rate;
  * duplicate spike; and, with the health job: open quarantine entry age, lock waits, deadlocks, in-flight age
  * above the visibility timeout, health job errors and the health job not running (missing data breaches).
  *
@@ -127,6 +134,9 @@ export function createWorkerAlarms(
     ...(health ? healthAlarmSpecs(health, emf) : {}),
     ...(retention ? retentionAlarmSpecs(retention) : {}),
     ...(props.outboxPendingAgeSlo ? outboxAlarmSpecs(props.outboxPendingAgeSlo, emf) : {}),
+    ...(props.dynamoOutboxRelay
+      ? dynamoOutboxRelayAlarmSpecs(props.dynamoOutboxRelay.relay, props.dynamoOutboxRelay.pendingAgeSlo)
+      : {}),
   };
   return notifyingAlarms(scope, props.topic, specs);
 }

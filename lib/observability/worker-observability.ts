@@ -13,6 +13,7 @@ import type { ScheduledJobs } from '../jobs/scheduled-jobs.ts';
 import { auxiliaryProxyConnections, type ResolvedWorkerSettings } from '../resolve-worker-settings.ts';
 import type { PollerService } from '../runtimes/fargate/poller-service.ts';
 import { DYNAMODB_CAPACITY_DEFAULTS } from '../stores/dynamodb/dynamodb-capacity.ts';
+import type { DynamoOutboxRelay } from '../stores/dynamodb/dynamodb-outbox-relay.ts';
 import type { WorkerStoreParts } from '../stores/worker-store-parts.ts';
 import type { WorkerSettings } from '../worker-settings.ts';
 import { createWorkerAlarms, workerMetric } from './worker-alarms.ts';
@@ -32,6 +33,8 @@ export interface WorkerObservabilityInputs {
   readonly pollerService: PollerService | undefined;
   readonly store: WorkerStoreParts;
   readonly jobs: ScheduledJobs | undefined;
+  /** The DynamoDB store's stream relay (when deployed). */
+  readonly dynamoOutboxRelay: DynamoOutboxRelay | undefined;
   readonly metricsNamespace: string;
   readonly serviceName: string;
 }
@@ -116,6 +119,12 @@ function workerAlarms(
     oldestMessageAgeSlo: props.oldestMessageAgeSlo ?? Duration.minutes(5),
     outboxPendingAgeSlo: jobs?.outboxRelayFunction
       ? (props.outboxPendingAgeSlo ?? Duration.minutes(5))
+      : undefined,
+    dynamoOutboxRelay: inputs.dynamoOutboxRelay
+      ? {
+          relay: inputs.dynamoOutboxRelay,
+          pendingAgeSlo: props.outboxPendingAgeSlo ?? Duration.minutes(5),
+        }
       : undefined,
     terminalFailureRatePercent: props.terminalFailureRatePercent ?? 1,
     retryRatePercent: props.retryRatePercent ?? 10,

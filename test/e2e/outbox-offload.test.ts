@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
-import { OUTBOX_MAX_MESSAGE_BYTES } from '../../lambda/outbox/enqueue-outbox.ts';
 import { enqueueOutbox, InvalidOutboxEnvelopeError } from '../../lambda/outbox/index.ts';
+import { OUTBOX_MAX_MESSAGE_BYTES } from '../../lambda/outbox/prepare-outbox-envelope.ts';
 import { relayOutbox } from '../../lambda/outbox/relay-outbox.ts';
 import { TRACEPARENT_ATTRIBUTE_BYTES } from '../../lambda/tracing/trace-context.ts';
 import type { Envelope } from '../../lambda/worker/envelope.ts';

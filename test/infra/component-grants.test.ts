@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { inboxKey } from '../../lambda/stores/dynamodb/item-keys.ts';
+import { inboxKey, outboxKey } from '../../lambda/stores/dynamodb/item-keys.ts';
 import { SqsInboxWorkerStack, type SqsInboxWorkerStackProps } from '../../lib/sqs-inbox-worker-stack.ts';
 import { evaluateRole, functionRole, type PolicyRequest, resolveValue, resourceArn } from './role-policy.ts';
 
@@ -43,6 +43,8 @@ const SDK_ACTIONS: Readonly<Record<string, readonly string[]>> = {
   PutCommand: ['dynamodb:PutItem'],
   UpdateCommand: ['dynamodb:UpdateItem'],
   TransactWriteCommand: ['dynamodb:UpdateItem'],
+  // The stream relay's read-back of a batch's outbox items.
+  BatchGetCommand: ['dynamodb:BatchGetItem'],
 };
 
 type Component =
@@ -51,6 +53,7 @@ type Component =
   | 'worker'
   | 'dynamodb worker'
   | 'relay'
+  | 'dynamodb relay'
   | 'health'
   | 'retention'
   | 'breaker'
@@ -81,7 +84,9 @@ const RUN_BY: Readonly<
   'lambda/stores/dynamodb/dynamo-external-effect.ts': { by: ['dynamodb worker', 'dynamodb poller'] },
   // The pause's probe: the poller's only (a Lambda worker never probes).
   'lambda/stores/dynamodb/probe-dynamo-store.ts': { by: ['dynamodb poller'] },
-  'lambda/outbox/send-outbox-rows.ts': { by: ['relay'] },
+  'lambda/outbox/send-outbox-rows.ts': { by: ['relay', 'dynamodb relay'] },
+  // The DynamoDB store's stream relay: its read-back and marks of OUTBOX# items.
+  'lambda/stores/dynamodb/relay-dynamo-outbox.ts': { by: ['dynamodb relay'] },
   // offloadPayload runs in a producer's code, under the role given grantPayloadWrite.
   'lambda/outbox/offload-payload.ts': { by: [] },
   'lambda/breaker/mapping-control.ts': {
@@ -139,7 +144,7 @@ const only = (ids: string[], what: string): string => {
 };
 
 /** The resource a component's call of `action` is made on, in the template of its stack. */
-function requestFor(template: Template, action: string): PolicyRequest {
+function requestFor(template: Template, action: string, component: Component): PolicyRequest {
   const resources = template.toJSON().Resources as Record<string, { Properties: Record<string, unknown> }>;
   const [service] = action.split(':');
   if (service === 'sqs') {
@@ -176,12 +181,10 @@ function requestFor(template: Template, action: string): PolicyRequest {
   }
   if (service === 'dynamodb') {
     const table = only(Object.keys(template.findResources('AWS::DynamoDB::Table')), 'table');
-    // The store's own calls outside a transaction are on inbox items.
-    return {
-      action,
-      resource: resourceArn(template, table),
-      context: { 'dynamodb:LeadingKeys': [inboxKey('case-worker', 'payment-1').PK] },
-    };
+    // The store's own calls outside a transaction are on inbox items; the relay's, on outbox items.
+    const key =
+      component === 'dynamodb relay' ? outboxKey('payment-1').PK : inboxKey('case-worker', 'payment-1').PK;
+    return { action, resource: resourceArn(template, table), context: { 'dynamodb:LeadingKeys': [key] } };
   }
   throw new Error(`no resource known for ${action}: add its service to requestFor`);
 }
@@ -218,6 +221,8 @@ describe('Contract: every AWS call of a component is allowed by its synthesized 
         return described(templates.dynamodb, 'SQS → DynamoDB inbox worker');
       case 'relay':
         return described(templates.postgres, 'Publishes pending outbox rows');
+      case 'dynamodb relay':
+        return described(templates.dynamodb, 'Publishes new outbox items');
       case 'health':
         return described(templates.postgres, 'Publishes database health figures');
       case 'retention':
@@ -247,6 +252,7 @@ describe('Contract: every AWS call of a component is allowed by its synthesized 
     'worker',
     'dynamodb worker',
     'relay',
+    'dynamodb relay',
     'health',
     'retention',
     'breaker',
@@ -261,7 +267,7 @@ describe('Contract: every AWS call of a component is allowed by its synthesized 
       // Act
       const decided = await Promise.all(
         needed.map(async (action) => {
-          const request = requestFor(template, action);
+          const request = requestFor(template, action, component);
           return { action, resource: request.resource, result: await evaluateRole(template, role, request) };
         }),
       );

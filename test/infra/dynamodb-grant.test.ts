@@ -149,8 +149,10 @@ describe('Class: WorkerTable — the worker may write its own items and its doma
   });
 
   it('conditions every DynamoDB statement of the worker on the partition key, on the table ARN only', () => {
-    // Prepare
-    const statements = Object.values(worker.template.findResources('AWS::IAM::Policy')).flatMap(
+    // Prepare: the worker role's policies (the stream relay's role has its own grant, below).
+    const statements = Object.values(
+      worker.template.findResources('AWS::IAM::Policy', { Properties: { Roles: [{ Ref: worker.role }] } }),
+    ).flatMap(
       (policy) => policy.Properties.PolicyDocument.Statement as { Sid?: string; Action: string | string[] }[],
     );
     const dynamo = statements.filter((statement) =>
@@ -179,6 +181,13 @@ describe('Class: WorkerTable — the worker may write its own items and its doma
         Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
         Resource: { 'Fn::GetAtt': [worker.table, 'Arn'] },
         Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['EFFECT#*'] } },
+      },
+      {
+        Sid: 'WorkerOutboxItems',
+        Effect: 'Allow',
+        Action: 'dynamodb:UpdateItem',
+        Resource: { 'Fn::GetAtt': [worker.table, 'Arn'] },
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['OUTBOX#*'] } },
       },
       {
         Sid: 'HandlerDomainItems',

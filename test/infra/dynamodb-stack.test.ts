@@ -7,7 +7,11 @@ import { resolveWorkerSettings } from '../../lib/resolve-worker-settings.ts';
 import { SqsDatabaseWorker } from '../../lib/sqs-database-worker.ts';
 import { SqsInboxWorkerStack, type SqsInboxWorkerStackProps } from '../../lib/sqs-inbox-worker-stack.ts';
 import { stageSettings } from '../../lib/stage-settings.ts';
-import { WORKER_ITEM_ACTIONS, WORKER_TABLE_ACTIONS } from '../../lib/stores/dynamodb/worker-table.ts';
+import {
+  RELAY_TABLE_ACTIONS,
+  WORKER_ITEM_ACTIONS,
+  WORKER_TABLE_ACTIONS,
+} from '../../lib/stores/dynamodb/worker-table.ts';
 import { WorkerNetwork } from '../../lib/worker-network.ts';
 
 // Bundling is skipped (`aws:cdk:bundling-stacks: []`): the settings still reach the template.
@@ -122,24 +126,55 @@ describe('Class: SqsInboxWorkerStack (store dynamodb, production)', () => {
       }
     }
 
-    // Assess: the worker's role only, one statement per kind of item (dynamodb-grant.test.ts evaluates them), the
-    // table's ARN only, every one conditioned on the partition key
-    expect(dynamoStatements.map(({ roles }) => roles)).toEqual(Array(4).fill([{ Ref: roleRef.asString() }]));
-    expect(dynamoStatements.map(({ statement }) => [statement.Sid, statement.Action])).toEqual([
+    // Assess: the worker's role, one statement per kind of item (dynamodb-grant.test.ts evaluates them), the table's
+    // ARN only, every one conditioned on the partition key…
+    const workerRole = [{ Ref: roleRef.asString() }];
+    const ofWorker = dynamoStatements.filter(
+      ({ roles }) => JSON.stringify(roles) === JSON.stringify(workerRole),
+    );
+    expect(ofWorker.map(({ statement }) => [statement.Sid, statement.Action])).toEqual([
       ['WorkerInboxItems', [...WORKER_ITEM_ACTIONS.inbox]],
       ['WorkerQuarantineItems', WORKER_ITEM_ACTIONS.quarantine[0]],
       ['WorkerEffectLogItems', [...WORKER_ITEM_ACTIONS.effects]],
+      ['WorkerOutboxItems', WORKER_ITEM_ACTIONS.outbox[0]],
       ['HandlerDomainItems', [...WORKER_ITEM_ACTIONS.domain]],
     ]);
-    expect(new Set(dynamoStatements.flatMap(({ statement }) => statement.Action))).toEqual(
+    expect(new Set(ofWorker.flatMap(({ statement }) => statement.Action))).toEqual(
       new Set(WORKER_TABLE_ACTIONS),
     );
-    for (const { statement } of dynamoStatements) {
+    for (const { statement } of ofWorker) {
       expect(statement.Resource).toEqual({ 'Fn::GetAtt': [tableId, 'Arn'] });
       expect(statement.Condition).toEqual({
         'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': expect.any(Array) },
       });
     }
+    // …and the stream relay's role: its stream (ListStreams has no resource-level permission) and outbox items only.
+    const relayRoleRef = new Capture();
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('Publishes new outbox items'),
+      Role: { 'Fn::GetAtt': [relayRoleRef, 'Arn'] },
+    });
+    const ofRelay = dynamoStatements.filter(({ roles }) => !ofWorker.some((w) => w.roles === roles));
+    expect(
+      ofRelay.every(
+        ({ roles }) => JSON.stringify(roles) === JSON.stringify([{ Ref: relayRoleRef.asString() }]),
+      ),
+    ).toBe(true);
+    expect(
+      ofRelay.map(({ statement }) => [statement.Action, statement.Resource, statement.Condition]),
+    ).toEqual([
+      ['dynamodb:ListStreams', '*', undefined],
+      [
+        ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
+        { 'Fn::GetAtt': [tableId, 'StreamArn'] },
+        undefined,
+      ],
+      [
+        [...RELAY_TABLE_ACTIONS],
+        { 'Fn::GetAtt': [tableId, 'Arn'] },
+        { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['OUTBOX#*'] } },
+      ],
+    ]);
     // No KMS grant is needed with the AWS managed key, and none is given.
     const policies = JSON.stringify(template.findResources('AWS::IAM::Policy'));
     expect(policies).not.toMatch(/"kms:/);
@@ -163,8 +198,9 @@ describe('Class: SqsInboxWorkerStack (store dynamodb, production)', () => {
       template.resourceCountIs(type, 0);
     }
     const functions = template.findResources('AWS::Lambda::Function');
-    expect(Object.keys(functions)).toEqual([workerId]);
-    expect(functions[workerId]?.Properties.VpcConfig).toBeUndefined();
+    // The worker and the outbox relay on the table's stream, both outside a VPC.
+    expect(Object.keys(functions)).toEqual([workerId, expect.stringMatching(/^WorkerOutboxRelayFunction/)]);
+    for (const fn of Object.values(functions)) expect(fn.Properties.VpcConfig).toBeUndefined();
     // The worker role carries the basic execution policy, not the VPC-access one.
     expect(JSON.stringify(template.findResources('AWS::IAM::Role'))).not.toContain(
       'AWSLambdaVPCAccessExecutionRole',
@@ -377,7 +413,7 @@ describe('Function: resolveWorkerSettings() (store dynamodb)', () => {
         dbPoolSize: 2,
         dbMaxConnections: 400,
         inboxRetention: Duration.days(20),
-        outboxRelay: true,
+        outboxRelaySchedule: Duration.minutes(2),
         breaker: true,
         transactItemsPerMessage: 101,
       });
@@ -394,7 +430,7 @@ describe('Function: resolveWorkerSettings() (store dynamodb)', () => {
         'dbPoolSize (2) applies only to store "postgres" (given store "dynamodb"); remove dbPoolSize',
         'dbMaxConnections (400) applies only to store "postgres" (given store "dynamodb"); remove dbMaxConnections',
         'inboxRetention (20 days) applies only to store "postgres" (given store "dynamodb"); remove inboxRetention',
-        'outboxRelay (true) needs store "postgres": the outbox relay reads the PostgreSQL outbox; remove outboxRelay or set it false',
+        'outboxRelaySchedule (2 minutes) applies only to store "postgres" (given store "dynamodb"); remove outboxRelaySchedule',
         `breaker (true) needs store "postgres": the breaker's probe connects to PostgreSQL; remove breaker or set it false`,
         'Capacity input transactItemsPerMessage must be a whole number from 1 to 100, the TransactWriteItems limit (given 101); fix the capacity props',
       ]),

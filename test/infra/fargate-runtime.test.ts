@@ -502,22 +502,26 @@ describe('Runtime fargate with store dynamodb: the poller on the DynamoDB table'
   const lambda = synthDynamo('lambda', { domainKeyPrefixes: ['ORDER#', 'CUSTOMER#'] });
   const taskRole = fargate.stack.worker.pollerService?.taskRole;
 
-  it('deploys the poller service, the table and its network, and nothing of RDS, its proxy or the scheduled jobs', () => {
+  it('deploys the poller service, the table and its network, the stream relay, and nothing of RDS, its proxy or the scheduled jobs', () => {
     // Assess
     expect(fargate.stack.worker.pollerService).toBeDefined();
     expect(fargate.stack.worker.workerFunction).toBeUndefined();
     expect(fargate.stack.worker.database).toBeUndefined();
     fargate.template.resourceCountIs('AWS::ECS::Service', 1);
     fargate.template.resourceCountIs('AWS::DynamoDB::Table', 1);
-    for (const type of [
-      'AWS::RDS::DBInstance',
-      'AWS::RDS::DBProxy',
-      'AWS::SecretsManager::Secret',
-      'AWS::Lambda::Function',
-      'AWS::Lambda::EventSourceMapping',
-    ]) {
+    for (const type of ['AWS::RDS::DBInstance', 'AWS::RDS::DBProxy', 'AWS::SecretsManager::Secret']) {
       fargate.template.resourceCountIs(type, 0);
     }
+    // One function: the outbox relay, on the table's stream (no VPC), its mapping the only one.
+    const functions = Object.values(fargate.template.findResources('AWS::Lambda::Function'));
+    expect(functions.map((fn) => fn.Properties.Description)).toEqual([
+      expect.stringMatching(/^Publishes new outbox items/),
+    ]);
+    expect(functions[0]?.Properties.VpcConfig).toBeUndefined();
+    const mappings = Object.values(fargate.template.findResources('AWS::Lambda::EventSourceMapping'));
+    expect(mappings.map((mapping) => mapping.Properties.EventSourceArn)).toEqual([
+      { 'Fn::GetAtt': [expect.stringMatching(/Table/), 'StreamArn'] },
+    ]);
     // The tasks' subnets reach what the poller calls, and no endpoint of the PostgreSQL store's functions is paid for.
     const services = Object.values(fargate.template.findResources('AWS::EC2::VPCEndpoint')).map((endpoint) =>
       JSON.stringify(endpoint.Properties.ServiceName),
@@ -558,9 +562,10 @@ describe('Runtime fargate with store dynamodb: the poller on the DynamoDB table'
       'WorkerInboxItems',
       'WorkerQuarantineItems',
       'WorkerEffectLogItems',
+      'WorkerOutboxItems',
       'HandlerDomainItems',
     ]);
-    expect(dynamoStatements(task)[3]).toMatchObject({
+    expect(dynamoStatements(task)[4]).toMatchObject({
       Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['ORDER#*', 'CUSTOMER#*'] } },
     });
     expect(task.map((statement) => statement.Sid)).toEqual([
@@ -568,6 +573,7 @@ describe('Runtime fargate with store dynamodb: the poller on the DynamoDB table'
       'WorkerInboxItems',
       'WorkerQuarantineItems',
       'WorkerEffectLogItems',
+      'WorkerOutboxItems',
       'HandlerDomainItems',
       'ReadPayloadObjects',
       'KnowMissingPayloads',

@@ -34,7 +34,10 @@ describe('Stages of cdk.json', () => {
     // Assess
     const dataPolicy = raw.production ? 'Retain' : 'Delete';
     const databasePolicy = raw.production ? 'Snapshot' : 'Delete';
-    expect(Object.keys(template.findResources('AWS::SQS::Queue'))).toHaveLength(2);
+    // The source queue and its DLQ; on DynamoDB, the stream relay's failure queue too.
+    expect(Object.keys(template.findResources('AWS::SQS::Queue'))).toHaveLength(
+      stage.includes('dynamodb') ? 3 : 2,
+    );
     // Every resource that holds messages or data (a bucket too, should one be added) follows the stage.
     const holdingData = {
       ...template.findResources('AWS::SQS::Queue'),

@@ -107,7 +107,7 @@ describe('Prop: tracing', () => {
     expect(findings).toEqual([]);
   });
 
-  it('traces the worker of the DynamoDB store too (no relay there), passing cdk-nag', () => {
+  it("traces the worker of the DynamoDB store too (its stream relay untraced: the messages carry their producers' traces), passing cdk-nag", () => {
     // Act
     const { template, app } = synthStage('dev-dynamodb', { tracing: true });
     const report = new AwsSolutionsChecks(app).validateScope(app);

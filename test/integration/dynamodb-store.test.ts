@@ -15,7 +15,8 @@ import {
   type ConditionFailedRule,
   defineDynamoHandler,
 } from '../../lambda/stores/dynamodb/dynamo-handler.ts';
-import { inboxKey } from '../../lambda/stores/dynamodb/item-keys.ts';
+import { dynamoOutboxWrite } from '../../lambda/stores/dynamodb/dynamo-outbox-write.ts';
+import { inboxKey, outboxKey } from '../../lambda/stores/dynamodb/item-keys.ts';
 import { requestHash } from '../../lambda/worker/request-hash.ts';
 import { dynamoProcessor } from '../support/dynamo-processor.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';
@@ -338,6 +339,84 @@ describe('Function: processRecord() on the DynamoDB record store', () => {
     });
     expect(outcome.failureMessage).toMatch(/returned 100 domain writes.*at most 99/);
     expect(await getItem({ PK: 'MANY#0', SK: 'X' })).toBeUndefined();
+  });
+});
+
+describe("A handler's outbox event (dynamoOutboxWrite in its writes)", () => {
+  /** OrderPlaced { orderId, total }: the order item and its OrderConfirmationRequested event, in one transaction. */
+  const orderPlaced = defineDynamoHandler({
+    messageType: 'OrderPlaced',
+    schemaVersion: 1,
+    payload: z.object({ orderId: z.string(), total: z.int(), eventKey: z.string() }),
+    async handle({ table: t, payload }) {
+      const { write } = await dynamoOutboxWrite(t, {
+        ...envelopeFactory({
+          messageType: 'OrderConfirmationRequested',
+          idempotencyKey: payload.eventKey,
+          aggregateType: 'order',
+          aggregateId: payload.orderId,
+          payload: { orderId: payload.orderId, total: payload.total },
+        }),
+      });
+      return {
+        writes: [
+          {
+            Put: { TableName: t, Item: { PK: `ORDER#${payload.orderId}`, SK: 'META', total: payload.total } },
+          },
+          write,
+        ],
+      };
+    },
+  });
+  const order = (orderId: string, total: number, eventKey = `order:${orderId}:confirm`) =>
+    envelopeFactory({
+      messageType: 'OrderPlaced',
+      idempotencyKey: `order:${orderId}:placed:${total}`,
+      aggregateType: 'order',
+      aggregateId: orderId,
+      payload: { orderId, total, eventKey },
+    });
+
+  it('commits the event with the domain write and the inbox completion, once for a redelivery', async () => {
+    // Prepare
+    const process = dynamoProcessor(dynamo, table, [orderPlaced]);
+    const orderId = `o-${randomUUID()}`;
+    const record = sqsRecordFactory(order(orderId, 42));
+
+    // Act
+    const first = await process(record);
+    const again = await process({ ...record, receiptHandle: `rh-${randomUUID()}` });
+
+    // Assess
+    expect([first.result, again.result]).toEqual(['COMPLETED', 'DUPLICATE']);
+    expect(await getItem({ PK: `ORDER#${orderId}`, SK: 'META' })).toMatchObject({ total: 42 });
+    const event = await getItem(outboxKey(`order:${orderId}:confirm`));
+    expect(event).toMatchObject({ status: 'PENDING', messageType: 'OrderConfirmationRequested' });
+    expect(JSON.parse(String(event?.envelope)).payload).toEqual({ orderId, total: 42 });
+  });
+
+  it('is terminal OUTBOX_CONFLICT when its event key names another event, and applies nothing of the record', async () => {
+    // Prepare: order A's event is in the outbox; order B's handler reuses A's event key with other content.
+    const process = dynamoProcessor(dynamo, table, [orderPlaced]);
+    const a = `o-${randomUUID()}`;
+    const b = `o-${randomUUID()}`;
+    await process(sqsRecordFactory(order(a, 10)));
+
+    // Act
+    const outcome = await process(sqsRecordFactory(order(b, 20, `order:${a}:confirm`)));
+
+    // Assess
+    expect(outcome).toMatchObject({
+      result: 'TERMINAL_FAILURE',
+      failureCode: 'OUTBOX_CONFLICT',
+      quarantined: true,
+    });
+    expect(outcome.failureMessage).toMatch(/already in the outbox .* use a new key for a different event/);
+    expect(await getItem({ PK: `ORDER#${b}`, SK: 'META' })).toBeUndefined();
+    expect(JSON.parse(String((await getItem(outboxKey(`order:${a}:confirm`)))?.envelope)).payload).toEqual({
+      orderId: a,
+      total: 10,
+    });
   });
 });
 

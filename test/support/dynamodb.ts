@@ -18,6 +18,8 @@ export interface TestDynamoDb {
   readonly doc: DynamoDBDocumentClient;
   /** Creates a fresh table laid out like the deployed one and returns its name. */
   createTable(prefix?: string): Promise<string>;
+  /** The stream ARN of a table {@link TestDynamoDb.createTable} made. */
+  streamArn(table: string): Promise<string>;
   /** Another low-level client on the same server (destroyed after the file). */
   newClient(): DynamoDBClient;
   /**
@@ -87,6 +89,11 @@ export function useTestDynamoDb(options: TestDynamoDbOptions = {}): TestDynamoDb
       const name = `${prefix}-${randomBytes(4).toString('hex')}`;
       await createDynamoDbTable(started(client), name);
       return name;
+    },
+    async streamArn(table) {
+      const { streamArn } = await createDynamoDbTable(started(client), table);
+      if (!streamArn) throw new Error(`useTestDynamoDb: table ${table} has no stream`);
+      return streamArn;
     },
     newClient,
     async restart(signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM') {

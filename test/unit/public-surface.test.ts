@@ -57,9 +57,11 @@ const SURFACE: Readonly<Record<string, readonly string[]>> = {
   ],
   './dynamodb': [
     'ConditionFailedRule',
+    'DYNAMO_OUTBOX_MAX_ENVELOPE_BYTES',
     'DynamoHandlerContext',
     'DynamoHandlerResult',
     'DynamoMessageHandler',
+    'DynamoOutboxWrite',
     'DynamoStore',
     'DynamoStoreOptions',
     'DynamoTransactItem',
@@ -72,6 +74,7 @@ const SURFACE: Readonly<Record<string, readonly string[]>> = {
     'createDynamoStore',
     'createDynamoWorkerFromConfig',
     'defineDynamoHandler',
+    'dynamoOutboxWrite',
     'performDynamoExternalEffect',
   ],
   './poller': [

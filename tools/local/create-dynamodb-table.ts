@@ -1,5 +1,6 @@
 import {
   CreateTableCommand,
+  DescribeTableCommand,
   type DynamoDBClient,
   ResourceInUseException,
   UpdateTimeToLiveCommand,
@@ -9,15 +10,19 @@ import { INBOX_TTL_ATTRIBUTE } from '../../lambda/stores/dynamodb/item-keys.ts';
 
 /**
  * Creates the worker's DynamoDB table as the deployed one is laid out (`PK` and `SK` strings, on-demand, TTL on
- * `ttl`) for DynamoDB Local, tests and `npm start -- --store dynamodb`. An existing table is left as it is.
- * Deployed tables come from the CDK stack, not from here.
+ * `ttl`, a stream of new images for the outbox relay) for DynamoDB Local, tests and `npm start -- --store dynamodb`.
+ * An existing table is left as it is. Returns the table's stream ARN. Deployed tables come from the CDK stack, not
+ * from here.
  *
  * @example
  * ```ts
  * await createDynamoDbTable(new DynamoDBClient({ endpoint }), 'sqs-worker');
  * ```
  */
-export async function createDynamoDbTable(client: DynamoDBClient, tableName: string): Promise<void> {
+export async function createDynamoDbTable(
+  client: DynamoDBClient,
+  tableName: string,
+): Promise<{ streamArn: string | undefined }> {
   try {
     await client.send(
       new CreateTableCommand({
@@ -31,10 +36,11 @@ export async function createDynamoDbTable(client: DynamoDBClient, tableName: str
           { AttributeName: 'PK', KeyType: 'HASH' },
           { AttributeName: 'SK', KeyType: 'RANGE' },
         ],
+        StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },
       }),
     );
   } catch (error) {
-    if (error instanceof ResourceInUseException) return;
+    if (error instanceof ResourceInUseException) return streamOf(client, tableName);
     throw error;
   }
   await waitUntilTableExists({ client, maxWaitTime: 30, minDelay: 1 }, { TableName: tableName });
@@ -44,4 +50,13 @@ export async function createDynamoDbTable(client: DynamoDBClient, tableName: str
       TimeToLiveSpecification: { AttributeName: INBOX_TTL_ATTRIBUTE, Enabled: true },
     }),
   );
+  return streamOf(client, tableName);
+}
+
+async function streamOf(
+  client: DynamoDBClient,
+  tableName: string,
+): Promise<{ streamArn: string | undefined }> {
+  const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+  return { streamArn: Table?.LatestStreamArn };
 }

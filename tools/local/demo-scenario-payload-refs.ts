@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { CreateBucketCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { OUTBOX_MAX_MESSAGE_BYTES } from '../../lambda/outbox/enqueue-outbox.ts';
+import { OUTBOX_MAX_MESSAGE_BYTES } from '../../lambda/outbox/prepare-outbox-envelope.ts';
 import type { PayloadRef } from '../../lambda/worker/envelope.ts';
 import type { DemoMessages } from './demo-messages.ts';
 import { exampleEnvelope } from './example-envelope.ts';

@@ -3,7 +3,8 @@
  * function of the payload that returns its writes, committed with the inbox item in one TransactWriteItems), the
  * Lambda worker wired from the environment (`createDynamoWorkerFromConfig`), the store for your own wiring
  * (`createDynamoStore`, given to `createWorker` or `createBatchEngine` of `sqs-inbox-worker/runtime`), and the
- * canary handler every DynamoDB worker registers (docs/dynamodb.md). The errors a handler throws are in
+ * canary handler every DynamoDB worker registers, and the outbox item of an event for the same TransactWriteItems
+ * as the state change it announces (`dynamoOutboxWrite`; docs/dynamodb.md, docs/outbox.md). The errors a handler throws are in
  * `sqs-inbox-worker`.
  *
  * Only re-exports: it gathers the DynamoDB side of the runtimes for the store's users; nothing under `lambda/` but the
@@ -39,5 +40,10 @@ export {
   defineDynamoHandler,
   MAX_DOMAIN_WRITES,
 } from './dynamo-handler.ts';
+export {
+  DYNAMO_OUTBOX_MAX_ENVELOPE_BYTES,
+  type DynamoOutboxWrite,
+  dynamoOutboxWrite,
+} from './dynamo-outbox-write.ts';
 export { createDynamoStore, type DynamoStore, type DynamoStoreOptions } from './dynamo-store.ts';
 export { DynamoTransactionTooLargeError } from './errors.ts';

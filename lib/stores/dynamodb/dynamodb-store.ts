@@ -6,8 +6,9 @@ import type { WorkerStoreParts } from '../worker-store-parts.ts';
 import { EXAMPLE_DOMAIN_KEY_PREFIXES, WorkerTable } from './worker-table.ts';
 
 /**
- * The DynamoDB store: one on-demand table (TTL on `ttl`, point-in-time recovery, retained in production), the
- * worker's grant scoped to its inbox, quarantine and the domain key prefixes, and no connection to configure.
+ * The DynamoDB store: one on-demand table (TTL on `ttl`, point-in-time recovery, retained in production, a stream
+ * for the outbox relay unless `outboxRelay` is false), the worker's grant scoped to its inbox, quarantine, effect
+ * log, outbox and the domain key prefixes, and no connection to configure.
  *
  * @internal
  */
@@ -21,6 +22,8 @@ export function createDynamoDbStore(
     production,
     deletionProtection: props.deletionProtection ?? production,
     recoveryPeriod: props.backupRetention ?? Duration.days(production ? 14 : 1),
+    // The outbox relay's trigger.
+    stream: props.outboxRelay ?? true,
   });
   return {
     kind: 'dynamodb',

@@ -6,6 +6,7 @@ import {
   AUDIT_PK_PREFIX,
   EFFECT_PK_PREFIX,
   INBOX_PK_PREFIX,
+  OUTBOX_PK_PREFIX,
   QUARANTINE_PK_PREFIX,
 } from '../../../lambda/stores/dynamodb/item-keys.ts';
 
@@ -17,6 +18,8 @@ export interface WorkerTableProps {
   readonly deletionProtection: boolean;
   /** Point-in-time recovery window, 1 to 35 whole days. */
   readonly recoveryPeriod: Duration;
+  /** A stream of new images (the outbox relay's trigger). @default false */
+  readonly stream?: boolean;
 }
 
 /** Name of the table's partition key attribute (`IDEMP#<key>`, or the domain's own prefixes). */
@@ -35,13 +38,15 @@ export const EXAMPLE_DOMAIN_KEY_PREFIXES: readonly string[] = ['CASE#', 'LEDGER#
 
 /**
  * Partition key prefixes the toolkit keeps for its own items: inbox (`IDEMP#`), quarantine (`QUARANTINE#`), the
- * ops commands' audit trail (`AUDIT#`) and the external-effect log (`EFFECT#`). A domain prefix may neither start with one nor be the start of one.
+ * ops commands' audit trail (`AUDIT#`), the external-effect log (`EFFECT#`) and the outbox (`OUTBOX#`). A domain
+ * prefix may neither start with one nor be the start of one.
  */
 export const RESERVED_KEY_PREFIXES: readonly string[] = [
   INBOX_PK_PREFIX,
   QUARANTINE_PK_PREFIX,
   AUDIT_PK_PREFIX,
   EFFECT_PK_PREFIX,
+  OUTBOX_PK_PREFIX,
 ];
 
 /**
@@ -53,6 +58,7 @@ export const RESERVED_KEY_PREFIXES: readonly string[] = [
  * - **quarantine items** (`QUARANTINE#`): the upsert of a terminal message (UpdateItem) only.
  * - **effect log items** (`EFFECT#`): `performDynamoExternalEffect`'s conditional writes (UpdateItem) and its
  *   consistent read (GetItem); no DeleteItem.
+ * - **outbox items** (`OUTBOX#`): a handler's `dynamoOutboxWrite` entry (UpdateItem, inside the transaction).
  * - **domain items** (`domainKeyPrefixes`): what a handler's writes and reads may be — the entries of the
  *   transaction (PutItem, UpdateItem, DeleteItem, ConditionCheckItem: DynamoDB authorizes a TransactWriteItems item by
  *   item, there is no `dynamodb:TransactWriteItems` action; DeleteItem because the handler API offers `Delete`) and
@@ -64,6 +70,7 @@ export const WORKER_ITEM_ACTIONS = {
   inbox: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
   quarantine: ['dynamodb:UpdateItem'],
   effects: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+  outbox: ['dynamodb:UpdateItem'],
   domain: [
     'dynamodb:ConditionCheckItem',
     'dynamodb:DeleteItem',
@@ -89,6 +96,12 @@ export const OPS_TABLE_ACTIONS = [
   'dynamodb:Scan',
   'dynamodb:UpdateItem',
 ] as const;
+
+/**
+ * What the DynamoDB outbox relay calls on outbox items (`OUTBOX#`): the read-back of a batch (BatchGetItem) and the
+ * PUBLISHED mark (UpdateItem). Its stream reads come from the table's stream grant.
+ */
+export const RELAY_TABLE_ACTIONS = ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'] as const;
 
 /** Every action the worker may call on its table (on the items {@link WORKER_ITEM_ACTIONS} scopes each to). */
 export const WORKER_TABLE_ACTIONS = [...new Set(Object.values(WORKER_ITEM_ACTIONS).flat())].sort();
@@ -122,6 +135,7 @@ export class WorkerTable extends Construct {
       },
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       deletionProtection: props.deletionProtection,
+      ...(props.stream ? { stream: dynamodb.StreamViewType.NEW_IMAGE } : {}),
       removalPolicy: props.production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
   }
@@ -155,11 +169,30 @@ export class WorkerTable extends Construct {
     grantee.grantPrincipal.addToPrincipalPolicy(
       statement('WorkerEffectLogItems', WORKER_ITEM_ACTIONS.effects, [EFFECT_PK_PREFIX]),
     );
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      statement('WorkerOutboxItems', WORKER_ITEM_ACTIONS.outbox, [OUTBOX_PK_PREFIX]),
+    );
     if (domainKeyPrefixes.length > 0) {
       grantee.grantPrincipal.addToPrincipalPolicy(
         statement('HandlerDomainItems', WORKER_ITEM_ACTIONS.domain, domainKeyPrefixes),
       );
     }
+  }
+
+  /**
+   * Lets `grantee` (the outbox relay) read the table's stream and read and mark outbox items
+   * ({@link RELAY_TABLE_ACTIONS}, `OUTBOX#` partition keys only); nothing else of the table.
+   */
+  grantRelay(grantee: iam.IGrantable): void {
+    this.table.grantStreamRead(grantee);
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'RelayOutboxItems',
+        actions: [...RELAY_TABLE_ACTIONS],
+        resources: [this.table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${OUTBOX_PK_PREFIX}*`] } },
+      }),
+    );
   }
 
   /**
