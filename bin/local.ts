@@ -310,6 +310,8 @@ async function runScenario(): Promise<number> {
         dynamodb: stack.dynamodb,
         sqs: stack.sqs,
         worker: stack.clients('worker'),
+        relay: stack.clients('relay'),
+        region: stack.region,
         runtime: options.runtime,
         ...(worker ? { workerFunction: worker } : {}),
         ...(pollerTask ? { poller: pollerTask } : {}),

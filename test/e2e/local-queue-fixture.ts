@@ -77,8 +77,8 @@ export interface LocalQueueFixture {
   queues(options?: FixtureQueuesOptions): Promise<LocalQueues>;
   /** Binds a queue created another way (its own attributes) as the stack's source queue (and DLQ, when given). */
   bindQueue(queueUrl: string, deadLetterQueueUrl?: string): void;
-  /** Creates a bucket (a unique name unless given), bound as the stack's payload bucket. */
-  bucket(name?: string): Promise<string>;
+  /** Creates a bucket (a unique name unless given), bound as the stack's payload bucket (with `tableName`, beside that table). */
+  bucket(name?: string, options?: { readonly tableName?: string }): Promise<string>;
   /**
    * Puts the IAM layer in front of a DynamoDB endpoint (DynamoDB Local) too, and returns the endpoint to use;
    * {@link LocalQueueFixture.dynamodbAs} then gives a component's client on it.
@@ -200,10 +200,15 @@ export async function localQueueFixture(options: LocalQueueFixtureOptions = {}):
         deadLetterQueueName: deadLetterQueueUrl ? nameOf(deadLetterQueueUrl) : `${queueName}-dlq`,
       });
     },
-    async bucket(name = `b-${randomBytes(4).toString('hex')}`) {
+    async bucket(name = `b-${randomBytes(4).toString('hex')}`, options = {}) {
       await admin.s3.send(new CreateBucketCommand({ Bucket: name }));
       // A bucket of its own deployment: the queue names are the stack's, no local queue has them.
-      bind({ queueName: `${name}-queue`, deadLetterQueueName: `${name}-queue-dlq`, bucketName: name });
+      bind({
+        queueName: `${name}-queue`,
+        deadLetterQueueName: `${name}-queue-dlq`,
+        bucketName: name,
+        ...(options.tableName ? { tableName: options.tableName } : {}),
+      });
       return name;
     },
     async frontDynamoDb(upstream) {

@@ -55,7 +55,9 @@ describe('npm start -- --store dynamodb (bin/local.ts), through either runtime',
       ]) {
         expect(stdout).toContain(heading);
       }
-      expect(stdout.match(/│ PASS /g)).toHaveLength(7);
+      expect(stdout.match(/│ PASS /g)).toHaveLength(8);
+      // The producer side: outbox items relayed from the table's stream.
+      expect(stdout).toMatch(/every outbox event is published by the +│ PASS/);
       expect(stdout).not.toMatch(/│ FAIL /);
       expect(stdout).toMatch(/│ IDEMPOTENCY_HASH_MISMATCH +│ 1 +│/);
       // Every call of the worker (or the poller) was allowed by its synthesized role.

@@ -6,6 +6,7 @@ import { caseItemKey } from '../../lambda/domain/dynamodb/index.ts';
 import { buildDemoMessages, demoMessageCount, keyOf, type ScenarioCase } from './demo-messages.ts';
 import type { DemoCheck, DemoSummary } from './demo-scenario.ts';
 import { accountedCheck, countBy, duplicatesCheck } from './demo-scenario-checks.ts';
+import { type DynamoDemoOutbox, startDynamoDemoOutbox } from './demo-scenario-dynamodb-outbox.ts';
 import { killRecorder } from './demo-scenario-kills.ts';
 import { peekQueue, reportProgress, sendAll } from './demo-scenario-sqs.ts';
 import type { FunctionSettings } from './function-host.ts';
@@ -18,8 +19,20 @@ import { waitFor } from './wait-for.ts';
 
 /** Options of {@link runDynamoDbDemoScenario}. */
 export interface DynamoDbDemoScenarioOptions {
-  /** DynamoDB Local's client and the worker's table (`startLocalStack({ store: 'dynamodb' })`). */
-  readonly dynamodb: { readonly client: DynamoDBClient; readonly tableName: string };
+  /**
+   * DynamoDB Local's client, the worker's table and its stream (`startLocalStack({ store: 'dynamodb' })`), and DynamoDB
+   * Local's own endpoint for the stream.
+   */
+  readonly dynamodb: {
+    readonly client: DynamoDBClient;
+    readonly tableName: string;
+    readonly streamArn: string;
+    readonly streamsEndpoint: string;
+  };
+  /** The outbox relay's clients (`startLocalStack().clients('relay')`). @default `sqs` and `dynamodb.client` */
+  readonly relay?: { readonly sqs: SQSClient; readonly dynamodb?: DynamoDBClient | undefined };
+  /** @default 'us-east-1' */
+  readonly region?: string;
   /** The operator's SQS client (sends, DLQ peeks). */
   readonly sqs: SQSClient;
   /**
@@ -68,22 +81,23 @@ export interface DynamoDbDemoScenarioOptions {
  * - poison (not JSON, unknown type) and terminal failures (no SLA, unknown case) → quarantined;
  * - out-of-order versions (v3, then v2) → STALE_VERSION_SKIPPED;
  * - a retryable failure (a deadline before its case exists) → backoff, then success once the case is created;
- * - a message that never recovers (its case never exists) → the DLQ after maxReceiveCount, body intact.
+ * - a message that never recovers (its case never exists) → the DLQ after maxReceiveCount, body intact;
+ * - deadline requests take the producer path: an outbox item in the producer's transaction (`dynamoOutboxWrite`),
+ *   published by the relay's code from the table's stream (the local stream mapping) → applied once.
  *
- * Left out, being PostgreSQL's: the outbox relay (the producer side writes to PostgreSQL) and row locks; the
- * payloadRef cases run on PostgreSQL only here.
+ * Left out, being PostgreSQL's: row locks; the payloadRef cases run on PostgreSQL only here.
  */
 export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptions): Promise<DemoSummary> {
   const run = await openDynamoRun(options);
   const esm = await startDynamoConsumer(run);
-  const { problems, consumed } = await driveDynamoScenario(run, esm);
+  const { problems, consumed, outbox } = await driveDynamoScenario(run, esm);
   const dlqBodies = await peekQueue(options.sqs, options.queues.dlqUrl);
   options.onProgress?.(Math.min(run.total, esm.deleted() + dlqBodies.length), run.total);
   const items = await readRunItems(run);
   const outcomes = run.recorder.counts();
   const byKind = countBy(run.scenario.messages, (m) => m.kind) as Record<ScenarioCase, number>;
   const dlqKeys = dlqBodies.map((body) => keyOf(body) ?? '(undecodable)');
-  const checks = dynamoChecks(run, esm, problems, { dlqBodies, dlqKeys, items, outcomes, byKind });
+  const checks = dynamoChecks(run, esm, problems, { dlqBodies, dlqKeys, items, outcomes, byKind, outbox });
   return {
     runId: run.runId,
     runtime: run.runtime,
@@ -105,7 +119,7 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
       : {}),
     ...(consumed?.runtime === 'poller' ? { poller: consumed.poller } : {}),
     kills: run.kills,
-    outbox: { enqueued: 0, published: 0, relayRuns: 0 },
+    outbox,
     checks,
     durationMs: Date.now() - run.started,
   };
@@ -126,6 +140,8 @@ interface DynamoRun {
   readonly recorder: OutcomeRecorder;
   /** The kills for memory or time, as AWS reports them. */
   readonly kills: string[];
+  /** The producer side: producer transactions and the stream relay. */
+  readonly outbox: DynamoDemoOutbox;
 }
 
 /** Sets a DynamoDB demo run up: its scenario, and the cases the producers already have (at version 1). */
@@ -159,6 +175,18 @@ async function openDynamoRun(options: DynamoDbDemoScenarioOptions): Promise<Dyna
     total: scenario.messages.length,
     recorder: new OutcomeRecorder(),
     kills: [],
+    outbox: startDynamoDemoOutbox({
+      doc,
+      table,
+      streamArn: options.dynamodb.streamArn,
+      streamsEndpoint: options.dynamodb.streamsEndpoint,
+      region: options.region ?? 'us-east-1',
+      relay: {
+        sqs: options.relay?.sqs ?? options.sqs,
+        dynamodb: options.relay?.dynamodb ?? options.dynamodb.client,
+      },
+      queueUrl: options.queues.queueUrl,
+    }),
   };
 }
 
@@ -167,7 +195,7 @@ function buildDynamoScenario(runId: string, count: number) {
   const { messages, add, deadline, caseIds, outOfOrder, paymentCount, phase2After, crashBodies } =
     buildDemoMessages(runId, count, {
       accountId: (index) => `${runId}-acct-${index % 7}`,
-      deadlinesViaOutbox: false,
+      deadlinesViaOutbox: true,
     });
   // Retryable: a deadline for a case that does not exist yet; the case is created after two failed attempts.
   const lateCase = `${runId}-case-late`;
@@ -216,17 +244,19 @@ function startDynamoConsumer(run: DynamoRun): Promise<ScenarioConsumer> {
 async function driveDynamoScenario(
   run: DynamoRun,
   esm: ScenarioConsumer,
-): Promise<{ problems: string[]; consumed: ConsumerFigures | undefined }> {
+): Promise<{ problems: string[]; consumed: ConsumerFigures | undefined; outbox: DemoSummary['outbox'] }> {
   const { options, scenario, recorder, timeoutMs } = run;
   const { sqs, queues } = options;
   let consumed: ConsumerFigures | undefined;
+  let outbox: DemoSummary['outbox'] = { enqueued: 0, published: 0, relayRuns: 0 };
   const stopProgress = reportProgress(sqs, queues.dlqUrl, run.total, esm.deleted, options.onProgress);
   const problems: string[] = [];
   try {
+    await run.outbox.produce(scenario.messages.filter((m) => m.viaOutbox).map((m) => m.body));
     await sendAll(
       sqs,
       queues.queueUrl,
-      scenario.messages.filter((m) => m.phase === 1).map((m) => m.body),
+      scenario.messages.filter((m) => m.phase === 1 && !m.viaOutbox).map((m) => m.body),
     );
     const lateWatch = watchLateCase(run, problems);
     if (
@@ -248,6 +278,9 @@ async function driveDynamoScenario(
       },
     );
     await Promise.all([lateWatch, dlqWatch]);
+    if (!(await run.outbox.published(timeoutMs))) {
+      problems.push('the outbox relay did not publish every event in time');
+    }
     await esm
       .drain({ timeoutMs: Math.max(1000, timeoutMs - (Date.now() - run.started)) })
       .catch((error: Error) => {
@@ -256,8 +289,9 @@ async function driveDynamoScenario(
   } finally {
     stopProgress();
     consumed = await esm.stop();
+    outbox = await run.outbox.stop();
   }
-  return { problems, consumed };
+  return { problems, consumed, outbox };
 }
 
 /** Creates the late case once its deadline failed twice (or the run's timeout passed). */
@@ -313,10 +347,11 @@ function dynamoChecks(
     readonly items: Awaited<ReturnType<typeof readRunItems>>;
     readonly outcomes: DemoSummary['outcomes'];
     readonly byKind: Record<ScenarioCase, number>;
+    readonly outbox: DemoSummary['outbox'];
   },
 ): DemoCheck[] {
   const { scenario, recorder } = run;
-  const { dlqBodies, items, outcomes, byKind } = observed;
+  const { dlqBodies, items, outcomes, byKind, outbox } = observed;
   const { ledger, quarantineItems, versions } = items;
   const inbox = new Map(items.inboxItems.map((item) => [String(item.PK).slice('IDEMP#'.length), item]));
   const { outOfOrder, paymentCount, lateKey } = scenario;
@@ -352,7 +387,27 @@ function dynamoChecks(
       ok: dlqBodies.length === 1 && dlqBodies[0] === scenario.neverBody,
       detail: `${dlqBodies.length} in the DLQ after ${inbox.get(`${scenario.neverCase}:deadline:REVIEW`)?.attempts ?? 0} attempts`,
     },
+    outboxCheck(run, inbox, outbox),
   ];
+}
+
+/** Every event a producer wrote to the outbox is published from the stream and applied once. */
+function outboxCheck(
+  run: DynamoRun,
+  inbox: ReadonlyMap<string, Record<string, unknown>>,
+  outbox: DemoSummary['outbox'],
+): DemoCheck {
+  const keys = run.scenario.messages.filter((m) => m.viaOutbox).map((m) => m.key as string);
+  const applied = keys.filter((key) => inbox.get(key)?.status === 'COMPLETED').length;
+  return {
+    name: 'every outbox event is published by the relay and applied once',
+    ok:
+      keys.length > 0 &&
+      outbox.enqueued === keys.length &&
+      outbox.published === keys.length &&
+      applied === keys.length,
+    detail: `${outbox.published} of ${keys.length} published from the table's stream in ${outbox.relayRuns} relay invocations, ${applied} applied`,
+  };
 }
 
 /** The messages with neither their effect, nor their quarantine item, nor their DLQ copy. */

@@ -82,6 +82,10 @@ export interface LocalStackDynamoDb {
   readonly tableName: string;
   /** The operator's client (`admin`: allowed everything). */
   readonly client: DynamoDBClient;
+  /** The table's stream (the outbox relay's trigger). */
+  readonly streamArn: string;
+  /** DynamoDB Local's own endpoint, for its stream (DynamoDB Streams calls do not pass the IAM layer). */
+  readonly streamsEndpoint: string;
 }
 
 /**
@@ -175,7 +179,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const clients = componentClients({ sqsEndpoint, dynamodbEndpoint, region, withS3: !!local }, stops);
     const admin = clients('admin');
     const { sqs, s3 } = admin;
-    const dynamodb = await createTable(admin.dynamodb, dynamodbEndpoint, name);
+    const dynamodb = await createTable(admin.dynamodb, dynamodbEndpoint, dynamoServer?.endpoint, name);
     if (s3 && payloadBucket) await s3.send(new CreateBucketCommand({ Bucket: payloadBucket }));
     const queues = await createQueues(sqs, options, name, !!local);
     iam?.bind({
@@ -310,11 +314,13 @@ function componentClients(
 async function createTable(
   client: DynamoDBClient | undefined,
   endpoint: string | undefined,
+  streamsEndpoint: string | undefined,
   tableName: string,
 ): Promise<LocalStackDynamoDb | undefined> {
-  if (!client || !endpoint) return undefined;
-  await createDynamoDbTable(client, tableName);
-  return { endpoint, tableName, client };
+  if (!client || !endpoint || !streamsEndpoint) return undefined;
+  const { streamArn } = await createDynamoDbTable(client, tableName);
+  if (!streamArn) throw new Error(`DynamoDB Local created table ${tableName} without a stream`);
+  return { endpoint, tableName, client, streamArn, streamsEndpoint };
 }
 
 /**
