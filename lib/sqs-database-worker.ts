@@ -20,6 +20,7 @@ import { createPollerRuntime } from './runtimes/fargate/poller-runtime.ts';
 import type { PollerService } from './runtimes/fargate/poller-service.ts';
 import { createLambdaRuntime } from './runtimes/lambda/lambda-runtime.ts';
 import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
+import { createDynamoHealthJob } from './stores/dynamodb/dynamodb-health-job.ts';
 import { createDynamoOutboxRelay, type DynamoOutboxRelay } from './stores/dynamodb/dynamodb-outbox-relay.ts';
 import { createDynamoDbStore } from './stores/dynamodb/dynamodb-store.ts';
 import type { WorkerTable } from './stores/dynamodb/worker-table.ts';
@@ -115,7 +116,7 @@ export class SqsDatabaseWorker extends Construct {
     const settings = resolveWorkerSettings(given, { checkVpc: true });
     super(scope, id);
     this.settings = settings;
-    // With DynamoDB: no health job, retention job or breaker (they need PostgreSQL); the outbox relay is the stream's.
+    // With DynamoDB: no retention job or breaker (they need PostgreSQL); the relay and the health job are its own.
     const props = withStoreDefaults(given);
     const production = props.production ?? true;
     const subnets = props.vpcSubnets ?? { subnetType: ec2.SubnetType.PRIVATE_ISOLATED };
@@ -159,16 +160,7 @@ export class SqsDatabaseWorker extends Construct {
       this.eventSource = runtime.eventSource;
     }
 
-    this.migrationTrigger = store.migrationFunction
-      ? new triggers.Trigger(this, 'MigrationTrigger', {
-          handler: store.migrationFunction,
-          timeout: Duration.minutes(5),
-          executeOnHandlerChange: true,
-          executeAfter: [(store.database as WorkerDatabase).instance],
-          // The worker (function or poller service) and the jobs start only after the schema exists.
-          executeBefore: [this.workerFunction ?? (this.pollerService as PollerService).service],
-        })
-      : undefined;
+    this.migrationTrigger = this.createMigrationTrigger(store);
 
     this.jobs = store.database
       ? new ScheduledJobs(this, 'Jobs', {
@@ -183,10 +175,12 @@ export class SqsDatabaseWorker extends Construct {
           migrationTrigger: this.migrationTrigger,
         })
       : undefined;
+    // The DynamoDB store's own relay (on the table's stream) and health job.
     const dynamoOutboxRelay = this.createStreamRelay(props, store, serviceEnvironment, production);
+    const dynamoHealth = this.createDynamoHealth(props, store, serviceEnvironment);
     this.outboxRelayFunction = this.jobs?.outboxRelayFunction ?? dynamoOutboxRelay?.relayFunction;
     this.outboxRelayFailureQueue = dynamoOutboxRelay?.failureQueue;
-    this.healthFunction = this.jobs?.healthFunction;
+    this.healthFunction = this.jobs?.healthFunction ?? dynamoHealth?.function;
     this.retentionFunction = this.jobs?.retentionFunction;
     this.breakerFunction = this.jobs?.breakerFunction;
 
@@ -201,12 +195,27 @@ export class SqsDatabaseWorker extends Construct {
       store,
       jobs: this.jobs,
       dynamoOutboxRelay,
+      dynamoHealth,
       metricsNamespace,
       serviceName,
     });
     this.alarmTopic = observability.alarmTopic;
     this.alarms = observability.alarms;
     this.dashboard = observability.dashboard;
+  }
+
+  /** The trigger that applies the PostgreSQL store's migrations on deploy, before the worker starts. */
+  private createMigrationTrigger(store: WorkerStoreParts): triggers.Trigger | undefined {
+    return store.migrationFunction
+      ? new triggers.Trigger(this, 'MigrationTrigger', {
+          handler: store.migrationFunction,
+          timeout: Duration.minutes(5),
+          executeOnHandlerChange: true,
+          executeAfter: [(store.database as WorkerDatabase).instance],
+          // The worker (function or poller service) and the jobs start only after the schema exists.
+          executeBefore: [this.workerFunction ?? (this.pollerService as PollerService).service],
+        })
+      : undefined;
   }
 
   /** The DynamoDB store's outbox relay on its table's stream (unless `outboxRelay` is false). */
@@ -223,6 +232,26 @@ export class SqsDatabaseWorker extends Construct {
       environment: { ...serviceEnvironment, ...store.workerEnvironment },
       production,
     });
+  }
+
+  /** The DynamoDB store's health job (unless `healthCheck` is false). */
+  private createDynamoHealth(
+    props: WorkerSettings,
+    store: WorkerStoreParts,
+    serviceEnvironment: Readonly<Record<string, string>>,
+  ): { function: lambda.Function; schedule: Duration } | undefined {
+    if (!store.table || !(props.healthCheck ?? true)) return undefined;
+    const schedule = props.healthCheckSchedule ?? Duration.minutes(1);
+    const fn = createDynamoHealthJob(this, {
+      table: store.table,
+      environment: {
+        ...serviceEnvironment,
+        ...store.workerEnvironment,
+        WORKER_CONSUMER: props.consumer ?? 'case-worker',
+      },
+      schedule,
+    });
+    return { function: fn, schedule };
   }
 
   /** The store's parts, by `store` (a third store adds its branch here and its folder under `lib/stores/`). */

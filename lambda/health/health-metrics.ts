@@ -22,4 +22,6 @@ export const HEALTH_METRICS = {
   deadlocks: 'Deadlocks',
   longTransactions: 'LongTransactions',
   longTransactionOldestAgeMs: 'LongTransactionOldestAgeMs',
+  /** The DynamoDB store's: PROCESSING items whose lease expired (their worker died or lost the table after the gate). */
+  inboxLeasesExpired: 'InboxLeasesExpired',
 } as const;

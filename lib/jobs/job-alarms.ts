@@ -4,8 +4,8 @@ import type { AlarmSpecs, EmfMetric, WorkerAlarmsProps } from '../observability/
 import { WORKER_METRICS } from '../observability/worker-metrics.ts';
 
 /**
- * The health job's figures (open quarantine age, lock waits, deadlocks, in-flight age) and the job itself
- * (errors; not running, where missing data breaches).
+ * The health job's figures (open quarantine age, in-flight age; lock waits and deadlocks on PostgreSQL) and the job
+ * itself (errors; not running, where missing data breaches).
  *
  * @internal
  */
@@ -16,14 +16,7 @@ export function healthAlarmSpecs(
   const H = WORKER_METRICS.health;
   const period = health.schedule;
   const maximum = (name: string) => emf(name, { statistic: cloudwatch.Stats.MAXIMUM, period });
-  return {
-    QuarantineAge: {
-      alarmDescription: `An open quarantine entry is older than ${health.quarantineAge.toMinutes()} minutes: a terminal message waits for a decision. Runbook: docs/operations.md#alarm-quarantineage.`,
-      metric: maximum(H.quarantineOldestOpenAgeMs),
-      threshold: health.quarantineAge.toMilliseconds(),
-      evaluationPeriods: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-    },
+  const postgresHealthAlarms = (): AlarmSpecs => ({
     LockWaits: {
       alarmDescription:
         'Sessions waited for locks at 3 health checks in a row: a long transaction or a hot aggregate blocks the worker. Runbook: docs/operations.md#alarm-lockwaits.',
@@ -40,6 +33,16 @@ export function healthAlarmSpecs(
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     },
+  });
+  return {
+    QuarantineAge: {
+      alarmDescription: `An open quarantine entry is older than ${health.quarantineAge.toMinutes()} minutes: a terminal message waits for a decision. Runbook: docs/operations.md#alarm-quarantineage.`,
+      metric: maximum(H.quarantineOldestOpenAgeMs),
+      threshold: health.quarantineAge.toMilliseconds(),
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    },
+    ...(health.store === 'postgres' ? postgresHealthAlarms() : {}),
     InFlightAge: {
       alarmDescription: `A message has been in flight (claimed, its transaction open) longer than the visibility timeout (${health.visibilityTimeout.toSeconds()} s): SQS has delivered it again. Runbook: docs/operations.md#alarm-inflightage.`,
       metric: maximum(H.inboxOldestInFlightAgeMs),

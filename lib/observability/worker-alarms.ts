@@ -54,6 +54,8 @@ export interface WorkerAlarmsProps {
   /** The health job and the thresholds of the alarms on its figures; undefined when it is not deployed. */
   readonly health?: {
     readonly function: lambda.IFunction;
+    /** Whose figures: DynamoDB has no lock waits or deadlocks, so their alarms are PostgreSQL's only. */
+    readonly store: 'postgres' | 'dynamodb';
     /** How often it runs: the period of its metrics. */
     readonly schedule: Duration;
     /** Age of the oldest open quarantine entry that fires the quarantine alarm. */

@@ -74,7 +74,9 @@ export function createWorkerDashboard(scope: Construct, props: WorkerDashboardPr
         ]
       : []),
     [rateWidget(kit)],
-    ...(props.healthFunction ? healthRows(props.healthFunction, kit) : []),
+    ...(props.healthFunction
+      ? healthRows(props.healthFunction, kit, props.table ? 'dynamodb' : 'postgres')
+      : []),
     ...(props.retentionFunction
       ? [
           [
@@ -298,8 +300,15 @@ function rateWidget({ graph, emf }: DashboardKit): cloudwatch.IWidget {
   ]);
 }
 
-/** The health job's figures: quarantine, unfinished inbox rows, locks and long transactions, its own errors. */
-function healthRows(healthFunction: lambda.IFunction, { graph, emf }: DashboardKit): cloudwatch.IWidget[][] {
+/**
+ * The health job's figures: quarantine, unfinished inbox rows, locks and long transactions (PostgreSQL) or expired
+ * leases (DynamoDB), its own errors.
+ */
+function healthRows(
+  healthFunction: lambda.IFunction,
+  { graph, emf }: DashboardKit,
+  store: 'postgres' | 'dynamodb',
+): cloudwatch.IWidget[][] {
   const H = WORKER_METRICS.health;
   const max = (name: string) => emf(name, cloudwatch.Stats.MAXIMUM);
   return [
@@ -323,11 +332,13 @@ function healthRows(healthFunction: lambda.IFunction, { graph, emf }: DashboardK
           max(H.inboxOldestRetryableAgeMs),
         ],
       ),
-      graph(
-        'Database: lock waits, deadlocks, long transactions',
-        [max(H.lockWaits), emf(H.deadlocks), max(H.longTransactions)],
-        [max(H.lockWaitOldestMs), max(H.longTransactionOldestAgeMs)],
-      ),
+      store === 'postgres'
+        ? graph(
+            'Database: lock waits, deadlocks, long transactions',
+            [max(H.lockWaits), emf(H.deadlocks), max(H.longTransactions)],
+            [max(H.lockWaitOldestMs), max(H.longTransactionOldestAgeMs)],
+          )
+        : graph('Inbox: PROCESSING items whose lease expired (health job)', [max(H.inboxLeasesExpired)]),
     ],
     [
       graph(

@@ -35,6 +35,8 @@ export interface WorkerObservabilityInputs {
   readonly jobs: ScheduledJobs | undefined;
   /** The DynamoDB store's stream relay (when deployed). */
   readonly dynamoOutboxRelay: DynamoOutboxRelay | undefined;
+  /** The DynamoDB store's health job and its schedule (when deployed). */
+  readonly dynamoHealth: { readonly function: lambda.IFunction; readonly schedule: Duration } | undefined;
   readonly metricsNamespace: string;
   readonly serviceName: string;
 }
@@ -77,7 +79,7 @@ export function createWorkerObservability(
       : undefined,
     metricsNamespace: inputs.metricsNamespace,
     serviceName: inputs.serviceName,
-    healthFunction: jobs?.healthFunction,
+    healthFunction: jobs?.healthFunction ?? inputs.dynamoHealth?.function,
     retentionFunction: jobs?.retentionFunction,
     alarms: Object.values(alarms),
   });
@@ -130,10 +132,10 @@ function workerAlarms(
     retryRatePercent: props.retryRatePercent ?? 10,
     retryRateEvaluationPeriods: props.retryRateEvaluationPeriods ?? 3,
     duplicateRatePercent: props.duplicateRatePercent ?? 20,
-    health: jobs?.healthFunction
+    health: healthJobOf(inputs)
       ? {
-          function: jobs.healthFunction,
-          schedule: jobs.healthSchedule,
+          ...(healthJobOf(inputs) as { function: lambda.IFunction; schedule: Duration }),
+          store: store.kind,
           quarantineAge: props.quarantineAgeAlarm ?? Duration.minutes(15),
           // Redelivered after the visibility timeout; a poller's heartbeat holds a record up to its last extension.
           visibilityTimeout: settings.poller
@@ -151,6 +153,15 @@ function workerAlarms(
     expectedClientConnections:
       settings.maxConcurrency * settings.dbPoolSize + auxiliaryProxyConnections(props),
   });
+}
+
+/** The health job of either store, with its schedule. */
+function healthJobOf(
+  inputs: WorkerObservabilityInputs,
+): { function: lambda.IFunction; schedule: Duration } | undefined {
+  const { jobs } = inputs;
+  if (jobs?.healthFunction) return { function: jobs.healthFunction, schedule: jobs.healthSchedule };
+  return inputs.dynamoHealth;
 }
 
 /** `BreakerOpened`: the breaker disabled the event source mapping (only with a breaker). */

@@ -40,8 +40,6 @@ const POSTGRES_ONLY = [
   'outboxRelayMaxRun',
   'outboxPendingAgeSlo',
   'healthCheckEntry',
-  'healthCheckSchedule',
-  'quarantineAgeAlarm',
   'retentionSchedule',
   'retentionMaxRun',
   'inboxRetention',
@@ -58,7 +56,6 @@ const POSTGRES_ONLY = [
 
 /** The PostgreSQL store's scheduled functions, and why the DynamoDB store has none of them. */
 const POSTGRES_FUNCTIONS = {
-  healthCheck: 'the health job reads PostgreSQL figures',
   retention: "the DynamoDB table's TTL (attribute `ttl`) removes settled items instead of the retention job",
   breaker: "the breaker's probe connects to PostgreSQL",
 } as const satisfies Partial<Record<keyof WorkerSettings, string>>;
@@ -77,15 +74,15 @@ const DYNAMODB_ONLY = [
 const MAX_RECOVERY_DAYS = 35;
 
 /**
- * The props with the defaults of the chosen store: with `store: 'dynamodb'` the health job, the retention job and the
- * breaker are off unless set (setting one is refused by {@link checkStoreSettings}); its outbox relay is the table's
- * stream relay, on by default as the PostgreSQL one is.
+ * The props with the defaults of the chosen store: with `store: 'dynamodb'` the retention job and the breaker are off
+ * unless set (setting one is refused by {@link checkStoreSettings}); its outbox relay (on the table's stream) and its
+ * health job (a bounded Scan) are on by default, as PostgreSQL's are.
  *
  * @internal
  */
 export function withStoreDefaults<P extends Omit<WorkerSettings, 'vpc'>>(props: P): P {
   if (props.store !== 'dynamodb') return props;
-  return { healthCheck: false, retention: false, breaker: false, ...props };
+  return { retention: false, breaker: false, ...props };
 }
 
 /**

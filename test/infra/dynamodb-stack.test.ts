@@ -149,20 +149,19 @@ describe('Class: SqsInboxWorkerStack (store dynamodb, production)', () => {
       });
     }
     // …and the stream relay's role: its stream (ListStreams has no resource-level permission) and outbox items only.
-    const relayRoleRef = new Capture();
-    template.hasResourceProperties('AWS::Lambda::Function', {
-      Description: Match.stringLikeRegexp('Publishes new outbox items'),
-      Role: { 'Fn::GetAtt': [relayRoleRef, 'Arn'] },
-    });
-    const ofRelay = dynamoStatements.filter(({ roles }) => !ofWorker.some((w) => w.roles === roles));
-    expect(
-      ofRelay.every(
-        ({ roles }) => JSON.stringify(roles) === JSON.stringify([{ Ref: relayRoleRef.asString() }]),
-      ),
-    ).toBe(true);
-    expect(
-      ofRelay.map(({ statement }) => [statement.Action, statement.Resource, statement.Condition]),
-    ).toEqual([
+    const roleOfFunction = (description: string) => {
+      const ref = new Capture();
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        Description: Match.stringLikeRegexp(description),
+        Role: { 'Fn::GetAtt': [ref, 'Arn'] },
+      });
+      return JSON.stringify([{ Ref: ref.asString() }]);
+    };
+    const ofRole = (role: string) =>
+      dynamoStatements
+        .filter(({ roles }) => JSON.stringify(roles) === role)
+        .map(({ statement }) => [statement.Action, statement.Resource, statement.Condition]);
+    expect(ofRole(roleOfFunction('Publishes new outbox items'))).toEqual([
       ['dynamodb:ListStreams', '*', undefined],
       [
         ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
@@ -175,6 +174,16 @@ describe('Class: SqsInboxWorkerStack (store dynamodb, production)', () => {
         { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['OUTBOX#*'] } },
       ],
     ]);
+    // …and the health job's: a Scan of the table (no partition key to condition on), nothing else.
+    const healthRole = roleOfFunction('Publishes DynamoDB store health figures');
+    expect(ofRole(healthRole)).toEqual([['dynamodb:Scan', { 'Fn::GetAtt': [tableId, 'Arn'] }, undefined]]);
+    // Nobody else holds a DynamoDB grant.
+    expect(
+      dynamoStatements.length -
+        ofWorker.length -
+        ofRole(roleOfFunction('Publishes new outbox items')).length -
+        ofRole(healthRole).length,
+    ).toBe(0);
     // No KMS grant is needed with the AWS managed key, and none is given.
     const policies = JSON.stringify(template.findResources('AWS::IAM::Policy'));
     expect(policies).not.toMatch(/"kms:/);
@@ -198,8 +207,12 @@ describe('Class: SqsInboxWorkerStack (store dynamodb, production)', () => {
       template.resourceCountIs(type, 0);
     }
     const functions = template.findResources('AWS::Lambda::Function');
-    // The worker and the outbox relay on the table's stream, both outside a VPC.
-    expect(Object.keys(functions)).toEqual([workerId, expect.stringMatching(/^WorkerOutboxRelayFunction/)]);
+    // The worker, the outbox relay on the table's stream and the health job, all outside a VPC.
+    expect(Object.keys(functions)).toEqual([
+      workerId,
+      expect.stringMatching(/^WorkerOutboxRelayFunction/),
+      expect.stringMatching(/^WorkerHealthFunction/),
+    ]);
     for (const fn of Object.values(functions)) expect(fn.Properties.VpcConfig).toBeUndefined();
     // The worker role carries the basic execution policy, not the VPC-access one.
     expect(JSON.stringify(template.findResources('AWS::IAM::Role'))).not.toContain(
@@ -267,7 +280,7 @@ describe('Class: SqsInboxWorkerStack (store dynamodb, production)', () => {
     expect(conflicts).toContain('"Threshold":5');
   });
 
-  it('has no database connection alarms, and no alarm on a health job or retention job it does not run', () => {
+  it('has no database connection, lock or retention alarms, and the health job alarms of its own figures', () => {
     const alarms = JSON.stringify(template.findResources('AWS::CloudWatch::Alarm'));
     expect(alarms).not.toContain('AWS/RDS');
     const ids = Object.keys(template.findResources('AWS::CloudWatch::Alarm'));
@@ -275,8 +288,8 @@ describe('Class: SqsInboxWorkerStack (store dynamodb, production)', () => {
       'ProxyClientConnections',
       'ProxyDatabaseConnections',
       'DatabaseConnections',
-      'HealthJob',
-      'QuarantineAge',
+      'LockWaits',
+      'Deadlocks',
       'RetentionJob',
       'OutboxOldestPendingAge',
       'BreakerOpened',
@@ -285,6 +298,21 @@ describe('Class: SqsInboxWorkerStack (store dynamodb, production)', () => {
         ids.filter((id) => id.includes(postgresOnly)),
         postgresOnly,
       ).toEqual([]);
+    }
+    // The health job's (quarantine age, in-flight age, the job itself) and the stream relay's.
+    for (const alarm of [
+      'QuarantineAge',
+      'InFlightAge',
+      'HealthJobErrors',
+      'HealthJobNotRunning',
+      'OutboxRelayErrors',
+      'OutboxRelayIteratorAge',
+      'OutboxRelayGaveUp',
+    ]) {
+      expect(
+        ids.some((id) => id.includes(alarm)),
+        alarm,
+      ).toBe(true);
     }
     // The queue and function alarms stay.
     expect(ids.some((id) => id.includes('DlqNotEmpty'))).toBe(true);

@@ -512,12 +512,13 @@ describe('Runtime fargate with store dynamodb: the poller on the DynamoDB table'
     for (const type of ['AWS::RDS::DBInstance', 'AWS::RDS::DBProxy', 'AWS::SecretsManager::Secret']) {
       fargate.template.resourceCountIs(type, 0);
     }
-    // One function: the outbox relay, on the table's stream (no VPC), its mapping the only one.
+    // Two functions, outside the VPC: the outbox relay on the table's stream (its mapping the only one), the health job.
     const functions = Object.values(fargate.template.findResources('AWS::Lambda::Function'));
     expect(functions.map((fn) => fn.Properties.Description)).toEqual([
       expect.stringMatching(/^Publishes new outbox items/),
+      expect.stringMatching(/^Publishes DynamoDB store health figures/),
     ]);
-    expect(functions[0]?.Properties.VpcConfig).toBeUndefined();
+    for (const fn of functions) expect(fn.Properties.VpcConfig).toBeUndefined();
     const mappings = Object.values(fargate.template.findResources('AWS::Lambda::EventSourceMapping'));
     expect(mappings.map((mapping) => mapping.Properties.EventSourceArn)).toEqual([
       { 'Fn::GetAtt': [expect.stringMatching(/Table/), 'StreamArn'] },

@@ -2,6 +2,7 @@ import type { OpsStore } from '../../ops-store.ts';
 import { dynamoAuditTrail } from './dynamo-audit-trail.ts';
 import { dynamoCanaryStore } from './dynamo-canary-store.ts';
 import { dynamoDlqInbox } from './dynamo-dlq-inbox.ts';
+import { dynamoHealth } from './dynamo-health.ts';
 import { dynamoInboxShow } from './dynamo-inbox-show.ts';
 import { dynamoInboxStats } from './dynamo-inbox-stats.ts';
 import type { DynamoOpsTable } from './dynamo-ops-table.ts';
@@ -14,8 +15,8 @@ import { UNSUPPORTED_COMMANDS, unsupportedCommand } from './unsupported-command.
 /**
  * The DynamoDB store of the ops commands: the inbox, quarantine and audit items of the worker's table (the operator's
  * credentials). `dlq peek` and `dlq redrive` join and re-arm its inbox items
- * (`dynamo-dlq-inbox.ts`), and `dlq move-task` writes audit items; the commands that read PostgreSQL tables
- * (`health`, `inbox purge`) are refused here, each naming what to use instead ({@link unsupportedCommand}), and
+ * (`dynamo-dlq-inbox.ts`), `dlq move-task` writes audit items, and `health` scans the table as the health job does;
+ * `inbox purge` (TTL does its work) is refused here, naming what to use instead ({@link unsupportedCommand}), and
  * `queue status` runs without the oldest unfinished item (the table has no index by status).
  *
  * @example
@@ -34,9 +35,7 @@ export function dynamoOpsStore(table: DynamoOpsTable): OpsStore {
     inboxPurge: async () => {
       throw unsupportedCommand('inbox purge');
     },
-    health: async () => {
-      throw unsupportedCommand('health');
-    },
+    health: async (deps, options) => dynamoHealth({ dynamo: dynamo(), ...deps }, options),
     quarantineList: async (deps, options) => dynamoQuarantineList({ dynamo: dynamo(), ...deps }, options),
     quarantineShow: async (deps, options) => dynamoQuarantineShow({ dynamo: dynamo(), ...deps }, options),
     quarantineRelease: async (deps, options) =>

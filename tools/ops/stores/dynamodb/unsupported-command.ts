@@ -2,22 +2,19 @@ import { UsageError } from '../../errors.ts';
 
 /** What to use instead of each command the DynamoDB store cannot do. */
 const DYNAMODB_ALTERNATIVES: Readonly<Record<string, string>> = {
-  health:
-    'For the DynamoDB store, "sqs-worker inbox stats --store dynamodb" shows unfinished inbox items and open ' +
-    "quarantine items; the stack's CloudWatch alarms cover the queues.",
   'inbox purge':
     'The DynamoDB store needs no purge: inbox items expire by TTL (retention + 1 day, docs/dynamodb.md "TTL retention").',
 };
 
 /**
- * The commands the DynamoDB store cannot do (they read PostgreSQL tables).
+ * The commands the DynamoDB store has no use for.
  *
  * @internal
  */
 export const UNSUPPORTED_COMMANDS: readonly string[] = Object.keys(DYNAMODB_ALTERNATIVES);
 
 /**
- * The refusal of a command the DynamoDB store cannot do (it reads PostgreSQL tables: `health`, `inbox purge`), given when the store setting (`--store` / `WORKER_STORE`) is `dynamodb`: it names the
+ * The refusal of a command the DynamoDB store has no use for (`inbox purge`: TTL removes settled items), given when the store setting (`--store` / `WORKER_STORE`) is `dynamodb`: it names the
  * command, the store and what to use instead (exit 2), before anything is read or sent.
  *
  * @internal
