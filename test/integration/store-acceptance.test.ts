@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
-import { GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, ScanCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lambda/config.ts';
 import {
@@ -11,11 +12,17 @@ import {
   ledgerItemKey,
 } from '../../lambda/domain/dynamodb/index.ts';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
+import { collectHealth } from '../../lambda/health/collect-health.ts';
+import { enqueueOutbox } from '../../lambda/outbox/enqueue-outbox.ts';
+import { OutboxConflictError } from '../../lambda/outbox/errors.ts';
 import { createDynamoWorkerFromConfig } from '../../lambda/runtimes/lambda/create-dynamo-worker-from-config.ts';
 import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
 import { createWorkerFromConfig } from '../../lambda/runtimes/lambda/create-worker-from-config.ts';
+import { collectDynamoHealth } from '../../lambda/stores/dynamodb/collect-dynamo-health.ts';
+import { dynamoOutboxWrite } from '../../lambda/stores/dynamodb/dynamo-outbox-write.ts';
 import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
-import { inboxKey } from '../../lambda/stores/dynamodb/item-keys.ts';
+import { inboxKey, outboxKey } from '../../lambda/stores/dynamodb/item-keys.ts';
+import type { Envelope } from '../../lambda/worker/envelope.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';
 import { lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
@@ -67,7 +74,29 @@ const postgresStore: StoreFixture = {
       : await db.sql`select reason_code from worker_quarantine where body = ${body ?? ''}`;
     return rows.map((row) => row.reason_code as string);
   },
+  async produce(caseId, envelope, { fail = false } = {}) {
+    try {
+      await db.sql.begin(async (tx) => {
+        await tx`insert into cases (case_id, stage, version) values (${caseId}, 'OPEN', 1)`;
+        await enqueueOutbox(tx, envelope);
+        if (fail) throw new RolledBack();
+      });
+      return 'committed';
+    } catch (error) {
+      if (error instanceof RolledBack) return 'rolled back';
+      if (error instanceof OutboxConflictError) return 'conflict';
+      throw error;
+    }
+  },
+  async outboxEvent(key) {
+    const [row] = await db.sql`select status, envelope from outbox_events where idempotency_key = ${key}`;
+    return row ? { status: row.status, envelope: row.envelope as Envelope } : undefined;
+  },
+  health: (consumer) => collectHealth(db.sql, { consumer }),
 };
+
+/** Thrown inside a producer transaction to roll it back after its writes. */
+class RolledBack extends Error {}
 
 const get = async (key: { PK: string; SK: string }) =>
   (await dynamo.doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
@@ -106,6 +135,34 @@ const dynamoStore: StoreFixture = {
         (idempotencyKey ? item.idempotencyKey === idempotencyKey : item.body === body),
     ).map((item) => String(item.reasonCode));
   },
+  async produce(caseId, envelope, { fail = false } = {}) {
+    const { item } = await dynamoOutboxWrite(table, envelope);
+    const state = { Put: { TableName: table, Item: { ...caseItemKey(caseId), stage: 'OPEN', version: 1 } } };
+    // A transaction that fails after both writes: a condition no item meets, checked last.
+    const failing = {
+      ConditionCheck: {
+        TableName: table,
+        Key: { PK: 'NONE#', SK: 'NONE' },
+        ConditionExpression: 'attribute_exists(PK)',
+      },
+    };
+    try {
+      await dynamo.doc.send(
+        new TransactWriteCommand({ TransactItems: [state, item, ...(fail ? [failing] : [])] }),
+      );
+      return 'committed';
+    } catch (error) {
+      if (!(error instanceof TransactionCanceledException)) throw error;
+      return error.CancellationReasons?.[1]?.Code === 'ConditionalCheckFailed' ? 'conflict' : 'rolled back';
+    }
+  },
+  async outboxEvent(key) {
+    const item = await get(outboxKey(key));
+    return item
+      ? { status: String(item.status), envelope: JSON.parse(String(item.envelope)) as Envelope }
+      : undefined;
+  },
+  health: (consumer) => collectDynamoHealth({ doc: dynamo.doc, tableName: table }, { consumer }),
 };
 
 describeStoreConformance('PostgreSQL, commit mode per-message', postgresStore);

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import type { HealthFigures } from '../../lambda/health/collect-health.ts';
 import type { WorkerHandler, WorkerOptions } from '../../lambda/runtimes/lambda/create-worker.ts';
+import type { Envelope } from '../../lambda/worker/envelope.ts';
 import { jsonWithNestedArrays, NESTED } from './nested-json.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from './sqs-event.ts';
 
@@ -18,6 +20,20 @@ export interface StoreFixture {
   payment(paymentId: string, accountId: string): Promise<{ ledger: number; additions: number }>;
   caseState(caseId: string): Promise<{ stage?: string; version?: number; deadlineVersion?: number }>;
   quarantineReasons(match: { idempotencyKey?: string; body?: string }): Promise<string[]>;
+  /**
+   * A producer transaction: creates the case `caseId` (stage OPEN, version 1) and writes `envelope` to the outbox,
+   * committed, or rolled back after both writes (`fail`); `conflict` when the outbox refused the event (its key names
+   * another event) and nothing of the transaction was applied.
+   */
+  produce(
+    caseId: string,
+    envelope: Envelope,
+    options?: { fail?: boolean },
+  ): Promise<'committed' | 'rolled back' | 'conflict'>;
+  /** The outbox record of an idempotency key: its status and the envelope it will send; undefined when absent. */
+  outboxEvent(idempotencyKey: string): Promise<{ status: string; envelope: Envelope } | undefined>;
+  /** The health job's figures of `consumer`, read now (the store's own health check). */
+  health(consumer: string): Promise<HealthFigures>;
 }
 
 const payment = () => {
@@ -50,6 +66,15 @@ const deadlineRequested = (caseId: string, key: string, attemptPolicy?: Record<s
     aggregateId: caseId,
     payload: { caseId, stage: 'INVESTIGATION', effectiveAt: '2026-07-06T10:15:00Z' },
     ...(attemptPolicy ? { attemptPolicy } : {}),
+  });
+/** An event a producer writes with a case it creates: a deadline request for that case. */
+const requestedDeadline = (caseId: string, key = `case:${caseId}:deadline:OPEN`) =>
+  envelopeFactory({
+    messageType: 'CaseDeadlineCalculationRequested',
+    idempotencyKey: key,
+    aggregateType: 'case',
+    aggregateId: caseId,
+    payload: { caseId, stage: 'OPEN', effectiveAt: '2026-07-06T10:15:00Z' },
   });
 const again = (record: ReturnType<typeof sqsRecordFactory>, receiveCount: number) => ({
   ...record,
@@ -263,6 +288,72 @@ export function describeStoreConformance(name: string, store: StoreFixture): voi
       }
       expect(await store.payment(deep.paymentId, deep.accountId)).toEqual({ ledger: 0, additions: 0 });
       expect(await store.quarantineReasons({ body: deepRecord.body })).toEqual(['PAYLOAD_TOO_DEEP']);
+    });
+
+    it("writes an event with its producer's state change or not at all: committed PENDING, a rolled-back one absent", async () => {
+      // Prepare
+      const [kept, dropped] = [`CASE-${randomUUID()}`, `CASE-${randomUUID()}`];
+      const event = requestedDeadline(kept);
+
+      // Act
+      const results = [
+        await store.produce(kept, event),
+        await store.produce(dropped, requestedDeadline(dropped), { fail: true }),
+      ];
+
+      // Assess
+      expect(results).toEqual(['committed', 'rolled back']);
+      expect(await store.caseState(kept)).toMatchObject({ stage: 'OPEN', version: 1 });
+      expect(await store.outboxEvent(event.idempotencyKey)).toEqual({ status: 'PENDING', envelope: event });
+      expect(await store.caseState(dropped)).toEqual({});
+      expect(await store.outboxEvent(requestedDeadline(dropped).idempotencyKey)).toBeUndefined();
+    });
+
+    it('keeps one event per key: the same event again changes nothing, another event under it is refused whole', async () => {
+      // Prepare
+      const caseId = `CASE-${randomUUID()}`;
+      const event = requestedDeadline(caseId);
+      await store.produce(caseId, event);
+      const retried = `CASE-${randomUUID()}`;
+      const other = `CASE-${randomUUID()}`;
+      const otherEvent = { ...requestedDeadline(other), idempotencyKey: event.idempotencyKey };
+
+      // Act: the producer retries its command (a new messageId); another producer reuses the key for its event.
+      const same = await store.produce(retried, { ...event, messageId: randomUUID() });
+      const conflict = await store.produce(other, otherEvent);
+
+      // Assess: the first event stands; the conflicting transaction left nothing, not even its case.
+      expect([same, conflict]).toEqual(['committed', 'conflict']);
+      expect(await store.outboxEvent(event.idempotencyKey)).toEqual({ status: 'PENDING', envelope: event });
+      expect(await store.caseState(other)).toEqual({});
+    });
+
+    it("counts the consumer's open quarantine and its retryable failures in the health figures, and no one else's", async () => {
+      // Prepare: a consumer of its own; one poison message, one deadline whose case does not exist yet.
+      const consumer = `health-${randomUUID().slice(0, 8)}`;
+      const worker = store.worker({ consumer, failInvocationOnFullBatchFailure: false });
+      const caseId = `CASE-${randomUUID()}`;
+      await worker(sqsEvent([sqsRecordFactory(`not json ${randomUUID()}`)]), lambdaContext());
+      await worker(
+        sqsEvent([sqsRecordFactory(deadlineRequested(caseId, `case:${caseId}:deadline:v1`))]),
+        lambdaContext(),
+      );
+
+      // Act
+      const figures = await store.health(consumer);
+      const nobody = await store.health(`nobody-${randomUUID().slice(0, 8)}`);
+
+      // Assess
+      expect(figures.quarantine.open).toBe(1);
+      expect(figures.quarantine.oldestOpenAgeMs).toBeGreaterThanOrEqual(0);
+      expect(figures.inbox.byStatus).toMatchObject({
+        PROCESSING: 0,
+        FAILED_RETRYABLE: 1,
+        FAILED_TERMINAL: 0,
+      });
+      expect(figures.inbox.oldestRetryableAgeMs).toBeGreaterThanOrEqual(0);
+      expect(nobody.quarantine.open).toBe(0);
+      expect(nobody.inbox.byStatus.FAILED_RETRYABLE).toBe(0);
     });
   });
 }
