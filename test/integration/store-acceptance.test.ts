@@ -23,6 +23,8 @@ import { dynamoOutboxWrite } from '../../lambda/stores/dynamodb/dynamo-outbox-wr
 import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
 import { inboxKey, outboxKey } from '../../lambda/stores/dynamodb/item-keys.ts';
 import type { Envelope } from '../../lambda/worker/envelope.ts';
+import { dynamoDlqInbox } from '../../tools/ops/stores/dynamodb/dynamo-dlq-inbox.ts';
+import { postgresDlqInbox } from '../../tools/ops/stores/postgres/postgres-dlq-inbox.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';
 import { lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
@@ -93,6 +95,7 @@ const postgresStore: StoreFixture = {
     return row ? { status: row.status, envelope: row.envelope as Envelope } : undefined;
   },
   health: (consumer) => collectHealth(db.sql, { consumer }),
+  dlqInbox: () => postgresDlqInbox(db.sql),
 };
 
 /** Thrown inside a producer transaction to roll it back after its writes. */
@@ -163,6 +166,7 @@ const dynamoStore: StoreFixture = {
       : undefined;
   },
   health: (consumer) => collectDynamoHealth({ doc: dynamo.doc, tableName: table }, { consumer }),
+  dlqInbox: () => dynamoDlqInbox({ doc: dynamo.doc, tableName: table }),
 };
 
 describeStoreConformance('PostgreSQL, commit mode per-message', postgresStore);

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { HealthFigures } from '../../lambda/health/collect-health.ts';
 import type { WorkerHandler, WorkerOptions } from '../../lambda/runtimes/lambda/create-worker.ts';
 import type { Envelope } from '../../lambda/worker/envelope.ts';
+import type { DlqInbox } from '../../tools/ops/ops-store.ts';
 import { jsonWithNestedArrays, NESTED } from './nested-json.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from './sqs-event.ts';
 
@@ -34,6 +35,8 @@ export interface StoreFixture {
   outboxEvent(idempotencyKey: string): Promise<{ status: string; envelope: Envelope } | undefined>;
   /** The health job's figures of `consumer`, read now (the store's own health check). */
   health(consumer: string): Promise<HealthFigures>;
+  /** What `dlq peek` and `dlq redrive` read and re-arm on this store (the operator's client). */
+  dlqInbox(): DlqInbox;
 }
 
 const payment = () => {
@@ -354,6 +357,44 @@ export function describeStoreConformance(name: string, store: StoreFixture): voi
       expect(figures.inbox.oldestRetryableAgeMs).toBeGreaterThanOrEqual(0);
       expect(nobody.quarantine.open).toBe(0);
       expect(nobody.inbox.byStatus.FAILED_RETRYABLE).toBe(0);
+    });
+
+    it('re-arms a failed key around the redrive send, keeps it only when the send succeeds, and never a completed one', async () => {
+      // Prepare: a deadline quarantined FAILED_TERMINAL after its 2 attempts (its case does not exist yet), and a
+      // completed payment.
+      const worker = store.worker({ failInvocationOnFullBatchFailure: false });
+      const caseId = `CASE-${randomUUID()}`;
+      const key = `case:${caseId}:deadline:v1`;
+      const record = sqsRecordFactory(deadlineRequested(caseId, key, { maxBusinessAttempts: 2 }));
+      for (const delivery of [1, 2]) await worker(sqsEvent([again(record, delivery)]), lambdaContext());
+      const done = payment();
+      await worker(sqsEvent([sqsRecordFactory(done.envelope)]), lambdaContext());
+      const inbox = store.dlqInbox();
+      const at = (idempotencyKey: string) => ({ consumer: 'case-worker', idempotencyKey });
+
+      // Act: a send that fails (undone), then one that succeeds; a completed key; the key's redelivered copy.
+      const failedSend = await inbox
+        .rearmAround(at(key), async () => {
+          throw new Error('injected: SendMessage failed');
+        })
+        .catch((error: Error) => error.message);
+      const afterFailedSend = await store.inboxStatus(key);
+      const rearmed = await inbox.rearmAround(at(key), async () => {});
+      const completed = await inbox.rearmAround(at(done.envelope.idempotencyKey), async () => {});
+      const states = await inbox.states('case-worker', [key, done.envelope.idempotencyKey]);
+      await worker(sqsEvent([sqsRecordFactory(stageChanged(caseId, 1))]), lambdaContext());
+      const rerun = await worker(sqsEvent([again(record, 3)]), lambdaContext());
+
+      // Assess
+      expect(failedSend).toBe('injected: SendMessage failed');
+      expect(afterFailedSend).toBe('FAILED_TERMINAL');
+      expect([rearmed, completed]).toEqual([true, false]);
+      expect(states.get(key)).toMatchObject({ status: 'FAILED_RETRYABLE' });
+      expect(states.get(done.envelope.idempotencyKey)).toMatchObject({ status: 'COMPLETED' });
+      expect(rerun).toEqual({ batchItemFailures: [] });
+      expect(await store.inboxStatus(key)).toBe('COMPLETED');
+      expect((await store.caseState(caseId)).deadlineVersion).toBe(1);
+      expect(await store.inboxStatus(done.envelope.idempotencyKey)).toBe('COMPLETED');
     });
   });
 }
