@@ -20,6 +20,7 @@ import { createPollerRuntime } from './runtimes/fargate/poller-runtime.ts';
 import type { PollerService } from './runtimes/fargate/poller-service.ts';
 import { createLambdaRuntime } from './runtimes/lambda/lambda-runtime.ts';
 import type { SqsDatabaseWorkerProps } from './sqs-database-worker-props.ts';
+import { createDynamoBreaker } from './stores/dynamodb/dynamodb-breaker.ts';
 import { createDynamoHealthJob } from './stores/dynamodb/dynamodb-health-job.ts';
 import { createDynamoOutboxRelay, type DynamoOutboxRelay } from './stores/dynamodb/dynamodb-outbox-relay.ts';
 import { createDynamoDbStore } from './stores/dynamodb/dynamodb-store.ts';
@@ -116,7 +117,7 @@ export class SqsDatabaseWorker extends Construct {
     const settings = resolveWorkerSettings(given, { checkVpc: true });
     super(scope, id);
     this.settings = settings;
-    // With DynamoDB: no retention job or breaker (they need PostgreSQL); the relay and the health job are its own.
+    // With DynamoDB: no retention job (TTL does its work); the relay, the health job and the breaker are its own.
     const props = withStoreDefaults(given);
     const production = props.production ?? true;
     const subnets = props.vpcSubnets ?? { subnetType: ec2.SubnetType.PRIVATE_ISOLATED };
@@ -182,7 +183,9 @@ export class SqsDatabaseWorker extends Construct {
     this.outboxRelayFailureQueue = dynamoOutboxRelay?.failureQueue;
     this.healthFunction = this.jobs?.healthFunction ?? dynamoHealth?.function;
     this.retentionFunction = this.jobs?.retentionFunction;
-    this.breakerFunction = this.jobs?.breakerFunction;
+    this.breakerFunction =
+      this.jobs?.breakerFunction ??
+      this.createDynamoBreakerFunction(props, settings, store, serviceEnvironment);
 
     const observability = createWorkerObservability(this, {
       props,
@@ -196,12 +199,33 @@ export class SqsDatabaseWorker extends Construct {
       jobs: this.jobs,
       dynamoOutboxRelay,
       dynamoHealth,
+      breakerFunction: this.breakerFunction,
       metricsNamespace,
       serviceName,
     });
     this.alarmTopic = observability.alarmTopic;
     this.alarms = observability.alarms;
     this.dashboard = observability.dashboard;
+  }
+
+  /** The DynamoDB store's breaker of the worker's event source mapping (runtime `lambda`, unless `breaker` is false). */
+  private createDynamoBreakerFunction(
+    props: WorkerSettings,
+    settings: ResolvedWorkerSettings,
+    store: WorkerStoreParts,
+    serviceEnvironment: Readonly<Record<string, string>>,
+  ): lambda.Function | undefined {
+    if (!store.table || !settings.breaker || !this.eventSource) return undefined;
+    return createDynamoBreaker(this, {
+      table: store.table,
+      settings,
+      eventSource: this.eventSource,
+      environment: {
+        ...serviceEnvironment,
+        ...store.workerEnvironment,
+        WORKER_CONSUMER: props.consumer ?? 'case-worker',
+      },
+    });
   }
 
   /** The trigger that applies the PostgreSQL store's migrations on deploy, before the worker starts. */

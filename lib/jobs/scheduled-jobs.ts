@@ -3,7 +3,6 @@ import { Duration } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
-import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -14,6 +13,7 @@ import { bundledFunction, PROJECT_ROOT } from '../bundled-function.ts';
 import type { ResolvedWorkerSettings } from '../resolve-worker-settings.ts';
 import type { WorkerDatabase } from '../stores/postgres/worker-database.ts';
 import type { WorkerSettings } from '../worker-settings.ts';
+import { BREAKER_TIMEOUT, breakerEnvironment, scheduleBreaker } from './breaker-function.ts';
 
 /** Time the relay keeps back from its timeout: no round starts later (run time = timeout − guard). */
 const RELAY_RUN_GUARD = Duration.seconds(10);
@@ -21,9 +21,6 @@ const RELAY_RUN_GUARD = Duration.seconds(10);
 const HEALTH_TIMEOUT = Duration.seconds(30);
 /** Time the retention job keeps back from its timeout: no batch starts later (run time = timeout − guard). */
 const RETENTION_RUN_GUARD = Duration.seconds(10);
-/** The breaker runs every minute for its timeout less this guard. */
-const BREAKER_TIMEOUT = Duration.seconds(55);
-const BREAKER_RUN_GUARD = Duration.seconds(5);
 
 /** Props of {@link ScheduledJobs}; the values are decided and checked by `SqsDatabaseWorker`. */
 export interface ScheduledJobsProps {
@@ -202,8 +199,6 @@ export class ScheduledJobs extends Construct {
    */
   private createBreaker(eventSource: SqsEventSource): lambda.Function {
     const { settings, database } = this.#jobs;
-    const breaker = settings.breaker as NonNullable<ResolvedWorkerSettings['breaker']>;
-    const pollers = settings.provisionedPollers;
     const breakerFn = this.jobFunction('BreakerFunction', {
       entry: join(PROJECT_ROOT, 'lambda/handlers/breaker.ts'),
       description:
@@ -212,37 +207,11 @@ export class ScheduledJobs extends Construct {
       environment: {
         DB_USER: settings.dbUsers.worker,
         DB_POOL_SIZE: '1',
-        BREAKER_MAPPING_UUID: eventSource.eventSourceMappingId,
-        BREAKER_SCALING_MODE: settings.scalingMode,
-        ...(pollers
-          ? {
-              BREAKER_MINIMUM_POLLERS: String(pollers.minimumPollers),
-              BREAKER_MAXIMUM_POLLERS: String(pollers.maximumPollers),
-            }
-          : { BREAKER_MAX_CONCURRENCY: String(settings.maxConcurrency) }),
-        BREAKER_HALF_OPEN_CONCURRENCY: String(breaker.halfOpenConcurrency),
-        BREAKER_FAILURE_THRESHOLD: String(breaker.failureThreshold),
-        BREAKER_CHECK_INTERVAL_MS: String(breaker.checkInterval.toMilliseconds()),
-        BREAKER_MIN_OPEN_MS: String(breaker.minOpen.toMilliseconds()),
-        BREAKER_HALF_OPEN_MS: String(breaker.halfOpen.toMilliseconds()),
-        BREAKER_RUN_GUARD_MS: String(BREAKER_RUN_GUARD.toMilliseconds()),
+        ...breakerEnvironment(settings, eventSource),
       },
     });
     database.grantWorkerConnect(breakerFn);
-    // Least privilege: read, update and read the tags of this one mapping, nothing else of Lambda.
-    breakerFn.addToRolePolicy(
-      new iam.PolicyStatement({
-        sid: 'ControlTheWorkerEventSourceMapping',
-        actions: ['lambda:GetEventSourceMapping', 'lambda:UpdateEventSourceMapping', 'lambda:ListTags'],
-        resources: [eventSource.eventSourceMappingArn],
-      }),
-    );
-    breakerFn.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
-    new events.Rule(this, 'BreakerSchedule', {
-      description: 'Runs the event source mapping breaker',
-      schedule: events.Schedule.rate(Duration.minutes(1)),
-      targets: [new targets.LambdaFunction(breakerFn, { retryAttempts: 0 })],
-    });
+    scheduleBreaker(this, breakerFn, eventSource);
     return breakerFn;
   }
 }

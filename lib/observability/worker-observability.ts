@@ -35,6 +35,8 @@ export interface WorkerObservabilityInputs {
   readonly jobs: ScheduledJobs | undefined;
   /** The DynamoDB store's stream relay (when deployed). */
   readonly dynamoOutboxRelay: DynamoOutboxRelay | undefined;
+  /** The breaker of the worker's event source mapping, either store's (when deployed). */
+  readonly breakerFunction: lambda.IFunction | undefined;
   /** The DynamoDB store's health job and its schedule (when deployed). */
   readonly dynamoHealth: { readonly function: lambda.IFunction; readonly schedule: Duration } | undefined;
   readonly metricsNamespace: string;
@@ -170,7 +172,7 @@ function breakerAlarm(
   topic: sns.ITopic,
   inputs: WorkerObservabilityInputs,
 ): Record<string, cloudwatch.Alarm> {
-  if (!inputs.jobs?.breakerFunction) return {};
+  if (!inputs.breakerFunction) return {};
   const breakerOpened = new cloudwatch.Alarm(scope, 'BreakerOpenedAlarm', {
     alarmDescription:
       'The breaker disabled the worker event source mapping: the database is unavailable to the worker. See docs/operations.md#circuit-breaker.',

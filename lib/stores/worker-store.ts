@@ -46,18 +46,12 @@ const POSTGRES_ONLY = [
   'outboxRetention',
   'effectLogRetention',
   'quarantineRetention',
-  'breakerCheckInterval',
-  'breakerFailureThreshold',
-  'breakerMinOpen',
-  'breakerHalfOpen',
-  'breakerHalfOpenConcurrency',
   'connectionsAlarmPercent',
 ] as const satisfies readonly (keyof WorkerSettings)[];
 
 /** The PostgreSQL store's scheduled functions, and why the DynamoDB store has none of them. */
 const POSTGRES_FUNCTIONS = {
   retention: "the DynamoDB table's TTL (attribute `ttl`) removes settled items instead of the retention job",
-  breaker: "the breaker's probe connects to PostgreSQL",
 } as const satisfies Partial<Record<keyof WorkerSettings, string>>;
 
 /** Props of the DynamoDB store only. */
@@ -74,15 +68,15 @@ const DYNAMODB_ONLY = [
 const MAX_RECOVERY_DAYS = 35;
 
 /**
- * The props with the defaults of the chosen store: with `store: 'dynamodb'` the retention job and the breaker are off
- * unless set (setting one is refused by {@link checkStoreSettings}); its outbox relay (on the table's stream) and its
- * health job (a bounded Scan) are on by default, as PostgreSQL's are.
+ * The props with the defaults of the chosen store: with `store: 'dynamodb'` the retention job is off unless set
+ * (setting it is refused by {@link checkStoreSettings}: TTL does its work); its outbox relay (on the table's stream),
+ * health job (a bounded Scan) and breaker (a GetItem probe) are on by default, as PostgreSQL's are.
  *
  * @internal
  */
 export function withStoreDefaults<P extends Omit<WorkerSettings, 'vpc'>>(props: P): P {
   if (props.store !== 'dynamodb') return props;
-  return { retention: false, breaker: false, ...props };
+  return { retention: false, ...props };
 }
 
 /**

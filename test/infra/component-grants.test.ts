@@ -57,6 +57,7 @@ type Component =
   | 'health'
   | 'retention'
   | 'breaker'
+  | 'dynamodb breaker'
   | 'migrate';
 
 /**
@@ -83,14 +84,14 @@ const RUN_BY: Readonly<
   // A handler's external effects (performDynamoExternalEffect), on EFFECT# items: dynamodb-grant.test.ts.
   'lambda/stores/dynamodb/dynamo-external-effect.ts': { by: ['dynamodb worker', 'dynamodb poller'] },
   // The pause's probe: the poller's only (a Lambda worker never probes).
-  'lambda/stores/dynamodb/probe-dynamo-store.ts': { by: ['dynamodb poller'] },
+  'lambda/stores/dynamodb/probe-dynamo-store.ts': { by: ['dynamodb poller', 'dynamodb breaker'] },
   'lambda/outbox/send-outbox-rows.ts': { by: ['relay', 'dynamodb relay'] },
   // The DynamoDB store's stream relay: its read-back and marks of OUTBOX# items.
   'lambda/stores/dynamodb/relay-dynamo-outbox.ts': { by: ['dynamodb relay'] },
   // offloadPayload runs in a producer's code, under the role given grantPayloadWrite.
   'lambda/outbox/offload-payload.ts': { by: [] },
   'lambda/breaker/mapping-control.ts': {
-    by: ['breaker'],
+    by: ['breaker', 'dynamodb breaker'],
     except: {
       TagResourceCommand:
         "holdMapping: `sqs-worker breaker open`, under the operator's role (docs/operations.md)",
@@ -168,7 +169,13 @@ function requestFor(template: Template, action: string, component: Component): P
     return { action, resource: `${resourceArn(template, bucket)}/payloads/sha256-0f1e2d` };
   }
   if (service === 'lambda') {
-    const mapping = only(Object.keys(template.findResources('AWS::Lambda::EventSourceMapping')), 'mapping');
+    // The worker's mapping (on the source queue); the DynamoDB relay's reads the table's stream.
+    const mapping = only(
+      Object.entries(template.findResources('AWS::Lambda::EventSourceMapping'))
+        .filter(([, m]) => !JSON.stringify(m.Properties.EventSourceArn).includes('StreamArn'))
+        .map(([id]) => id),
+      'mapping',
+    );
     return { action, resource: `arn:aws:lambda:eu-west-1:123456789012:event-source-mapping:${mapping}` };
   }
   if (service === 'secretsmanager') {
@@ -229,6 +236,8 @@ describe('Contract: every AWS call of a component is allowed by its synthesized 
         return described(templates.postgres, 'Purges settled');
       case 'breaker':
         return described(templates.postgres, 'Disables the worker event source mapping');
+      case 'dynamodb breaker':
+        return described(templates.dynamodb, 'Disables the worker event source mapping while DynamoDB');
       case 'migrate':
         return described(templates.postgres, 'Applies pending migrations');
     }
@@ -256,6 +265,7 @@ describe('Contract: every AWS call of a component is allowed by its synthesized 
     'health',
     'retention',
     'breaker',
+    'dynamodb breaker',
     'migrate',
   ] as const)(
     "the %s's role allows every action its code sends, on the resource it sends it to",

@@ -177,12 +177,22 @@ describe('Class: SqsInboxWorkerStack (store dynamodb, production)', () => {
     // …and the health job's: a Scan of the table (no partition key to condition on), nothing else.
     const healthRole = roleOfFunction('Publishes DynamoDB store health figures');
     expect(ofRole(healthRole)).toEqual([['dynamodb:Scan', { 'Fn::GetAtt': [tableId, 'Arn'] }, undefined]]);
+    // …and the breaker's: its probe, a GetItem of inbox items.
+    const breakerRole = roleOfFunction('while DynamoDB does not answer');
+    expect(ofRole(breakerRole)).toEqual([
+      [
+        'dynamodb:GetItem',
+        { 'Fn::GetAtt': [tableId, 'Arn'] },
+        { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['IDEMP#*'] } },
+      ],
+    ]);
     // Nobody else holds a DynamoDB grant.
     expect(
       dynamoStatements.length -
         ofWorker.length -
         ofRole(roleOfFunction('Publishes new outbox items')).length -
-        ofRole(healthRole).length,
+        ofRole(healthRole).length -
+        ofRole(breakerRole).length,
     ).toBe(0);
     // No KMS grant is needed with the AWS managed key, and none is given.
     const policies = JSON.stringify(template.findResources('AWS::IAM::Policy'));
@@ -207,11 +217,12 @@ describe('Class: SqsInboxWorkerStack (store dynamodb, production)', () => {
       template.resourceCountIs(type, 0);
     }
     const functions = template.findResources('AWS::Lambda::Function');
-    // The worker, the outbox relay on the table's stream and the health job, all outside a VPC.
+    // The worker, the outbox relay on the table's stream, the health job and the breaker, all outside a VPC.
     expect(Object.keys(functions)).toEqual([
       workerId,
       expect.stringMatching(/^WorkerOutboxRelayFunction/),
       expect.stringMatching(/^WorkerHealthFunction/),
+      expect.stringMatching(/^WorkerBreakerFunction/),
     ]);
     for (const fn of Object.values(functions)) expect(fn.Properties.VpcConfig).toBeUndefined();
     // The worker role carries the basic execution policy, not the VPC-access one.
@@ -280,7 +291,7 @@ describe('Class: SqsInboxWorkerStack (store dynamodb, production)', () => {
     expect(conflicts).toContain('"Threshold":5');
   });
 
-  it('has no database connection, lock or retention alarms, and the health job alarms of its own figures', () => {
+  it('has no database connection, lock or retention alarms; the health job, relay and breaker alarms of its own', () => {
     const alarms = JSON.stringify(template.findResources('AWS::CloudWatch::Alarm'));
     expect(alarms).not.toContain('AWS/RDS');
     const ids = Object.keys(template.findResources('AWS::CloudWatch::Alarm'));
@@ -292,7 +303,6 @@ describe('Class: SqsInboxWorkerStack (store dynamodb, production)', () => {
       'Deadlocks',
       'RetentionJob',
       'OutboxOldestPendingAge',
-      'BreakerOpened',
     ]) {
       expect(
         ids.filter((id) => id.includes(postgresOnly)),
@@ -308,6 +318,7 @@ describe('Class: SqsInboxWorkerStack (store dynamodb, production)', () => {
       'OutboxRelayErrors',
       'OutboxRelayIteratorAge',
       'OutboxRelayGaveUp',
+      'BreakerOpened',
     ]) {
       expect(
         ids.some((id) => id.includes(alarm)),
@@ -403,7 +414,7 @@ describe('Stage dev-dynamodb of cdk.json', () => {
 });
 
 describe('Function: resolveWorkerSettings() (store dynamodb)', () => {
-  it('turns the PostgreSQL functions off and leaves recordConcurrency free of the pool size', () => {
+  it('turns the retention job off, keeps the breaker, and leaves recordConcurrency free of the pool size', () => {
     // Act
     const settings = resolveWorkerSettings({ store: 'dynamodb', alarms: 'none', recordConcurrency: 4 });
 
@@ -413,7 +424,7 @@ describe('Function: resolveWorkerSettings() (store dynamodb)', () => {
       recordConcurrency: 4,
       maxConcurrency: 3,
       retention: undefined,
-      breaker: undefined,
+      breaker: { failureThreshold: 2, halfOpenConcurrency: 2 },
     });
     expect(settings.capacity?.binding).toBe('write_units');
   });
@@ -442,7 +453,7 @@ describe('Function: resolveWorkerSettings() (store dynamodb)', () => {
         dbMaxConnections: 400,
         inboxRetention: Duration.days(20),
         outboxRelaySchedule: Duration.minutes(2),
-        breaker: true,
+        retention: true,
         transactItemsPerMessage: 101,
       });
 
@@ -459,7 +470,7 @@ describe('Function: resolveWorkerSettings() (store dynamodb)', () => {
         'dbMaxConnections (400) applies only to store "postgres" (given store "dynamodb"); remove dbMaxConnections',
         'inboxRetention (20 days) applies only to store "postgres" (given store "dynamodb"); remove inboxRetention',
         'outboxRelaySchedule (2 minutes) applies only to store "postgres" (given store "dynamodb"); remove outboxRelaySchedule',
-        `breaker (true) needs store "postgres": the breaker's probe connects to PostgreSQL; remove breaker or set it false`,
+        'retention (true) needs store "postgres": the DynamoDB table\'s TTL (attribute `ttl`) removes settled items instead of the retention job; remove retention or set it false',
         'Capacity input transactItemsPerMessage must be a whole number from 1 to 100, the TransactWriteItems limit (given 101); fix the capacity props',
       ]),
     );
