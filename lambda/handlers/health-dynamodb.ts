@@ -1,8 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import { loadConfig } from '../config.ts';
 import { ConfigError } from '../errors.ts';
-import { HEALTH_METRICS } from '../health/health-metrics.ts';
 import { publishHealth } from '../health/publish-health.ts';
 import { collectDynamoHealth, type DynamoHealthFigures } from '../stores/dynamodb/collect-dynamo-health.ts';
 import { documentClient } from '../stores/dynamodb/document-client.ts';
@@ -25,8 +24,8 @@ const store = dynamoStoreFromConfig(config.store);
 
 /**
  * The health job of the DynamoDB store, invoked on a schedule: reads the figures of {@link collectDynamoHealth} (one
- * bounded Scan) and publishes them under the PostgreSQL health job's metric names, with `InboxLeasesExpired` and the
- * `HealthCheck` heartbeat. A failed check throws (the function's Errors metric counts it, no heartbeat). The log
+ * bounded Scan) and publishes them under the PostgreSQL health job's metric names (`InboxLeasesExpired` among them)
+ * and the `HealthCheck` heartbeat. A failed check throws (the function's Errors metric counts it, no heartbeat). The log
  * line carries figures only.
  */
 export const handler = async (): Promise<DynamoHealthFigures> => {
@@ -36,7 +35,6 @@ export const handler = async (): Promise<DynamoHealthFigures> => {
       { consumer: config.consumer },
     );
     publishHealth(metrics, figures);
-    metrics.addMetric(HEALTH_METRICS.inboxLeasesExpired, MetricUnit.Count, figures.leasesExpired);
     if (figures.truncated) {
       logger.warn('health_check_truncated', {
         scanned: figures.scanned,

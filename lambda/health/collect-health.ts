@@ -62,6 +62,11 @@ export interface HealthFigures {
     /** How long the longest of them has waited. */
     readonly oldestWaitMs: number | null;
   };
+  /**
+   * PROCESSING items whose lease expired (the DynamoDB store's: a worker died or lost the table after the gate).
+   * PostgreSQL holds no leases (a claim is a row lock): absent, published as 0.
+   */
+  readonly leasesExpired?: number;
   /** Deadlocks detected in this database since the previous check of this execution environment (0 the first time). */
   readonly deadlocks: number;
   readonly longTransactions: {

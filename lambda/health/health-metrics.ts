@@ -22,6 +22,6 @@ export const HEALTH_METRICS = {
   deadlocks: 'Deadlocks',
   longTransactions: 'LongTransactions',
   longTransactionOldestAgeMs: 'LongTransactionOldestAgeMs',
-  /** The DynamoDB store's: PROCESSING items whose lease expired (their worker died or lost the table after the gate). */
+  /** PROCESSING items whose lease expired (the DynamoDB store's; 0 on PostgreSQL, which holds no leases). */
   inboxLeasesExpired: 'InboxLeasesExpired',
 } as const;

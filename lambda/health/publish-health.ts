@@ -21,6 +21,7 @@ export function publishHealth(metrics: Pick<Metrics, 'addMetric'>, figures: Heal
   ms(M.inboxOldestProcessingAgeMs, figures.inbox.oldestProcessingAgeMs);
   ms(M.inboxOldestRetryableAgeMs, figures.inbox.oldestRetryableAgeMs);
   ms(M.inboxOldestInFlightAgeMs, figures.inbox.oldestInFlightAgeMs);
+  count(M.inboxLeasesExpired, figures.leasesExpired ?? 0);
   count(M.outboxPending, figures.outbox.pending);
   ms(M.outboxOldestPendingAgeMs, figures.outbox.oldestPendingAgeMs);
   count(M.lockWaits, figures.locks.waiting);

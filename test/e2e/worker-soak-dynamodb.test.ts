@@ -88,6 +88,7 @@ describe.each(['event-source-mapping', 'poller'] as const)(
         const clients = fixture.as(component);
         const recorder = new OutcomeRecorder();
         const outages: Promise<number>[] = [];
+        let restartFailure: Error | undefined;
         let settled = 0;
         let restarting = false;
         const onOutcome: typeof recorder.onOutcome = (outcome) => {
@@ -97,7 +98,10 @@ describe.each(['event-source-mapping', 'poller'] as const)(
           restarting = true;
           // SIGTERM: DynamoDB Local loses a write it acknowledged just before a SIGKILL (its SQLite is written after the
           // answer), which DynamoDB never does; stopped this way it keeps every acknowledged write, as the service would.
-          outages.push(dynamo.restart('SIGTERM').finally(() => (restarting = false)));
+          const outage = dynamo.restart('SIGTERM').finally(() => (restarting = false));
+          // A restart that failed leaves DynamoDB down: the drain would only time out, so say why.
+          outage.catch((error: Error) => (restartFailure ??= error));
+          outages.push(outage);
         };
         const workerOptions = () => ({
           consumer: 'case-worker',
@@ -148,7 +152,11 @@ describe.each(['event-source-mapping', 'poller'] as const)(
             hooks,
           });
           try {
-            await esm.drain({ timeoutMs: 120_000 });
+            await esm.drain({ timeoutMs: 120_000 }).catch((error: Error) => {
+              throw restartFailure
+                ? new Error(`DynamoDB Local did not come back: ${restartFailure.message}`)
+                : error;
+            });
           } finally {
             const final = await esm.stop();
             stats = { ...final, maxConcurrency: final.maxObservedConcurrency };
@@ -156,7 +164,13 @@ describe.each(['event-source-mapping', 'poller'] as const)(
         } else {
           const pollers = [await startDynamoPoller(), await startDynamoPoller()];
           try {
-            for (const poller of pollers) await poller.drain({ timeoutMs: 120_000 });
+            for (const poller of pollers) {
+              await poller.drain({ timeoutMs: 120_000 }).catch((error: Error) => {
+                throw restartFailure
+                  ? new Error(`DynamoDB Local did not come back: ${restartFailure.message}`)
+                  : error;
+              });
+            }
           } finally {
             const finals = await Promise.all(pollers.map((poller) => poller.stop()));
             stats = {

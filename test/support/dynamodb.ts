@@ -102,8 +102,16 @@ export function useTestDynamoDb(options: TestDynamoDbOptions = {}): TestDynamoDb
       const port = Number(new URL(running.endpoint).port);
       const down = Date.now();
       await running.stop(signal);
-      server = await startLocalDynamoDb({ dbPath, port });
-      return Date.now() - down;
+      // A busy machine may not have freed the port (or the JVM may start slowly): try again, twice.
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          server = await startLocalDynamoDb({ dbPath, port });
+          return Date.now() - down;
+        } catch (error) {
+          if (attempt >= 3) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+        }
+      }
     },
   };
 }
