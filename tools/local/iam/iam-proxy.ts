@@ -193,6 +193,13 @@ function forward(
     (answer) => {
       const pass = () => {
         response.writeHead(answer.statusCode ?? 502, answer.headers);
+        // An emulator that dies mid-answer (a restart, a crash) must cut the client's connection too: piping does
+        // not pass the error on, and the client would wait for the rest of the body forever.
+        answer.once('error', () => response.destroy());
+        answer.once('aborted', () => response.destroy());
+        answer.once('close', () => {
+          if (!answer.complete) response.destroy();
+        });
         answer.pipe(response);
       };
       if (!described) return pass();
