@@ -19,8 +19,7 @@ import { localQueueFixture } from './local-queue-fixture.ts';
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
 const fixture = await localQueueFixture({ store: 'dynamodb' });
-// On disk, so that the soak can stop DynamoDB Local mid-run and start it again with every committed item.
-const dynamo = useTestDynamoDb({ restartable: true });
+const dynamo = useTestDynamoDb();
 // The worker's table calls go through the local IAM layer too (its grants are scoped by key prefix).
 beforeAll(() => fixture.frontDynamoDb(dynamo.endpoint));
 let table: string;
@@ -34,20 +33,12 @@ const EFFECTFUL = UNIQUE - POISON - TERMINAL;
 const PAYMENTS = Math.floor(EFFECTFUL / 2);
 const DEADLINES = EFFECTFUL - PAYMENTS;
 const ACCOUNTS = 13;
-// A run takes 25–30 s alone and 45–60 s beside the rest of the suite on 2 cores (the restarts add ~5 s); each drain
-// waits up to 120 s, so the test waits for two of them.
+// A run takes 25–30 s alone and 45–60 s beside the rest of the suite on 2 cores; each drain waits up to 120 s.
 const SOAK_TEST_TIMEOUT_MS = 240_000;
 
 // The PostgreSQL soak (worker-soak.test.ts) on the DynamoDB store, with both runtimes: the local event source mapping
 // (Lambda's batch rules, two of its pollers) and two long-running pollers (lambda/runtimes/poller/) over engines of their own,
 // competing for one queue. It has no "stuck" messages: they hold a PostgreSQL row lock, which DynamoDB has not.
-// With the event source mapping, DynamoDB Local is also stopped and started again on the same data twice, when a third
-// and two thirds of the records have settled: the workers' calls fail while it is down (connection refused through the
-// IAM layer), records whose worker lost it after the gate come back to a PROCESSING item under a live lease, and none
-// may be applied twice, lost or sent to the DLQ. The pollers' run has no restarts: beside the whole suite on 2 cores
-// its pollers held records on requests cut by a restart until the drain timed out (alone it passes); until that is
-// understood it would fail the suite, not the product.
-const RESTARTS = { 'event-source-mapping': 2, poller: 0 } as const;
 describe.each(['event-source-mapping', 'poller'] as const)(
   'Soak on DynamoDB (%s): 2,000 messages, 600 duplicates, crashes after commit on 5 in 100 first deliveries, 2 pollers',
   (runtime) => {
@@ -81,36 +72,13 @@ describe.each(['event-source-mapping', 'poller'] as const)(
 
         const { queueUrl, dlqUrl } = await fixture.queues({
           visibilityTimeoutSeconds: 2,
-          // Lambda's side has no breaker here, so each outage spends receive counts (a few per outage of the restart's
-          // length, logged below); the margin keeps every good message out of the DLQ.
-          maxReceiveCount: 10,
+          maxReceiveCount: 5,
           tableName: table,
         });
         // Each runs with its role: the Lambda worker's (stage dev-dynamodb), the poller's task role (fargate-dynamodb).
         const component = runtime === 'event-source-mapping' ? 'worker' : 'poller';
         const clients = fixture.as(component);
         const recorder = new OutcomeRecorder();
-        const outages: Promise<number>[] = [];
-        let restartFailure: Error | undefined;
-        let settled = 0;
-        let restarting = false;
-        const onOutcome: typeof recorder.onOutcome = (outcome) => {
-          recorder.onOutcome(outcome);
-          settled += 1;
-          if (
-            restarting ||
-            outages.length >= RESTARTS[runtime] ||
-            settled < (TOTAL * (outages.length + 1)) / 3
-          )
-            return;
-          restarting = true;
-          // SIGTERM: DynamoDB Local loses a write it acknowledged just before a SIGKILL (its SQLite is written after the
-          // answer), which DynamoDB never does; stopped this way it keeps every acknowledged write, as the service would.
-          const outage = dynamo.restart('SIGTERM').finally(() => (restarting = false));
-          // A restart that failed leaves DynamoDB down: the drain would only time out, so say why.
-          outage.catch((error: Error) => (restartFailure ??= error));
-          outages.push(outage);
-        };
         const workerOptions = () => ({
           consumer: 'case-worker',
           handlers: exampleDynamoHandlers,
@@ -119,7 +87,7 @@ describe.each(['event-source-mapping', 'poller'] as const)(
           metrics: new Metrics({ namespace: 'SqsInboxWorkerTest', serviceName: 'case-worker' }),
           recordConcurrency: 4,
           backoff: { baseSeconds: 1, maxSeconds: 2 },
-          onOutcome,
+          onOutcome: recorder.onOutcome,
         });
         /** A poller over an engine on the poller's client; its pause probe is the store's own (a GetItem). */
         const startDynamoPoller = async () => {
@@ -160,11 +128,7 @@ describe.each(['event-source-mapping', 'poller'] as const)(
             hooks,
           });
           try {
-            await esm.drain({ timeoutMs: 120_000 }).catch((error: Error) => {
-              throw restartFailure
-                ? new Error(`DynamoDB Local did not come back: ${restartFailure.message}`)
-                : error;
-            });
+            await esm.drain({ timeoutMs: 120_000 });
           } finally {
             const final = await esm.stop();
             stats = { ...final, maxConcurrency: final.maxObservedConcurrency };
@@ -172,13 +136,7 @@ describe.each(['event-source-mapping', 'poller'] as const)(
         } else {
           const pollers = [await startDynamoPoller(), await startDynamoPoller()];
           try {
-            for (const poller of pollers) {
-              await poller.drain({ timeoutMs: 120_000 }).catch((error: Error) => {
-                throw restartFailure
-                  ? new Error(`DynamoDB Local did not come back: ${restartFailure.message}`)
-                  : error;
-              });
-            }
+            for (const poller of pollers) await poller.drain({ timeoutMs: 120_000 });
           } finally {
             const finals = await Promise.all(pollers.map((poller) => poller.stop()));
             stats = {
@@ -191,7 +149,6 @@ describe.each(['event-source-mapping', 'poller'] as const)(
           }
         }
         const seconds = (Date.now() - started) / 1000;
-        const downMs = await Promise.all(outages);
 
         // Assess: read the whole table back.
         const items: Record<string, unknown>[] = [];
@@ -236,7 +193,6 @@ describe.each(['event-source-mapping', 'poller'] as const)(
             `  effects: ${completed} completed keys; quarantine: ${quarantine.length} (${JSON.stringify(reasons)}); DLQ: ${dead.length}`,
             `  outcomes: ${JSON.stringify(outcomes)}`,
             `  crashes after commit: ${stats.deletesDropped}; received ${stats.messagesReceived}; max concurrency ${stats.maxConcurrency}`,
-            `  DynamoDB Local stopped and started ${downMs.length} times, down ${downMs.map((ms) => `${ms} ms`).join(', ')}`,
           ].join('\n'),
         );
         expect(completed).toBe(EFFECTFUL);
@@ -246,7 +202,6 @@ describe.each(['event-source-mapping', 'poller'] as const)(
         expect(stats.deletesDropped).toBeGreaterThan(TOTAL * 0.03);
         expect(outcomes.DUPLICATE).toBeGreaterThanOrEqual(DUPLICATES + stats.deletesDropped);
         expect(stats.maxConcurrency).toBeGreaterThan(1);
-        expect(downMs).toHaveLength(RESTARTS[runtime]);
         expect(await queueCounts(fixture.sqs, queueUrl)).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
       },
       SOAK_TEST_TIMEOUT_MS,
