@@ -2,7 +2,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { loadConfig } from '../config.ts';
 import { ConfigError } from '../errors.ts';
-import { publishHealth } from '../health/publish-health.ts';
+import { runHealthCheck } from '../health/run-health-check.ts';
 import { collectDynamoHealth, type DynamoHealthFigures } from '../stores/dynamodb/collect-dynamo-health.ts';
 import { documentClient } from '../stores/dynamodb/document-client.ts';
 import { dynamoStoreFromConfig } from '../stores/dynamodb/dynamo-store-from-config.ts';
@@ -28,25 +28,20 @@ const store = dynamoStoreFromConfig(config.store);
  * and the `HealthCheck` heartbeat. A failed check throws (the function's Errors metric counts it, no heartbeat). The log
  * line carries figures only.
  */
-export const handler = async (): Promise<DynamoHealthFigures> => {
-  try {
-    const figures = await collectDynamoHealth(
-      { doc: documentClient(store), tableName: store.tableName },
-      { consumer: config.consumer },
-    );
-    publishHealth(metrics, figures);
-    if (figures.truncated) {
-      logger.warn('health_check_truncated', {
-        scanned: figures.scanned,
-        detail: 'the table holds more items than one check reads; the counts cover part of it',
-      });
-    }
-    logger.info('health_check', { ...figures });
-    return figures;
-  } catch (error) {
-    logger.error('health_check_failed', { error: (error as Error).message });
-    throw error;
-  } finally {
-    metrics.publishStoredMetrics();
-  }
-};
+export const handler = (): Promise<DynamoHealthFigures> =>
+  runHealthCheck(
+    async () => {
+      const figures = await collectDynamoHealth(
+        { doc: documentClient(store), tableName: store.tableName },
+        { consumer: config.consumer },
+      );
+      if (figures.truncated) {
+        logger.warn('health_check_truncated', {
+          scanned: figures.scanned,
+          detail: 'the table holds more items than one check reads; the counts cover part of it',
+        });
+      }
+      return figures;
+    },
+    { logger, metrics },
+  );

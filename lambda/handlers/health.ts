@@ -2,7 +2,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { loadConfig } from '../config.ts';
 import { collectHealth, type HealthFigures } from '../health/collect-health.ts';
-import { publishHealth } from '../health/publish-health.ts';
+import { runHealthCheck } from '../health/run-health-check.ts';
 import { createSql } from '../postgres/db.ts';
 
 // Cold start: configuration is read and validated once; clients live at module scope and are reused. The module
@@ -22,20 +22,13 @@ const sql = createSql({ ...config.database, poolSize: 1 }, { applicationName: `$
  * heartbeat the "health job not running" alarm watches. A failed check throws, so the function's Errors metric
  * counts it and no heartbeat is published. The log line carries figures only, never a payload.
  */
-export const handler = async (): Promise<HealthFigures> => {
-  try {
-    const figures = await collectHealth(sql, {
-      consumer: config.consumer,
-      statementTimeoutMs: config.health.statementTimeoutMs,
-      longTransactionMs: config.health.longTransactionMs,
-    });
-    publishHealth(metrics, figures);
-    logger.info('health_check', { ...figures });
-    return figures;
-  } catch (error) {
-    logger.error('health_check_failed', { error: (error as Error).message });
-    throw error;
-  } finally {
-    metrics.publishStoredMetrics();
-  }
-};
+export const handler = (): Promise<HealthFigures> =>
+  runHealthCheck(
+    () =>
+      collectHealth(sql, {
+        consumer: config.consumer,
+        statementTimeoutMs: config.health.statementTimeoutMs,
+        longTransactionMs: config.health.longTransactionMs,
+      }),
+    { logger, metrics },
+  );
