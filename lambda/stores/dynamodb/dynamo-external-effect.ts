@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { checkEffectNames, describeEffectError, effectRequestHash } from '../../effects/effect-request.ts';
 import type { ExternalEffectResult } from '../../effects/perform-external-effect.ts';
@@ -74,7 +74,9 @@ export async function performDynamoExternalEffect(
   const { effectKey, provider, operation } = options;
   checkEffectNames({ effectKey, provider, operation });
   const requestHash = effectRequestHash(effectKey, { provider, operation, request: options.request });
-  const log = effectLog(options);
+  // Imported on the first effect, as the store's commit code is on the first batch: a handler module that imports
+  // this function loads none of the document client's commands at a worker's cold start.
+  const log = effectLog(options, await import('@aws-sdk/lib-dynamodb'));
   const current = await log.recordAttempt(requestHash);
   if (current.requestHash !== requestHash) {
     throw new TerminalError(
@@ -145,7 +147,10 @@ interface EffectLog {
   read(): Promise<EffectItem | undefined>;
 }
 
-function effectLog(options: PerformDynamoExternalEffectOptions): EffectLog {
+function effectLog(
+  options: PerformDynamoExternalEffectOptions,
+  { GetCommand, UpdateCommand }: typeof import('@aws-sdk/lib-dynamodb'),
+): EffectLog {
   const { client, tableName, effectKey } = options;
   const Key: ItemKey = { PK: `${EFFECT_PK_PREFIX}${effectKey}`, SK: EFFECT_SK };
   // DynamoDB refuses a name the expression does not use: `#ttl` only with a TTL.
