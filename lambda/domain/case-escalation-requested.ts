@@ -1,7 +1,50 @@
 import type postgres from 'postgres';
 import * as z from 'zod/mini';
-import { effectKey, type NotificationProvider, performExternalEffect } from '../effects/index.ts';
+import {
+  effectKey,
+  type NotificationProvider,
+  type NotificationRequest,
+  performExternalEffect,
+} from '../effects/index.ts';
 import { defineHandler, RetryableError } from '../index.ts';
+
+/** The payload of `CaseEscalationRequested` v1, the message's contract on either store. */
+export const caseEscalationRequestedPayload = z.object({
+  caseId: z.string().check(z.minLength(1), z.maxLength(200)),
+  recipient: z.string().check(z.minLength(3), z.maxLength(320)),
+});
+
+/** Operation name in the effect log and in the effect key (`<consumer>/escalation-notification:<key>`), on either store. */
+export const ESCALATION_OPERATION = 'escalation-notification';
+
+/**
+ * The escalation's effect, the same on either store: the notification sent to the provider, and the request whose
+ * hash the effect log keeps (`{ caseId, recipient }`). Built from the payload only, so that every retry sends the
+ * provider the same request under the same key.
+ */
+export function escalationNotification(payload: { caseId: string; recipient: string }): {
+  notification: NotificationRequest;
+  request: { caseId: string; recipient: string };
+} {
+  return {
+    notification: {
+      recipient: payload.recipient,
+      subject: `Case ${payload.caseId} escalated`,
+      body: `Case ${payload.caseId} was escalated and needs attention.`,
+    },
+    request: { caseId: payload.caseId, recipient: payload.recipient },
+  };
+}
+
+/**
+ * What `CaseStageChanged` has not created yet when an escalation arrives, the same on either store: retryable
+ * `CASE_NOT_FOUND` (nothing is sent; the attempt policy bounds the wait).
+ */
+export const escalationCaseNotFound = () =>
+  new RetryableError(
+    'CASE_NOT_FOUND',
+    "the payload's case does not exist yet; retried with backoff until its CaseStageChanged arrives or the attempt policy gives up",
+  );
 
 /** Collaborators of {@link caseEscalationRequested}. */
 export interface CaseEscalationRequestedDependencies {
@@ -14,9 +57,6 @@ export interface CaseEscalationRequestedDependencies {
   /** Notification service that honours idempotency keys. */
   readonly provider: NotificationProvider;
 }
-
-/** Operation name in `external_effect_log` and prefix of the effect key. */
-const OPERATION = 'escalation-notification';
 
 /**
  * `CaseEscalationRequested` v1 `{ caseId, recipient }`: sends one escalation notification for the case
@@ -48,32 +88,19 @@ export function caseEscalationRequested(dependencies: CaseEscalationRequestedDep
   return defineHandler({
     messageType: 'CaseEscalationRequested',
     schemaVersion: 1,
-    payload: z.object({
-      caseId: z.string().check(z.minLength(1), z.maxLength(200)),
-      recipient: z.string().check(z.minLength(3), z.maxLength(320)),
-    }),
+    payload: caseEscalationRequestedPayload,
     async handle({ sql, consumer, payload, envelope }) {
       const [found] = await sql`select 1 from cases where case_id = ${payload.caseId}`;
-      if (!found) {
-        throw new RetryableError(
-          'CASE_NOT_FOUND',
-          "the payload's case does not exist yet; retried with backoff until its CaseStageChanged arrives or the attempt policy gives up",
-        );
-      }
-      // Built from the message only, so that every retry sends the provider the same request under the key.
-      const request = {
-        recipient: payload.recipient,
-        subject: `Case ${payload.caseId} escalated`,
-        body: `Case ${payload.caseId} was escalated and needs attention.`,
-      };
-      const key = effectKey(consumer, OPERATION, envelope.idempotencyKey);
+      if (!found) throw escalationCaseNotFound();
+      const { notification, request } = escalationNotification(payload);
+      const key = effectKey(consumer, ESCALATION_OPERATION, envelope.idempotencyKey);
       const { reference } = await performExternalEffect({
         sql: effectsSql,
         effectKey: key,
         provider: provider.name,
-        operation: OPERATION,
-        request: { caseId: payload.caseId, recipient: payload.recipient },
-        call: (idempotencyKey) => provider.send(request, idempotencyKey),
+        operation: ESCALATION_OPERATION,
+        request,
+        call: (idempotencyKey) => provider.send(notification, idempotencyKey),
       });
       await sql`
         insert into case_notifications (source_event_id, case_id, recipient, effect_key, provider_reference)

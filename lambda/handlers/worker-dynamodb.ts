@@ -1,9 +1,9 @@
-import { exampleDynamoHandlers } from '../domain/dynamodb/index.ts';
+import { exampleDynamoHandlersFor } from '../domain/dynamodb/index.ts';
 import { createDynamoWorkerFromConfig } from '../stores/dynamodb/index.ts';
 
 /**
- * The deployable DynamoDB worker: the example domain's DynamoDB handlers (docs/dynamodb.md), wired from the
- * environment at cold start by `createDynamoWorkerFromConfig`. `SqsDatabaseWorker` deploys it for
+ * The deployable DynamoDB worker: the example domain's DynamoDB handlers (docs/dynamodb.md; the escalation example
+ * too when `NOTIFICATION_URL` is set), wired from the environment at cold start by `createDynamoWorkerFromConfig`. `SqsDatabaseWorker` deploys it for
  * `store: 'dynamodb'`; its bundle holds no PostgreSQL code.
  */
-export const handler = createDynamoWorkerFromConfig({ handlers: exampleDynamoHandlers });
+export const handler = createDynamoWorkerFromConfig({ handlers: exampleDynamoHandlersFor });

@@ -12,7 +12,7 @@ import type { CfnElement } from 'aws-cdk-lib';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig, type WorkerConfig } from '../../lambda/config.ts';
-import { exampleDynamoHandlers } from '../../lambda/domain/dynamodb/index.ts';
+import { exampleDynamoHandlersFor } from '../../lambda/domain/dynamodb/index.ts';
 import { exampleHandlersFor } from '../../lambda/domain/index.ts';
 import { createDynamoWorkerFromConfig } from '../../lambda/runtimes/lambda/create-dynamo-worker-from-config.ts';
 import { createWorkerFromConfig } from '../../lambda/runtimes/lambda/create-worker-from-config.ts';
@@ -307,14 +307,14 @@ const LAMBDA_RUNTIME = { AWS_REGION: 'eu-west-1', AWS_LAMBDA_FUNCTION_NAME: 'wor
 
 /** The handlers of the deployed entries (`lambda/handlers/worker.ts`, `bin/poller.ts`), from their configuration. */
 const workerEntryHandlers = (config: WorkerConfig) =>
-  config.store.kind === 'dynamodb' ? exampleDynamoHandlers : exampleHandlersFor(config);
+  config.store.kind === 'dynamodb' ? exampleDynamoHandlersFor(config) : exampleHandlersFor(config);
 /**
  * The deployed worker entry of the configuration's store, as a handler: `lambda/handlers/worker.ts` (PostgreSQL) or
  * `lambda/handlers/worker-dynamodb.ts`, each wiring its example handlers from the configuration.
  */
 const deployedWorkerEntry = (config: WorkerConfig) =>
   config.store.kind === 'dynamodb'
-    ? createDynamoWorkerFromConfig({ handlers: exampleDynamoHandlers, config })
+    ? createDynamoWorkerFromConfig({ handlers: exampleDynamoHandlersFor, config })
     : createWorkerFromConfig({ handlers: exampleHandlersFor, config });
 
 type Started = Extract<SynthesizedCombination, { stack: unknown }>;

@@ -4,7 +4,7 @@ import { ConfigError } from '../../errors.ts';
 import type { QueueRetentions } from '../../retention/retention-guard.ts';
 import type { CommitStrategy, EngineSettings } from '../../worker/commit-strategy.ts';
 import type { Store } from '../../worker/store.ts';
-import { inboxTtlSeconds } from './inbox-ttl.ts';
+import { DEFAULT_QUEUE_RETENTIONS, inboxTtlSeconds } from './inbox-ttl.ts';
 
 /** Options of {@link createDynamoStore}. */
 export interface DynamoStoreOptions {
@@ -63,10 +63,7 @@ export function createDynamoStore(options: DynamoStoreOptions): DynamoStore {
       `tableName must be a DynamoDB table name: 3–255 characters of a-z, A-Z, 0-9, _ - . (given "${options.tableName}"); set DYNAMODB_TABLE`,
     );
   }
-  const retention = options.retention ?? {
-    sourceRetentionSeconds: MAX_RETENTION_SECONDS,
-    dlqRetentionSeconds: MAX_RETENTION_SECONDS,
-  };
+  const retention = options.retention ?? DEFAULT_QUEUE_RETENTIONS;
   for (const [name, value] of Object.entries(retention)) {
     if (!Number.isInteger(value) || value < 60 || value > MAX_RETENTION_SECONDS) {
       problems.push(`retention.${name} must be whole seconds from 60 to 1209600 (14 days) (given ${value})`);

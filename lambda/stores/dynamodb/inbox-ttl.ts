@@ -1,5 +1,15 @@
 import type { QueueRetentions } from '../../retention/retention-guard.ts';
 
+/**
+ * The queues' retentions assumed when none are given: 14 days each, the SQS maximum, safe for any queue.
+ *
+ * @internal
+ */
+export const DEFAULT_QUEUE_RETENTIONS: QueueRetentions = {
+  sourceRetentionSeconds: 14 * 86_400,
+  dlqRetentionSeconds: 14 * 86_400,
+};
+
 /** Slack added to the retention window: DynamoDB deletes expired items some time after `ttl`, never before. */
 const TTL_SLACK_SECONDS = 86_400;
 
