@@ -2,16 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, ScanCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, ScanCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../lambda/config.ts';
 import {
   balanceItemKey,
+  caseEscalationRequestedDynamo,
   caseItemKey,
   exampleDynamoHandlers,
   ledgerItemKey,
 } from '../../lambda/domain/dynamodb/index.ts';
-import { exampleHandlers } from '../../lambda/domain/index.ts';
+import { caseEscalationRequested, exampleHandlers } from '../../lambda/domain/index.ts';
 import { collectHealth } from '../../lambda/health/collect-health.ts';
 import { enqueueOutbox } from '../../lambda/outbox/enqueue-outbox.ts';
 import { OutboxConflictError } from '../../lambda/outbox/errors.ts';
@@ -21,7 +22,7 @@ import { createWorkerFromConfig } from '../../lambda/runtimes/lambda/create-work
 import { collectDynamoHealth } from '../../lambda/stores/dynamodb/collect-dynamo-health.ts';
 import { dynamoOutboxWrite } from '../../lambda/stores/dynamodb/dynamo-outbox-write.ts';
 import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
-import { inboxKey, outboxKey } from '../../lambda/stores/dynamodb/item-keys.ts';
+import { EFFECT_PK_PREFIX, EFFECT_SK, inboxKey, outboxKey } from '../../lambda/stores/dynamodb/item-keys.ts';
 import type { Envelope } from '../../lambda/worker/envelope.ts';
 import { dynamoDlqInbox } from '../../tools/ops/stores/dynamodb/dynamo-dlq-inbox.ts';
 import { postgresDlqInbox } from '../../tools/ops/stores/postgres/postgres-dlq-inbox.ts';
@@ -47,10 +48,13 @@ const quiet = () => ({
 });
 
 const postgresStore: StoreFixture = {
-  worker: (overrides = {}) =>
+  worker: (overrides = {}, { provider } = {}) =>
     createWorker({
       consumer: 'case-worker',
-      handlers: exampleHandlers,
+      // The effect log on a client of its own, as the deployed worker has it (exampleHandlersFor).
+      handlers: provider
+        ? [...exampleHandlers, caseEscalationRequested({ effectsSql: db.client({ max: 1 }), provider })]
+        : exampleHandlers,
       sql: db.client({ max: 1 }),
       ...quiet(),
       ...overrides,
@@ -59,6 +63,18 @@ const postgresStore: StoreFixture = {
     const [row] =
       await db.sql`select status from worker_inbox where consumer = 'case-worker' and idempotency_key = ${key}`;
     return row?.status;
+  },
+  async effectLogEntry(key) {
+    const [row] =
+      await db.sql`select status, attempts, provider_reference from external_effect_log where effect_key = ${key}`;
+    return row
+      ? { status: row.status, attempts: row.attempts, reference: row.provider_reference ?? undefined }
+      : undefined;
+  },
+  async notifications(caseId) {
+    const rows =
+      await db.sql`select effect_key, provider_reference from case_notifications where case_id = ${caseId}`;
+    return rows.map((row) => ({ effectKey: row.effect_key, reference: row.provider_reference }));
   },
   async payment(paymentId) {
     const [row] =
@@ -105,10 +121,12 @@ const get = async (key: { PK: string; SK: string }) =>
   (await dynamo.doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
 
 const dynamoStore: StoreFixture = {
-  worker: (overrides = {}) =>
+  worker: (overrides = {}, { provider } = {}) =>
     createWorker({
       consumer: 'case-worker',
-      handlers: exampleDynamoHandlers,
+      handlers: provider
+        ? [...exampleDynamoHandlers, caseEscalationRequestedDynamo({ provider })]
+        : exampleDynamoHandlers,
       store: createDynamoStore({ client: dynamo.newClient(), tableName: table }),
       recordConcurrency: 10,
       ...quiet(),
@@ -116,6 +134,30 @@ const dynamoStore: StoreFixture = {
     }),
   async inboxStatus(key) {
     return (await get(inboxKey('case-worker', key)))?.status as string | undefined;
+  },
+  async effectLogEntry(key) {
+    const item = await get({ PK: `${EFFECT_PK_PREFIX}${key}`, SK: EFFECT_SK });
+    return item
+      ? {
+          status: String(item.status),
+          attempts: Number(item.attempts),
+          reference: item.providerReference as string | undefined,
+        }
+      : undefined;
+  },
+  async notifications(caseId) {
+    const { Items = [] } = await dynamo.doc.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :notification)',
+        ExpressionAttributeValues: { ':pk': caseItemKey(caseId).PK, ':notification': 'NOTIFICATION#' },
+        ConsistentRead: true,
+      }),
+    );
+    return Items.map((item) => ({
+      effectKey: String(item.effectKey),
+      reference: String(item.providerReference),
+    }));
   },
   async payment(paymentId, accountId) {
     const ledger = (await get(ledgerItemKey(paymentId))) ? 1 : 0;
@@ -172,7 +214,9 @@ const dynamoStore: StoreFixture = {
 describeStoreConformance('PostgreSQL, commit mode per-message', postgresStore);
 describeStoreConformance('PostgreSQL, commit mode per-batch', {
   ...postgresStore,
-  worker: (overrides = {}) => postgresStore.worker({ commitMode: 'per-batch', ...overrides }),
+  worker: (overrides = {}, effects = {}) =>
+    postgresStore.worker({ commitMode: 'per-batch', ...overrides }, effects),
+  runsPerFailedDelivery: 2,
 });
 describeStoreConformance('DynamoDB', dynamoStore);
 

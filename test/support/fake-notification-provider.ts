@@ -28,7 +28,8 @@ const readBody = async (request: IncomingMessage) => {
 };
 
 /**
- * Starts a fake notification provider on a free loopback port for the calling test file (stopped after it).
+ * Starts a fake notification provider on a free loopback port for the calling test file or describe block (stopped
+ * after it).
  * Same key + same body → the first reference again (200), not applied twice; same key + other body → 422;
  * no key → 400; `failNext(status)` → that status once; `dropNextAnswer()` → applied, connection closed.
  */
@@ -85,8 +86,7 @@ export async function startFakeNotificationProvider(): Promise<FakeNotificationP
     }
     return answer(201, { reference });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  // Registered before the first await: a describe block may start it while it is collected and await it in a hook.
   afterAll(
     () =>
       new Promise<void>((resolve) => {
@@ -94,6 +94,8 @@ export async function startFakeNotificationProvider(): Promise<FakeNotificationP
         server.close(() => resolve());
       }),
   );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
   Object.assign(provider, { url: `http://127.0.0.1:${port}/v1/notifications` });
   return provider;
 }

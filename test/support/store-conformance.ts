@@ -1,9 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { effectKey } from '../../lambda/effects/effect-key.ts';
+import { httpNotificationProvider } from '../../lambda/effects/http-notification-provider.ts';
+import type { NotificationProvider } from '../../lambda/effects/notification-provider.ts';
 import type { HealthFigures } from '../../lambda/health/collect-health.ts';
 import type { WorkerHandler, WorkerOptions } from '../../lambda/runtimes/lambda/create-worker.ts';
 import type { Envelope } from '../../lambda/worker/envelope.ts';
+import type { RecordOutcome } from '../../lambda/worker/outcome.ts';
 import type { DlqInbox } from '../../tools/ops/ops-store.ts';
+import {
+  type FakeNotificationProvider,
+  startFakeNotificationProvider,
+} from './fake-notification-provider.ts';
 import { jsonWithNestedArrays, NESTED } from './nested-json.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from './sqs-event.ts';
 
@@ -15,8 +23,18 @@ import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from './sq
 
 /** What a test needs of a store: a worker on it (a new client each), and its state read back. */
 export interface StoreFixture {
-  worker(overrides?: Partial<WorkerOptions>): WorkerHandler;
+  /**
+   * A worker on the store with the example domain's handlers, and with `effects.provider` the escalation example
+   * (`CaseEscalationRequested`) too, calling that provider through the store's external-effect log.
+   */
+  worker(overrides?: Partial<WorkerOptions>, effects?: { provider?: NotificationProvider }): WorkerHandler;
   inboxStatus(key: string): Promise<string | undefined>;
+  /** The external-effect log entry of an effect key: its status, attempts and provider reference; undefined when absent. */
+  effectLogEntry(
+    effectKey: string,
+  ): Promise<{ status: string; attempts: number; reference: string | undefined } | undefined>;
+  /** The escalation notifications the example domain recorded for a case (one per message): effect key and reference. */
+  notifications(caseId: string): Promise<{ effectKey: string; reference: string }[]>;
   /** Ledger entries of a payment (0 or 1) and how often its account's balance was added to. */
   payment(paymentId: string, accountId: string): Promise<{ ledger: number; additions: number }>;
   caseState(caseId: string): Promise<{ stage?: string; version?: number; deadlineVersion?: number }>;
@@ -37,6 +55,11 @@ export interface StoreFixture {
   health(consumer: string): Promise<HealthFigures>;
   /** What `dlq peek` and `dlq redrive` read and re-arm on this store (the operator's client). */
   dlqInbox(): DlqInbox;
+  /**
+   * How often a record's handler runs in a delivery that fails: 2 in PostgreSQL's per-batch mode, whose first failing
+   * batch of a worker runs again with a savepoint per record in the same invocation (docs/semantics.md). @default 1
+   */
+  readonly runsPerFailedDelivery?: number;
 }
 
 const payment = () => {
@@ -78,6 +101,15 @@ const requestedDeadline = (caseId: string, key = `case:${caseId}:deadline:OPEN`)
     aggregateType: 'case',
     aggregateId: caseId,
     payload: { caseId, stage: 'OPEN', effectiveAt: '2026-07-06T10:15:00Z' },
+  });
+/** A CaseEscalationRequested envelope of `caseId`. */
+const escalationRequested = (caseId: string) =>
+  envelopeFactory({
+    messageType: 'CaseEscalationRequested',
+    idempotencyKey: `case:${caseId}:escalation:1`,
+    aggregateType: 'case',
+    aggregateId: caseId,
+    payload: { caseId, recipient: 'duty-officer@example.com' },
   });
 const again = (record: ReturnType<typeof sqsRecordFactory>, receiveCount: number) => ({
   ...record,
@@ -395,6 +427,175 @@ export function describeStoreConformance(name: string, store: StoreFixture): voi
       expect(await store.inboxStatus(key)).toBe('COMPLETED');
       expect((await store.caseState(caseId)).deadlineVersion).toBe(1);
       expect(await store.inboxStatus(done.envelope.idempotencyKey)).toBe('COMPLETED');
+    });
+
+    describe('the external-effect log, through the escalation example', () => {
+      // A notification service that honours idempotency keys (HTTP on loopback), called through the HTTP provider
+      // the deployed worker uses. While `answersLost`, each request reaches it and is applied, but its answer is lost
+      // on the way back (a plain error: an unknown outcome to the effect log).
+      const starting = startFakeNotificationProvider();
+      let fake: FakeNotificationProvider;
+      let answersLost = false;
+      let provider: NotificationProvider;
+      beforeAll(async () => {
+        fake = await starting;
+        const http = httpNotificationProvider({ url: fake.url, name: 'fake-notifications' });
+        provider = {
+          name: http.name,
+          async send(notification, idempotencyKey) {
+            const answer = await http.send(notification, idempotencyKey);
+            if (answersLost)
+              throw new Error('socket hang up (injected: the answer was lost after the request)');
+            return answer;
+          },
+        };
+      });
+      /** A worker with the escalation handler, its outcomes kept, and a case of its own created through it. */
+      const escalationWorker = async (overrides: Partial<WorkerOptions> = {}) => {
+        const outcomes: RecordOutcome[] = [];
+        const worker = store.worker(
+          { onOutcome: (outcome) => outcomes.push(outcome), ...overrides },
+          { provider },
+        );
+        const caseId = `CASE-${randomUUID()}`;
+        await worker(sqsEvent([sqsRecordFactory(stageChanged(caseId, 1))]), lambdaContext());
+        const envelope = escalationRequested(caseId);
+        const key = effectKey('case-worker', 'escalation-notification', envelope.idempotencyKey);
+        /** The outcomes of the escalation's deliveries: result and failure code of each. */
+        const deliveries = () =>
+          outcomes
+            .filter((outcome) => outcome.idempotencyKey === envelope.idempotencyKey)
+            .map(({ result, failureCode }) => ({ result, failureCode }));
+        /** The idempotency keys of the provider's requests since now. */
+        const keysBefore = fake.keys.length;
+        const sentKeys = () => fake.keys.slice(keysBefore);
+        return { worker, caseId, envelope, key, deliveries, sentKeys, appliedBefore: fake.applied };
+      };
+
+      it('notifies once when the escalation arrives three times: the same SQS message again (its response lost after commit) and a new one', async () => {
+        // Prepare
+        const { worker, caseId, envelope, key, deliveries, sentKeys, appliedBefore } =
+          await escalationWorker();
+        const first = sqsRecordFactory(envelope);
+
+        // Act
+        const responses = [
+          await worker(sqsEvent([first]), lambdaContext()),
+          await worker(sqsEvent([again(first, 2)]), lambdaContext()),
+          await worker(sqsEvent([sqsRecordFactory(envelope)]), lambdaContext()),
+        ];
+
+        // Assess: the provider was called once; the copies were duplicates of the inbox, never reaching the handler.
+        expect(responses).toEqual([
+          { batchItemFailures: [] },
+          { batchItemFailures: [] },
+          { batchItemFailures: [] },
+        ]);
+        expect(deliveries()).toEqual([
+          { result: 'COMPLETED', failureCode: undefined },
+          { result: 'DUPLICATE', failureCode: undefined },
+          { result: 'DUPLICATE', failureCode: undefined },
+        ]);
+        expect(sentKeys()).toEqual([key]);
+        expect(fake.applied - appliedBefore).toBe(1);
+        const entry = await store.effectLogEntry(key);
+        expect(entry).toMatchObject({ status: 'COMPLETED', attempts: 1 });
+        expect(await store.notifications(caseId)).toEqual([{ effectKey: key, reference: entry?.reference }]);
+        expect(await store.inboxStatus(envelope.idempotencyKey)).toBe('COMPLETED');
+      });
+
+      it('retries an unknown outcome with the same idempotency key, and completes with one effect', async () => {
+        // Prepare: the provider applies the first delivery's requests but their answers are lost (EFFECT_OUTCOME_UNKNOWN).
+        const { worker, caseId, envelope, key, deliveries, sentKeys, appliedBefore } = await escalationWorker(
+          {
+            failInvocationOnFullBatchFailure: false,
+          },
+        );
+        const record = sqsRecordFactory(envelope);
+
+        // Act
+        answersLost = true;
+        const first = await worker(sqsEvent([record]), lambdaContext()).finally(() => {
+          answersLost = false;
+        });
+        const afterFirst = {
+          inbox: await store.inboxStatus(envelope.idempotencyKey),
+          log: (await store.effectLogEntry(key))?.status,
+          sent: sentKeys().length,
+        };
+        const redelivery = await worker(sqsEvent([again(record, 2)]), lambdaContext());
+
+        // Assess: reported for a retry with the effect PENDING; the retry sent the same key again and completed.
+        const runs = store.runsPerFailedDelivery ?? 1;
+        expect(first).toEqual({ batchItemFailures: [{ itemIdentifier: record.messageId }] });
+        expect(afterFirst).toEqual({ inbox: 'FAILED_RETRYABLE', log: 'PENDING', sent: runs });
+        expect(redelivery).toEqual({ batchItemFailures: [] });
+        expect(deliveries()).toEqual([
+          { result: 'RETRYABLE_FAILURE', failureCode: 'EFFECT_OUTCOME_UNKNOWN' },
+          { result: 'COMPLETED', failureCode: undefined },
+        ]);
+        expect(sentKeys()).toEqual(Array.from({ length: runs + 1 }, () => key));
+        expect(fake.applied - appliedBefore).toBe(1);
+        const entry = await store.effectLogEntry(key);
+        expect(entry).toMatchObject({ status: 'COMPLETED', attempts: runs + 1 });
+        expect(await store.notifications(caseId)).toEqual([{ effectKey: key, reference: entry?.reference }]);
+        expect(await store.inboxStatus(envelope.idempotencyKey)).toBe('COMPLETED');
+      });
+
+      it('quarantines an escalation the provider rejects for good (EFFECT_REJECTED), and never calls it again', async () => {
+        // Prepare
+        const { worker, caseId, envelope, key, deliveries, sentKeys, appliedBefore } =
+          await escalationWorker();
+        const record = sqsRecordFactory(envelope);
+        fake.failNext(422);
+
+        // Act
+        const responses = [
+          await worker(sqsEvent([record]), lambdaContext()),
+          await worker(sqsEvent([again(record, 2)]), lambdaContext()),
+        ];
+
+        // Assess: acknowledged with its quarantine record; the redelivery stayed terminal without a call. A delivery
+        // whose handler ran twice (per-batch's redo) met the rejection already logged: EFFECT_FAILED_TERMINAL.
+        const code = (store.runsPerFailedDelivery ?? 1) > 1 ? 'EFFECT_FAILED_TERMINAL' : 'EFFECT_REJECTED';
+        expect(responses).toEqual([{ batchItemFailures: [] }, { batchItemFailures: [] }]);
+        expect(deliveries()).toEqual([
+          { result: 'TERMINAL_FAILURE', failureCode: code },
+          { result: 'TERMINAL_FAILURE', failureCode: code },
+        ]);
+        expect(sentKeys()).toEqual([key]);
+        expect(fake.applied).toBe(appliedBefore);
+        expect(await store.effectLogEntry(key)).toMatchObject({ status: 'FAILED_TERMINAL', attempts: 1 });
+        expect(await store.inboxStatus(envelope.idempotencyKey)).toBe('FAILED_TERMINAL');
+        expect(await store.quarantineReasons({ idempotencyKey: envelope.idempotencyKey })).toEqual([code]);
+        expect(await store.notifications(caseId)).toEqual([]);
+      });
+
+      it('keeps a rejected escalation rejected when a redrive re-arms its key: EFFECT_FAILED_TERMINAL, no call', async () => {
+        // Prepare: rejected and quarantined, then re-armed around a redrive's send, as `dlq redrive` does.
+        const { worker, caseId, envelope, key, deliveries, sentKeys } = await escalationWorker();
+        const record = sqsRecordFactory(envelope);
+        fake.failNext(422);
+        await worker(sqsEvent([record]), lambdaContext());
+        const rearmed = await store
+          .dlqInbox()
+          .rearmAround({ consumer: 'case-worker', idempotencyKey: envelope.idempotencyKey }, async () => {});
+
+        // Act
+        const redriven = await worker(sqsEvent([sqsRecordFactory(envelope)]), lambdaContext());
+
+        // Assess: the handler ran again and the effect log refused the call; quarantined again, acknowledged.
+        expect(rearmed).toBe(true);
+        expect(redriven).toEqual({ batchItemFailures: [] });
+        expect(deliveries().at(-1)).toEqual({
+          result: 'TERMINAL_FAILURE',
+          failureCode: 'EFFECT_FAILED_TERMINAL',
+        });
+        expect(sentKeys()).toEqual([key]);
+        expect(await store.effectLogEntry(key)).toMatchObject({ status: 'FAILED_TERMINAL' });
+        expect(await store.inboxStatus(envelope.idempotencyKey)).toBe('FAILED_TERMINAL');
+        expect(await store.notifications(caseId)).toEqual([]);
+      });
     });
   });
 }
