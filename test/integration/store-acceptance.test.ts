@@ -10,6 +10,7 @@ import {
   caseEscalationRequestedDynamo,
   caseItemKey,
   exampleDynamoHandlers,
+  exampleDynamoHandlersFor,
   ledgerItemKey,
 } from '../../lambda/domain/dynamodb/index.ts';
 import { caseEscalationRequested, exampleHandlers } from '../../lambda/domain/index.ts';
@@ -28,7 +29,8 @@ import { dynamoDlqInbox } from '../../tools/ops/stores/dynamodb/dynamo-dlq-inbox
 import { postgresDlqInbox } from '../../tools/ops/stores/postgres/postgres-dlq-inbox.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';
-import { lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
+import { startFakeNotificationProvider } from '../support/fake-notification-provider.ts';
+import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
 import { describeStoreConformance, type StoreFixture, stageChanged } from '../support/store-conformance.ts';
 
 // The Store contract's conformance suite (test/support/store-conformance.ts), once per store and commit mode: each
@@ -37,6 +39,8 @@ import { describeStoreConformance, type StoreFixture, stageChanged } from '../su
 
 const db = await createTestDatabase();
 const dynamo = useTestDynamoDb();
+/** The notification service of the shipped DynamoDB entry's escalation example (NOTIFICATION_URL). */
+const notificationService = await startFakeNotificationProvider();
 let table: string;
 beforeAll(async () => {
   table = await dynamo.createTable('acceptance');
@@ -270,6 +274,43 @@ describe('Function: createDynamoWorkerFromConfig() with WORKER_STORE=dynamodb', 
     expect(response).toEqual({ batchItemFailures: [] });
     expect(await dynamoStore.caseState(caseId)).toMatchObject({ stage: 'REVIEW', version: 2 });
     expect(await dynamoStore.inboxStatus(`case:${caseId}:stage:v2`)).toBe('COMPLETED');
+  });
+
+  it('runs the escalation example of the shipped entry with NOTIFICATION_URL, its effect log items expiring with the inbox items', async () => {
+    // Prepare: the environment of the deployed DynamoDB worker (lambda/handlers/worker-dynamodb.ts), one day of
+    // retention per queue.
+    const config = loadConfig({
+      WORKER_STORE: 'dynamodb',
+      DYNAMODB_TABLE: table,
+      DYNAMODB_ENDPOINT: dynamo.endpoint,
+      AWS_REGION: 'us-east-1',
+      NOTIFICATION_URL: notificationService.url,
+      RETENTION_SOURCE_SECONDS: '86400',
+      RETENTION_DLQ_SECONDS: '86400',
+    });
+    const worker = createDynamoWorkerFromConfig({ config, handlers: exampleDynamoHandlersFor });
+    const caseId = `CASE-${randomUUID()}`;
+    const escalation = envelopeFactory({
+      messageType: 'CaseEscalationRequested',
+      idempotencyKey: `case:${caseId}:escalation:1`,
+      payload: { caseId, recipient: 'duty-officer@example.com' },
+    });
+    const key = `case-worker/escalation-notification:${escalation.idempotencyKey}`;
+    await worker(sqsEvent([sqsRecordFactory(stageChanged(caseId, 1))]), lambdaContext()); // its case first
+
+    // Act
+    const response = await worker(sqsEvent([sqsRecordFactory(escalation)]), lambdaContext());
+
+    // Assess: notified once, recorded, and the log item's ttl is the inbox items' (2 days of retention + 1 day).
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(notificationService.keys).toEqual([key]);
+    expect(await dynamoStore.notifications(caseId)).toEqual([
+      { effectKey: key, reference: (await dynamoStore.effectLogEntry(key))?.reference },
+    ]);
+    const item = await get({ PK: `${EFFECT_PK_PREFIX}${key}`, SK: EFFECT_SK });
+    expect(Number(item?.ttl) - Date.now() / 1000).toBeGreaterThan(3 * 86_400 - 60);
+    expect(Number(item?.ttl) - Date.now() / 1000).toBeLessThanOrEqual(3 * 86_400);
+    expect(exampleDynamoHandlersFor({ ...config, notificationUrl: undefined })).toBe(exampleDynamoHandlers);
   });
 });
 
