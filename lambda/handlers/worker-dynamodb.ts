@@ -3,7 +3,7 @@ import { createDynamoWorkerFromConfig } from '../stores/dynamodb/index.ts';
 
 /**
  * The deployable DynamoDB worker: the example domain's DynamoDB handlers (docs/dynamodb.md; the escalation example
- * too when `NOTIFICATION_URL` is set), wired from the environment at cold start by `createDynamoWorkerFromConfig`. `SqsDatabaseWorker` deploys it for
- * `store: 'dynamodb'`; its bundle holds no PostgreSQL code.
+ * too when `NOTIFICATION_URL` is set), wired from the environment at cold start by `createDynamoWorkerFromConfig`.
+ * `SqsDatabaseWorker` deploys it for `store: 'dynamodb'`; its bundle holds no PostgreSQL code.
  */
 export const handler = createDynamoWorkerFromConfig({ handlers: exampleDynamoHandlersFor });
