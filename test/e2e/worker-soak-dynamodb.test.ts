@@ -19,7 +19,8 @@ import { localQueueFixture } from './local-queue-fixture.ts';
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
 const fixture = await localQueueFixture({ store: 'dynamodb' });
-const dynamo = useTestDynamoDb();
+// On disk, so that the soak can stop DynamoDB Local mid-run and start it again with every committed item.
+const dynamo = useTestDynamoDb({ restartable: true });
 // The worker's table calls go through the local IAM layer too (its grants are scoped by key prefix).
 beforeAll(() => fixture.frontDynamoDb(dynamo.endpoint));
 let table: string;
@@ -33,12 +34,20 @@ const EFFECTFUL = UNIQUE - POISON - TERMINAL;
 const PAYMENTS = Math.floor(EFFECTFUL / 2);
 const DEADLINES = EFFECTFUL - PAYMENTS;
 const ACCOUNTS = 13;
-// A run takes 25–30 s alone and 45–60 s beside the rest of the suite on 2 cores; each drain waits up to 120 s.
+// A run takes 35–40 s beside other test files on 2 cores, restarts included (each one down 3.9–4.5 s); each drain
+// waits up to 120 s, so the test waits for two of them.
 const SOAK_TEST_TIMEOUT_MS = 240_000;
 
 // The PostgreSQL soak (worker-soak.test.ts) on the DynamoDB store, with both runtimes: the local event source mapping
 // (Lambda's batch rules, two of its pollers) and two long-running pollers (lambda/runtimes/poller/) over engines of their own,
 // competing for one queue. It has no "stuck" messages: they hold a PostgreSQL row lock, which DynamoDB has not.
+// In each run DynamoDB Local is stopped and started again on the same data twice, when a third and two thirds of the
+// records have settled: the workers' calls fail while it is down (connection refused through the IAM layer), records
+// whose worker lost it after the gate come back to a PROCESSING item under a live lease, and none may be applied
+// twice, lost or sent to the DLQ. The tables have no stream (the soak writes no outbox event): DynamoDB Local in files
+// spends each write describing a stream of a few thousand records, and beside the suite the second run's pollers
+// settled 180 records in 120 s.
+const RESTARTS = 2;
 describe.each(['event-source-mapping', 'poller'] as const)(
   'Soak on DynamoDB (%s): 2,000 messages, 600 duplicates, crashes after commit on 5 in 100 first deliveries, 2 pollers',
   (runtime) => {
@@ -47,7 +56,7 @@ describe.each(['event-source-mapping', 'poller'] as const)(
       async () => {
         // Prepare: the cases of the deadline requests. Each request adds 1 to the case's deadlineVersion, an effect
         // that is NOT idempotent by itself; each payment adds to its account's balance (ADD), not idempotent either.
-        table = await dynamo.createTable(`soak-${runtime}`);
+        table = await dynamo.createTable(`soak-${runtime}`, { stream: false });
         const cases = Array.from({ length: DEADLINES }, (_, i) => ({
           ...caseItemKey(`soak-case-${i + 1}`),
           stage: 'INVESTIGATION',
@@ -72,13 +81,32 @@ describe.each(['event-source-mapping', 'poller'] as const)(
 
         const { queueUrl, dlqUrl } = await fixture.queues({
           visibilityTimeoutSeconds: 2,
-          maxReceiveCount: 5,
+          // Lambda's side has no breaker here, so each outage spends receive counts (a few per outage of the restart's
+          // length, logged below); the margin keeps every good message out of the DLQ.
+          maxReceiveCount: 10,
           tableName: table,
         });
         // Each runs with its role: the Lambda worker's (stage dev-dynamodb), the poller's task role (fargate-dynamodb).
         const component = runtime === 'event-source-mapping' ? 'worker' : 'poller';
         const clients = fixture.as(component);
         const recorder = new OutcomeRecorder();
+        const outages: Promise<number>[] = [];
+        let restartFailure: Error | undefined;
+        let settled = 0;
+        let restarting = false;
+        const onOutcome: typeof recorder.onOutcome = (outcome) => {
+          recorder.onOutcome(outcome);
+          settled += 1;
+          if (restarting || outages.length >= RESTARTS || settled < (TOTAL * (outages.length + 1)) / 3)
+            return;
+          restarting = true;
+          // SIGTERM: DynamoDB Local loses a write it acknowledged just before a SIGKILL (its SQLite is written after the
+          // answer), which DynamoDB never does; stopped this way it keeps every acknowledged write, as the service would.
+          const outage = dynamo.restart('SIGTERM').finally(() => (restarting = false));
+          // A restart that failed leaves DynamoDB down: the drain would only time out, so say why.
+          outage.catch((error: Error) => (restartFailure ??= error));
+          outages.push(outage);
+        };
         const workerOptions = () => ({
           consumer: 'case-worker',
           handlers: exampleDynamoHandlers,
@@ -87,7 +115,7 @@ describe.each(['event-source-mapping', 'poller'] as const)(
           metrics: new Metrics({ namespace: 'SqsInboxWorkerTest', serviceName: 'case-worker' }),
           recordConcurrency: 4,
           backoff: { baseSeconds: 1, maxSeconds: 2 },
-          onOutcome: recorder.onOutcome,
+          onOutcome,
         });
         /** A poller over an engine on the poller's client; its pause probe is the store's own (a GetItem). */
         const startDynamoPoller = async () => {
@@ -128,7 +156,11 @@ describe.each(['event-source-mapping', 'poller'] as const)(
             hooks,
           });
           try {
-            await esm.drain({ timeoutMs: 120_000 });
+            await esm.drain({ timeoutMs: 120_000 }).catch((error: Error) => {
+              throw restartFailure
+                ? new Error(`DynamoDB Local did not come back: ${restartFailure.message}`)
+                : error;
+            });
           } finally {
             const final = await esm.stop();
             stats = { ...final, maxConcurrency: final.maxObservedConcurrency };
@@ -136,7 +168,13 @@ describe.each(['event-source-mapping', 'poller'] as const)(
         } else {
           const pollers = [await startDynamoPoller(), await startDynamoPoller()];
           try {
-            for (const poller of pollers) await poller.drain({ timeoutMs: 120_000 });
+            for (const poller of pollers) {
+              await poller.drain({ timeoutMs: 120_000 }).catch((error: Error) => {
+                throw restartFailure
+                  ? new Error(`DynamoDB Local did not come back: ${restartFailure.message}`)
+                  : error;
+              });
+            }
           } finally {
             const finals = await Promise.all(pollers.map((poller) => poller.stop()));
             stats = {
@@ -149,6 +187,7 @@ describe.each(['event-source-mapping', 'poller'] as const)(
           }
         }
         const seconds = (Date.now() - started) / 1000;
+        const downMs = await Promise.all(outages);
 
         // Assess: read the whole table back.
         const items: Record<string, unknown>[] = [];
@@ -193,15 +232,19 @@ describe.each(['event-source-mapping', 'poller'] as const)(
             `  effects: ${completed} completed keys; quarantine: ${quarantine.length} (${JSON.stringify(reasons)}); DLQ: ${dead.length}`,
             `  outcomes: ${JSON.stringify(outcomes)}`,
             `  crashes after commit: ${stats.deletesDropped}; received ${stats.messagesReceived}; max concurrency ${stats.maxConcurrency}`,
+            `  DynamoDB Local stopped and started ${downMs.length} times, down ${downMs.map((ms) => `${ms} ms`).join(', ')}`,
           ].join('\n'),
         );
         expect(completed).toBe(EFFECTFUL);
         expect(reasons).toEqual({ CASE_NOT_FOUND: TERMINAL, INVALID_JSON: POISON });
         expect(dead).toEqual([]);
         expect(completed + quarantine.length + dead.length).toBe(UNIQUE);
-        expect(stats.deletesDropped).toBeGreaterThan(TOTAL * 0.03);
+        // 5 % of the first deliveries chosen by message id crash, of those that commit at once: the count follows the
+        // schedule (around an outage first deliveries fail instead); at least 10 keeps the check about the recovery.
+        expect(stats.deletesDropped).toBeGreaterThanOrEqual(10);
         expect(outcomes.DUPLICATE).toBeGreaterThanOrEqual(DUPLICATES + stats.deletesDropped);
         expect(stats.maxConcurrency).toBeGreaterThan(1);
+        expect(downMs).toHaveLength(RESTARTS);
         expect(await queueCounts(fixture.sqs, queueUrl)).toEqual({ visible: 0, inFlight: 0, delayed: 0 });
       },
       SOAK_TEST_TIMEOUT_MS,

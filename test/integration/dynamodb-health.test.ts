@@ -1,7 +1,9 @@
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { HEALTH_METRICS } from '../../lambda/health/health-metrics.ts';
 import { collectDynamoHealth } from '../../lambda/stores/dynamodb/collect-dynamo-health.ts';
 import { inboxKey, outboxKey } from '../../lambda/stores/dynamodb/item-keys.ts';
+import { captureOutput, emfSum } from '../support/capture-output.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';
 
 // The DynamoDB store's health figures, read from items as the store writes them, on DynamoDB Local.
@@ -102,5 +104,46 @@ describe('Function: collectDynamoHealth()', () => {
     // Assess: one page read, not the table's 11 items.
     expect(figures.truncated).toBe(true);
     expect(figures.scanned).toBe(4);
+  });
+});
+
+/** The DynamoDB health Lambda entry, loaded against this file's table with metrics enabled. */
+async function loadHealthHandler() {
+  Object.assign(process.env, {
+    WORKER_STORE: 'dynamodb',
+    DYNAMODB_TABLE: table,
+    DYNAMODB_ENDPOINT: dynamo.endpoint,
+    WORKER_CONSUMER: 'case-worker',
+    POWERTOOLS_METRICS_DISABLED: 'false',
+  });
+  try {
+    return (await import('../../lambda/handlers/health-dynamodb.ts')).handler;
+  } finally {
+    process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+  }
+}
+
+describe('Lambda entry: health-dynamodb (EMF)', () => {
+  it("publishes the table's figures under the health job's metric names, with a heartbeat", async () => {
+    // Prepare
+    const handler = await loadHealthHandler();
+
+    // Act
+    const { result, lines, error } = await captureOutput(() => handler());
+
+    // Assess: one EMF document with every figure; the counts are the items' (the clock is the real one, so the lease
+    // that was live at NOW has expired by now too).
+    expect(error).toBeUndefined();
+    const emf = lines.filter((line) => '_aws' in line);
+    expect(emf).toHaveLength(1);
+    for (const name of Object.values(HEALTH_METRICS)) expect(emf[0]).toHaveProperty(name);
+    expect(emfSum(lines, HEALTH_METRICS.heartbeat)).toBe(1);
+    expect(emfSum(lines, HEALTH_METRICS.quarantineOpen)).toBe(1);
+    expect(emfSum(lines, HEALTH_METRICS.inboxProcessing)).toBe(2);
+    expect(emfSum(lines, HEALTH_METRICS.inboxFailedRetryable)).toBe(1);
+    expect(emfSum(lines, HEALTH_METRICS.outboxPending)).toBe(1);
+    expect(emfSum(lines, HEALTH_METRICS.inboxLeasesExpired)).toBe(result?.leasesExpired);
+    expect(result?.leasesExpired).toBeGreaterThanOrEqual(1);
+    expect(result).toMatchObject({ consumer: 'case-worker', truncated: false, scanned: 11 });
   });
 });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -16,8 +16,11 @@ export interface TestDynamoDb {
   readonly client: DynamoDBClient;
   /** A document client on the server (native values). */
   readonly doc: DynamoDBDocumentClient;
-  /** Creates a fresh table laid out like the deployed one and returns its name. */
-  createTable(prefix?: string): Promise<string>;
+  /**
+   * Creates a fresh table laid out like the deployed one and returns its name; `stream: false` leaves out its stream
+   * (see `createDynamoDbTable`).
+   */
+  createTable(prefix?: string, options?: { readonly stream?: boolean }): Promise<string>;
   /** The stream ARN of a table {@link TestDynamoDb.createTable} made. */
   streamArn(table: string): Promise<string>;
   /** Another low-level client on the same server (destroyed after the file). */
@@ -34,8 +37,9 @@ export interface TestDynamoDb {
 /** Options of {@link useTestDynamoDb}. */
 export interface TestDynamoDbOptions {
   /**
-   * Keep the items on disk (a temporary folder, removed after the file) so that `restart()` brings the server back
-   * with them. @default false (in memory, faster)
+   * Keep the items in files (a temporary folder, removed after the file) so that `restart()` brings the server back
+   * with them: on a RAM-backed file system (`/dev/shm`) when there is one with room, else in the temporary folder.
+   * @default false (in memory, faster)
    */
   readonly restartable?: boolean;
 }
@@ -46,7 +50,7 @@ export interface TestDynamoDbOptions {
  */
 export function useTestDynamoDb(options: TestDynamoDbOptions = {}): TestDynamoDb {
   let server: LocalDynamoDb | undefined;
-  const dbPath = options.restartable ? mkdtempSync(join(tmpdir(), 'dynamodb-local-')) : undefined;
+  const dbPath = options.restartable ? mkdtempSync(join(restartableRoot(), 'dynamodb-local-')) : undefined;
   const clients: DynamoDBClient[] = [];
   const newClient = () => {
     if (!server)
@@ -85,9 +89,9 @@ export function useTestDynamoDb(options: TestDynamoDbOptions = {}): TestDynamoDb
     get doc() {
       return started(doc);
     },
-    async createTable(prefix = 'worker') {
+    async createTable(prefix = 'worker', tableOptions = {}) {
       const name = `${prefix}-${randomBytes(4).toString('hex')}`;
-      await createDynamoDbTable(started(client), name);
+      await createDynamoDbTable(started(client), name, tableOptions);
       return name;
     },
     async streamArn(table) {
@@ -114,4 +118,23 @@ export function useTestDynamoDb(options: TestDynamoDbOptions = {}): TestDynamoDb
       }
     },
   };
+}
+
+/** Room a restartable server's folder may need (a soak's two tables take ~20 MB). */
+const RAM_FOLDER_MIN_FREE_BYTES = 256 * 1024 * 1024;
+
+/**
+ * Where a restartable server keeps its files. DynamoDB Local on disk syncs its SQLite file on every write: beside the
+ * whole suite (PostgreSQL syncing too, on 2 cores) a GetItem was measured at 1.1 s and a soak's pollers settled
+ * 180 records in 120 s. On tmpfs the sync costs nothing (measured: 1,000 conditional puts, 8 at a time, in 2.1–3.6 s,
+ * against 10–22 s on disk and 1.4–3.0 s in memory) and a restart of the server still finds every write.
+ */
+function restartableRoot(): string {
+  try {
+    const fs = statfsSync('/dev/shm');
+    if (fs.bavail * fs.bsize >= RAM_FOLDER_MIN_FREE_BYTES) return '/dev/shm';
+  } catch {
+    // no /dev/shm here (macOS): the temporary folder
+  }
+  return tmpdir();
 }

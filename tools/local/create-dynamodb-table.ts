@@ -11,8 +11,9 @@ import { INBOX_TTL_ATTRIBUTE } from '../../lambda/stores/dynamodb/item-keys.ts';
 /**
  * Creates the worker's DynamoDB table as the deployed one is laid out (`PK` and `SK` strings, on-demand, TTL on
  * `ttl`, a stream of new images for the outbox relay) for DynamoDB Local, tests and `npm start -- --store dynamodb`.
- * An existing table is left as it is. Returns the table's stream ARN. Deployed tables come from the CDK stack, not
- * from here.
+ * An existing table is left as it is. Returns the table's stream ARN (none with `stream: false`, for a test without an
+ * outbox: DynamoDB Local keeping its items in files spends most of each write describing the stream once the stream
+ * holds a few thousand records). Deployed tables come from the CDK stack, not from here.
  *
  * @example
  * ```ts
@@ -22,6 +23,7 @@ import { INBOX_TTL_ATTRIBUTE } from '../../lambda/stores/dynamodb/item-keys.ts';
 export async function createDynamoDbTable(
   client: DynamoDBClient,
   tableName: string,
+  options: { readonly stream?: boolean } = {},
 ): Promise<{ streamArn: string | undefined }> {
   try {
     await client.send(
@@ -36,7 +38,9 @@ export async function createDynamoDbTable(
           { AttributeName: 'PK', KeyType: 'HASH' },
           { AttributeName: 'SK', KeyType: 'RANGE' },
         ],
-        StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },
+        ...(options.stream === false
+          ? {}
+          : { StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' } }),
       }),
     );
   } catch (error) {

@@ -72,15 +72,17 @@ const LEASE_UNCHANGED = '#status = :oldStatus AND leaseToken = :oldToken AND req
  * message this is again (`leaseAbandoned`) → taken (attempt n + 1) with an update conditioned on the old lease token
  * (exactly once).
  *
- * @param leaseMs how long this delivery may hold the item: its time left plus the store's margin.
+ * @param input.leaseMs how long this delivery may hold the item: its time left plus the store's margin.
+ * @param input.signal aborts the gate's requests (the record's call deadline passed).
  *
  * @internal
  */
 export async function claimDynamoInbox(
   store: DynamoStore,
   entry: DynamoInboxEntry,
-  input: { nowMs: number; leaseMs: number },
+  input: { nowMs: number; leaseMs: number; signal?: AbortSignal },
 ): Promise<DynamoGate> {
+  const options = { abortSignal: input.signal };
   const e = entry.envelope;
   const key = inboxKey(entry.consumer, e.idempotencyKey);
   const now = new Date(input.nowMs).toISOString();
@@ -113,11 +115,14 @@ export async function claimDynamoInbox(
         ConditionExpression: KEY_DOES_NOT_EXIST,
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
+      options,
     );
     return { kind: 'claimed', leaseToken, attempts: 1 };
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    existing = error.Item ? (unmarshall(error.Item) as DynamoInboxItem) : await read(store, key);
+    existing = error.Item
+      ? (unmarshall(error.Item) as DynamoInboxItem)
+      : await read(store, key, input.signal);
   }
   if (!existing) return { kind: 'inProgress' }; // expired and deleted between the put and the read: rare, retried
   // A held lease first, whatever its request: the delivery that holds it decides (PostgreSQL's row lock, the same).
@@ -151,6 +156,7 @@ export async function claimDynamoInbox(
           ':hash': entry.requestHash,
         },
       }),
+      options,
     );
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) return { kind: 'inProgress' }; // another taker won
@@ -182,9 +188,11 @@ function leaseAbandoned(existing: DynamoInboxItem, entry: DynamoInboxEntry, nowM
 async function read(
   store: DynamoStore,
   key: { PK: string; SK: string },
+  signal?: AbortSignal,
 ): Promise<DynamoInboxItem | undefined> {
   const result = await documentClient(store).send(
     new GetCommand({ TableName: store.tableName, Key: key, ConsistentRead: true }),
+    { abortSignal: signal },
   );
   return result.Item as DynamoInboxItem | undefined;
 }

@@ -70,8 +70,12 @@ export function dynamoRecordStore(
         sqsMessageId: request.record.messageId,
         traceId: request.traceId,
       };
-      const gate = await calls.timed(() =>
-        claimDynamoInbox(store, entry, { nowMs: now(), leaseMs: calls.remainingMs() + store.leaseMarginMs }),
+      const gate = await calls.timed((signal) =>
+        claimDynamoInbox(store, entry, {
+          nowMs: now(),
+          leaseMs: calls.remainingMs() + store.leaseMarginMs,
+          signal,
+        }),
       );
       switch (gate.kind) {
         case 'claimed': {
