@@ -50,16 +50,26 @@ describe('npm start -- --store dynamodb (bin/local.ts), through either runtime',
         'Quarantine reason',
         'DLQ',
         'Effects',
+        'Payloads by reference (S3)',
         section,
         'Check',
       ]) {
         expect(stdout).toContain(heading);
       }
-      expect(stdout.match(/│ PASS /g)).toHaveLength(8);
+      expect(stdout.match(/│ PASS /g)).toHaveLength(9);
       // The producer side: outbox items relayed from the table's stream.
       expect(stdout).toMatch(/every outbox event is published by the +│ PASS/);
       expect(stdout).not.toMatch(/│ FAIL /);
       expect(stdout).toMatch(/│ IDEMPOTENCY_HASH_MISMATCH +│ 1 +│/);
+      // The payloadRef cases: two documents stored from S3 (one delivered twice), the big payment offloaded by the
+      // producer's dynamoOutboxWrite and applied, the wrong checksum and the missing object quarantined.
+      expect(stdout).toMatch(
+        /referenced payloads: verified before the +│ PASS +│ 2 documents, 1 outbox event offloaded to S3, 2 bad/,
+      );
+      expect(stdout).toMatch(/│ documents \(from referenced documents\) +│ 2 +│/);
+      expect(stdout).toMatch(/│ outbox events offloaded to S3 \(over 1 MiB\) +│ 1 +│/);
+      expect(stdout).toMatch(/│ PAYLOAD_CHECKSUM_MISMATCH +│ 1 +│/);
+      expect(stdout).toMatch(/│ PAYLOAD_NOT_FOUND +│ 1 +│/);
       // Every call of the worker (or the poller) was allowed by its synthesized role.
       expect(stderr).toContain("IAM: every call was allowed by the synthesized stack's roles (0 refused)");
       // The server the child started (its port is in the log line) is gone with the child.
