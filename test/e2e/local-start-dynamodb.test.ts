@@ -25,17 +25,26 @@ describe('npm start -- --store dynamodb (bin/local.ts), through either runtime',
       runtime: 'event-source-mapping',
       component: 'Worker function (stage dev-dynamodb)',
       section: 'Event source mapping',
+      extra: [],
+      checks: 9,
     },
-    { runtime: 'poller', component: 'Poller task (stage fargate-dynamodb)', section: 'Poller' },
+    // With the payload-memory case too: one payloadRef of 1 MiB after the drain, within the task's limit (a check).
+    {
+      runtime: 'poller',
+      component: 'Poller task (stage fargate-dynamodb)',
+      section: 'Poller',
+      extra: ['--payload-mib', '1'],
+      checks: 10,
+    },
   ])(
     'runs the scenario on DynamoDB Local with --runtime $runtime, prints the summary with every check passing and no IAM refusal, leaves no java behind',
-    async ({ runtime, component, section }) => {
+    async ({ runtime, component, section, extra, checks }) => {
       // Prepare: fauxqs and DynamoDB Local run in the child.
       const env = { ...process.env, SQS_ENDPOINT: '', DATABASE_URL: '' };
 
       // Act: the poller is the real bin/poller.ts in a task process of its own, with its task role's key
       const { stdout, stderr } = await runLocalStart(
-        ['--store', 'dynamodb', '--runtime', runtime, '--messages', '60', '--concurrency', '3'],
+        ['--store', 'dynamodb', '--runtime', runtime, '--messages', '60', '--concurrency', '3', ...extra],
         { env, timeoutMs: SCENARIO_RUN_TIMEOUT_MS },
       );
 
@@ -56,7 +65,12 @@ describe('npm start -- --store dynamodb (bin/local.ts), through either runtime',
       ]) {
         expect(stdout).toContain(heading);
       }
-      expect(stdout.match(/│ PASS /g)).toHaveLength(9);
+      expect(stdout.match(/│ PASS /g)).toHaveLength(checks);
+      if (extra.length > 0) {
+        expect(stdout).toMatch(
+          /a payloadRef at the stack's limit is +│ PASS +│ 1 MiB \(limit 8 MiB\): completed/,
+        );
+      }
       // The producer side: outbox items relayed from the table's stream.
       expect(stdout).toMatch(/every outbox event is published by the +│ PASS/);
       expect(stdout).not.toMatch(/│ FAIL /);
