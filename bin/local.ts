@@ -116,12 +116,6 @@ if (dynamo && options.handlers) {
   );
   process.exit(2);
 }
-if (dynamo && options.payloadMib !== undefined) {
-  log(
-    'npm start: --payload-mib sends a payloadRef through S3, which the DynamoDB scenario has not; leave one out',
-  );
-  process.exit(2);
-}
 // A --handlers path that does not exist fails before anything starts.
 if (options.handlers) {
   try {
@@ -305,10 +299,17 @@ async function runScenario(): Promise<number> {
     }
     bar.update(settled);
   };
+  // The payload-memory case (--payload-mib), the same on either store.
+  const payloadMemory = {
+    ...(options.payloadMib ? { payloadBytes: options.payloadMib * 1024 * 1024 } : {}),
+    memoryOverridden: options.memoryMb !== undefined,
+  };
   const summary = stack.dynamodb
     ? await runDynamoDbDemoScenario({
         dynamodb: stack.dynamodb,
         sqs: stack.sqs,
+        s3: stack.s3,
+        bucket: stack.payloadBucket,
         worker: stack.clients('worker'),
         relay: stack.clients('relay'),
         region: stack.region,
@@ -318,6 +319,7 @@ async function runScenario(): Promise<number> {
         queues: stack.queues,
         messages: options.messages,
         concurrency: options.concurrency,
+        ...payloadMemory,
         onProgress,
       })
     : await runDemoScenario({
@@ -333,8 +335,7 @@ async function runScenario(): Promise<number> {
         runtime: options.runtime,
         worker,
         poller: pollerTask,
-        ...(options.payloadMib ? { payloadBytes: options.payloadMib * 1024 * 1024 } : {}),
-        memoryOverridden: options.memoryMb !== undefined,
+        ...payloadMemory,
         onProgress,
       });
   if (barStarted) bar.stop();

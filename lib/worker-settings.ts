@@ -73,7 +73,7 @@ export interface WorkerSettings extends FargateRuntimeSettings {
    * quarantine (`QUARANTINE#`) items; never the ops commands' audit items (`AUDIT#`), never a delete of an inbox
    * item. A prefix may not overlap those reserved ones, nor hold `*` or `?`. `[]`: the handlers write no item.
    * With `workerEntry` (your own handlers) it is required.
-   * @default the example domain's prefixes, `['CASE#', 'LEDGER#', 'ACCOUNT#']` (EXAMPLE_DOMAIN_KEY_PREFIXES)
+   * @default the example domain's prefixes, `['CASE#', 'LEDGER#', 'ACCOUNT#', 'DOCUMENT#']` (EXAMPLE_DOMAIN_KEY_PREFIXES)
    */
   readonly domainKeyPrefixes?: readonly string[];
 

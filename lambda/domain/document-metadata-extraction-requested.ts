@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import * as z from 'zod/mini';
-import { defineHandler, TerminalError } from '../index.ts';
+import { defineHandler, type ReferencedDocument, TerminalError } from '../index.ts';
 
 /** What the first bytes of a document say it is, and what can be counted in it. */
 export interface DocumentMetadata {
@@ -43,42 +43,84 @@ export function describeDocument(bytes: Buffer): DocumentMetadata {
 }
 
 /**
+ * The payload of `DocumentMetadataExtractionRequested` v1: the `payloadRef` itself (`{ bucket, key, versionId?,
+ * sha256, size }`); the bytes arrive in the handler's `document`. Shared by the PostgreSQL and DynamoDB handlers.
+ */
+export const documentMetadataExtractionRequestedPayload = z.object({
+  bucket: z.string(),
+  key: z.string(),
+  versionId: z.nullish(z.string()),
+  sha256: z.string(),
+  size: z.number(),
+});
+
+/**
+ * How `DocumentMetadataExtractionRequested` v1 is routed on either store: its type and version, its payload (the
+ * reference itself) and its bytes read as a `document`.
+ */
+export const documentMetadataExtractionRequestedRoute = {
+  messageType: 'DocumentMetadataExtractionRequested',
+  schemaVersion: 1,
+  referencedPayload: 'document',
+  payload: documentMetadataExtractionRequestedPayload,
+} as const;
+
+/** What both stores' handlers store of a referenced document: its metadata, indexing status and source. */
+export interface ExtractedDocument extends DocumentMetadata {
+  /** `INDEXED`, or `UNSUPPORTED_TYPE` for a document that is neither PDF nor text. */
+  readonly indexingStatus: 'INDEXED' | 'UNSUPPORTED_TYPE';
+  /** Its size in bytes and SHA-256 (hex), as verified against the reference. */
+  readonly sizeBytes: number;
+  readonly sha256: string;
+  /** The object it was read from. */
+  readonly source: ReferencedDocument['ref'];
+}
+
+/**
+ * The metadata and indexing status of the verified document of a `DocumentMetadataExtractionRequested`, for the
+ * PostgreSQL and DynamoDB handlers alike.
+ *
+ * @throws TerminalError `DOCUMENT_MISSING` when the handler was given no document (registered on a worker that does
+ *   not read `payloadRef`).
+ */
+export function extractDocument(document: ReferencedDocument | undefined): ExtractedDocument {
+  if (!document) {
+    throw new TerminalError(
+      'DOCUMENT_MISSING',
+      'DocumentMetadataExtractionRequested ran without its document; register it on a worker that reads payloadRef (createWorker s3)',
+    );
+  }
+  const metadata = describeDocument(document.bytes);
+  const indexingStatus = metadata.contentType === 'application/octet-stream' ? 'UNSUPPORTED_TYPE' : 'INDEXED';
+  return {
+    ...metadata,
+    indexingStatus,
+    sizeBytes: document.size,
+    sha256: document.sha256,
+    source: document.ref,
+  };
+}
+
+/**
  * `DocumentMetadataExtractionRequested` v1, sent with a `payloadRef` to the document in S3 (aggregateId = the
  * document id): the worker has read the document and checked its size and SHA-256 before this runs. Stores its
  * type, size, SHA-256, page or line count and indexing status in `documents`, in the inbox transaction. An
  * older request (by occurredAt) than the one stored is a stale no-op; the same document again is a no-op.
  */
 export const documentMetadataExtractionRequested = defineHandler({
-  messageType: 'DocumentMetadataExtractionRequested',
-  schemaVersion: 1,
-  referencedPayload: 'document',
-  // A document handler's payload is the reference itself; the bytes arrive in `document`.
-  payload: z.object({
-    bucket: z.string(),
-    key: z.string(),
-    versionId: z.nullish(z.string()),
-    sha256: z.string(),
-    size: z.number(),
-  }),
+  ...documentMetadataExtractionRequestedRoute,
   async handle({ sql, envelope, document }) {
-    if (!document) {
-      throw new TerminalError(
-        'DOCUMENT_MISSING',
-        'DocumentMetadataExtractionRequested ran without its document; register it on a worker that reads payloadRef (createWorker s3)',
-      );
-    }
+    const extracted = extractDocument(document);
     const documentId = envelope.aggregateId;
-    const metadata = describeDocument(document.bytes);
-    const status = metadata.contentType === 'application/octet-stream' ? 'UNSUPPORTED_TYPE' : 'INDEXED';
     const written = await sql`
       insert into documents (
         document_id, content_type, size_bytes, sha256, page_count, line_count, indexing_status,
         source_bucket, source_key, source_version_id, requested_at
       )
       values (
-        ${documentId}, ${metadata.contentType}, ${document.size}, ${document.sha256}, ${metadata.pageCount},
-        ${metadata.lineCount}, ${status}, ${document.ref.bucket}, ${document.ref.key},
-        ${document.ref.versionId ?? null}, ${envelope.occurredAt}
+        ${documentId}, ${extracted.contentType}, ${extracted.sizeBytes}, ${extracted.sha256},
+        ${extracted.pageCount}, ${extracted.lineCount}, ${extracted.indexingStatus}, ${extracted.source.bucket},
+        ${extracted.source.key}, ${extracted.source.versionId ?? null}, ${envelope.occurredAt}
       )
       on conflict (document_id) do update set
         content_type = excluded.content_type, size_bytes = excluded.size_bytes, sha256 = excluded.sha256,
@@ -93,7 +135,7 @@ export const documentMetadataExtractionRequested = defineHandler({
       const [current] = await sql<{ sha256: string }[]>`
         select sha256 from documents where document_id = ${documentId}`;
       // The same bytes under another request: nothing to change. Anything else is older than what is stored.
-      if (current?.sha256 !== document.sha256) return { stale: true };
+      if (current?.sha256 !== extracted.sha256) return { stale: true };
     }
     return { resultRef: `documents/${documentId}` };
   },

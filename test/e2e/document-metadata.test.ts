@@ -1,9 +1,14 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { PayloadRef } from '../../lambda/worker/envelope.ts';
 import { createTestDatabase } from '../support/database.ts';
-import { pdfWithPages } from '../support/documents.ts';
+import {
+  BINARY_BYTES,
+  extractInOneBatch,
+  extractionRequested,
+  pdfWithPages,
+  THREE_LINES,
+  uploadDocument,
+} from '../support/documents.ts';
 import { lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
 import { exampleWorker } from '../support/test-worker.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
@@ -14,33 +19,8 @@ const local = await localQueueFixture();
 const s3 = local.s3;
 const BUCKET = await local.bucket('case-documents');
 
-async function uploadDocument(documentId: string, bytes: Buffer): Promise<PayloadRef> {
-  const key = `documents/${documentId}/original`;
-  await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: bytes }));
-  return {
-    bucket: BUCKET,
-    key,
-    sha256: createHash('sha256').update(bytes).digest('hex'),
-    size: bytes.length,
-  };
-}
-
-/** The pattern document's §22 message for `documentId`, its document at `ref` (or an inline payload). */
-const extractionRequested = (
-  documentId: string,
-  body: { payloadRef: PayloadRef } | { payload: object },
-  occurredAt = '2026-07-06T10:15:30Z',
-) => ({
-  messageId: `msg_${randomUUID()}`,
-  schemaVersion: 1,
-  messageType: 'DocumentMetadataExtractionRequested',
-  producer: 'document-service',
-  occurredAt,
-  idempotencyKey: `document:${documentId}:extract:v1:${occurredAt}`,
-  aggregateType: 'document',
-  aggregateId: documentId,
-  ...body,
-});
+/** The document service's upload to the test's bucket. */
+const upload = (documentId: string, bytes: Buffer) => uploadDocument(s3, BUCKET, documentId, bytes);
 
 const documentRow = async (documentId: string) =>
   (await db.sql`select * from documents where document_id = ${documentId}`)[0];
@@ -51,7 +31,7 @@ describe('Handler: DocumentMetadataExtractionRequested', () => {
   it('stores type, size, sha256, pages and status of a referenced PDF once, despite duplicates', async () => {
     // Prepare
     const documentId = `DOC-${randomUUID()}`;
-    const ref = await uploadDocument(documentId, pdfWithPages(4));
+    const ref = await upload(documentId, pdfWithPages(4));
     const envelope = extractionRequested(documentId, { payloadRef: ref });
 
     // Act: the same message twice in one batch, then redelivered.
@@ -79,30 +59,20 @@ describe('Handler: DocumentMetadataExtractionRequested', () => {
   });
 
   it('counts the lines of a text document and marks a binary one UNSUPPORTED_TYPE', async () => {
-    // Prepare
-    const textId = `DOC-${randomUUID()}`;
-    const binaryId = `DOC-${randomUUID()}`;
-    const text = extractionRequested(textId, {
-      payloadRef: await uploadDocument(textId, Buffer.from('a\nb\nc\n')),
+    // Act: both in one batch.
+    const { response, ids } = await extractInOneBatch(worker, upload, {
+      text: THREE_LINES,
+      binary: BINARY_BYTES,
     });
-    const binary = extractionRequested(binaryId, {
-      payloadRef: await uploadDocument(binaryId, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01])),
-    });
-
-    // Act
-    const response = await worker(
-      sqsEvent([sqsRecordFactory(text), sqsRecordFactory(binary)]),
-      lambdaContext(),
-    );
 
     // Assess
     expect(response.batchItemFailures).toEqual([]);
-    expect(await documentRow(textId)).toMatchObject({
+    expect(await documentRow(ids.text)).toMatchObject({
       content_type: 'text/plain',
       line_count: 3,
       indexing_status: 'INDEXED',
     });
-    expect(await documentRow(binaryId)).toMatchObject({
+    expect(await documentRow(ids.binary)).toMatchObject({
       content_type: 'application/octet-stream',
       indexing_status: 'UNSUPPORTED_TYPE',
     });
@@ -113,11 +83,11 @@ describe('Handler: DocumentMetadataExtractionRequested', () => {
     const documentId = `DOC-${randomUUID()}`;
     const newer = extractionRequested(
       documentId,
-      { payloadRef: await uploadDocument(documentId, pdfWithPages(2)) },
+      { payloadRef: await upload(documentId, pdfWithPages(2)) },
       '2026-07-07T00:00:00Z',
     );
     const olderBytes = Buffer.from('old text\n');
-    const olderRef = { ...(await uploadDocument(`${documentId}-old`, olderBytes)) };
+    const olderRef = { ...(await upload(`${documentId}-old`, olderBytes)) };
     const older = extractionRequested(documentId, { payloadRef: olderRef }, '2026-07-06T00:00:00Z');
 
     // Act

@@ -25,17 +25,26 @@ describe('npm start -- --store dynamodb (bin/local.ts), through either runtime',
       runtime: 'event-source-mapping',
       component: 'Worker function (stage dev-dynamodb)',
       section: 'Event source mapping',
+      extra: [],
+      checks: 9,
     },
-    { runtime: 'poller', component: 'Poller task (stage fargate-dynamodb)', section: 'Poller' },
+    // With the payload-memory case too: one payloadRef of 1 MiB after the drain, within the task's limit (a check).
+    {
+      runtime: 'poller',
+      component: 'Poller task (stage fargate-dynamodb)',
+      section: 'Poller',
+      extra: ['--payload-mib', '1'],
+      checks: 10,
+    },
   ])(
     'runs the scenario on DynamoDB Local with --runtime $runtime, prints the summary with every check passing and no IAM refusal, leaves no java behind',
-    async ({ runtime, component, section }) => {
+    async ({ runtime, component, section, extra, checks }) => {
       // Prepare: fauxqs and DynamoDB Local run in the child.
       const env = { ...process.env, SQS_ENDPOINT: '', DATABASE_URL: '' };
 
       // Act: the poller is the real bin/poller.ts in a task process of its own, with its task role's key
       const { stdout, stderr } = await runLocalStart(
-        ['--store', 'dynamodb', '--runtime', runtime, '--messages', '60', '--concurrency', '3'],
+        ['--store', 'dynamodb', '--runtime', runtime, '--messages', '60', '--concurrency', '3', ...extra],
         { env, timeoutMs: SCENARIO_RUN_TIMEOUT_MS },
       );
 
@@ -50,16 +59,31 @@ describe('npm start -- --store dynamodb (bin/local.ts), through either runtime',
         'Quarantine reason',
         'DLQ',
         'Effects',
+        'Payloads by reference (S3)',
         section,
         'Check',
       ]) {
         expect(stdout).toContain(heading);
       }
-      expect(stdout.match(/│ PASS /g)).toHaveLength(8);
+      expect(stdout.match(/│ PASS /g)).toHaveLength(checks);
+      if (extra.length > 0) {
+        expect(stdout).toMatch(
+          /a payloadRef at the stack's limit is +│ PASS +│ 1 MiB \(limit 8 MiB\): completed/,
+        );
+      }
       // The producer side: outbox items relayed from the table's stream.
       expect(stdout).toMatch(/every outbox event is published by the +│ PASS/);
       expect(stdout).not.toMatch(/│ FAIL /);
       expect(stdout).toMatch(/│ IDEMPOTENCY_HASH_MISMATCH +│ 1 +│/);
+      // The payloadRef cases: two documents stored from S3 (one delivered twice), the big payment offloaded by the
+      // producer's dynamoOutboxWrite and applied, the wrong checksum and the missing object quarantined.
+      expect(stdout).toMatch(
+        /referenced payloads: verified before the +│ PASS +│ 2 documents, 1 outbox event offloaded to S3, 2 bad/,
+      );
+      expect(stdout).toMatch(/│ documents \(from referenced documents\) +│ 2 +│/);
+      expect(stdout).toMatch(/│ outbox events offloaded to S3 \(over 1 MiB\) +│ 1 +│/);
+      expect(stdout).toMatch(/│ PAYLOAD_CHECKSUM_MISMATCH +│ 1 +│/);
+      expect(stdout).toMatch(/│ PAYLOAD_NOT_FOUND +│ 1 +│/);
       // Every call of the worker (or the poller) was allowed by its synthesized role.
       expect(stderr).toContain("IAM: every call was allowed by the synthesized stack's roles (0 refused)");
       // The server the child started (its port is in the log line) is gone with the child.

@@ -1,48 +1,25 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { balanceItemKey, exampleDynamoHandlers, ledgerItemKey } from '../../lambda/domain/dynamodb/index.ts';
-import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
-import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
+import { describe, expect, it } from 'vitest';
+import { balanceItemKey, ledgerItemKey } from '../../lambda/domain/dynamodb/index.ts';
 import { inboxKey } from '../../lambda/stores/dynamodb/item-keys.ts';
 import type { PayloadRef } from '../../lambda/worker/envelope.ts';
-import { useTestDynamoDb } from '../support/dynamodb.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
-import { localQueueFixture } from './local-queue-fixture.ts';
+import { dynamoPayloadWorkerFixture } from './dynamo-payload-worker-fixture.ts';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
 // payloadRef on the DynamoDB store: the worker's S3 reads (its role's key, fauxqs S3) and its table calls (its role,
 // through the local IAM layer in front of DynamoDB Local), the example domain's DynamoDB handlers.
-const local = await localQueueFixture({ store: 'dynamodb' });
-const dynamo = useTestDynamoDb();
-let BUCKET: string;
-let table: string;
-let worker: ReturnType<typeof createWorker>;
-beforeAll(async () => {
-  await local.frontDynamoDb(dynamo.endpoint);
-  table = await dynamo.createTable('payload-ref');
-  // One deployment: its payload bucket and its table.
-  BUCKET = await local.bucket('payloads-dynamodb', { tableName: table });
-  worker = createWorker({
-    consumer: 'case-worker',
-    handlers: exampleDynamoHandlers,
-    store: createDynamoStore({ client: local.dynamodbAs('worker'), tableName: table }),
-    s3: local.as('worker').s3,
-    logger: new Logger({ serviceName: 'case-worker', logLevel: 'SILENT' }),
-    metrics: new Metrics({ namespace: 'SqsInboxWorkerTest', serviceName: 'case-worker' }),
-  });
-});
-
+const deployment = await dynamoPayloadWorkerFixture('payload-ref');
+const { local, dynamo } = deployment;
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 /** Uploads `bytes` as a producer would (the operator's key) and returns the reference it sends. */
 async function upload(bytes: Buffer, key = `payloads/${randomUUID()}`): Promise<PayloadRef> {
-  await local.s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: bytes }));
-  return { bucket: BUCKET, key, sha256: sha256(bytes), size: bytes.length };
+  await local.s3.send(new PutObjectCommand({ Bucket: deployment.bucket, Key: key, Body: bytes }));
+  return { bucket: deployment.bucket, key, sha256: sha256(bytes), size: bytes.length };
 }
 
 const paymentBytes = (paymentId: string, accountId: string) =>
@@ -55,11 +32,15 @@ function paymentByRef(ref: PayloadRef, key = `payment:${randomUUID()}:captured`)
 }
 
 const get = async (key: { PK: string; SK: string }) =>
-  (await dynamo.doc.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
+  (await dynamo.doc.send(new GetCommand({ TableName: deployment.table, Key: key, ConsistentRead: true })))
+    .Item;
 const inboxItem = (key: string) => get(inboxKey('case-worker', key));
 async function quarantineCodes(idempotencyKey: string): Promise<string[]> {
   const codes: string[] = [];
-  for await (const page of paginateScan({ client: dynamo.doc }, { TableName: table, ConsistentRead: true })) {
+  for await (const page of paginateScan(
+    { client: dynamo.doc },
+    { TableName: deployment.table, ConsistentRead: true },
+  )) {
     for (const item of page.Items ?? []) {
       if (String(item.PK).startsWith('QUARANTINE#') && item.idempotencyKey === idempotencyKey)
         codes.push(String(item.reasonCode));
@@ -77,8 +58,8 @@ describe('payloadRef on the DynamoDB store', () => {
     const first = sqsRecordFactory(envelope);
 
     // Act
-    const r1 = await worker(sqsEvent([first]), lambdaContext());
-    const r2 = await worker(
+    const r1 = await deployment.worker(sqsEvent([first]), lambdaContext());
+    const r2 = await deployment.worker(
       sqsEvent([sqsRecordFactory(envelope), sqsRecordFactory(envelope, { receiveCount: 2 })]),
       lambdaContext(),
     );
@@ -98,7 +79,7 @@ describe('payloadRef on the DynamoDB store', () => {
     const envelope = paymentByRef({ ...ref, sha256: sha256(Buffer.from('other bytes')) });
 
     // Act
-    const response = await worker(sqsEvent([sqsRecordFactory(envelope)]), lambdaContext());
+    const response = await deployment.worker(sqsEvent([sqsRecordFactory(envelope)]), lambdaContext());
 
     // Assess
     expect(response.batchItemFailures).toEqual([]);
@@ -112,11 +93,11 @@ describe('payloadRef on the DynamoDB store', () => {
     const paymentId = `PAY-${randomUUID()}`;
     const accountId = `ACC-${randomUUID()}`;
     const envelope = paymentByRef(await upload(paymentBytes(paymentId, accountId)));
-    await worker(sqsEvent([sqsRecordFactory(envelope)]), lambdaContext());
-    await local.s3.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: envelope.payloadRef.key }));
+    await deployment.worker(sqsEvent([sqsRecordFactory(envelope)]), lambdaContext());
+    await local.s3.send(new DeleteObjectCommand({ Bucket: deployment.bucket, Key: envelope.payloadRef.key }));
 
     // Act
-    const response = await worker(
+    const response = await deployment.worker(
       sqsEvent([sqsRecordFactory(envelope, { receiveCount: 2 })]),
       lambdaContext(),
     );
@@ -133,7 +114,7 @@ describe('payloadRef on the DynamoDB store', () => {
     const paymentId = `PAY-${randomUUID()}`;
     const accountId = `ACC-${randomUUID()}`;
     const key = `payment:${paymentId}:captured`;
-    await worker(
+    await deployment.worker(
       sqsEvent([sqsRecordFactory(paymentByRef(await upload(paymentBytes(paymentId, accountId)), key))]),
       lambdaContext(),
     );
@@ -141,7 +122,7 @@ describe('payloadRef on the DynamoDB store', () => {
     const other = paymentByRef(await upload(paymentBytes(paymentId, otherAccount)), key);
 
     // Act
-    const response = await worker(sqsEvent([sqsRecordFactory(other)]), lambdaContext());
+    const response = await deployment.worker(sqsEvent([sqsRecordFactory(other)]), lambdaContext());
 
     // Assess: the first request's effect stands; the second one applies nothing.
     expect(response.batchItemFailures).toEqual([]);

@@ -202,7 +202,9 @@ describe('Class: WorkerTable — the worker may write its own items and its doma
         ],
         Resource: { 'Fn::GetAtt': [worker.table, 'Arn'] },
         Condition: {
-          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['CASE#*', 'LEDGER#*', 'ACCOUNT#*'] },
+          'ForAllValues:StringLike': {
+            'dynamodb:LeadingKeys': ['CASE#*', 'LEDGER#*', 'ACCOUNT#*', 'DOCUMENT#*'],
+          },
         },
       },
     ]);

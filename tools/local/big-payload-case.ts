@@ -1,13 +1,16 @@
 import { createHash } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type postgres from 'postgres';
 import type { PayloadRef } from '../../lambda/worker/envelope.ts';
 import { bigPaymentJson } from './big-payment.ts';
+import type { DemoCheck } from './demo-scenario.ts';
 import type { InvocationReport } from './event-source-mapping.ts';
 import { exampleEnvelope } from './example-envelope.ts';
-import type { PollerTaskExit } from './poller-process.ts';
+import type { FunctionSettings } from './function-host.ts';
+import { type LocalQueues, queueCounts } from './local-queues.ts';
+import type { PollerTaskExit, PollerTaskSettings } from './poller-process.ts';
 import { putLargeObject } from './put-large-object.ts';
+import { waitFor } from './wait-for.ts';
 
 const MIB = 1024 * 1024;
 
@@ -38,16 +41,15 @@ export interface BigPayloadCase {
   onInvocation(report: InvocationReport): void;
   /** Feed every poller task exit here. */
   onTaskExit(exit: PollerTaskExit): void;
-  /** Uploads the object, sends the message and waits until it is applied or in the DLQ (or `timeoutMs` passed). */
+  /**
+   * Uploads the object, sends the message to the queue and waits until it is applied (`applied`: its inbox row or
+   * item COMPLETED, in the store's words) or in the DLQ, or `timeoutMs` passed.
+   */
   run(options: {
     readonly sqs: SQSClient;
-    readonly queueUrl: string;
-    readonly side: postgres.Sql;
-    readonly consumer: string;
+    readonly queues: LocalQueues;
     readonly timeoutMs: number;
-    readonly waitFor: (predicate: () => Promise<boolean>, timeoutMs: number) => Promise<boolean>;
-    /** Messages in the DLQ (visible and in flight). */
-    readonly dlqCount: () => Promise<number>;
+    readonly applied: (idempotencyKey: string) => Promise<boolean>;
   }): Promise<BigPayloadFigures>;
 }
 
@@ -108,22 +110,23 @@ export function bigPayloadCase(options: {
         aggregateId: paymentId,
         payload: {},
       });
-      const dlqBefore = await run.dlqCount();
+      const dlqCount = async () => {
+        const counts = await queueCounts(run.sqs, run.queues.dlqUrl);
+        return counts.visible + counts.inFlight;
+      };
+      const dlqBefore = await dlqCount();
       const answer = await run.sqs.send(
         new SendMessageCommand({
-          QueueUrl: run.queueUrl,
+          QueueUrl: run.queues.queueUrl,
           MessageBody: JSON.stringify({ ...envelope, payloadRef }),
         }),
       );
       messageId = answer.MessageId;
       sent = true;
       let fate: BigPayloadFigures['fate'] = 'unsettled';
-      await run.waitFor(async () => {
-        const [row] = await run.side<{ status: string }[]>`
-          select status from worker_inbox where consumer = ${run.consumer} and idempotency_key = ${idempotencyKey}
-        `;
-        if (row?.status === 'COMPLETED') fate = 'completed';
-        else if ((await run.dlqCount()) > dlqBefore) fate = 'dlq';
+      await waitFor(async () => {
+        if (await run.applied(idempotencyKey)) fate = 'completed';
+        else if ((await dlqCount()) > dlqBefore) fate = 'dlq';
         return fate !== 'unsettled';
       }, run.timeoutMs);
       return {
@@ -141,6 +144,60 @@ export function bigPayloadCase(options: {
       };
     },
   };
+}
+
+/**
+ * The payload-memory case of a scenario run given `payloadBytes` (`--payload-mib`), S3 and a bucket, on either store,
+ * and the variables it forces on the consumer: above the stack's `PAYLOAD_MAX_BYTES` for the component's memory (its
+ * variables), that limit is forced up to `payloadBytes` (a setting `cdk synth` refuses for this memory).
+ *
+ * @internal
+ */
+export function payloadMemoryCaseOf(options: {
+  readonly runId: string;
+  readonly payloadBytes: number | undefined;
+  readonly memoryOverridden: boolean | undefined;
+  readonly s3: S3Client | undefined;
+  readonly bucket: string | undefined;
+  readonly worker: FunctionSettings | undefined;
+  readonly poller: PollerTaskSettings | undefined;
+}): { readonly bigCase: BigPayloadCase | undefined; readonly variables: Readonly<Record<string, string>> } {
+  const { payloadBytes, s3, bucket } = options;
+  if (!payloadBytes || !s3 || !bucket) return { bigCase: undefined, variables: {} };
+  const stackLimitBytes = Number(
+    (options.worker?.environment ?? options.poller?.environment)?.PAYLOAD_MAX_BYTES ?? 0,
+  );
+  const bigCase = bigPayloadCase({
+    runId: options.runId,
+    bytes: payloadBytes,
+    stackLimitBytes,
+    memoryMb: options.worker?.memorySizeMb ?? options.poller?.memoryMiB ?? 0,
+    memoryOverridden: options.memoryOverridden,
+    s3,
+    bucket,
+  });
+  return {
+    bigCase,
+    variables: payloadBytes > stackLimitBytes ? { PAYLOAD_MAX_BYTES: String(payloadBytes) } : {},
+  };
+}
+
+/**
+ * The checks of the payload-memory case: at or below the stack's limit, applied and never killed for memory. A run of
+ * a setting `cdk synth` refuses (`unsafe`) shows what becomes of it (the figures), it is not checked.
+ *
+ * @internal
+ */
+export function bigPayloadChecks(big: BigPayloadFigures | undefined): DemoCheck[] {
+  if (!big || big.unsafe) return [];
+  const ok = big.fate === 'completed' && big.outOfMemoryKills === 0;
+  return [
+    {
+      name: "a payloadRef at the stack's limit is applied within the worker's memory",
+      ok,
+      detail: `${formatMiB(big.bytes)} (limit ${formatMiB(big.stackLimitBytes)}): ${big.fate}, peak ${big.peakMb ?? '?'} of ${big.memoryMb} MB${big.outOfMemoryKills ? `, ${big.outOfMemoryKills} killed for memory` : ''}`,
+    },
+  ];
 }
 
 /** `40 MiB`, `1.5 MiB`. @internal */

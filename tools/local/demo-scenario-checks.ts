@@ -1,6 +1,6 @@
 import type { RecordOutcome } from '../../lambda/worker/outcome.ts';
-import type { ScenarioMessage } from './demo-messages.ts';
-import type { DemoCheck } from './demo-scenario.ts';
+import type { ScenarioCase, ScenarioMessage } from './demo-messages.ts';
+import type { DemoCheck, DemoSummary } from './demo-scenario.ts';
 
 /**
  * Counts `items` by `key`.
@@ -56,5 +56,77 @@ export function duplicatesCheck(
     name: 'duplicates and redeliveries after a crash are no-ops',
     ok: first <= expected.duplicates && beyond >= 0,
     detail: `${all.length} DUPLICATE = ${expected.duplicates} duplicates + ${expected.crashes} crashes after commit${beyond > 0 ? ` + ${beyond} redelivered after the visibility timeout` : beyond < 0 ? ` − ${-beyond} missing` : ''}${first > expected.duplicates ? `; ${first - expected.duplicates} first deliveries wrongly DUPLICATE` : ''}`,
+  };
+}
+
+/**
+ * The quarantine check of every demo run, from the reason codes of its quarantine rows or items: poison, terminal,
+ * mismatched and broken-reference messages are quarantined, each once.
+ *
+ * @internal
+ */
+export function quarantineCheck(
+  reasonCodes: readonly string[],
+  byKind: Readonly<Record<ScenarioCase, number>>,
+): DemoCheck {
+  const expected =
+    byKind.poison +
+    byKind.terminal +
+    byKind['same-key-different-payload'] +
+    (byKind['payload-ref-broken'] ?? 0);
+  return {
+    name: 'poison, terminal and mismatched messages are quarantined, not retried',
+    ok: reasonCodes.length === expected,
+    detail: `${reasonCodes.length} quarantined (${Object.entries(countBy(reasonCodes, (code) => code))
+      .map(([code, n]) => `${code} ${n}`)
+      .join(', ')})`,
+  };
+}
+
+/**
+ * The payloadRef check of every demo run with S3: the two documents stored once each, the big payment offloaded by
+ * the outbox (its application is the ledger's and the outbox's checks), the wrong checksum and the missing object
+ * quarantined with their codes.
+ *
+ * @internal
+ */
+export function payloadRefCheck(figures: {
+  readonly documents: number;
+  readonly offloaded: number;
+  readonly reasonCodes: readonly string[];
+}): DemoCheck {
+  const { documents, offloaded, reasonCodes } = figures;
+  const count = (code: string) => reasonCodes.filter((r) => r === code).length;
+  return {
+    name: 'referenced payloads: verified before the handler, stored once, bad references quarantined',
+    ok:
+      documents === 2 &&
+      offloaded === 1 &&
+      count('PAYLOAD_CHECKSUM_MISMATCH') === 1 &&
+      count('PAYLOAD_NOT_FOUND') === 1,
+    detail: `${documents} documents, ${offloaded} outbox event offloaded to S3, ${
+      reasonCodes.filter((r) => r.startsWith('PAYLOAD_')).length
+    } bad references quarantined`,
+  };
+}
+
+/**
+ * The summary's payloadRef figures of every demo run: the messages sent by reference (or offloaded), the outbox
+ * events offloaded, and the quarantine's `PAYLOAD_*` codes.
+ *
+ * @internal
+ */
+export function payloadFigures(
+  byKind: Readonly<Record<ScenarioCase, number>>,
+  offloaded: number,
+  reasonCodes: readonly string[],
+): DemoSummary['payloads'] {
+  return {
+    referenced: (byKind['payload-ref'] ?? 0) + (byKind['payload-ref-broken'] ?? 0),
+    offloadedByOutbox: offloaded,
+    quarantined: countBy(
+      reasonCodes.filter((code) => code.startsWith('PAYLOAD_')),
+      (code) => code,
+    ),
   };
 }

@@ -152,17 +152,16 @@ async function runPayloadMemoryCase(
   run: PostgresRun,
   bigCase: BigPayloadCase | undefined,
 ): Promise<BigPayloadFigures | undefined> {
-  const { sqs, queues } = run.options;
+  const { side, consumer } = run;
   return bigCase?.run({
-    sqs,
-    queueUrl: queues.queueUrl,
-    side: run.side,
-    consumer: run.consumer,
+    sqs: run.options.sqs,
+    queues: run.options.queues,
     timeoutMs: Math.max(30_000, run.timeoutMs - (Date.now() - run.started)),
-    waitFor,
-    dlqCount: async () => {
-      const counts = await queueCounts(sqs, queues.dlqUrl);
-      return counts.visible + counts.inFlight;
+    applied: async (idempotencyKey) => {
+      const [row] = await side<{ status: string }[]>`
+        select status from worker_inbox where consumer = ${consumer} and idempotency_key = ${idempotencyKey}
+      `;
+      return row?.status === 'COMPLETED';
     },
   });
 }

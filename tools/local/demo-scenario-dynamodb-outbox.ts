@@ -2,6 +2,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { BatchGetCommand, type DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { caseItemKey } from '../../lambda/domain/dynamodb/index.ts';
@@ -26,11 +27,19 @@ export interface DynamoDemoOutboxOptions {
   /** The relay's clients (its role's key): its sends and its outbox item reads and marks. */
   readonly relay: { readonly sqs: SQSClient; readonly dynamodb: DynamoDBClient };
   readonly queueUrl: string;
+  /**
+   * Where a producer's payload too large for an outbox item goes (`dynamoOutboxWrite`'s `offload`): the producer's
+   * S3 client and the payload bucket. Without it such an event is refused.
+   */
+  readonly offload?: { readonly s3: S3Client; readonly bucket: string };
 }
 
 /** The producer side of a DynamoDB demo run, running. */
 export interface DynamoDemoOutbox {
-  /** Writes each event in a producer transaction with its state change (a request item of its case). */
+  /**
+   * Writes each event in a producer transaction with its state change (a request item of its aggregate), its
+   * payload offloaded to S3 when it is too large for an outbox item.
+   */
   produce(bodies: readonly string[]): Promise<void>;
   /** Whether every produced event's item is PUBLISHED within `timeoutMs`. */
   published(timeoutMs: number): Promise<boolean>;
@@ -71,15 +80,14 @@ export function startDynamoDemoOutbox(options: DynamoDemoOutboxOptions): DynamoD
     async produce(bodies) {
       for (const body of bodies) {
         const envelope = JSON.parse(body) as Envelope;
-        const { item } = await dynamoOutboxWrite(options.table, envelope);
-        const caseId = String((envelope.payload as { caseId?: unknown }).caseId ?? envelope.aggregateId);
+        const { item } = await dynamoOutboxWrite(options.table, envelope, { offload: options.offload });
         await options.doc.send(
           new TransactWriteCommand({
             TransactItems: [
               {
                 Put: {
                   TableName: options.table,
-                  Item: { PK: caseItemKey(caseId).PK, SK: `REQUEST#${envelope.idempotencyKey}` },
+                  Item: { PK: requestPartition(envelope), SK: `REQUEST#${envelope.idempotencyKey}` },
                 },
               },
               item,
@@ -96,6 +104,14 @@ export function startDynamoDemoOutbox(options: DynamoDemoOutboxOptions): DynamoD
       return { enqueued: keys.length, published: await publishedCount(), relayRuns: stats.invocations };
     },
   };
+}
+
+/** The partition of a producer's request item: its case's (a deadline request), else its aggregate's. */
+function requestPartition(envelope: Envelope): string {
+  const caseId = (envelope.payload as { caseId?: unknown } | undefined)?.caseId;
+  return typeof caseId === 'string'
+    ? caseItemKey(caseId).PK
+    : `${envelope.aggregateType.toUpperCase()}#${envelope.aggregateId}`;
 }
 
 /** How many of the events' items are PUBLISHED (consistent reads, 100 keys a call). */

@@ -1,13 +1,29 @@
 import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, PutCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, paginateScan } from '@aws-sdk/lib-dynamodb';
 import { caseItemKey } from '../../lambda/domain/dynamodb/index.ts';
+import { inboxKey } from '../../lambda/stores/dynamodb/item-keys.ts';
+import {
+  type BigPayloadCase,
+  type BigPayloadFigures,
+  bigPayloadChecks,
+  payloadMemoryCaseOf,
+} from './big-payload-case.ts';
 import { buildDemoMessages, demoMessageCount, keyOf, type ScenarioCase } from './demo-messages.ts';
 import type { DemoCheck, DemoSummary } from './demo-scenario.ts';
-import { accountedCheck, countBy, duplicatesCheck } from './demo-scenario-checks.ts';
+import {
+  accountedCheck,
+  countBy,
+  duplicatesCheck,
+  payloadFigures,
+  payloadRefCheck,
+  quarantineCheck,
+} from './demo-scenario-checks.ts';
 import { type DynamoDemoOutbox, startDynamoDemoOutbox } from './demo-scenario-dynamodb-outbox.ts';
 import { killRecorder } from './demo-scenario-kills.ts';
+import { addPayloadRefCases, type DemoDocuments, uploadDocuments } from './demo-scenario-payload-refs.ts';
 import { peekQueue, reportProgress, sendAll } from './demo-scenario-sqs.ts';
 import type { FunctionSettings } from './function-host.ts';
 import { type LocalQueues, queueCounts } from './local-queues.ts';
@@ -35,6 +51,22 @@ export interface DynamoDbDemoScenarioOptions {
   readonly region?: string;
   /** The operator's SQS client (sends, DLQ peeks). */
   readonly sqs: SQSClient;
+  /**
+   * S3 (the built-in fauxqs), the producers' and the demo's: adds the payloadRef cases — referenced documents (one
+   * twice), a payment too large for an outbox item, offloaded by the producer's `dynamoOutboxWrite`, a wrong checksum
+   * and a missing object. Without it they are left out.
+   */
+  readonly s3?: S3Client | undefined;
+  /** The bucket of the payloadRef cases (the stack's payload bucket). @default a bucket of the run's own */
+  readonly bucket?: string | undefined;
+  /**
+   * The payload-memory case (`--payload-mib`), as on PostgreSQL: one payloadRef of this many bytes of JSON, sent once
+   * the rest drained; above the stack's `PAYLOAD_MAX_BYTES` for the memory, that limit is forced up to it. Needs S3.
+   * @default none
+   */
+  readonly payloadBytes?: number;
+  /** The component's memory is not the stage's (`--memory-mb`): the stage's payload limit is not checked against it. */
+  readonly memoryOverridden?: boolean;
   /**
    * The worker's clients (`startLocalStack().clients('worker')`): the store, the backoff and the event source
    * mapping run with the worker's role. @default `sqs` and `dynamodb.client`
@@ -83,21 +115,34 @@ export interface DynamoDbDemoScenarioOptions {
  * - a retryable failure (a deadline before its case exists) → backoff, then success once the case is created;
  * - a message that never recovers (its case never exists) → the DLQ after maxReceiveCount, body intact;
  * - deadline requests take the producer path: an outbox item in the producer's transaction (`dynamoOutboxWrite`),
- *   published by the relay's code from the table's stream (the local stream mapping) → applied once.
+ *   published by the relay's code from the table's stream (the local stream mapping) → applied once;
+ * - with S3, the payloadRef cases of PostgreSQL's (`addPayloadRefCases`): two documents read from S3 and verified
+ *   before the handler → one `DOCUMENT#` item each (one delivered twice: DUPLICATE); a wrong checksum and a missing
+ *   object → quarantined `PAYLOAD_CHECKSUM_MISMATCH`, `PAYLOAD_NOT_FOUND`; a payment too large for an outbox item →
+ *   offloaded to S3 by the producer's `dynamoOutboxWrite`, published and applied once;
+ * - with `payloadBytes`, the payload-memory case after the drain, as on PostgreSQL.
  *
- * Left out, being PostgreSQL's: row locks; the payloadRef cases run on PostgreSQL only here.
+ * Left out, being PostgreSQL's: row locks (the retryable and never-recovering cases wait for a case instead).
  */
 export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptions): Promise<DemoSummary> {
   const run = await openDynamoRun(options);
   const esm = await startDynamoConsumer(run);
-  const { problems, consumed, outbox } = await driveDynamoScenario(run, esm);
-  const dlqBodies = await peekQueue(options.sqs, options.queues.dlqUrl);
+  const { problems, consumed, outbox, bigPayload } = await driveDynamoScenario(run, esm);
+  // The payload-memory case's deliveries and DLQ copy are its own (its ids start with `big-`, outside the run's).
+  const bigKey = run.bigCase?.idempotencyKey;
+  const dlqBodies = (await peekQueue(options.sqs, options.queues.dlqUrl)).filter(
+    (body) => bigKey === undefined || keyOf(body) !== bigKey,
+  );
   options.onProgress?.(Math.min(run.total, esm.deleted() + dlqBodies.length), run.total);
   const items = await readRunItems(run);
-  const outcomes = run.recorder.counts();
+  const outcomes = run.recorder.counts((outcome) => outcome.idempotencyKey !== bigKey);
   const byKind = countBy(run.scenario.messages, (m) => m.kind) as Record<ScenarioCase, number>;
   const dlqKeys = dlqBodies.map((body) => keyOf(body) ?? '(undecodable)');
-  const checks = dynamoChecks(run, esm, problems, { dlqBodies, dlqKeys, items, outcomes, byKind, outbox });
+  const checks = [
+    ...dynamoChecks(run, esm, problems, { dlqBodies, dlqKeys, items, outcomes, byKind, outbox }),
+    ...bigPayloadChecks(bigPayload),
+  ];
+  const reasonCodes = items.quarantineItems.map((item) => String(item.reasonCode));
   return {
     runId: run.runId,
     runtime: run.runtime,
@@ -105,19 +150,20 @@ export async function runDynamoDbDemoScenario(options: DynamoDbDemoScenarioOptio
     scenario: byKind,
     outcomes,
     inbox: countBy(items.inboxItems, (item) => String(item.status)),
-    quarantine: countBy(items.quarantineItems, (item) => String(item.reasonCode)),
+    quarantine: countBy(reasonCodes, (code) => code),
     dlq: dlqKeys,
     effects: {
       ledgerEntries: items.ledger.length,
       casesAdvanced: [...items.versions.values()].filter((version) => version > 1).length,
       deadlines: items.caseItems.filter((item) => String(item.SK).startsWith('DEADLINE#')).length,
-      documents: 0,
+      documents: items.documents.length,
     },
-    payloads: { referenced: 0, offloadedByOutbox: 0, quarantined: {} },
+    payloads: payloadFigures(byKind, items.offloaded.length, reasonCodes),
     ...(consumed?.runtime === 'event-source-mapping'
       ? { esm: consumed.esm, function: consumed.function }
       : {}),
     ...(consumed?.runtime === 'poller' ? { poller: consumed.poller } : {}),
+    ...(bigPayload ? { bigPayload } : {}),
     kills: run.kills,
     outbox,
     checks,
@@ -142,6 +188,11 @@ interface DynamoRun {
   readonly kills: string[];
   /** The producer side: producer transactions and the stream relay. */
   readonly outbox: DynamoDemoOutbox;
+  /** The payloadRef cases' documents (undefined without S3). */
+  readonly documents: DemoDocuments | undefined;
+  /** The payload-memory case and the variables it forces on the consumer (with `payloadBytes` and S3). */
+  readonly bigCase: BigPayloadCase | undefined;
+  readonly bigCaseVariables: Readonly<Record<string, string>>;
 }
 
 /** Sets a DynamoDB demo run up: its scenario, and the cases the producers already have (at version 1). */
@@ -151,7 +202,18 @@ async function openDynamoRun(options: DynamoDbDemoScenarioOptions): Promise<Dyna
   const count = demoMessageCount(options.messages);
   const table = options.dynamodb.tableName;
   const doc = DynamoDBDocumentClient.from(options.dynamodb.client);
-  const scenario = buildDynamoScenario(runId, count);
+  const { s3 } = options;
+  const documents = s3 ? await uploadDocuments(s3, runId, options.bucket) : undefined;
+  const scenario = buildDynamoScenario(runId, count, documents);
+  const big = payloadMemoryCaseOf({
+    runId,
+    payloadBytes: options.payloadBytes,
+    memoryOverridden: options.memoryOverridden,
+    s3,
+    bucket: documents?.bucket,
+    worker: options.workerFunction,
+    poller: options.poller,
+  });
 
   // State the producers already have: the cases exist at version 1.
   for (const caseId of scenario.caseIds) {
@@ -175,6 +237,9 @@ async function openDynamoRun(options: DynamoDbDemoScenarioOptions): Promise<Dyna
     total: scenario.messages.length,
     recorder: new OutcomeRecorder(),
     kills: [],
+    documents,
+    bigCase: big.bigCase,
+    bigCaseVariables: big.variables,
     outbox: startDynamoDemoOutbox({
       doc,
       table,
@@ -186,12 +251,16 @@ async function openDynamoRun(options: DynamoDbDemoScenarioOptions): Promise<Dyna
         dynamodb: options.relay?.dynamodb ?? options.dynamodb.client,
       },
       queueUrl: options.queues.queueUrl,
+      ...(s3 && documents ? { offload: { s3, bucket: documents.bucket } } : {}),
     }),
   };
 }
 
-/** The scenario: the messages of every store, then this store's retryable and never-recovering cases. */
-function buildDynamoScenario(runId: string, count: number) {
+/**
+ * The scenario: the messages of every store, then this store's retryable and never-recovering cases, and (with
+ * documents) the payloadRef cases.
+ */
+function buildDynamoScenario(runId: string, count: number, documents: DemoDocuments | undefined) {
   const { messages, add, deadline, caseIds, outOfOrder, paymentCount, phase2After, crashBodies } =
     buildDemoMessages(runId, count, {
       accountId: (index) => `${runId}-acct-${index % 7}`,
@@ -204,11 +273,13 @@ function buildDynamoScenario(runId: string, count: number) {
   // Never recovers: its case never exists, and its attempt budget outlasts the queue's maxReceiveCount.
   const neverCase = `${runId}-case-never`;
   const neverBody = add('never-recovers', deadline(neverCase, 'REVIEW', { maxBusinessAttempts: 100 }));
+  // The payloadRef cases; their big payment takes the producer path (offloaded: too large for an outbox item).
+  if (documents) addPayloadRefCases(add, runId, documents, `${runId}-payment-big`);
   return {
     messages,
     caseIds,
     outOfOrder,
-    paymentCount,
+    paymentCount: paymentCount + (documents ? 1 : 0),
     phase2After,
     crashBodies,
     lateCase,
@@ -225,14 +296,18 @@ function startDynamoConsumer(run: DynamoRun): Promise<ScenarioConsumer> {
     runtime: run.runtime,
     worker: options.workerFunction,
     poller: options.poller,
-    variables: scenarioVariables(run.consumer, '', run.runtime, options.concurrency ?? 4),
+    variables: {
+      ...scenarioVariables(run.consumer, '', run.runtime, options.concurrency ?? 4),
+      // The payload-memory case above the stack's limit: a limit `cdk synth` would refuse for this memory.
+      ...run.bigCaseVariables,
+    },
     sqs: options.worker?.sqs ?? options.sqs,
     inspect: options.sqs,
     queueUrl: options.queues.queueUrl,
     concurrency: options.concurrency ?? 4,
     recorder: run.recorder,
     dropDelete: (message) => message.receiveCount === 1 && scenario.crashBodies.has(message.body),
-    ...killRecorder(run.kills),
+    ...killRecorder(run.kills, run.bigCase),
   });
 }
 
@@ -244,11 +319,17 @@ function startDynamoConsumer(run: DynamoRun): Promise<ScenarioConsumer> {
 async function driveDynamoScenario(
   run: DynamoRun,
   esm: ScenarioConsumer,
-): Promise<{ problems: string[]; consumed: ConsumerFigures | undefined; outbox: DemoSummary['outbox'] }> {
+): Promise<{
+  problems: string[];
+  consumed: ConsumerFigures | undefined;
+  outbox: DemoSummary['outbox'];
+  bigPayload: BigPayloadFigures | undefined;
+}> {
   const { options, scenario, recorder, timeoutMs } = run;
   const { sqs, queues } = options;
   let consumed: ConsumerFigures | undefined;
   let outbox: DemoSummary['outbox'] = { enqueued: 0, published: 0, relayRuns: 0 };
+  let bigPayload: BigPayloadFigures | undefined;
   const stopProgress = reportProgress(sqs, queues.dlqUrl, run.total, esm.deleted, options.onProgress);
   const problems: string[] = [];
   try {
@@ -286,12 +367,31 @@ async function driveDynamoScenario(
       .catch((error: Error) => {
         problems.push(error.message);
       });
+    // Alone, once the rest drained: its batch holds only it, whatever becomes of it.
+    bigPayload = await run.bigCase?.run({
+      sqs,
+      queues,
+      timeoutMs: Math.max(30_000, timeoutMs - (Date.now() - run.started)),
+      applied: async (key) => (await inboxItem(run, key))?.status === 'COMPLETED',
+    });
   } finally {
     stopProgress();
     consumed = await esm.stop();
     outbox = await run.outbox.stop();
   }
-  return { problems, consumed, outbox };
+  return { problems, consumed, outbox, bigPayload };
+}
+
+/** The inbox item of `idempotencyKey` (a consistent read). */
+async function inboxItem(run: DynamoRun, idempotencyKey: string) {
+  const { Item } = await run.doc.send(
+    new GetCommand({
+      TableName: run.table,
+      Key: inboxKey(run.consumer, idempotencyKey),
+      ConsistentRead: true,
+    }),
+  );
+  return Item;
 }
 
 /** Creates the late case once its deadline failed twice (or the run's timeout passed). */
@@ -310,7 +410,10 @@ function watchLateCase(run: DynamoRun, problems: string[]): Promise<void> {
   );
 }
 
-/** The run's items, read with one consistent scan of the table: inbox, quarantine, ledger and cases. */
+/**
+ * The run's items, read with one consistent scan of the table: inbox, quarantine, ledger, cases, documents and the
+ * outbox items whose payload was offloaded to S3.
+ */
 async function readRunItems(run: DynamoRun) {
   const items: Record<string, unknown>[] = [];
   for await (const page of paginateScan(
@@ -328,6 +431,10 @@ async function readRunItems(run: DynamoRun) {
     ),
     ledger: of(`LEDGER#${run.runId}`),
     caseItems,
+    documents: of(`DOCUMENT#${run.runId}`),
+    offloaded: of(`OUTBOX#${run.runId}`).filter(
+      (item) => (JSON.parse(String(item.envelope)) as { payloadRef?: unknown }).payloadRef !== undefined,
+    ),
     versions: new Map(
       caseItems
         .filter((item) => item.SK === 'META')
@@ -352,7 +459,8 @@ function dynamoChecks(
 ): DemoCheck[] {
   const { scenario, recorder } = run;
   const { dlqBodies, items, outcomes, byKind, outbox } = observed;
-  const { ledger, quarantineItems, versions } = items;
+  const { ledger, versions } = items;
+  const reasonCodes = items.quarantineItems.map((item) => String(item.reasonCode));
   const inbox = new Map(items.inboxItems.map((item) => [String(item.PK).slice('IDEMP#'.length), item]));
   const { outOfOrder, paymentCount, lateKey } = scenario;
   return [
@@ -362,7 +470,10 @@ function dynamoChecks(
       ok: ledger.length === paymentCount,
       detail: `${ledger.length} ledger items for ${paymentCount} payments`,
     },
-    duplicatesCheck(recorder.outcomes, { duplicates: byKind.duplicate, crashes: esm.deletesDropped() }),
+    duplicatesCheck(
+      recorder.outcomes.filter((outcome) => outcome.idempotencyKey !== run.bigCase?.idempotencyKey),
+      { duplicates: byKind.duplicate, crashes: esm.deletesDropped() },
+    ),
     {
       name: 'out-of-order versions never roll back',
       ok: outOfOrder.every((caseId) => versions.get(caseId) === 3) && outcomes.STALE_VERSION_SKIPPED === 3,
@@ -373,15 +484,16 @@ function dynamoChecks(
       ok: inbox.get(lateKey)?.status === 'COMPLETED',
       detail: `${recorder.countOf(lateKey, 'RETRYABLE_FAILURE')} retryable failures, then ${inbox.get(lateKey)?.status}`,
     },
-    {
-      name: 'poison, terminal and mismatched messages are quarantined, not retried',
-      ok: quarantineItems.length === byKind.poison + byKind.terminal + byKind['same-key-different-payload'],
-      detail: `${quarantineItems.length} quarantined (${Object.entries(
-        countBy(quarantineItems, (item) => String(item.reasonCode)),
-      )
-        .map(([code, n]) => `${code} ${n}`)
-        .join(', ')})`,
-    },
+    quarantineCheck(reasonCodes, byKind),
+    ...(run.documents
+      ? [
+          payloadRefCheck({
+            documents: items.documents.length,
+            offloaded: items.offloaded.length,
+            reasonCodes,
+          }),
+        ]
+      : []),
     {
       name: 'a message that never recovers reaches the DLQ with its body intact',
       ok: dlqBodies.length === 1 && dlqBodies[0] === scenario.neverBody,

@@ -1,9 +1,15 @@
 import { createHash } from 'node:crypto';
 import type { OutcomeResult } from '../../lambda/worker/outcome.ts';
-import { type BigPayloadCase, type BigPayloadFigures, formatMiB } from './big-payload-case.ts';
+import { type BigPayloadCase, bigPayloadChecks } from './big-payload-case.ts';
 import { keyOf, type ScenarioCase } from './demo-messages.ts';
 import type { DemoCheck } from './demo-scenario.ts';
-import { accountedCheck, countBy, duplicatesCheck } from './demo-scenario-checks.ts';
+import {
+  accountedCheck,
+  countBy,
+  duplicatesCheck,
+  payloadRefCheck,
+  quarantineCheck,
+} from './demo-scenario-checks.ts';
 import type { DrivenScenario } from './demo-scenario-drive.ts';
 import type { PostgresResults } from './demo-scenario-results.ts';
 import type { PostgresRun } from './demo-scenario-run.ts';
@@ -66,6 +72,7 @@ export function postgresChecks(
   const { scenario, recorder } = run;
   const { inbox, byKind, versions } = facts;
   const { jobs, consumerRoles, ledger } = results;
+  const reasonCodes = results.quarantineRows.map((row) => row.reason_code);
   return [
     accountedCheck(unaccountedMessages(run, results, facts), driven.problems, run.total),
     outboxCheck(driven.outboxKeys, results, facts),
@@ -90,16 +97,23 @@ export function postgresChecks(
       ok: inbox.get(scenario.lockedKey)?.status === 'COMPLETED' && versions.get(scenario.lockedCase) === 2,
       detail: `${recorder.countOf(scenario.lockedKey, 'RETRYABLE_FAILURE')} retryable failures, then ${inbox.get(scenario.lockedKey)?.status}`,
     },
-    quarantineCheck(results, byKind),
-    ...(run.documents ? [payloadRefCheck(results)] : []),
+    quarantineCheck(reasonCodes, byKind),
+    ...(run.documents
+      ? [
+          payloadRefCheck({
+            documents: results.documentRows?.count ?? 0,
+            offloaded: results.offloaded?.count ?? 0,
+            reasonCodes,
+          }),
+        ]
+      : []),
     {
       name: 'each component runs as its database role',
       ok: jobs.problems.length === 0,
       detail: `${consumerRoles}; ${jobs.problems.length === 0 ? jobs.detail : jobs.problems.join('; ')}`,
     },
     dlqCheck(run, facts),
-    // A run of a setting `cdk synth` refuses shows what becomes of it (the figures), it is not checked.
-    ...(driven.bigPayload && !driven.bigPayload.unsafe ? [bigPayloadCheck(driven.bigPayload)] : []),
+    ...bigPayloadChecks(driven.bigPayload),
   ];
 }
 
@@ -137,41 +151,6 @@ function outboxCheck(
   };
 }
 
-/** Poison, terminal, mismatched and broken-reference messages are quarantined, each once. */
-function quarantineCheck(results: PostgresResults, byKind: Record<ScenarioCase, number>): DemoCheck {
-  const { quarantineRows } = results;
-  return {
-    name: 'poison, terminal and mismatched messages are quarantined, not retried',
-    ok:
-      quarantineRows.length ===
-      byKind.poison +
-        byKind.terminal +
-        byKind['same-key-different-payload'] +
-        (byKind['payload-ref-broken'] ?? 0),
-    detail: `${quarantineRows.length} quarantined (${Object.entries(
-      countBy(quarantineRows, (r) => r.reason_code),
-    )
-      .map(([code, n]) => `${code} ${n}`)
-      .join(', ')})`,
-  };
-}
-
-/** The payloadRef cases (with S3): two documents stored, one event offloaded, two bad references quarantined. */
-function payloadRefCheck(results: PostgresResults): DemoCheck {
-  const { documentRows, offloaded, quarantineRows } = results;
-  return {
-    name: 'referenced payloads: verified before the handler, stored once, bad references quarantined',
-    ok:
-      documentRows?.count === 2 &&
-      offloaded?.count === 1 &&
-      quarantineRows.filter((r) => r.reason_code === 'PAYLOAD_CHECKSUM_MISMATCH').length === 1 &&
-      quarantineRows.filter((r) => r.reason_code === 'PAYLOAD_NOT_FOUND').length === 1,
-    detail: `${documentRows?.count ?? 0} documents, ${offloaded?.count ?? 0} outbox event offloaded to S3, ${
-      quarantineRows.filter((r) => r.reason_code.startsWith('PAYLOAD_')).length
-    } bad references quarantined`,
-  };
-}
-
 /** The stuck case's message, alone in the DLQ, its body as sent. */
 function dlqCheck(run: PostgresRun, facts: PostgresFacts): DemoCheck {
   const { scenario } = run;
@@ -181,15 +160,5 @@ function dlqCheck(run: PostgresRun, facts: PostgresFacts): DemoCheck {
     name: 'a message that never recovers reaches the DLQ with its body intact',
     ok: scenarioDlq.length === 1 && scenarioDlq[0] === stuckBody,
     detail: `${scenarioDlq.length} in the DLQ after ${facts.inbox.get(scenario.stuckKey)?.receive_count ?? 0} attempts`,
-  };
-}
-
-/** The check of a big payload at or below the stack's limit: applied, never killed for memory. */
-function bigPayloadCheck(big: BigPayloadFigures): DemoCheck {
-  const ok = big.fate === 'completed' && big.outOfMemoryKills === 0;
-  return {
-    name: "a payloadRef at the stack's limit is applied within the worker's memory",
-    ok,
-    detail: `${formatMiB(big.bytes)} (limit ${formatMiB(big.stackLimitBytes)}): ${big.fate}, peak ${big.peakMb ?? '?'} of ${big.memoryMb} MB${big.outOfMemoryKills ? `, ${big.outOfMemoryKills} killed for memory` : ''}`,
   };
 }

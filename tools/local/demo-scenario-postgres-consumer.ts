@@ -1,4 +1,4 @@
-import { type BigPayloadCase, bigPayloadCase } from './big-payload-case.ts';
+import { type BigPayloadCase, payloadMemoryCaseOf } from './big-payload-case.ts';
 import { killRecorder } from './demo-scenario-kills.ts';
 import type { PostgresRun } from './demo-scenario-run.ts';
 import { type ScenarioConsumer, startScenarioConsumer } from './scenario-consumer.ts';
@@ -24,12 +24,16 @@ export interface PostgresConsumer {
  */
 export async function startPostgresConsumer(run: PostgresRun): Promise<PostgresConsumer> {
   const { options, scenario } = run;
-  const stackLimitBytes = Number(
-    (options.worker?.environment ?? options.poller?.environment)?.PAYLOAD_MAX_BYTES ?? 0,
-  );
-  const bigCase = payloadMemoryCase(run, stackLimitBytes);
+  const { bigCase, variables } = payloadMemoryCaseOf({
+    runId: run.runId,
+    payloadBytes: options.payloadBytes,
+    memoryOverridden: options.memoryOverridden,
+    s3: options.s3,
+    bucket: run.documents?.bucket,
+    worker: options.worker,
+    poller: options.poller,
+  });
   const kills: string[] = [];
-  const recordKill = killRecorder(kills);
   const esm = await startScenarioConsumer({
     runtime: run.runtime,
     worker: options.worker,
@@ -37,9 +41,7 @@ export async function startPostgresConsumer(run: PostgresRun): Promise<PostgresC
     variables: {
       ...scenarioVariables(run.consumer, run.workerUrl.toString(), run.runtime, run.concurrency),
       // The payload-memory case above the stack's limit: a limit `cdk synth` would refuse for this memory.
-      ...(bigCase && options.payloadBytes && options.payloadBytes > stackLimitBytes
-        ? { PAYLOAD_MAX_BYTES: String(options.payloadBytes) }
-        : {}),
+      ...variables,
     },
     sqs: run.clientsOf('worker').sqs,
     inspect: options.sqs,
@@ -48,14 +50,7 @@ export async function startPostgresConsumer(run: PostgresRun): Promise<PostgresC
     recorder: run.recorder,
     dropDelete: (message) => message.receiveCount === 1 && scenario.crashBodies.has(message.body),
     functionTimeoutMs: options.functionTimeoutMs,
-    onInvocation: (report) => {
-      bigCase?.onInvocation(report);
-      recordKill.onInvocation(report);
-    },
-    onTaskExit: (exit) => {
-      bigCase?.onTaskExit(exit);
-      recordKill.onTaskExit(exit);
-    },
+    ...killRecorder(kills, bigCase),
   }).catch(async (error: unknown) => {
     await run.releaseLocked().catch(() => {});
     await run.releaseStuck().catch(() => {});
@@ -63,21 +58,4 @@ export async function startPostgresConsumer(run: PostgresRun): Promise<PostgresC
     throw error;
   });
   return { esm, bigCase, kills };
-}
-
-/** The payload-memory case, with `--payload-mib`, S3 and the documents' bucket. */
-function payloadMemoryCase(run: PostgresRun, stackLimitBytes: number): BigPayloadCase | undefined {
-  const { options, documents } = run;
-  const memoryMb = options.worker?.memorySizeMb ?? options.poller?.memoryMiB ?? 0;
-  return options.payloadBytes && options.s3 && documents
-    ? bigPayloadCase({
-        runId: run.runId,
-        bytes: options.payloadBytes,
-        stackLimitBytes,
-        memoryMb,
-        memoryOverridden: options.memoryOverridden,
-        s3: options.s3,
-        bucket: documents.bucket,
-      })
-    : undefined;
 }

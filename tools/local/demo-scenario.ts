@@ -4,7 +4,7 @@ import type { RoleFunction } from '../../lambda/postgres/provision-roles.ts';
 import type { OutcomeResult } from '../../lambda/worker/outcome.ts';
 import type { BigPayloadFigures } from './big-payload-case.ts';
 import type { ScenarioCase } from './demo-messages.ts';
-import { countBy } from './demo-scenario-checks.ts';
+import { countBy, payloadFigures } from './demo-scenario-checks.ts';
 import { type DrivenScenario, drivePostgresScenario } from './demo-scenario-drive.ts';
 import { type PostgresFacts, postgresChecks, postgresFacts } from './demo-scenario-postgres-checks.ts';
 import { type PostgresConsumer, startPostgresConsumer } from './demo-scenario-postgres-consumer.ts';
@@ -190,14 +190,11 @@ function postgresSummary(
       deadlines: deadlines?.count ?? 0,
       documents: documentRows?.count ?? 0,
     },
-    payloads: {
-      referenced: (byKind['payload-ref'] ?? 0) + (byKind['payload-ref-broken'] ?? 0),
-      offloadedByOutbox: offloaded?.count ?? 0,
-      quarantined: countBy(
-        quarantineRows.filter((row) => row.reason_code.startsWith('PAYLOAD_')),
-        (row) => row.reason_code,
-      ),
-    },
+    payloads: payloadFigures(
+      byKind,
+      offloaded?.count ?? 0,
+      quarantineRows.map((row) => row.reason_code),
+    ),
     runtime: run.runtime,
     ...(consumed?.runtime === 'event-source-mapping'
       ? { esm: consumed.esm, function: consumed.function }

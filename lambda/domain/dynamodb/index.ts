@@ -5,6 +5,7 @@ import type { DynamoMessageHandler } from '../../stores/dynamodb/index.ts';
 import { caseDeadlineCalculationRequestedDynamo } from './case-deadline-calculation-requested.ts';
 import { caseEscalationRequestedDynamo } from './case-escalation-requested.ts';
 import { caseStageChangedDynamo } from './case-stage-changed.ts';
+import { documentMetadataExtractionRequestedDynamo } from './document-metadata-extraction-requested.ts';
 import { paymentCapturedDynamo } from './payment-captured.ts';
 
 export { caseDeadlineCalculationRequestedDynamo } from './case-deadline-calculation-requested.ts';
@@ -14,6 +15,10 @@ export {
   notificationItemKey,
 } from './case-escalation-requested.ts';
 export { caseItemKey, caseStageChangedDynamo } from './case-stage-changed.ts';
+export {
+  documentItemKey,
+  documentMetadataExtractionRequestedDynamo,
+} from './document-metadata-extraction-requested.ts';
 export { balanceItemKey, ledgerItemKey, paymentCapturedDynamo } from './payment-captured.ts';
 
 /** The example domain's DynamoDB handlers without external effects, as a worker with `WORKER_STORE=dynamodb` registers them. */
@@ -22,6 +27,7 @@ export const exampleDynamoHandlers: readonly DynamoMessageHandler<any>[] = [
   caseStageChangedDynamo,
   caseDeadlineCalculationRequestedDynamo,
   paymentCapturedDynamo,
+  documentMetadataExtractionRequestedDynamo,
 ];
 
 /**

@@ -31,10 +31,10 @@ export const TABLE_TTL_ATTRIBUTE = 'ttl';
 
 /**
  * Partition key prefixes of the example domain's items (`lambda/domain/dynamodb/`): `CASE#<caseId>`,
- * `LEDGER#<paymentId>`, `ACCOUNT#<accountId>`. The default of `domainKeyPrefixes`, since the stack's worker runs the
+ * `LEDGER#<paymentId>`, `ACCOUNT#<accountId>`, `DOCUMENT#<documentId>`. The default of `domainKeyPrefixes`, since the stack's worker runs the
  * example handlers unless `workerEntry` names your own.
  */
-export const EXAMPLE_DOMAIN_KEY_PREFIXES: readonly string[] = ['CASE#', 'LEDGER#', 'ACCOUNT#'];
+export const EXAMPLE_DOMAIN_KEY_PREFIXES: readonly string[] = ['CASE#', 'LEDGER#', 'ACCOUNT#', 'DOCUMENT#'];
 
 /**
  * Partition key prefixes the toolkit keeps for its own items: inbox (`IDEMP#`), quarantine (`QUARANTINE#`), the
