@@ -248,7 +248,9 @@ describe('Function: createWorker() with a DynamoDB store', () => {
   it('refuses DynamoDB handlers on a PostgreSQL worker', () => {
     expect(() =>
       createWorker({ consumer: 'case-worker', handlers: exampleDynamoHandlers, sql: db.sql }),
-    ).toThrow(/CaseStageChanged, CaseDeadlineCalculationRequested, PaymentCaptured are DynamoDB handlers/);
+    ).toThrow(
+      /CaseStageChanged, CaseDeadlineCalculationRequested, PaymentCaptured, DocumentMetadataExtractionRequested are DynamoDB handlers/,
+    );
   });
 });
 

@@ -472,7 +472,7 @@ function dynamoChecks(
     },
     duplicatesCheck(
       recorder.outcomes.filter((outcome) => outcome.idempotencyKey !== run.bigCase?.idempotencyKey),
-      { duplicates: byKind.duplicate, crashes: esm.deletesDropped() },
+      { duplicates: byKind.duplicate, crashes: esm.deletesDropped(), messages: run.scenario.messages },
     ),
     {
       name: 'out-of-order versions never roll back',

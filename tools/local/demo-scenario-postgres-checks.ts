@@ -83,7 +83,7 @@ export function postgresChecks(
     },
     duplicatesCheck(
       recorder.outcomes.filter((outcome) => outcome.idempotencyKey !== bigCase?.idempotencyKey),
-      { duplicates: byKind.duplicate, crashes: esm.deletesDropped() },
+      { duplicates: byKind.duplicate, crashes: esm.deletesDropped(), messages: scenario.messages },
     ),
     {
       name: 'out-of-order versions never roll back',
