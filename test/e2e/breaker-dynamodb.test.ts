@@ -2,6 +2,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { createBreaker, runBreaker } from '../../lambda/breaker/run-breaker.ts';
 import { balanceItemKey, exampleDynamoHandlers, ledgerItemKey } from '../../lambda/domain/dynamodb/index.ts';
@@ -11,6 +12,7 @@ import { probeDynamoStore } from '../../lambda/stores/dynamodb/probe-dynamo-stor
 import { startEventSourceMapping } from '../../tools/local/event-source-mapping.ts';
 import { queueCounts } from '../../tools/local/local-queues.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';
+import { serveLambdaControlPlane } from '../support/lambda-control-plane.ts';
 import { paymentBody } from '../support/payment-body.ts';
 import { recordedLambdaClient } from '../support/recorded-lambda-client.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
@@ -126,6 +128,80 @@ describe('Circuit breaker of the DynamoDB store over the local event source mapp
       await running.catch(() => undefined);
       await esm.stop();
       client.destroy();
+      await proxy.close();
+    }
+  }, 120_000);
+
+  it("runs as the deployed entry (breaker-dynamodb.ts): its own clients from BREAKER_* and DYNAMODB_*, the mapping's state kept between runs", async () => {
+    // Prepare: the entry's LambdaClient is sent to the control plane's HTTP front (AWS_ENDPOINT_URL_LAMBDA), its
+    // DynamoDB client through the proxy.
+    const table = await dynamo.createTable('breaker-entry');
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(dynamo.endpoint).port) });
+    const { queueUrl } = await fixture.queues({ maxReceiveCount: 5, visibilityTimeoutSeconds: 2 });
+    const esm = await startEventSourceMapping({
+      sqs: fixture.sqs,
+      queueUrl,
+      handler: async () => ({ batchItemFailures: [] }),
+      batchSize: 5,
+      maxConcurrency: 4,
+      waitTimeSeconds: 1,
+      functionTimeoutMs: 10_000,
+    });
+    const lambda = recordedLambdaClient(esm);
+    const controlPlane = await serveLambdaControlPlane(lambda);
+    Object.assign(process.env, {
+      WORKER_STORE: 'dynamodb',
+      DYNAMODB_TABLE: table,
+      DYNAMODB_ENDPOINT: `http://127.0.0.1:${proxy.port}`,
+      AWS_ENDPOINT_URL_LAMBDA: controlPlane.endpoint,
+      BREAKER_MAPPING_UUID: lambda.uuid,
+      BREAKER_MAX_CONCURRENCY: '4',
+      BREAKER_HALF_OPEN_CONCURRENCY: '2',
+      BREAKER_FAILURE_THRESHOLD: '2',
+      BREAKER_CHECK_INTERVAL_MS: '200',
+      BREAKER_PROBE_TIMEOUT_MS: '1000',
+      BREAKER_MIN_OPEN_MS: '500',
+      BREAKER_PROBE_BACKOFF_BASE_MS: '500',
+      BREAKER_PROBE_BACKOFF_MAX_MS: '500',
+      BREAKER_HALF_OPEN_MS: '500',
+      BREAKER_RUN_GUARD_MS: '1000',
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+    });
+    const { handler } = await import('../../lambda/handlers/breaker-dynamodb.ts');
+    /** One scheduled run with `ms` of the function's time left past its run guard. */
+    const invoke = (ms: number) => {
+      const deadline = Date.now() + 1000 + ms;
+      return handler({}, { getRemainingTimeInMillis: () => deadline - Date.now() } as Context);
+    };
+
+    try {
+      // Act: a run while DynamoDB is cut, then runs once it is back, until the breaker closes (each run lasts 3 s).
+      proxy.refuse();
+      const down = await invoke(3000);
+      const disabled = !esm.enabled;
+      proxy.up();
+      const runs = [];
+      for (let run = 0; run < 5; run += 1) {
+        runs.push(await invoke(3000));
+        if (runs.at(-1)?.status === 'closed') break;
+      }
+
+      // Assess: open and disabled while cut; half-open at 2, then closed at 4 — the state carried across runs.
+      expect(down).toEqual({ status: 'open', held: false });
+      expect(disabled).toBe(true);
+      expect(runs.at(-1)).toEqual({ status: 'closed', held: false });
+      const updates = lambda.calls
+        .filter((c) => c.command === 'UpdateEventSourceMappingCommand')
+        .map((c) => ({ ...c.input, UUID: c.input.UUID === lambda.uuid ? 'the mapping' : c.input.UUID }));
+      expect(updates).toEqual([
+        { UUID: 'the mapping', Enabled: false },
+        { UUID: 'the mapping', Enabled: true, ScalingConfig: { MaximumConcurrency: 2 } },
+        { UUID: 'the mapping', Enabled: true, ScalingConfig: { MaximumConcurrency: 4 } },
+      ]);
+      expect([esm.enabled, esm.maxConcurrency]).toEqual([true, 4]);
+    } finally {
+      await esm.stop();
+      await controlPlane.close();
       await proxy.close();
     }
   }, 120_000);
