@@ -39,6 +39,8 @@ export interface WorkerAlarmsProps {
   readonly table?: dynamodb.ITable;
   /** Transaction conflicts in percent of received records that fire the conflict alarm (with `table`). */
   readonly transactionConflictRatePercent?: number;
+  /** The table's write budget (with `table`): the `DynamoDbWriteBudget` alarm's reference. */
+  readonly maxWriteUnitsPerSecond?: number;
   readonly metricsNamespace: string;
   readonly serviceName: string;
   readonly oldestMessageAgeSlo: Duration;
@@ -128,6 +130,9 @@ export function createWorkerAlarms(
           table,
           receivedRecords: emf(WORKER_METRICS.batchSize, { period: Duration.minutes(5) }),
           transactionConflictRatePercent: props.transactionConflictRatePercent ?? 5,
+          ...(props.maxWriteUnitsPerSecond === undefined
+            ? {}
+            : { maxWriteUnitsPerSecond: props.maxWriteUnitsPerSecond }),
         })
       : {}),
     ...(workerFunction ? workerFunctionAlarmSpecs(workerFunction, props.functionTimeout) : {}),

@@ -76,9 +76,7 @@ export function createWorkerObservability(
     instance: store.database?.instance,
     proxy: store.database?.proxy,
     table: store.table?.table,
-    maxWriteUnitsPerSecond: store.table
-      ? (props.maxWriteUnitsPerSecond ?? DYNAMODB_CAPACITY_DEFAULTS.maxWriteUnitsPerSecond)
-      : undefined,
+    maxWriteUnitsPerSecond: writeBudget(inputs),
     metricsNamespace: inputs.metricsNamespace,
     serviceName: inputs.serviceName,
     healthFunction: jobs?.healthFunction ?? inputs.dynamoHealth?.function,
@@ -118,6 +116,7 @@ function workerAlarms(
     proxy: store.database?.proxy,
     table: store.table?.table,
     transactionConflictRatePercent: props.transactionConflictRatePercent ?? 5,
+    maxWriteUnitsPerSecond: writeBudget(inputs),
     metricsNamespace: inputs.metricsNamespace,
     serviceName: inputs.serviceName,
     oldestMessageAgeSlo: props.oldestMessageAgeSlo ?? Duration.minutes(5),
@@ -227,4 +226,10 @@ function createAlarmTopic(scope: Construct): sns.Topic {
     }),
   );
   return topic;
+}
+
+/** The DynamoDB store's write budget (`maxWriteUnitsPerSecond`, or the capacity default); none on PostgreSQL. */
+function writeBudget(inputs: WorkerObservabilityInputs): number | undefined {
+  if (!inputs.store.table) return undefined;
+  return inputs.props.maxWriteUnitsPerSecond ?? DYNAMODB_CAPACITY_DEFAULTS.maxWriteUnitsPerSecond;
 }

@@ -291,6 +291,29 @@ describe('Class: SqsInboxWorkerStack (store dynamodb, production)', () => {
     expect(conflicts).toContain('"Threshold":5');
   });
 
+  it('alarms on consumed write units nearing the write budget and the per-table write limit, before any throttle', () => {
+    // Prepare
+    const alarms = template.findResources('AWS::CloudWatch::Alarm');
+    const alarm = (fragment: string) => {
+      const entry = Object.entries(alarms).find(([id]) => id.includes(fragment));
+      expect(entry, `an alarm whose logical id contains ${fragment}`).toBeDefined();
+      return entry?.[1] as { Properties: Record<string, unknown> };
+    };
+
+    // Assess: the budget's alarm divides by the budget the concurrency came from; the limit's by the account metric.
+    const budget = alarm('DynamoDbWriteBudget').Properties;
+    const budgetText = JSON.stringify(budget);
+    expect(budget).toMatchObject({ Threshold: 80, EvaluationPeriods: 5 });
+    expect(budgetText).toContain('100 * FILL(writes, 0) / 4000'); // this stack's maxWriteUnitsPerSecond
+    expect(budgetText).toContain('"MetricName":"ConsumedWriteCapacityUnits"');
+    expect(budgetText).toContain(`{"Name":"TableName","Value":{"Ref":"${tableId}"}}`);
+    const limit = alarm('DynamoDbTableWriteLimit').Properties;
+    const limitText = JSON.stringify(limit);
+    expect(limit).toMatchObject({ Threshold: 80, EvaluationPeriods: 3, TreatMissingData: 'notBreaching' });
+    expect(limitText).toContain('"MetricName":"AccountMaxTableLevelWrites"');
+    expect(limitText).toContain('"MetricName":"ConsumedWriteCapacityUnits"');
+  });
+
   it('has no database connection, lock or retention alarms; the health job, relay and breaker alarms of its own', () => {
     const alarms = JSON.stringify(template.findResources('AWS::CloudWatch::Alarm'));
     expect(alarms).not.toContain('AWS/RDS');

@@ -22,15 +22,49 @@ export interface DynamoDbMonitoringProps {
   readonly receivedRecords: cloudwatch.IMetric;
   /** Transaction conflicts in percent of received records (5 minutes) above which the alarm fires. */
   readonly transactionConflictRatePercent: number;
-  /** The write budget the concurrency was derived from: a line on the consumed-capacity graph. */
+  /**
+   * The write budget the concurrency was derived from: a line on the consumed-capacity graph, and the
+   * `DynamoDbWriteBudget` alarm's reference.
+   */
   readonly maxWriteUnitsPerSecond?: number;
+}
+
+/** Consumed write units, in percent of a limit, above which the write-usage alarms fire. */
+const WRITE_USAGE_ALARM_PERCENT = 80;
+
+/** The table's consumed write units per second over `period` (the 1-minute sums, divided by the period). */
+function consumedWritesPerSecond(table: dynamodb.ITable, period: Duration): cloudwatch.MathExpression {
+  return new cloudwatch.MathExpression({
+    expression: 'consumed / PERIOD(consumed)',
+    usingMetrics: {
+      consumed: table.metricConsumedWriteCapacityUnits({ statistic: cloudwatch.Stats.SUM, period }),
+    },
+    label: 'consumed WCU/s',
+    period,
+  });
+}
+
+/**
+ * `AccountMaxTableLevelWrites`: the most write units one table of the account may use — for an on-demand table the
+ * cap on its write request units (40,000 by default; a service quota). An account metric, every 5 minutes.
+ */
+function tableWriteLimit(period: Duration): cloudwatch.Metric {
+  return new cloudwatch.Metric({
+    namespace: 'AWS/DynamoDB',
+    metricName: 'AccountMaxTableLevelWrites',
+    statistic: cloudwatch.Stats.MAXIMUM,
+    period,
+    label: 'table write limit (AccountMaxTableLevelWrites)',
+  });
 }
 
 /**
  * The alarms of the DynamoDB store, as specs for `createWorkerAlarms` (which adds the SNS actions):
  * throttled requests on the worker's operations (the write budget is exceeded: records come back retryable),
- * system errors (DynamoDB failing), and transaction conflicts above a rate of received records (concurrent
- * transactions on the same items: hot aggregates, or duplicates in flight together).
+ * system errors (DynamoDB failing), transaction conflicts above a rate of received records (concurrent
+ * transactions on the same items: hot aggregates, or duplicates in flight together), and consumed write units
+ * nearing a limit before any throttle: the write budget the concurrency was derived from (`DynamoDbWriteBudget`),
+ * and the account's per-table limit, which caps an on-demand table (`DynamoDbTableWriteLimit`).
  *
  * @internal
  */
@@ -78,11 +112,43 @@ export function dynamoDbAlarmSpecs(props: DynamoDbMonitoringProps): Record<strin
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     },
+    ...(props.maxWriteUnitsPerSecond === undefined
+      ? {}
+      : {
+          DynamoDbWriteBudget: {
+            alarmDescription: `The worker's table consumed more than ${WRITE_USAGE_ALARM_PERCENT} % of its write budget (maxWriteUnitsPerSecond ${props.maxWriteUnitsPerSecond}) for 5 minutes: the concurrency derived from that budget no longer leaves it room, and throttles follow. Runbook: docs/deploy.md#dynamodb-store (raise maxWriteUnitsPerSecond if the table serves more, or lower maxConcurrency).`,
+            metric: new cloudwatch.MathExpression({
+              expression: `100 * FILL(writes, 0) / ${props.maxWriteUnitsPerSecond}`,
+              usingMetrics: { writes: consumedWritesPerSecond(props.table, minute) },
+              label: 'consumed WCU/s, % of the write budget',
+              period: minute,
+            }),
+            threshold: WRITE_USAGE_ALARM_PERCENT,
+            evaluationPeriods: 5,
+            comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+          },
+        }),
+    DynamoDbTableWriteLimit: {
+      alarmDescription: `The worker's table consumed more than ${WRITE_USAGE_ALARM_PERCENT} % of the account's per-table write limit (AccountMaxTableLevelWrites, the cap of an on-demand table) in 3 five-minute periods: DynamoDB throttles the table at the limit. Runbook: docs/deploy.md#dynamodb-store (request a higher table-level quota, or lower maxConcurrency).`,
+      metric: new cloudwatch.MathExpression({
+        expression: 'IF(FILL(limit, 0) > 0, 100 * FILL(writes, 0) / limit, 0)',
+        usingMetrics: {
+          writes: consumedWritesPerSecond(props.table, fiveMinutes),
+          limit: tableWriteLimit(fiveMinutes),
+        },
+        label: 'consumed WCU/s, % of the table write limit',
+        period: fiveMinutes,
+      }),
+      threshold: WRITE_USAGE_ALARM_PERCENT,
+      evaluationPeriods: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    },
   };
 }
 
 /**
- * The DynamoDB row of the dashboard: consumed write units per second (against the write budget), throttled
+ * The DynamoDB row of the dashboard: consumed write units per second (against the write budget, and the account's
+ * per-table limit on the right axis), throttled
  * requests, system errors with transaction conflicts, and the p99 latency of the gate put and the transaction
  * (what `recordLatencyMs` of the capacity formula estimates).
  *
@@ -108,20 +174,8 @@ export function dynamoDbDashboardWidgets(
   return [
     graph(
       'DynamoDB: consumed write units per second',
-      [
-        new cloudwatch.MathExpression({
-          expression: 'consumed / PERIOD(consumed)',
-          usingMetrics: {
-            consumed: props.table.metricConsumedWriteCapacityUnits({
-              statistic: cloudwatch.Stats.SUM,
-              period: minute,
-            }),
-          },
-          label: 'consumed WCU/s',
-          period: minute,
-        }),
-      ],
-      [],
+      [consumedWritesPerSecond(props.table, minute)],
+      [tableWriteLimit(Duration.minutes(5))],
       props.maxWriteUnitsPerSecond === undefined
         ? undefined
         : [{ value: props.maxWriteUnitsPerSecond, label: 'write budget (maxWriteUnitsPerSecond)' }],
