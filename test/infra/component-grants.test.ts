@@ -83,6 +83,8 @@ const RUN_BY: Readonly<
   'lambda/stores/dynamodb/dynamo-record-store.ts': { by: ['dynamodb worker', 'dynamodb poller'] },
   // A handler's external effects (performDynamoExternalEffect), on EFFECT# items: dynamodb-grant.test.ts.
   'lambda/stores/dynamodb/dynamo-external-effect.ts': { by: ['dynamodb worker', 'dynamodb poller'] },
+  // The escalation example's read of its case item (CASE#, a domain prefix of the worker's grant).
+  'lambda/domain/dynamodb/case-escalation-requested.ts': { by: ['dynamodb worker', 'dynamodb poller'] },
   // The pause's probe: the poller's only (a Lambda worker never probes).
   'lambda/stores/dynamodb/probe-dynamo-store.ts': { by: ['dynamodb poller', 'dynamodb breaker'] },
   'lambda/outbox/send-outbox-rows.ts': { by: ['relay', 'dynamodb relay'] },
