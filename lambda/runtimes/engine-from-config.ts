@@ -1,5 +1,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import { localEndpointDefaults } from '../aws/local-endpoint-defaults.ts';
 import type { WorkerConfig } from '../config.ts';
 import { DEFAULT_METRICS_NAMESPACE } from '../constants.ts';
 import type { SqsClientSource } from '../sqs/sqs-client-source.ts';
@@ -75,7 +76,11 @@ export function engineFromConfig<Part>(options: EngineFromConfigOptions<Part>): 
   // Made when a record first carries a payloadRef: cold starts without references never load the SDK's S3 code.
   const s3 = async () => {
     const { S3Client } = await import('../payloads/s3-sdk.ts');
-    return new S3Client(config.s3Endpoint ? { endpoint: config.s3Endpoint, forcePathStyle: true } : {});
+    return new S3Client(
+      config.s3Endpoint
+        ? { ...localEndpointDefaults(config.s3Endpoint), endpoint: config.s3Endpoint, forcePathStyle: true }
+        : {},
+    );
   };
   const { part, ...wired } = options.wiring(config, { probeTimeoutMs: options.probeTimeoutMs ?? 5000 });
   const common: Omit<WorkerOptions, 'sql' | 'store'> = {

@@ -1,6 +1,7 @@
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import { describeMissingAwsSetup } from '../../lambda/aws/describe-missing-aws-setup.ts';
 import type { Clock } from './clock.ts';
 import { systemClock } from './clock.ts';
 import { createOpsSqs } from './collaborators.ts';
@@ -144,7 +145,10 @@ function report(
   const described = stores.map((store) => store.describeError(error)).find((d) => d !== undefined);
   const exitCode = described?.exitCode ?? (error instanceof OpsError ? error.exitCode : 1);
   const type = described?.type ?? (error instanceof Error ? error.name : 'Error');
-  const message = described?.message ?? (error instanceof Error ? error.message : String(error));
+  const message =
+    described?.message ??
+    describeMissingAwsSetup(error, 'The AWS SDK') ??
+    (error instanceof Error ? error.message : String(error));
   const data = error instanceof OpsError ? error.data : undefined;
   // A result that was printed with its failures in it (FailedChecksError) is the one JSON document on stdout.
   if (settings.json && !(error instanceof FailedChecksError)) {

@@ -1,3 +1,4 @@
+import { localEndpointDefaults } from '../../aws/local-endpoint-defaults.ts';
 import type { WorkerConfig } from '../../config.ts';
 import type { SqsClientSource } from '../../sqs/sqs-client-source.ts';
 
@@ -11,7 +12,13 @@ export function lazySqsClient(config: Pick<WorkerConfig, 'sqsEndpoint'>): SqsCli
   return async () => {
     const { SQSClient } = await import('../../sqs/sqs-sdk.ts');
     return new SQSClient(
-      config.sqsEndpoint ? { endpoint: config.sqsEndpoint, useQueueUrlAsEndpoint: false } : {},
+      config.sqsEndpoint
+        ? {
+            ...localEndpointDefaults(config.sqsEndpoint),
+            endpoint: config.sqsEndpoint,
+            useQueueUrlAsEndpoint: false,
+          }
+        : {},
     );
   };
 }

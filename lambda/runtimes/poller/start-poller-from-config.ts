@@ -1,5 +1,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { localEndpointDefaults } from '../../aws/local-endpoint-defaults.ts';
 import { createBatchEngine } from '../create-batch-engine.ts';
 import { dynamoWiring } from '../dynamo-wiring.ts';
 import { engineFromConfig, type WorkerFromConfigOptions } from '../engine-from-config.ts';
@@ -57,7 +58,13 @@ export async function startPollerFromConfig(options: PollerFromConfigOptions): P
   const config = options.config ?? loadPollerConfig();
   const { worker, poller: settings } = config;
   const sqs = new SQSClient(
-    settings.sqsEndpoint ? { endpoint: settings.sqsEndpoint, useQueueUrlAsEndpoint: false } : {},
+    settings.sqsEndpoint
+      ? {
+          ...localEndpointDefaults(settings.sqsEndpoint),
+          endpoint: settings.sqsEndpoint,
+          useQueueUrlAsEndpoint: false,
+        }
+      : {},
   );
   const configured = engineFromConfig<{ sql: unknown } | { store: unknown }>({
     config: worker,

@@ -1,6 +1,7 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { GetQueueAttributesCommand, type Message, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
+import { describeMissingAwsSetup } from '../../aws/describe-missing-aws-setup.ts';
 import { ConfigError } from '../../errors.ts';
 import type { CommitMode } from '../../types.ts';
 import type { RecordOutcome } from '../../worker/outcome.ts';
@@ -150,6 +151,9 @@ async function readQueue(sqs: SQSClient, queueUrl: string): Promise<{ queueArn: 
   const { Attributes = {} } = await sqs
     .send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn', 'FifoQueue'] }))
     .catch((error: unknown) => {
+      // No region or no credentials: the variables to set, not a check of the queue.
+      const setup = describeMissingAwsSetup(error, `The SQS client of queue ${queueUrl}`);
+      if (setup) throw new ConfigError(setup);
       throw new ConfigError(
         `Cannot read the attributes of queue ${queueUrl} (${describeError(error)}); check WORKER_QUEUE_URL, the SQS endpoint (SQS_ENDPOINT in local runs) and that the task role may call sqs:GetQueueAttributes`,
       );

@@ -1,4 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { localEndpointDefaults } from '../../aws/local-endpoint-defaults.ts';
 import type { StoreConfig } from '../../config.ts';
 import { createDynamoStore, type DynamoStore } from './dynamo-store.ts';
 
@@ -11,7 +12,9 @@ import { createDynamoStore, type DynamoStore } from './dynamo-store.ts';
  */
 export function dynamoStoreFromConfig(config: Extract<StoreConfig, { kind: 'dynamodb' }>): DynamoStore {
   return createDynamoStore({
-    client: new DynamoDBClient(config.endpoint ? { endpoint: config.endpoint } : {}),
+    client: new DynamoDBClient(
+      config.endpoint ? { ...localEndpointDefaults(config.endpoint), endpoint: config.endpoint } : {},
+    ),
     tableName: config.tableName,
     leaseMarginSeconds: config.leaseMarginSeconds,
     ...(config.retention ? { retention: config.retention } : {}),

@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { localEndpointDefaults } from '../../../../lambda/aws/local-endpoint-defaults.ts';
 import { type OpsSettings, requireSetting } from '../../ops-settings.ts';
 
 /** What the DynamoDB ops commands read: the document client and the worker's table. */
@@ -27,6 +28,8 @@ export function openDynamoOpsTable(settings: OpsSettings, command: string): Dyna
     target() {
       const tableName = requireSetting(settings, 'dynamodbTable', command);
       client ??= new DynamoDBClient({
+        // DynamoDB Local needs no account: a region and a fake key unless set (never for AWS's endpoint).
+        ...localEndpointDefaults(settings.dynamodbEndpoint),
         ...(settings.region ? { region: settings.region } : {}),
         ...(settings.dynamodbEndpoint ? { endpoint: settings.dynamodbEndpoint } : {}),
       });

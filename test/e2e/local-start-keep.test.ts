@@ -1,0 +1,118 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import postgres from 'postgres';
+import { describe, expect, it } from 'vitest';
+import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
+import { createTestDatabase } from '../support/database.ts';
+import { waitFor } from '../support/wait-for.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const db = await createTestDatabase();
+
+/** The `export NAME='value'` lines `npm start -- --keep` prints, as an environment. */
+function printedSettings(stdout: string): Record<string, string> {
+  return Object.fromEntries(
+    [...stdout.matchAll(/^ {2}export ([A-Z_]+)='([^']*)'$/gm)].map((m) => [m[1] as string, m[2] as string]),
+  );
+}
+
+describe('npm start -- --keep (no AWS_* variable in its environment)', () => {
+  it('consumes a message sent with the printed settings after the summary, and SIGTERM stops it with exit 0', async () => {
+    // Prepare
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'bin/local.ts', '--keep', '--messages', '20', '--concurrency', '2'],
+      {
+        cwd: ROOT,
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '',
+          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+          DATABASE_URL: db.url,
+        },
+      },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const exited = once(child, 'exit');
+    const key = 'kept:payment:1';
+    let status: string | undefined;
+    let settings: Record<string, string> = {};
+    try {
+      await waitFor(
+        'the settings after the summary',
+        () => stdout.includes('npx sqs-worker smoke'),
+        120_000,
+        200,
+      );
+      settings = printedSettings(stdout.slice(stdout.indexOf('Still running')));
+
+      // Act: the real SDK with exactly the printed endpoint, region, key and queue.
+      const sqs = new SQSClient({
+        endpoint: settings.SQS_ENDPOINT,
+        region: settings.AWS_REGION,
+        credentials: {
+          accessKeyId: settings.AWS_ACCESS_KEY_ID as string,
+          secretAccessKey: settings.AWS_SECRET_ACCESS_KEY as string,
+        },
+        useQueueUrlAsEndpoint: false,
+      });
+      const body = exampleEnvelope({
+        messageType: 'PaymentCaptured',
+        idempotencyKey: key,
+        aggregateType: 'Payment',
+        aggregateId: key,
+        payload: { paymentId: key, accountId: 'acct-1', amount: 10, currency: 'EUR' },
+      });
+      await sqs.send(
+        new SendMessageCommand({ QueueUrl: settings.WORKER_QUEUE_URL, MessageBody: JSON.stringify(body) }),
+      );
+      sqs.destroy();
+      // The printed DATABASE_URL (the ops role) reads the inbox, as `sqs-worker inbox show` does.
+      const ops = postgres(settings.DATABASE_URL as string, { max: 1, onnotice: () => {} });
+      try {
+        await waitFor(
+          'the kept worker completed the message',
+          async () => {
+            const [row] = await ops<{ status: string }[]>`
+              select status from worker_inbox where idempotency_key = ${key}
+            `;
+            status = row?.status;
+            return status === 'COMPLETED';
+          },
+          60_000,
+          200,
+        );
+      } finally {
+        await ops.end({ timeout: 5 });
+      }
+    } finally {
+      child.kill('SIGTERM');
+    }
+    const [code] = await exited;
+
+    // Assess
+    expect(Object.keys(settings)).toEqual([
+      'DATABASE_URL',
+      'SQS_ENDPOINT',
+      'AWS_REGION',
+      'WORKER_QUEUE_URL',
+      'WORKER_DLQ_URL',
+      'AWS_ACCESS_KEY_ID',
+      'AWS_SECRET_ACCESS_KEY',
+    ]);
+    expect(status).toBe('COMPLETED');
+    const ledger = await db.sql`select 1 from ledger_entries where source_event_id = ${key}`;
+    expect(ledger).toHaveLength(1);
+    expect(stderr).not.toMatch(/CredentialsProviderError|Region is missing/);
+    expect(code, stderr.slice(-2000)).toBe(0);
+  }, 240_000);
+});
