@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { ConfigError } from '../lambda/errors.ts';
+import { ConfigError, MigrationError } from '../lambda/errors.ts';
 import { runDemoScenario } from '../tools/local/demo-scenario.ts';
 import { runDynamoDbDemoScenario } from '../tools/local/demo-scenario-dynamodb.ts';
 import { describeLimits } from '../tools/local/describe-limits.ts';
@@ -153,7 +153,8 @@ const stack = await startLocalStack({
   visibilityTimeoutSeconds: options.handlers ? 180 : 3,
   store: dynamo ? 'dynamodb' : 'postgres',
 }).catch((error: unknown) => {
-  if (error instanceof LocalDynamoDbError) {
+  // A migration file that breaks the naming rule, a gap in the numbering: one line naming the file and the fix.
+  if (error instanceof LocalDynamoDbError || error instanceof MigrationError) {
     log(`npm start: ${error.message}`);
     process.exit(2);
   }

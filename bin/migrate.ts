@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
+import { MigrationError } from '../lambda/errors.ts';
 import { connectOptions } from '../lambda/postgres/connect-options.ts';
 import { parseDatabaseUrl } from '../lambda/postgres/database-url.ts';
 import { describeDatabaseError } from '../lambda/postgres/describe-database-error.ts';
@@ -7,7 +8,8 @@ import { runMigrations } from '../lambda/postgres/run-migrations.ts';
 
 /**
  * `npm run migrate`: applies the pending migrations in migrations/ to DATABASE_URL.
- * Exit codes: 0 migrated or up to date, 1 failed, 2 DATABASE_URL missing, invalid or refused by the server.
+ * Exit codes: 0 migrated or up to date, 1 failed, 2 DATABASE_URL missing, invalid or refused by the server, or a
+ * migration file that breaks the naming rule (`NNNNN_name.sql`) or the numbering (a gap, a duplicate).
  */
 const url = process.env.DATABASE_URL;
 if (!url) {
@@ -38,7 +40,8 @@ try {
 } catch (error) {
   const described = describeDatabaseError(error, { setting: 'DATABASE_URL', address: checked.address });
   console.error(`migration failed: ${described.message}`);
-  process.exitCode = described.configuration ? 2 : 1;
+  // A misnamed migration file or a gap in the numbering is the files' configuration, like a bad DATABASE_URL.
+  process.exitCode = described.configuration || error instanceof MigrationError ? 2 : 1;
 } finally {
   await sql.end({ timeout: 5 });
 }

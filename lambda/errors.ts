@@ -149,14 +149,21 @@ export class JsonTooDeepError extends WorkerError {
 }
 
 /**
- * Thrown when the migrations on disk or in the database are inconsistent.
+ * Thrown when the migrations on disk or in the database are inconsistent: a `.sql` file that breaks the naming
+ * rule, a gap or a duplicate in the numbering, a database ahead of the files. The message names the file and the fix.
  *
  * @internal
  */
 export class MigrationError extends WorkerError {
-  constructor(message: string) {
+  /** The migrations folder. */
+  readonly directory: string | undefined;
+  /** The file at fault (its name in {@link MigrationError.directory}), when one is. */
+  readonly file: string | undefined;
+  constructor(message: string, details: { directory?: string; file?: string } = {}) {
     super(message);
     this.name = 'MigrationError';
+    this.directory = details.directory;
+    this.file = details.file;
   }
 }
 

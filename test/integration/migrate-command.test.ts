@@ -1,8 +1,13 @@
-import { describe, expect, it } from 'vitest';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { SECRET_PASSWORD, startBrokenListener } from '../support/broken-listener.ts';
+import { copyCheckout } from '../support/checkout-copy.ts';
+import { createTestDatabase } from '../support/database.ts';
 import { runEntry } from '../support/run-entry.ts';
 
 const MIGRATE = 'bin/migrate.ts';
+const db = await createTestDatabase();
 
 describe('npm run migrate (bin/migrate.ts) — a DATABASE_URL that is not PostgreSQL', () => {
   it('exits 2 naming DATABASE_URL and the value, password masked, for a mysql:// URL', async () => {
@@ -49,5 +54,23 @@ describe('npm run migrate (bin/migrate.ts) — a DATABASE_URL that is not Postgr
     expect(result.stderr).not.toContain(SECRET_PASSWORD);
     expect(result.elapsedMs).toBeLessThan(20_000);
     expect(listener.connections).toBe(8);
+  });
+
+  it('exits 2 with one line naming a migration file that breaks the naming rule, and applies nothing', async () => {
+    // Prepare: a checkout whose migrations/ holds a user's table numbered with four digits
+    const copy = await copyCheckout();
+    onTestFinished(() => copy.remove());
+    await writeFile(join(copy.root, 'migrations', '0011_invoices.sql'), 'create table invoices (id text);');
+
+    // Act
+    const result = await runEntry(MIGRATE, [], { DATABASE_URL: db.url }, 40_000, copy.root);
+
+    // Assess
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim()).toBe(
+      `migration failed: migration file 0011_invoices.sql in ${join(copy.root, 'migrations')} does not match the naming rule NNNNN_name.sql (five digits, an underscore, a name: 00001_worker-inbox.sql), so it would never run: rename 0011_invoices.sql to 00011_invoices.sql`,
+    );
+    const [row] = await db.sql`select max(migration_id)::int as id from schema_migrations`;
+    expect(row?.id).toBe(10);
   });
 });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { copyFile, mkdtemp, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, rename, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -90,7 +90,46 @@ describe('Function: runMigrations()', () => {
 
     // Act & Assess
     await expect(listMigrations(directory)).rejects.toThrow(MigrationError);
-    await expect(listMigrations(directory)).rejects.toThrow(/00003_c\.sql where 00002 was expected/);
+    await expect(listMigrations(directory)).rejects.toThrow(
+      /^migration 00002 is missing between 00001_a\.sql and 00003_c\.sql in /,
+    );
+  });
+
+  it('applies nothing when a .sql file breaks the naming rule, naming it, instead of skipping it', async () => {
+    // Prepare: the project's migrations plus a user's table with four digits where the rule has five
+    const { sql } = await emptyDatabase();
+    const directory = await mkdtemp(join(tmpdir(), 'migrations-'));
+    for (const migration of await listMigrations(MIGRATIONS)) {
+      await copyFile(migration.path, join(directory, basename(migration.path)));
+    }
+    await writeFile(
+      join(directory, '0011_invoices.sql'),
+      'create table invoices (invoice_id text primary key);',
+    );
+    await writeFile(join(directory, 'README.md'), 'not a migration');
+
+    // Act
+    const error = await runMigrations(sql, { directory }).catch((e: unknown) => e);
+
+    // Assess: refused before any statement ran, so the database is still empty
+    expect(error).toBeInstanceOf(MigrationError);
+    expect((error as Error).message).toContain('migration file 0011_invoices.sql in ');
+    expect((error as Error).message).toMatch(
+      /NNNNN_name\.sql .*rename 0011_invoices\.sql to 00011_invoices\.sql$/,
+    );
+    const tables = await sql`select table_name from information_schema.tables where table_schema = 'public'`;
+    expect(tables).toEqual([]);
+
+    // Act: renamed as the error says, it runs
+    await rename(join(directory, '0011_invoices.sql'), join(directory, '00011_invoices.sql'));
+    const result = await runMigrations(sql, { directory });
+
+    // Assess
+    expect(result.current).toBe(11);
+    const [invoices] =
+      await sql`select count(*)::int as n from information_schema.tables where table_name = 'invoices'`;
+    expect(invoices?.n).toBe(1);
+    await sql.end();
   });
   it('moves existing external effects to keys that name their consumer, keeping the key the provider knows', async () => {
     // Prepare: a database at migration 00005 with effects written under the old keys

@@ -15,13 +15,14 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /**
  * Runs an entry point of the project (`bin/sqs-worker.js`, `bin/migrate.ts`, …) as `node --import tsx <entry>`
  * in the checkout, with only the given environment plus PATH, HOME and local AWS credentials. Killed after
- * `timeoutMs` (then `code` is not 0, 1 or 2).
+ * `timeoutMs` (then `code` is not 0, 1 or 2). `cwd`: another checkout to run in (a `copyCheckout` copy).
  */
 export function runEntry(
   entry: string,
   args: readonly string[],
   env: Record<string, string> = {},
   timeoutMs = 40_000,
+  cwd = ROOT,
 ): Promise<EntryResult> {
   const started = Date.now();
   return new Promise((resolve) => {
@@ -29,7 +30,7 @@ export function runEntry(
       process.execPath,
       ['--import', 'tsx', entry, ...args],
       {
-        cwd: ROOT,
+        cwd,
         env: {
           PATH: process.env.PATH ?? '',
           HOME: process.env.HOME ?? '',

@@ -3,11 +3,13 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import postgres from 'postgres';
+import { MigrationError } from '../../lambda/errors.ts';
 import { connectOptions } from '../../lambda/postgres/connect-options.ts';
 import { parseDatabaseUrl } from '../../lambda/postgres/database-url.ts';
 import { describeDatabaseError } from '../../lambda/postgres/describe-database-error.ts';
 import { migrateDatabase } from '../../lambda/postgres/migrate-database.ts';
 import type { RoleFunction } from '../../lambda/postgres/provision-roles.ts';
+import { listMigrations } from '../../lambda/postgres/run-migrations.ts';
 import { createDynamoDbTable } from './create-dynamodb-table.ts';
 import { LocalStackError } from './errors.ts';
 import type { IamRefusal, RevokedAction } from './iam/iam-authorizer.ts';
@@ -231,6 +233,8 @@ async function startDatabase(
   dynamodb: boolean,
   stops: Stops,
 ): Promise<StackDatabase> {
+  // A misnamed migration file or a gap in the numbering fails before a server is started or connected to.
+  if (!dynamodb) await listMigrations(options.migrationsDirectory ?? MIGRATIONS);
   const pg = options.databaseUrl || dynamodb ? undefined : await startLocalPostgres();
   if (pg) {
     stops.push(() =>
@@ -376,7 +380,7 @@ async function migrate(
       return { applied: result.applied, roles: settings.roles };
     })
     .catch((error: unknown) => {
-      if (!options.databaseUrl || 'problem' in checked) throw error;
+      if (error instanceof MigrationError || !options.databaseUrl || 'problem' in checked) throw error;
       throw new LocalStackError(
         'DATABASE_URL',
         rolesRefused(error, checked.address, settings.roles) ??
