@@ -121,7 +121,8 @@ describe('Poller processes on DynamoDB (bin/poller.ts, WORKER_STORE=dynamodb, re
     } finally {
       await proxy.stop();
     }
-  });
+    // Its waits (a fifth applied, every key, the drain) allow 150 s together; the default 60 s would end it first.
+  }, 180_000);
 
   it('with POWERTOOLS_TRACE_ENABLED=true sends the X-Ray daemon beside it one segment per record, sampled by the rule the daemon serves, linked to each producer trace', async () => {
     // Prepare: a stand-in for the task's X-Ray daemon (segments over UDP, the sampling API over HTTP: a rule that
