@@ -76,7 +76,7 @@ const options = new Command('npm start')
   )
   .option(
     '--handlers <file>',
-    'run your own handlers instead of the scenario: a module that exports `handlers`; stays up, consuming what you send to the queue (Ctrl-C to stop)',
+    'run your own handlers instead of the scenario: a module that exports `handlers` (defineHandler, or defineDynamoHandler with --store dynamodb), through the runtime of --runtime; stays up, consuming what you send to the queue (Ctrl-C to stop)',
   )
   .parse()
   .opts<{
@@ -107,12 +107,6 @@ const dynamo = options.store === 'dynamodb';
 if (dynamo && options.runtime === 'poller' && options.concurrency > 10) {
   log(
     `npm start: --concurrency (${options.concurrency}) is the poller's records in flight, and the DynamoDB store runs at most 10 at once; give --concurrency 10 or less`,
-  );
-  process.exit(2);
-}
-if (dynamo && options.handlers) {
-  log(
-    'npm start: --handlers runs PostgreSQL handlers; --store dynamodb runs the scenario only (leave one out)',
   );
   process.exit(2);
 }
@@ -213,12 +207,16 @@ function iamSummary(exitCode: number): number {
   return exitCode === 0 ? 1 : exitCode;
 }
 
-/** `--handlers <file>`: the user's handlers behind the local event source mapping until Ctrl-C. */
+/**
+ * `--handlers <file>`: the user's handlers on the stack's store (PostgreSQL or DynamoDB handlers, checked against
+ * `--store`) behind the local event source mapping, or run by the poller with `--runtime poller`, until Ctrl-C.
+ */
 async function runOwnHandlers(handlersPath: string): Promise<number> {
   let served: Awaited<ReturnType<typeof serveHandlers>>;
   try {
     served = await serveHandlers({
       stack,
+      runtime: options.runtime,
       handlersPath,
       concurrency: options.concurrency,
       memorySizeMb: options.memoryMb,

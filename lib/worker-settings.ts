@@ -171,6 +171,9 @@ export interface WorkerSettings extends FargateRuntimeSettings {
    * `createDynamoWorkerFromConfig` from `sqs-inbox-worker/dynamodb` with `store: 'dynamodb'`), absolute or relative
    * to the folder `cdk` runs in (the folder of `cdk.json`). Bundled with its imports by the local esbuild like the
    * shipped worker; a path that is not a file fails synth. In `cdk.json`, the stage setting `workerEntry`.
+   * With `runtime: 'fargate'` the same module runs in the poller: its `handlers` export (next to `handler`) is
+   * bundled at synth with the poller's main into the task's image, in place of the example domain
+   * (docs/poller.md, "Your own handlers on Fargate").
    * @default the store's shipped entry (the example domain): `<project>/lambda/handlers/worker.ts` for PostgreSQL,
    * `<project>/lambda/handlers/worker-dynamodb.ts` for DynamoDB
    */

@@ -117,24 +117,4 @@ describe('npm start -- --store dynamodb (bin/local.ts), through either runtime',
       ),
     });
   });
-
-  it('refuses --handlers with --store dynamodb before starting anything (exit 2)', async () => {
-    const run = promisify(execFile)(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        'bin/local.ts',
-        '--store',
-        'dynamodb',
-        '--handlers',
-        'test/fixtures/handlers-modules/ping.ts',
-      ],
-      { cwd: root, env: process.env, timeout: 30_000 },
-    );
-    await expect(run).rejects.toMatchObject({
-      code: 2,
-      stderr: expect.stringContaining('--store dynamodb runs the scenario only'),
-    });
-  });
 });

@@ -1,29 +1,48 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import postgres from 'postgres';
 import { connectOptions } from '../../lambda/postgres/connect-options.ts';
-import type { MessageHandler } from '../../lambda/stores/postgres/message-handler.ts';
+import { writePollerMain } from '../../lib/runtimes/fargate/poller-entry-image.ts';
 import { describeLimits } from './describe-limits.ts';
 import { exampleEnvelope } from './example-envelope.ts';
 import { type OutputSource, startFunctionHost } from './function-host.ts';
 import { LOCAL_ACCESS_KEY_IDS, localCredentials } from './iam/local-identities.ts';
-import { loadHandlers } from './load-handlers.ts';
+import { type LoadedHandlers, loadHandlers } from './load-handlers.ts';
 import type { LocalStack } from './local-stack.ts';
 import { runOutboxRelayLoop } from './outbox-relay-loop.ts';
-import { localWorkerFunction } from './stack-compute.ts';
+import { startPollerTasks } from './poller-process.ts';
+import { localPollerTask, localWorkerFunction } from './stack-compute.ts';
 import { startStackFunctionMapping } from './stack-function-mapping.ts';
 
 /** Options of {@link serveHandlers}. */
 export interface ServeHandlersOptions {
-  /** The running local stack (migrated PostgreSQL, SQS, the queue and its DLQ). */
+  /**
+   * The running local stack (migrated PostgreSQL, or DynamoDB Local and the table; SQS, the queue and its DLQ). Its
+   * store decides the handlers the module must export: `defineHandler`'s, or `defineDynamoHandler`'s.
+   */
   readonly stack: LocalStack;
+  /**
+   * What consumes the queue: the worker function behind the local event source mapping, or the poller's task
+   * (`--runtime poller`: the poller's main around the module, as `SqsDatabaseWorker` builds it for Fargate).
+   * @default 'event-source-mapping'
+   */
+  readonly runtime?: 'event-source-mapping' | 'poller';
   /** The module of `--handlers`, relative to `cwd`; it exports `handlers`. */
   readonly handlersPath: string;
   /** Invocations at once (event source mapping maximum concurrency = execution environments). @default 4 */
   readonly concurrency?: number;
-  /** The stage whose worker function (memory, timeout, variables) the handlers run as. @default 'dev' */
+  /**
+   * The stage whose worker function or poller task (memory, timeout, variables) the handlers run as.
+   * @default 'dev', 'fargate' with the poller; 'dev-dynamodb', 'fargate-dynamodb' on DynamoDB
+   */
   readonly stage?: string;
-  /** Overrides the stage's memory size (MB). */
+  /** Overrides the stage's memory size (the function's MB, or the task's MiB). */
   readonly memorySizeMb?: number;
-  /** Every line the function's execution environments write (its logs). @default printed to this process's streams */
+  /**
+   * Every line the function's execution environments (with the poller, its tasks: `environmentId` is the task's
+   * number) write, their logs. @default printed to this process's streams
+   */
   readonly onOutput?: (line: string, source: OutputSource) => void;
   /** Each kill for memory or time, as Lambda reports it. */
   readonly onKill?: (line: string) => void;
@@ -37,13 +56,12 @@ export interface ServeHandlersOptions {
 export interface ServedHandlers {
   /** Absolute path of the handlers module. */
   readonly file: string;
-  // biome-ignore lint/suspicious/noExplicitAny: handlers of any payload schema
-  readonly handlers: readonly MessageHandler<any>[];
-  /** `worker_inbox.consumer` of the local worker (`WORKER_CONSUMER`, default `case-worker`). */
+  readonly handlers: LoadedHandlers['handlers'];
+  /** The consumer of the local worker's inbox (`WORKER_CONSUMER`, default `case-worker`). */
   readonly consumer: string;
   /** An `aws sqs send-message` command line that sends a valid envelope for the first handler. */
   readonly exampleCommand: string;
-  /** The limits the function runs within (`describeLimits`). */
+  /** The limits the function or the task runs within (`describeLimits`). */
   readonly limits: string;
   /** Stops polling (in-flight batches finish with their deletes) and the relay loop. */
   stop(): Promise<void>;
@@ -70,10 +88,20 @@ export async function serveHandlers(options: ServeHandlersOptions): Promise<Serv
   const { stack } = options;
   const env = options.env ?? process.env;
   const concurrency = options.concurrency ?? 4;
-  // What the deployed function's environment carries, pointed at the local stack; set before the module loads,
+  const poller = options.runtime === 'poller';
+  const store = stack.dynamodb ? 'dynamodb' : 'postgres';
+  // What the deployed component's environment carries, pointed at the local stack; set before the module loads,
   // since an entry file calls createWorkerFromConfig (and so loadConfig) at its top level.
-  // The worker signs in as its database role, as deployed (DB_USER of the function).
-  env.DATABASE_URL = stack.databaseRoles?.url('worker') ?? stack.databaseUrl;
+  if (stack.dynamodb) {
+    env.WORKER_STORE = 'dynamodb';
+    env.DYNAMODB_TABLE = stack.dynamodb.tableName;
+    env.DYNAMODB_ENDPOINT = stack.dynamodb.endpoint;
+    delete env.DATABASE_URL;
+  } else {
+    // The worker signs in as its database role, as deployed (DB_USER of the function).
+    env.DATABASE_URL = stack.databaseRoles?.url('worker') ?? stack.databaseUrl;
+    delete env.WORKER_STORE;
+  }
   env.SQS_ENDPOINT = stack.sqsEndpoint;
   env.AWS_REGION ||= stack.region;
   // As Lambda hands a function its role's credentials in these variables: the worker's local key, so the local IAM
@@ -82,45 +110,37 @@ export async function serveHandlers(options: ServeHandlersOptions): Promise<Serv
   env.AWS_ACCESS_KEY_ID = workerKey.accessKeyId;
   env.AWS_SECRET_ACCESS_KEY = workerKey.secretAccessKey;
   delete env.AWS_SESSION_TOKEN;
-  const { file, handlers } = await loadHandlers(options.handlersPath, options.cwd);
-  const stage = options.stage ?? 'dev';
+  const { file, handlers } = await loadHandlers(options.handlersPath, options.cwd, store);
+  const stage = options.stage ?? localStage(poller, store === 'dynamodb');
   const shell = Object.fromEntries(
     Object.entries(env).filter((entry): entry is [string, string] => PASSED_ON.test(entry[0]) && !!entry[1]),
   );
-  const settings = await localWorkerFunction(stack, {
-    stage,
-    entry: file,
-    memorySizeMb: options.memorySizeMb,
-    environment: shell,
-  });
-  const consumer = settings.environment.WORKER_CONSUMER ?? settings.functionName;
-  const host = await startFunctionHost({
-    ...settings,
-    onOutput:
-      options.onOutput ??
-      ((line, source) => (source.stream === 'stdout' ? process.stdout : process.stderr).write(`${line}\n`)),
-  });
-  const esm = await startStackFunctionMapping({
-    stack,
-    host,
-    functionName: settings.functionName,
-    concurrency,
-    onKill: options.onKill,
-  });
-  const relaySql = postgres(stack.databaseRoles?.url('relay') ?? stack.databaseUrl, {
-    ...connectOptions({ setting: 'DATABASE_URL', connectTimeoutSeconds: 10 }),
-    max: 1,
-    onnotice: () => {},
-  });
-  const stopRelay = new AbortController();
-  const relay = runOutboxRelayLoop({
-    sql: relaySql,
-    sqs: stack.clients('relay').sqs,
-    queueUrl: stack.queues.queueUrl,
-    signal: stopRelay.signal,
-    relayId: `${consumer}-local-relay`,
-  });
-  const first = handlers[0] as MessageHandler;
+  const onOutput =
+    options.onOutput ??
+    ((line: string, source: OutputSource) => {
+      (source.stream === 'stdout' ? process.stdout : process.stderr).write(`${line}\n`);
+    });
+  const consuming = poller
+    ? await startOwnPoller(stack, {
+        stage,
+        file,
+        shell,
+        concurrency,
+        memoryMiB: options.memorySizeMb,
+        onOutput,
+      })
+    : await startOwnFunction(stack, {
+        stage,
+        file,
+        shell,
+        concurrency,
+        memorySizeMb: options.memorySizeMb,
+        onOutput,
+        onKill: options.onKill,
+      });
+  // The PostgreSQL outbox relay; on DynamoDB the relay reads the table's stream, which --handlers does not run.
+  const relay = stack.dynamodb ? undefined : startRelay(stack, `${consuming.consumer}-local-relay`);
+  const first = handlers[0] as LoadedHandlers['handlers'][number];
   const body = JSON.stringify(
     exampleEnvelope({
       messageType: first.messageType,
@@ -140,13 +160,119 @@ export async function serveHandlers(options: ServeHandlersOptions): Promise<Serv
   return {
     file,
     handlers,
-    consumer,
+    consumer: consuming.consumer,
     exampleCommand,
-    limits: describeLimits(stage, { worker: settings }),
+    limits: consuming.limits,
+    async stop() {
+      await Promise.allSettled([consuming.stop(), relay?.stop()]);
+    },
+  };
+}
+
+/** The stage of a local run: `dev`, `fargate` (the poller), `dev-dynamodb`, `fargate-dynamodb`. */
+function localStage(poller: boolean, dynamodb: boolean): string {
+  return `${poller ? 'fargate' : 'dev'}${dynamodb ? '-dynamodb' : ''}`;
+}
+
+interface Consuming {
+  readonly consumer: string;
+  readonly limits: string;
+  stop(): Promise<void>;
+}
+
+/** The module as the stage's worker function, bundled as the stack bundles a `workerEntry`, behind the mapping. */
+async function startOwnFunction(
+  stack: LocalStack,
+  options: {
+    stage: string;
+    file: string;
+    shell: Record<string, string>;
+    concurrency: number;
+    memorySizeMb: number | undefined;
+    onOutput: (line: string, source: OutputSource) => void;
+    onKill: ((line: string) => void) | undefined;
+  },
+): Promise<Consuming> {
+  const settings = await localWorkerFunction(stack, {
+    stage: options.stage,
+    entry: options.file,
+    memorySizeMb: options.memorySizeMb,
+    environment: options.shell,
+  });
+  const host = await startFunctionHost({ ...settings, onOutput: options.onOutput });
+  const esm = await startStackFunctionMapping({
+    stack,
+    host,
+    functionName: settings.functionName,
+    concurrency: options.concurrency,
+    onKill: options.onKill,
+  });
+  return {
+    consumer: settings.environment.WORKER_CONSUMER ?? settings.functionName,
+    limits: describeLimits(options.stage, { worker: settings }),
+    async stop() {
+      await Promise.allSettled([esm.stop()]);
+      await host.stop();
+    },
+  };
+}
+
+/**
+ * The module's `handlers` run by the stage's poller task: the poller main `SqsDatabaseWorker` bundles around a
+ * `workerEntry` on Fargate (`writePollerMain`), bundled as its image bundles it and run with `node`.
+ */
+async function startOwnPoller(
+  stack: LocalStack,
+  options: {
+    stage: string;
+    file: string;
+    shell: Record<string, string>;
+    concurrency: number;
+    memoryMiB: number | undefined;
+    onOutput: (line: string, source: OutputSource) => void;
+  },
+): Promise<Consuming> {
+  const task = await localPollerTask(stack, {
+    stage: options.stage,
+    memoryMiB: options.memoryMiB,
+    environment: { ...options.shell, POLLER_CONCURRENCY: String(options.concurrency) },
+  });
+  const dir = await mkdtemp(join(tmpdir(), 'own-poller-'));
+  const tasks = await startPollerTasks({
+    ...task,
+    entry: writePollerMain(options.file, dir),
+    onOutput: (line, source) => options.onOutput(line, { stream: source.stream, environmentId: source.task }),
+  });
+  return {
+    consumer: task.environment.WORKER_CONSUMER ?? 'case-worker',
+    limits: describeLimits(options.stage, { poller: task }),
+    async stop() {
+      await tasks.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The PostgreSQL outbox relay loop, publishing what the handlers enqueue to the stack's queue, with the relay's role. */
+function startRelay(stack: LocalStack, relayId: string): { stop(): Promise<void> } {
+  const relaySql = postgres(stack.databaseRoles?.url('relay') ?? stack.databaseUrl, {
+    ...connectOptions({ setting: 'DATABASE_URL', connectTimeoutSeconds: 10 }),
+    max: 1,
+    onnotice: () => {},
+  });
+  const stopRelay = new AbortController();
+  const relay = runOutboxRelayLoop({
+    sql: relaySql,
+    sqs: stack.clients('relay').sqs,
+    queueUrl: stack.queues.queueUrl,
+    signal: stopRelay.signal,
+    relayId,
+  });
+  return {
     async stop() {
       stopRelay.abort();
-      await Promise.allSettled([esm.stop(), relay]);
-      await Promise.allSettled([host.stop(), relaySql.end({ timeout: 5 })]);
+      await Promise.allSettled([relay]);
+      await relaySql.end({ timeout: 5 });
     },
   };
 }

@@ -14,15 +14,17 @@ export type WorkerRuntime = 'lambda' | 'fargate';
  *
  * The props here apply to `runtime: 'fargate'` only (synth refuses them otherwise), as the Lambda-only props
  * (`timeout`, `memorySize`, `maxBatchingWindow`, `scalingMode`, `maxConcurrency`, `minimumPollers`,
- * `maximumPollers`, `reservedConcurrency`, `workerEntry`, `breaker*`) are refused with `runtime: 'fargate'`.
+ * `maximumPollers`, `reservedConcurrency`, `breaker*`) are refused with `runtime: 'fargate'`.
  * `batchSize` (`POLLER_BATCH_SIZE`, 1 to 10 there), `recordConcurrency` (`POLLER_CONCURRENCY`), `dbPoolSize`,
- * `visibilityTimeout`, `consumer`, `terminalPolicy`, `commitMode` and `workerEnvironment` apply to both.
+ * `visibilityTimeout`, `consumer`, `terminalPolicy`, `commitMode`, `workerEnvironment` and `workerEntry` (its
+ * `handlers` run by the poller) apply to both.
  */
 export interface FargateRuntimeSettings {
   /**
    * The worker's runtime. `fargate` deploys the poller as an ECS Fargate service (tasks always on: see the idle
    * cost in docs/deploy.md) instead of the worker function; its image is built from the project's `Dockerfile`
-   * at deploy (synth stays offline and needs no Docker).
+   * at deploy (synth stays offline and needs no Docker), or, with `workerEntry`, from the poller around your entry,
+   * bundled at synth by the local esbuild.
    * @default 'lambda'
    */
   readonly runtime?: WorkerRuntime;

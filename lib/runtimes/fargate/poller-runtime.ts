@@ -1,4 +1,5 @@
-import { Stack } from 'aws-cdk-lib';
+import { join } from 'node:path';
+import { Names, Stack, Stage } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -9,6 +10,7 @@ import { grantPayloadRead } from '../../payload-bucket.ts';
 import type { ResolvedWorkerSettings } from '../../resolve-worker-settings.ts';
 import type { WorkerStoreParts } from '../../stores/worker-store-parts.ts';
 import type { WorkerSettings } from '../../worker-settings.ts';
+import { pollerImageFolder, stagePollerImage } from './poller-entry-image.ts';
 import { PollerService } from './poller-service.ts';
 import type { PollerSettings } from './resolve-poller-settings.ts';
 
@@ -31,7 +33,8 @@ export interface PollerRuntimeInputs {
  * the poller's (`WORKER_QUEUE_URL`, `POLLER_*`), reading payload objects like the worker function. Its task role
  * gets the store's worker grant exactly (the proxy as the worker's database user, or the table's items under the
  * same `domainKeyPrefixes`) and nothing of the other store. Its image is the project's `Dockerfile` (built at
- * deploy).
+ * deploy), which runs the example domain (`bin/poller.ts`); with `workerEntry`, the poller around your entry's
+ * `handlers`, bundled at synth into an image context of its own (`stagePollerImage`).
  *
  * @internal
  */
@@ -43,7 +46,7 @@ export function createPollerRuntime(scope: Construct, inputs: PollerRuntimeInput
     queue: inputs.queue,
     settings: inputs.poller,
     store: store.kind,
-    imageDirectory: PROJECT_ROOT,
+    imageDirectory: props.workerEntry ? userEntryImage(scope, props.workerEntry) : PROJECT_ROOT,
     // A segment per record, through the X-Ray daemon beside the poller (POWERTOOLS_TRACE_ENABLED is set with it).
     tracing: props.tracing ?? false,
     environment: pollerEnvironment(scope, inputs),
@@ -53,6 +56,19 @@ export function createPollerRuntime(scope: Construct, inputs: PollerRuntimeInput
     grantPayloadRead(inputs.payloadBucket, service.taskRole, 'the poller reads any payload object');
   }
   return service;
+}
+
+/**
+ * The image context of the poller around `workerEntry`, in a folder of the assembly that is the same at every synth
+ * of the stack (so the image is rebuilt only when the bundle changes).
+ */
+function userEntryImage(scope: Construct, entry: string): string {
+  const outdir = Stage.of(scope)?.outdir ?? PROJECT_ROOT;
+  return stagePollerImage(
+    entry,
+    join(outdir, pollerImageFolder(Names.uniqueId(scope), entry)),
+    Stack.of(scope).bundlingRequired,
+  );
 }
 
 /** The poller's variables: the store's, the engine's, the poller's, and the user's `workerEnvironment` last. */

@@ -64,7 +64,6 @@ const FARGATE_MEMORY: Readonly<Record<number, readonly [number, number, number]>
 
 /** Props that configure the worker function or its event source mapping: meaningless on Fargate. */
 const LAMBDA_ONLY_PROPS = [
-  'workerEntry',
   'timeout',
   'memorySize',
   'maxBatchingWindow',
