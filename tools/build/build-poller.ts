@@ -6,13 +6,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BuildResult, build } from 'esbuild';
 import { bundleOptions } from '../../lib/bundled-function.ts';
-
-/**
- * Node.js of the poller image (`FROM node:20…` in the Dockerfile).
- *
- * @internal
- */
-export const POLLER_NODE_TARGET = 'node20';
+import { POLLER_NODE_TARGET } from '../../lib/runtimes/fargate/poller-node-target.ts';
 
 /**
  * Bundles `entry` into `outdir/poller.mjs` (plus `chunks/` and source maps) with the project's esbuild settings.

@@ -1,8 +1,8 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { buildSync } from 'esbuild';
-import { POLLER_NODE_TARGET } from '../../../tools/build/build-poller.ts';
 import { bundleOptions, PROJECT_ROOT } from '../../bundled-function.ts';
+import { POLLER_NODE_TARGET } from './poller-node-target.ts';
 
 /** The poller's process runner every poller main ends in (`bin/poller.ts` too). */
 const RUN_POLLER_PROCESS = join(PROJECT_ROOT, 'lambda/runtimes/poller/run-poller-process.ts');
