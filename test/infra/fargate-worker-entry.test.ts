@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SqsInboxWorkerStack } from '../../lib/sqs-inbox-worker-stack.ts';
@@ -61,7 +61,10 @@ describe.each([
         .join('\n');
 
       // Assess: your module and the poller are in the bundle; the example domain and bin/poller.ts are not
-      expect(sources).toContain(resolve(entry));
+      // The maps name sources relative to where the bundle was built, not to the staged asset: match the path
+      // inside the project.
+      const entryInProject = `/${relative(process.cwd(), resolve(entry))}`;
+      expect(sources.filter((source) => source.endsWith(entryInProject))).toHaveLength(1);
       expect(sources.some((source) => source.includes('/lambda/runtimes/poller/'))).toBe(true);
       expect(sources.filter((source) => /\/lambda\/domain\/|\/bin\/poller\.ts$/.test(source))).toEqual([]);
       expect(sources.filter((source) => LOCAL_ONLY_SOURCES.test(source))).toEqual([]);
