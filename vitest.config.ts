@@ -1,6 +1,17 @@
+import { defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
 
+// The package imported by its own name resolves to its TypeScript sources, as relative imports do
+// (lib/source-condition.ts), not to the compiled dist/ that `npm run build` writes. Without `module`: the
+// dependencies run in Node, and `module` would pick their bundler builds (the AWS SDK's extensionless dist-es).
+const conditions = [
+  '@sqs-inbox-worker/source',
+  ...defaultServerConditions.filter((name) => name !== 'module'),
+];
+
 export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions } },
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],

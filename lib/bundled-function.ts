@@ -1,24 +1,20 @@
 import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { AssetHashType, DockerImage, type Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { type BuildOptions, buildSync } from 'esbuild';
+import { PROJECT_ROOT } from './project-root.ts';
+import { SOURCE_CONDITION } from './source-condition.ts';
 import {
   describeWorkerBundleProfile,
   type WorkerBundleProfile,
   workerBundleDefines,
 } from './worker-bundle-profile.ts';
 
-/**
- * Root of the project (the folder holding package.json), resolved from this file.
- *
- * @internal
- */
-export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+export { PROJECT_ROOT };
 
 /**
  * The Lambda runtime of every function of the stack: the current Node.js LTS runtime.
@@ -70,6 +66,9 @@ export function bundleOptions(entry: string, outdir: string, profile?: WorkerBun
     sourcemap: 'linked',
     sourcesContent: false,
     mainFields: ['module', 'main'],
+    // The package's own entries resolve to their sources (lib/source-condition.ts); `module` is esbuild's default
+    // condition, which a list of custom ones replaces.
+    conditions: [SOURCE_CONDITION, 'module'],
     alias: {
       bowser: join(PROJECT_ROOT, 'lib/bowser-stub.ts'),
       '@aws-sdk/credential-providers': join(PROJECT_ROOT, 'lib/credential-providers-stub.ts'),

@@ -1,4 +1,5 @@
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from './project-root.ts';
 import type { WorkerStore } from './stores/worker-store.ts';
 
 /** The shipped worker entry of each store, relative to the project root. */
@@ -10,10 +11,11 @@ const ENTRIES: Readonly<Record<WorkerStore, string>> = {
 /**
  * Absolute path of the worker entry `SqsDatabaseWorker` bundles for `store` when no `workerEntry` is given — one
  * per store, so that a bundle holds its own store's code and not the other's (lib/worker-bundle-profile.ts). The
- * local function host and the bench bundle the same file.
+ * local function host and the bench bundle the same file. The entries are TypeScript sources, found from the
+ * package root in this repository and in an installed package alike (lib/project-root.ts).
  *
  * @internal
  */
 export function shippedWorkerEntry(store: WorkerStore): string {
-  return fileURLToPath(new URL(`../${ENTRIES[store]}`, import.meta.url));
+  return join(PROJECT_ROOT, ENTRIES[store]);
 }

@@ -9,12 +9,12 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The package's entries: each subpath of `package.json` `exports` (`sqs-inbox-worker/postgres`) and its file. */
 const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   name: string;
-  exports: Record<string, string | { default: string }>;
+  exports: Record<string, string | { '@sqs-inbox-worker/source': string }>;
 };
 const ENTRY_FILES = new Map(
   Object.entries(PACKAGE.exports).map(([subpath, target]) => [
     subpath === '.' ? PACKAGE.name : `${PACKAGE.name}/${subpath.slice(2)}`,
-    normalize(typeof target === 'string' ? target : target.default),
+    normalize(typeof target === 'string' ? target : target['@sqs-inbox-worker/source']),
   ]),
 );
 /** The entries under lambda/: facades that only re-export, for the users of one audience or store. */

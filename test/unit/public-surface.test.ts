@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   name: string;
-  exports: Record<string, string | { types: string; default: string }>;
+  exports: Record<string, string | Record<'@sqs-inbox-worker/source' | 'types' | 'default', string>>;
 };
 
 /**
@@ -198,9 +198,10 @@ const ENGINE_NAMES: Readonly<Record<string, readonly string[]>> = {
   './runtime': ['BackoffSettings', 'BatchBudget', 'BatchEngine', 'BatchResult'],
 };
 
+/** The TypeScript source of a subpath: its target under the source condition (lib/source-condition.ts). */
 const entryFile = (subpath: string) => {
   const target = PACKAGE.exports[subpath];
-  return typeof target === 'string' ? target : (target?.default ?? '');
+  return typeof target === 'string' ? target : (target?.['@sqs-inbox-worker/source'] ?? '');
 };
 
 /** Each entry's exports as TypeScript sees them: name → the file (under ROOT) that declares it. */
@@ -236,12 +237,23 @@ const surface = readSurface();
 const sorted = (names: Iterable<string>) => [...names].sort((a, b) => a.localeCompare(b, 'en'));
 
 describe('The public surface (package.json exports)', () => {
-  it('declares exactly the listed subpaths, each an index.ts that TypeScript and Node resolve', () => {
+  it('declares exactly the listed subpaths, each an index.ts with its compiled module and declaration', () => {
     expect(Object.keys(PACKAGE.exports).sort()).toEqual([...Object.keys(SURFACE), './package.json'].sort());
     for (const subpath of Object.keys(SURFACE)) {
       const target = PACKAGE.exports[subpath];
-      expect(typeof target === 'object' && target.types === target.default, subpath).toBe(true);
-      expect(entryFile(subpath), subpath).toMatch(/^\.\/(lambda|lib)\/(.+\/)?index\.ts$/);
+      const source = entryFile(subpath);
+      expect(source, subpath).toMatch(/^\.\/(lambda|lib)\/(.+\/)?index\.ts$/);
+      // The source condition first (a tool that knows it stops there), then the declaration, then the module.
+      expect(typeof target === 'object' && Object.keys(target), subpath).toEqual([
+        '@sqs-inbox-worker/source',
+        'types',
+        'default',
+      ]);
+      const compiled = source.replace(/^\.\//, './dist/').replace(/\.ts$/, '');
+      expect(typeof target === 'object' && [target.types, target.default], subpath).toEqual([
+        `${compiled}.d.ts`,
+        `${compiled}.js`,
+      ]);
     }
   });
 
@@ -275,7 +287,8 @@ describe('The public surface (package.json exports)', () => {
 
   it('resolves every subpath by the package name, and no module behind them (the engine included)', () => {
     // Prepare: a module inside the package resolves the package by its own name (Node's self-reference), as the
-    // project's code, its docs' examples and a user's code do.
+    // project's code, its docs' examples and a user's code do — with the source condition, as tsx runs them here
+    // (package.json scripts).
     const specifiers = [
       ...Object.keys(SURFACE).map((subpath) =>
         subpath === '.' ? PACKAGE.name : `${PACKAGE.name}/${subpath.slice(2)}`,
@@ -294,10 +307,14 @@ describe('The public surface (package.json exports)', () => {
       process.stdout.write(JSON.stringify(out));`;
 
     // Act
-    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    });
+    const run = spawnSync(
+      process.execPath,
+      ['--conditions=@sqs-inbox-worker/source', '--input-type=module', '-e', script],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+      },
+    );
     const resolved = JSON.parse(run.stdout || '{}') as Record<string, string>;
 
     // Assess: each subpath to its declared file; every other path refused as not exported.

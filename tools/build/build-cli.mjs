@@ -58,6 +58,8 @@ export async function buildCli() {
     sourcemap: 'linked',
     sourcesContent: false,
     mainFields: ['module', 'main'],
+    // The package's own entries resolve to their sources (lib/source-condition.ts), as in the functions' bundles.
+    conditions: ['@sqs-inbox-worker/source', 'module'],
     alias: { bowser: join(ROOT, 'lib/bowser-stub.ts') },
     banner: {
       js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
