@@ -16,6 +16,9 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     env: {
+      // The entries a test runs in a child process (`node --import tsx bin/local.ts`, a fixture importing
+      // 'sqs-inbox-worker') resolve the package's own name to its sources too, as `npm start` does with its flag.
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --conditions=@sqs-inbox-worker/source`.trim(),
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       AWS_REGION: 'us-east-1',
       AWS_ACCESS_KEY_ID: 'local',

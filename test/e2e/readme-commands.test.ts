@@ -53,7 +53,9 @@ describe('Document: README.md, "Try it"', () => {
     expect(documented).toEqual(['npm ci', 'npm test', 'npm ci', 'npm start']);
     expect(existsSync(join(ROOT, 'package-lock.json'))).toBe(true);
     expect(scripts.test).toBe('vitest run');
-    expect(scripts.start).toBe('tsx bin/local.ts');
+    // The condition resolves the package's own name to its sources (lib/source-condition.ts); the suite's
+    // children get it from NODE_OPTIONS (vitest.config.ts).
+    expect(scripts.start).toBe('tsx --conditions=@sqs-inbox-worker/source bin/local.ts');
     expect(readFileSync(join(ROOT, 'test/support/local-start-run.ts'), 'utf8')).toContain(
       "['--import', 'tsx', 'bin/local.ts', ...args]",
     );
