@@ -13,6 +13,17 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+/**
+ * A consumer's environment: without the suite's `--conditions=@sqs-inbox-worker/source` (vitest.config.ts), which
+ * would send the installed package's own name to its TypeScript sources instead of dist/.
+ */
+const CONSUMER_ENV = {
+  ...process.env,
+  NODE_OPTIONS: (process.env.NODE_OPTIONS ?? '')
+    .replace(/--conditions=@sqs-inbox-worker\/source/g, '')
+    .trim(),
+};
+
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 interface PackedFile {
@@ -166,6 +177,7 @@ describe('The npm package (npm pack)', () => {
     // Act
     const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
       cwd: consumer,
+      env: CONSUMER_ENV,
       encoding: 'utf8',
     });
 
@@ -182,6 +194,7 @@ describe('The npm package (npm pack)', () => {
   it('runs the sqs-worker CLI from its bundle: --help', () => {
     // Act
     const run = spawnSync(process.execPath, [join(installed, PACKAGE.bin['sqs-worker'] ?? ''), '--help'], {
+      env: CONSUMER_ENV,
       cwd: consumer,
       encoding: 'utf8',
     });
@@ -237,7 +250,11 @@ describe('The npm package (npm pack)', () => {
     );
 
     // Act
-    const run = spawnSync(process.execPath, ['app.mjs'], { cwd: consumer, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, ['app.mjs'], {
+      cwd: consumer,
+      encoding: 'utf8',
+      env: CONSUMER_ENV,
+    });
 
     // Assess: every function's asset is a bundle (index.mjs); the migration function's carries the migrations.
     expect(run.status, run.stderr).toBe(0);
