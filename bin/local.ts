@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 // npm start: the whole pipeline on a laptop (embedded PostgreSQL, fauxqs, local event source mapping, demo).
+import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError, Option } from 'commander';
@@ -17,6 +19,7 @@ import { startLocalStack } from '../tools/local/local-stack.ts';
 import { renderDemoSummary } from '../tools/local/render-demo-summary.ts';
 import { serveHandlers } from '../tools/local/serve-handlers.ts';
 import { localPollerTask, localWorkerFunction } from '../tools/local/stack-compute.ts';
+import { LOCAL_COMMAND_VARIABLE } from '../tools/local/start-command.ts';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true'; // EMF lines would drown the summary
@@ -29,7 +32,10 @@ const wholeNumber = (min: number, max: number) => (value: string) => {
   return parsed;
 };
 
-const options = new Command('npm start')
+/** `npm start`, or the ops CLI's `sqs-worker start` that runs this file from an installed package. */
+const COMMAND = process.env[LOCAL_COMMAND_VARIABLE] || 'npm start';
+
+const options = new Command(COMMAND)
   .description(
     'Runs the worker locally: embedded PostgreSQL (or DATABASE_URL), the fauxqs SQS emulator (or SQS_ENDPOINT), ' +
       'migrations, a queue with a DLQ, the local event source mapping and a scenario covering every failure case.',
@@ -78,8 +84,13 @@ const options = new Command('npm start')
     '--handlers <file>',
     'run your own handlers instead of the scenario: a module that exports `handlers` (defineHandler, or defineDynamoHandler with --store dynamodb), through the runtime of --runtime; stays up, consuming what you send to the queue (Ctrl-C to stop)',
   )
+  .option(
+    '--migrations <dir>',
+    "the migrations to apply (the package's and yours after them, docs/installed-package.md); default: migrations/ of the current folder if it has one, else the package's",
+  )
   .parse()
   .opts<{
+    migrations?: string;
     messages: number;
     concurrency: number;
     runtime: 'event-source-mapping' | 'poller';
@@ -98,7 +109,7 @@ const untilStopped = () =>
     process.once('SIGTERM', resolve);
   });
 if (options.store !== 'postgres' && options.store !== 'dynamodb') {
-  log(`npm start: --store must be postgres or dynamodb (given "${options.store}")`);
+  log(`${COMMAND}: --store must be postgres or dynamodb (given "${options.store}")`);
   process.exit(2);
 }
 const dynamo = options.store === 'dynamodb';
@@ -106,7 +117,7 @@ const dynamo = options.store === 'dynamodb';
 // records in flight are --concurrency.
 if (dynamo && options.runtime === 'poller' && options.concurrency > 10) {
   log(
-    `npm start: --concurrency (${options.concurrency}) is the poller's records in flight, and the DynamoDB store runs at most 10 at once; give --concurrency 10 or less`,
+    `${COMMAND}: --concurrency (${options.concurrency}) is the poller's records in flight, and the DynamoDB store runs at most 10 at once; give --concurrency 10 or less`,
   );
   process.exit(2);
 }
@@ -116,10 +127,11 @@ if (options.handlers) {
     resolveHandlersPath(options.handlers);
   } catch (error) {
     if (!(error instanceof HandlersModuleError)) throw error;
-    log(`npm start: ${error.message}`);
+    log(`${COMMAND}: ${error.message}`);
     process.exit(2);
   }
 }
+const migrationsDirectory = migrationsFolder(options.migrations);
 log(dynamo ? 'Starting DynamoDB Local, SQS and the queues…' : 'Starting PostgreSQL, SQS and the queues…');
 // A DATABASE_URL or SQS_ENDPOINT that cannot be used is a configuration error: one line naming it, exit 2.
 // The project's SQS_ENDPOINT first, then the AWS SDK's own endpoint variables (LocalStack, the AWS CLI).
@@ -146,14 +158,15 @@ const stack = await startLocalStack({
   // Your handlers get the construct's default (6 × the 30 s timeout); the scenario a short one, to run quickly.
   visibilityTimeoutSeconds: options.handlers ? 180 : 3,
   store: dynamo ? 'dynamodb' : 'postgres',
+  migrationsDirectory,
 }).catch((error: unknown) => {
   // A migration file that breaks the naming rule, a gap in the numbering: one line naming the file and the fix.
   if (error instanceof LocalDynamoDbError || error instanceof MigrationError) {
-    log(`npm start: ${error.message}`);
+    log(`${COMMAND}: ${error.message}`);
     process.exit(2);
   }
   if (!(error instanceof LocalStackError)) throw error;
-  log(`npm start: ${error.message}`);
+  log(`${COMMAND}: ${error.message}`);
   process.exit(2);
 });
 let exitCode = 1;
@@ -169,7 +182,7 @@ try {
   } catch (error) {
     // A component that cannot start (the poller refused its queue's attributes, …): its one line, exit 2.
     if (!(error instanceof ConfigError)) throw error;
-    log(`npm start: ${error.message}`);
+    log(`${COMMAND}: ${error.message}`);
     exitCode = 2;
   }
   exitCode = iamSummary(exitCode);
@@ -177,6 +190,22 @@ try {
   await Promise.race([stack.stop(), sleep(15_000)]);
 }
 process.exit(exitCode);
+
+/**
+ * The migrations a run applies: `--migrations` (relative to the current folder), else `migrations/` of the current
+ * folder when there is one (this repository's, or your project's), else the package's own (undefined).
+ */
+function migrationsFolder(given: string | undefined): string | undefined {
+  if (given === undefined) return existsSync('migrations') ? resolve('migrations') : undefined;
+  const folder = resolve(given);
+  if (!existsSync(folder) || !statSync(folder).isDirectory()) {
+    log(
+      `${COMMAND}: --migrations ${given}: no such folder (looked for ${folder}). Give the folder holding the package's migrations and yours (docs/installed-package.md).`,
+    );
+    process.exit(2);
+  }
+  return folder;
+}
 
 /**
  * The cdk.json stage whose component a run starts (its memory, timeout, variables and role): `dev` (the Lambda worker),
@@ -224,7 +253,7 @@ async function runOwnHandlers(handlersPath: string): Promise<number> {
     });
   } catch (error) {
     if (!(error instanceof HandlersModuleError)) throw error;
-    log(`npm start: ${error.message}`);
+    log(`${COMMAND}: ${error.message}`);
     return 2;
   }
   const types = served.handlers.map((h) => `${h.messageType} v${h.schemaVersion}`).join(', ');

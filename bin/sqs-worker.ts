@@ -439,6 +439,21 @@ program
     ),
   );
 
+program
+  .command('start')
+  .description(
+    'runs the worker locally (npm start of the repository, from an installed package too): your --handlers on embedded PostgreSQL or DynamoDB Local, the SQS emulator and the Lambda or Fargate runtime; its own options: sqs-worker start --help',
+  )
+  .helpOption(false)
+  .allowUnknownOption()
+  .allowExcessArguments()
+  .argument('[options...]', "bin/local.ts's options (--handlers, --store, --runtime, --migrations, …)")
+  .action(async () => {
+    const { startLocal } = await import('../tools/local/start-command.ts');
+    // Everything after `start`, as typed: the local runtime parses its own options.
+    process.exitCode = await startLocal(process.argv.slice(process.argv.indexOf('start') + 1));
+  });
+
 try {
   await program.parseAsync(process.argv);
 } catch (error) {

@@ -7,3 +7,6 @@ import { createDynamoWorkerFromConfig } from '../stores/dynamodb/index.ts';
  * `SqsDatabaseWorker` deploys it for `store: 'dynamodb'`; its bundle holds no PostgreSQL code.
  */
 export const handler = createDynamoWorkerFromConfig({ handlers: exampleDynamoHandlersFor });
+
+/** The same handlers for the poller of an installed package's Fargate runtime (see worker.ts). */
+export const handlers = exampleDynamoHandlersFor;

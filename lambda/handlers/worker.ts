@@ -9,3 +9,9 @@ import { createWorkerFromConfig } from '../stores/postgres/index.ts';
  * the other store's code.
  */
 export const handler = createWorkerFromConfig({ handlers: exampleHandlersFor });
+
+/**
+ * The same handlers for the poller: an installed package's Fargate runtime bundles its poller main around this
+ * entry (the repository's image builds `bin/poller.ts` instead, from the `Dockerfile`).
+ */
+export const handlers = exampleHandlersFor;

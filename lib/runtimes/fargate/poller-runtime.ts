@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Names, Stack, Stage } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -8,6 +9,8 @@ import { WORKER_DEFAULTS } from '../../../lambda/constants.ts';
 import { PROJECT_ROOT } from '../../bundled-function.ts';
 import { grantPayloadRead } from '../../payload-bucket.ts';
 import type { ResolvedWorkerSettings } from '../../resolve-worker-settings.ts';
+import { shippedWorkerEntry } from '../../shipped-worker-entry.ts';
+import type { WorkerStore } from '../../stores/worker-store.ts';
 import type { WorkerStoreParts } from '../../stores/worker-store-parts.ts';
 import type { WorkerSettings } from '../../worker-settings.ts';
 import { pollerImageFolder, stagePollerImage } from './poller-entry-image.ts';
@@ -46,7 +49,7 @@ export function createPollerRuntime(scope: Construct, inputs: PollerRuntimeInput
     queue: inputs.queue,
     settings: inputs.poller,
     store: store.kind,
-    imageDirectory: props.workerEntry ? userEntryImage(scope, props.workerEntry) : PROJECT_ROOT,
+    imageDirectory: imageDirectoryOf(scope, props.workerEntry, store.kind),
     // A segment per record, through the X-Ray daemon beside the poller (POWERTOOLS_TRACE_ENABLED is set with it).
     tracing: props.tracing ?? false,
     environment: pollerEnvironment(scope, inputs),
@@ -56,6 +59,17 @@ export function createPollerRuntime(scope: Construct, inputs: PollerRuntimeInput
     grantPayloadRead(inputs.payloadBucket, service.taskRole, 'the poller reads any payload object');
   }
   return service;
+}
+
+/**
+ * The poller's image context: around `workerEntry` when given; else the project's `Dockerfile` in this repository,
+ * or, in an installed package (which ships no `Dockerfile`, lock file or build tools), around the store's shipped
+ * worker entry, bundled at synth like a `workerEntry`.
+ */
+function imageDirectoryOf(scope: Construct, workerEntry: string | undefined, store: WorkerStore): string {
+  if (workerEntry) return userEntryImage(scope, workerEntry);
+  if (existsSync(join(PROJECT_ROOT, 'Dockerfile'))) return PROJECT_ROOT;
+  return userEntryImage(scope, shippedWorkerEntry(store));
 }
 
 /**

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CfnResource } from 'aws-cdk-lib';
@@ -93,8 +94,9 @@ const CDK_JSON = join(ROOT, 'cdk.json');
 const cache = new Map<string, SynthesizedStage>();
 
 /**
- * A hash of what a synthesis depends on: `lib/`, `cdk.json`, the installed aws-cdk-lib (package-lock.json) and
- * this file. The on-disk cache is keyed by it, so a changed grant is synthesized again and nothing stale is read.
+ * A hash of what a synthesis depends on: `lib/`, `cdk.json`, the installed aws-cdk-lib (its package.json, where
+ * Node.js resolves it: this repository's, or the project's that installed the package) and this file. The on-disk
+ * cache is keyed by it, so a changed grant is synthesized again and nothing stale is read.
  */
 function inputsHash(stage: string): string {
   const hash = createHash('sha256').update(stage);
@@ -104,7 +106,7 @@ function inputsHash(stage: string): string {
       .sort()
       .map((name) => join(ROOT, 'lib', name)),
     CDK_JSON,
-    join(ROOT, 'package-lock.json'),
+    createRequire(CDK_JSON).resolve('aws-cdk-lib/package.json'),
     fileURLToPath(import.meta.url),
   ];
   for (const file of files) hash.update(file).update(readFileSync(file));
