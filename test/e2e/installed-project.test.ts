@@ -141,6 +141,18 @@ describe('A project that installed the package (docs/installed-package.md)', () 
     );
   });
 
+  it("gives the README's first handler the guide's commands for a project that installed the package", () => {
+    // Prepare: the README's inline commands of that paragraph, which this file runs as the guide's
+    const readme = section(read('README.md'), 'A first handler');
+    const paragraph = readme.slice(readme.indexOf('In a project of your own that installed the package'));
+    const inline = [...paragraph.slice(0, paragraph.indexOf('\n\n')).matchAll(/`([^`]+)`/g)].map((m) => m[1]);
+
+    // Assess
+    expect(inline).toContain('src/invoice-worker.ts');
+    expect(inline).toContain(GUIDE_COMMANDS.find((line) => line.startsWith('mkdir -p migrations')));
+    expect(inline).toContain(START_COMMANDS[0]);
+  });
+
   it('documents a start command for each store and runtime', () => {
     // Assess
     expect(START_COMMANDS).toEqual([

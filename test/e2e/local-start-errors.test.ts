@@ -137,3 +137,17 @@ describe('npm start (bin/local.ts) — a DATABASE_URL or SQS_ENDPOINT that canno
     );
   });
 });
+
+describe('npm start (bin/local.ts) — --migrations', () => {
+  it('exits 2 before anything starts when the folder does not exist, naming it and where it was looked for', async () => {
+    // Act
+    const result = await runEntry(START, ['--migrations', 'no-such-migrations'], { DATABASE_URL: db.url });
+
+    // Assess
+    expect(result.code).toBe(2);
+    expect(result.stderr).not.toContain('Starting PostgreSQL');
+    expect(lastLine(result.stderr)).toMatch(
+      /^npm start: --migrations no-such-migrations: no such folder \(looked for \/.+\/no-such-migrations\)\. Give the folder holding the package's migrations and yours \(docs\/installed-package\.md\)\.$/,
+    );
+  });
+});
