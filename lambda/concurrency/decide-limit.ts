@@ -1,0 +1,127 @@
+/**
+ * The bounds and the gains of an adaptive limit of records in flight: AIMD (additive increase, multiplicative
+ * decrease, the shape of Netflix concurrency-limits' `AIMDLimit` and of TCP Reno) on the store's signals of load,
+ * plus a latency check against a moving baseline of the transaction time (the idea of its gradient limiters).
+ */
+export interface LimitSettings {
+  /** The lowest limit (≥ 1): the worker never stops on its own, the breaker does. */
+  readonly floor: number;
+  /** The highest limit: the capacity-derived ceiling (`POLLER_CONCURRENCY`, the mapping's `MaximumConcurrency`). */
+  readonly ceiling: number;
+  /**
+   * The share of a window's database-bound records (completed or failed on the database) that are signals of load
+   * from which the limit is cut. @default 0.05
+   */
+  readonly overloadRate?: number;
+  /** The cut: the limit is multiplied by it (and lowered by at least 1). @default 0.75 */
+  readonly backoffRatio?: number;
+  /** The median transaction time above which a window is slow, as a multiple of the baseline. @default 2 */
+  readonly latencyTolerance?: number;
+}
+
+/** What happened in one window of records: the counts of each signal of load, and the transaction times. */
+export interface WindowSignals {
+  /** Records whose transaction ran (completed, duplicate, stale version). */
+  readonly ok: number;
+  readonly contention: number;
+  readonly throttle: number;
+  readonly unavailable: number;
+  readonly slow: number;
+  /** Median transaction time of the `ok` records, in ms (undefined without any). */
+  readonly medianTransactionMs?: number;
+  /**
+   * The most records in flight at once during the window: the limit grows only when the window used it (a worker
+   * that never reaches its limit learns nothing about a higher one). Undefined: not known (the Lambda fleet).
+   */
+  readonly peakInFlight?: number;
+}
+
+/** The limit before a window, and the transaction-time baseline learnt so far. */
+export interface LimitState {
+  readonly limit: number;
+  readonly baselineMs?: number;
+}
+
+/** The limit after a window, why, and the baseline to keep. */
+export interface LimitDecision extends LimitState {
+  readonly change: 'decrease' | 'increase' | 'hold';
+  /** One line for the log (`concurrency_limit_changed`): the counts or times that decided it. */
+  readonly reason: string;
+}
+
+const DEFAULTS = { overloadRate: 0.05, backoffRatio: 0.75, latencyTolerance: 2 } as const;
+
+/** The baseline after a window that was not overloaded: down quickly, up slowly (a slower workload is learnt). */
+function nextBaseline(baselineMs: number | undefined, medianMs: number | undefined): number | undefined {
+  if (medianMs === undefined) return baselineMs;
+  if (baselineMs === undefined) return medianMs;
+  return medianMs < baselineMs ? (baselineMs + medianMs) / 2 : baselineMs * 0.95 + medianMs * 0.05;
+}
+
+/**
+ * The next limit of records in flight after one window, between `settings.floor` and `settings.ceiling`:
+ * - cut (× `backoffRatio`, at least 1 lower) when the signals of load reach `overloadRate` of the window's
+ *   database-bound records, or when its median transaction time reaches `latencyTolerance` × the baseline;
+ * - raised by 1 after a window without either that used the limit;
+ * - held otherwise (no database-bound record: business failures and payload errors never move it).
+ * Pure: the poller calls it per window of its own records, the Lambda control loop per window of the fleet's metrics.
+ */
+export function decideLimit(
+  state: LimitState,
+  window: WindowSignals,
+  settings: LimitSettings,
+): LimitDecision {
+  const { overloadRate, backoffRatio, latencyTolerance } = { ...DEFAULTS, ...settings };
+  const floor = Math.max(1, Math.floor(settings.floor));
+  const ceiling = Math.max(floor, Math.floor(settings.ceiling));
+  const limit = Math.min(ceiling, Math.max(floor, Math.floor(state.limit)));
+  const overload = window.contention + window.throttle + window.unavailable + window.slow;
+  const bound = window.ok + overload;
+  const cut = (reason: string, baselineMs: number | undefined): LimitDecision => {
+    const next = Math.max(floor, Math.min(limit - 1, Math.floor(limit * backoffRatio)));
+    return next < limit
+      ? { limit: next, change: 'decrease', reason, ...(baselineMs === undefined ? {} : { baselineMs }) }
+      : {
+          limit,
+          change: 'hold',
+          reason: `${reason}; at the floor (${floor})`,
+          ...(baselineMs === undefined ? {} : { baselineMs }),
+        };
+  };
+  if (overload > 0 && overload >= overloadRate * bound) {
+    return cut(
+      `${overload} of ${bound} database-bound records were signals of load (contention ${window.contention}, throttle ${window.throttle}, unavailable ${window.unavailable}, slow ${window.slow})`,
+      state.baselineMs,
+    );
+  }
+  const baselineMs = nextBaseline(state.baselineMs, window.medianTransactionMs);
+  const median = window.medianTransactionMs;
+  if (
+    median !== undefined &&
+    state.baselineMs !== undefined &&
+    median >= latencyTolerance * state.baselineMs
+  ) {
+    return cut(
+      `median transaction ${median.toFixed(0)} ms, ${(median / state.baselineMs).toFixed(1)}× the baseline ${state.baselineMs.toFixed(0)} ms`,
+      baselineMs,
+    );
+  }
+  const keep = baselineMs === undefined ? {} : { baselineMs };
+  if (bound === 0) return { limit, change: 'hold', reason: 'no database-bound record', ...keep };
+  const used = window.peakInFlight === undefined || window.peakInFlight >= limit;
+  if (limit < ceiling && used) {
+    return {
+      limit: limit + 1,
+      change: 'increase',
+      reason: `no signal of load in ${bound} database-bound records`,
+      ...keep,
+    };
+  }
+  return {
+    limit,
+    change: 'hold',
+    reason:
+      limit >= ceiling ? `at the ceiling (${ceiling})` : `the window used ${window.peakInFlight} of ${limit}`,
+    ...keep,
+  };
+}
