@@ -65,6 +65,14 @@ export const METRIC_NAMES = {
   processingMs: 'ProcessingMs',
   dbTransactionMs: 'DbTransactionMs',
   messageAgeMs: 'MessageAgeMs',
+  // Signals of load, one count per retryable record (lambda/concurrency/load-signal.ts; unit Count): what the
+  // adaptive limit of records in flight reads, in the poller from its own records, on Lambda from the fleet's.
+  loadContention: 'LoadContention',
+  loadThrottle: 'LoadThrottle',
+  loadUnavailable: 'LoadUnavailable',
+  loadSlow: 'LoadSlow',
+  /** The adaptive limit of records in flight (the poller's, or the mapping's MaximumConcurrency) when it changes (Count). */
+  concurrencyLimit: 'ConcurrencyLimit',
   /** A `payloadRef` read refused by S3 (AccessDenied): a permission to fix (unit Count). */
   payloadAccessDenied: 'PayloadAccessDenied',
   // The outbox relay, per run.
