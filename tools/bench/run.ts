@@ -28,6 +28,7 @@ import { benchBundle, runBundleAlone } from './bench-bundle.ts';
 import { type ConfigResult, since } from './bench-config.ts';
 import type { BenchMode } from './bench-lanes.ts';
 import { ALL_MODES, NETWORK_MODES, parseBenchOptions, usageError } from './bench-options.ts';
+import { runContentionAlone } from './contention-alone.ts';
 import { startLaneThreads } from './lane-threads.ts';
 import { type BenchPass, type BenchRun, measurePass } from './measure-pass.ts';
 import { benchPayloadMemory } from './payload-memory.ts';
@@ -72,9 +73,10 @@ if (only !== undefined && !onlyModes) {
   if (only === 'purge') await runRetentionPurgeAlone(purgeRows);
   else if (only === 'bundle') await runBundleAlone();
   else if (only === 'payload-memory') await runPayloadMemoryAlone();
+  else if (only === 'contention') await runContentionAlone();
   else {
     usageError(
-      `--only takes purge, bundle or payload-memory, the lines that run alone, or a comma-separated list of modes (${ALL_MODES.join(', ')}) (given ${only})`,
+      `--only takes purge, bundle, payload-memory or contention, the lines that run alone, or a comma-separated list of modes (${ALL_MODES.join(', ')}) (given ${only})`,
     );
   }
   process.exit(0);
