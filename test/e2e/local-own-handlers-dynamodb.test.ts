@@ -29,18 +29,26 @@ function savedExample(): string {
 
 const admin = { accessKeyId: LOCAL_ACCESS_KEY_IDS.admin, secretAccessKey: 'local' };
 
-/** Runs `npm start -- <args>` and returns it with what it printed so far. */
+/**
+ * Runs `npm start -- <args>` (its script: tsx with the source condition, so the example's `sqs-inbox-worker/dynamodb`
+ * resolves to this repository's sources, not to a dist/ that only a build writes) and returns it with what it
+ * printed so far.
+ */
 function start(args: string[]): { child: ChildProcess; output: () => string; exited: Promise<unknown[]> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts', ...args], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      JAVA_HOME: process.env.JAVA_HOME ?? '',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      POWERTOOLS_LOG_LEVEL: 'SILENT',
+  const child = spawn(
+    process.execPath,
+    ['--conditions=@sqs-inbox-worker/source', '--import', 'tsx', 'bin/local.ts', ...args],
+    {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        JAVA_HOME: process.env.JAVA_HOME ?? '',
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        POWERTOOLS_LOG_LEVEL: 'SILENT',
+      },
     },
-  });
+  );
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
