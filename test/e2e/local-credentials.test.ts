@@ -12,6 +12,7 @@ import { queueIsEmpty } from '../../tools/local/local-queues.ts';
 import { sqsClientFor } from '../../tools/local/sqs-client-for.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';
+import { startKept } from '../support/local-start-run.ts';
 import { waitFor } from '../support/wait-for.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 
@@ -58,26 +59,16 @@ describe('Local runs without AWS credentials or region (no AWS_* variable in the
   it('npm start -- --handlers: a retryable failure comes back after its backoff (the visibility change succeeded), not after the 180 s visibility', async () => {
     // Prepare
     const own = await createTestDatabase();
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'bin/local.ts', '--handlers', 'test/fixtures/handlers-modules/flaky-once.ts'],
-      { cwd: ROOT, env: bare({ DATABASE_URL: own.url, POWERTOOLS_LOG_LEVEL: 'WARN' }) },
+    const kept = startKept(
+      ['--handlers', 'test/fixtures/handlers-modules/flaky-once.ts'],
+      bare({ DATABASE_URL: own.url, POWERTOOLS_LOG_LEVEL: 'WARN' }),
     );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const exited = once(child, 'exit');
     let row: { status: string; receive_count: number } | undefined;
     try {
-      await waitFor('the printed settings', () => stdout.includes('aws sqs send-message'), 60_000, 100);
+      await kept.settingsPrintedBefore('aws sqs send-message', 60_000);
       const [, endpoint, region, queueUrl] =
-        /--endpoint-url (\S+) --region (\S+) --queue-url (\S+)/.exec(stdout) ?? [];
-      expect(queueUrl, stdout).toBeDefined();
+        /--endpoint-url (\S+) --region (\S+) --queue-url (\S+)/.exec(kept.stdout) ?? [];
+      expect(queueUrl, kept.stdout).toBeDefined();
 
       // Act: one message, failing retryably at its first attempt.
       const sqs = sqsClientFor(endpoint as string, region);
@@ -103,17 +94,17 @@ describe('Local runs without AWS credentials or region (no AWS_* variable in the
         200,
       );
     } finally {
-      child.kill('SIGINT');
+      kept.stop('SIGINT');
     }
-    const [code] = await exited;
+    const code = await kept.exited;
 
     // Assess: failed once, the visibility change went through, completed at the second receive; a clean stop.
-    const messages = logLines(`${stdout}\n${stderr}`).map((line) => line.message);
+    const messages = logLines(`${kept.stdout}\n${kept.stderr}`).map((line) => line.message);
     expect(messages).toContain('worker_message_retryable_failure');
     expect(messages).not.toContain('worker_visibility_change_failed');
-    expect(stderr).not.toMatch(/CredentialsProviderError|Region is missing/);
+    expect(kept.stderr).not.toMatch(/CredentialsProviderError|Region is missing/);
     expect(row).toEqual({ status: 'COMPLETED', receive_count: 2 });
-    expect(code, stderr).toBe(0);
+    expect(code, kept.stderr).toBe(0);
   }, 150_000);
 
   it('bin/poller.ts consumes a local queue (SQS_ENDPOINT on loopback) without AWS_REGION or keys', async () => {

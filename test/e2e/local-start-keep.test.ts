@@ -1,59 +1,27 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { startKept } from '../support/local-start-run.ts';
 import { waitFor } from '../support/wait-for.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const db = await createTestDatabase();
-
-/** The `export NAME='value'` lines `npm start -- --keep` prints, as an environment. */
-function printedSettings(stdout: string): Record<string, string> {
-  return Object.fromEntries(
-    [...stdout.matchAll(/^ {2}export ([A-Z_]+)='([^']*)'$/gm)].map((m) => [m[1] as string, m[2] as string]),
-  );
-}
 
 describe('npm start -- --keep (no AWS_* variable in its environment)', () => {
   it('consumes a message sent with the printed settings after the summary, and SIGTERM stops it with exit 0', async () => {
     // Prepare
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'bin/local.ts', '--keep', '--messages', '20', '--concurrency', '2'],
-      {
-        cwd: ROOT,
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: process.env.HOME ?? '',
-          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-          DATABASE_URL: db.url,
-        },
-      },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
+    const kept = startKept(['--keep', '--messages', '20', '--concurrency', '2'], {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      DATABASE_URL: db.url,
     });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const exited = once(child, 'exit');
     const key = 'kept:payment:1';
     let status: string | undefined;
     let settings: Record<string, string> = {};
     try {
-      await waitFor(
-        'the settings after the summary',
-        () => stdout.includes('npx sqs-worker smoke'),
-        120_000,
-        200,
-      );
-      settings = printedSettings(stdout.slice(stdout.indexOf('Still running')));
+      settings = await kept.settingsPrintedBefore('npx sqs-worker smoke', 120_000);
 
       // Act: the real SDK with exactly the printed endpoint, region, key and queue.
       const sqs = new SQSClient({
@@ -95,9 +63,9 @@ describe('npm start -- --keep (no AWS_* variable in its environment)', () => {
         await ops.end({ timeout: 5 });
       }
     } finally {
-      child.kill('SIGTERM');
+      kept.stop('SIGTERM');
     }
-    const [code] = await exited;
+    const code = await kept.exited;
 
     // Assess
     expect(Object.keys(settings)).toEqual([
@@ -112,7 +80,7 @@ describe('npm start -- --keep (no AWS_* variable in its environment)', () => {
     expect(status).toBe('COMPLETED');
     const ledger = await db.sql`select 1 from ledger_entries where source_event_id = ${key}`;
     expect(ledger).toHaveLength(1);
-    expect(stderr).not.toMatch(/CredentialsProviderError|Region is missing/);
-    expect(code, stderr.slice(-2000)).toBe(0);
+    expect(kept.stderr).not.toMatch(/CredentialsProviderError|Region is missing/);
+    expect(code, kept.stderr.slice(-2000)).toBe(0);
   }, 240_000);
 });

@@ -1,20 +1,12 @@
-import { execFile, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../support/database.ts';
-import { waitFor } from '../support/wait-for.ts';
+import { startKept } from '../support/local-start-run.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const db = await createTestDatabase();
-
-/** The `export NAME='value'` lines `npm start -- --keep` prints, as an environment. */
-function printedSettings(stdout: string): Record<string, string> {
-  return Object.fromEntries(
-    [...stdout.matchAll(/^ {2}export ([A-Z_]+)='([^']*)'$/gm)].map((m) => [m[1] as string, m[2] as string]),
-  );
-}
 
 describe('npm start -- --keep, then sqs-worker smoke with the settings it prints', () => {
   it('keeps consuming after the summary: the smoke run passes against it, and Ctrl-C stops it with exit 0', async () => {
@@ -24,29 +16,14 @@ describe('npm start -- --keep, then sqs-worker smoke with the settings it prints
       HOME: process.env.HOME ?? '',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     };
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'bin/local.ts', '--keep', '--messages', '20', '--concurrency', '2'],
-      { cwd: ROOT, env: { ...base, DATABASE_URL: db.url } },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
+    const kept = startKept(['--keep', '--messages', '20', '--concurrency', '2'], {
+      ...base,
+      DATABASE_URL: db.url,
     });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const exited = once(child, 'exit');
     let smoke: { stdout: string; code: number };
+    let settings: Record<string, string> = {};
     try {
-      await waitFor(
-        'the settings after the summary',
-        () => stdout.includes('npx sqs-worker smoke'),
-        90_000,
-        200,
-      );
-      const settings = printedSettings(stdout);
+      settings = await kept.settingsPrintedBefore('npx sqs-worker smoke', 90_000);
 
       // Act: the ops CLI in another process, with exactly the printed settings.
       smoke = await promisify(execFile)(
@@ -61,12 +38,12 @@ describe('npm start -- --keep, then sqs-worker smoke with the settings it prints
         }),
       );
     } finally {
-      child.kill('SIGINT');
+      kept.stop('SIGINT');
     }
-    const [code] = await exited;
+    const code = await kept.exited;
 
     // Assess: the settings in the form the CLI reads, the smoke run's checks, and its state gone from the database.
-    expect(Object.keys(printedSettings(stdout))).toEqual([
+    expect(Object.keys(settings)).toEqual([
       'DATABASE_URL',
       'SQS_ENDPOINT',
       'AWS_REGION',
@@ -75,7 +52,7 @@ describe('npm start -- --keep, then sqs-worker smoke with the settings it prints
       'AWS_ACCESS_KEY_ID',
       'AWS_SECRET_ACCESS_KEY',
     ]);
-    expect(stdout).toContain(
+    expect(kept.stdout).toContain(
       'Check it with the canaries, as after every deploy: npx sqs-worker smoke --stage dev',
     );
     const result = JSON.parse(smoke.stdout) as {
@@ -99,7 +76,7 @@ describe('npm start -- --keep, then sqs-worker smoke with the settings it prints
     const rows =
       await db.sql`select 1 from worker_inbox where idempotency_key like ${`canary:${result.runId}:%`}`;
     expect(rows).toEqual([]);
-    expect(code, stderr).toBe(0);
-    expect(stderr).toContain("IAM: every call was allowed by the synthesized stack's roles (0 refused)");
+    expect(code, kept.stderr).toBe(0);
+    expect(kept.stderr).toContain("IAM: every call was allowed by the synthesized stack's roles (0 refused)");
   }, 300_000);
 });

@@ -5,6 +5,7 @@ import { httpNotificationProvider } from '../../lambda/effects/index.ts';
 import type { NotificationProvider } from '../../lambda/effects/notification-provider.ts';
 import { BatchFailedError } from '../../lambda/errors.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { escalationEnvelope } from '../support/escalation-envelope.ts';
 import { startFakeNotificationProvider } from '../support/fake-notification-provider.ts';
 import { envelopeFactory, lambdaContext, sqsEvent, sqsRecordFactory } from '../support/sqs-event.ts';
 import { exampleWorker } from '../support/test-worker.ts';
@@ -38,14 +39,6 @@ const createCase = async () => {
   await db.sql`insert into cases (case_id, stage, version) values (${caseId}, 'INVESTIGATION', 1)`;
   return caseId;
 };
-const escalation = (caseId: string) =>
-  envelopeFactory({
-    messageType: 'CaseEscalationRequested',
-    idempotencyKey: `case:${caseId}:escalation:1`,
-    aggregateType: 'case',
-    aggregateId: caseId,
-    payload: { caseId, recipient: 'duty-officer@example.com' },
-  });
 const notifications = (caseId: string) => db.sql`select * from case_notifications where case_id = ${caseId}`;
 const inboxStatus = async (key: string) =>
   (await db.sql`select status from worker_inbox where idempotency_key = ${key}`)[0]?.status;
@@ -54,7 +47,7 @@ describe('Handler: CaseEscalationRequested (external effect through the effect l
   it('notifies once and records the reference; a redelivery after COMPLETED does not call the provider', async () => {
     // Prepare
     const caseId = await createCase();
-    const envelope = escalation(caseId);
+    const envelope = escalationEnvelope(caseId);
     const record = sqsRecordFactory(envelope);
     const [callsBefore, appliedBefore] = [fake.calls, fake.applied];
 
@@ -81,7 +74,7 @@ describe('Handler: CaseEscalationRequested (external effect through the effect l
   it('applies the notification once when the inbox transaction fails after the provider answered', async () => {
     // Prepare
     const caseId = await createCase();
-    const envelope = escalation(caseId);
+    const envelope = escalationEnvelope(caseId);
     const key = String(envelope.idempotencyKey);
     const [callsBefore, appliedBefore] = [fake.calls, fake.applied];
     // Once the provider has answered, another transaction holds the notification row the handler is about
@@ -143,7 +136,7 @@ describe('Handler: CaseEscalationRequested (external effect through the effect l
       commitMode: 'per-batch',
     });
     const caseId = await createCase();
-    const envelope = escalation(caseId);
+    const envelope = escalationEnvelope(caseId);
     const failing = envelopeFactory({
       messageType: 'CaseDeadlineCalculationRequested',
       idempotencyKey: `deadline:${randomUUID()}`,
@@ -172,7 +165,7 @@ describe('Handler: CaseEscalationRequested (external effect through the effect l
 
   it('sends nothing for a case that does not exist yet, and retries it (retryable CASE_NOT_FOUND)', async () => {
     // Prepare
-    const envelope = escalation(`CASE-${randomUUID()}`);
+    const envelope = escalationEnvelope(`CASE-${randomUUID()}`);
     const record = sqsRecordFactory(envelope);
     const callsBefore = fake.calls;
 
@@ -193,7 +186,7 @@ describe('Handler: CaseEscalationRequested (external effect through the effect l
   it('fans out: two consumers sharing the database each notify once, under keys of their own', async () => {
     // Prepare: the same message delivered to two workers (two queues subscribed to one topic)
     const caseId = await createCase();
-    const envelope = escalation(caseId);
+    const envelope = escalationEnvelope(caseId);
     const workers = ['case-worker', 'audit-worker'].map((consumer) =>
       exampleWorker(db.client({ max: 1 }), {
         consumer,

@@ -1,6 +1,8 @@
-import { execFile } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { waitFor } from './wait-for.ts';
 
 /**
  * How long one scenario run may take: about 15 s alone and up to ~50 s on a 2-core machine with every core busy
@@ -44,4 +46,70 @@ export async function runLocalStart(
       `bin/local.ts ${args.join(' ')} ended with ${signal ?? `exit ${code}`}\n${checks || stdout.slice(-3000)}\n--- stderr (end)\n${stderr.slice(-2000)}`,
     );
   }
+}
+
+/** A `bin/local.ts` that stays up (`--keep`, `--handlers`) until {@link KeptLocalStart.stop}, from {@link startKept}. */
+export interface KeptLocalStart {
+  /** The process itself (its pid, exit code and signal). */
+  readonly child: ChildProcessWithoutNullStreams;
+  /** Its standard output so far. */
+  readonly stdout: string;
+  /** Its standard error so far. */
+  readonly stderr: string;
+  /** Resolves with its exit code (null when a signal ended it) once it has exited. */
+  readonly exited: Promise<number | null>;
+  /**
+   * Waits until its standard output includes `text` (a line printed after the settings, such as
+   * `npx sqs-worker smoke` or `aws sqs send-message`) and resolves with the `export NAME='value'` lines it printed
+   * after "reads these settings:", as an environment. Rejects after `timeoutMs`, or at once when it exits first,
+   * with the end of its standard error.
+   */
+  settingsPrintedBefore(text: string, timeoutMs: number): Promise<Record<string, string>>;
+  /** Sends `signal` to it: `SIGINT` as Ctrl-C in its terminal does, `SIGTERM` as a process manager does. */
+  stop(signal: 'SIGINT' | 'SIGTERM'): void;
+}
+
+/**
+ * Starts `npm start`'s entry (`node --import tsx bin/local.ts …args`) in the checkout with exactly `env`, for a run
+ * that stays up after its summary, and collects its output. The caller stops it, in a `finally`, and awaits `exited`.
+ */
+export function startKept(args: readonly string[], env: NodeJS.ProcessEnv): KeptLocalStart {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts', ...args], { cwd: ROOT, env });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  return {
+    child,
+    get stdout() {
+      return stdout;
+    },
+    get stderr() {
+      return stderr;
+    },
+    exited,
+    async settingsPrintedBefore(text, timeoutMs) {
+      const ended = () => child.exitCode !== null || child.signalCode !== null;
+      await waitFor(`"${text}" in the output`, () => stdout.includes(text) || ended(), timeoutMs, 100);
+      if (!stdout.includes(text))
+        throw new Error(
+          `bin/local.ts ${args.join(' ')} ended with ${child.signalCode ?? `exit ${child.exitCode}`} before printing "${text}"\n--- stderr (end)\n${stderr.slice(-2000)}`,
+        );
+      const settings = stdout.slice(Math.max(0, stdout.indexOf('reads these settings:')));
+      return Object.fromEntries(
+        [...settings.matchAll(/^ {2}export ([A-Z_]+)='([^']*)'$/gm)].map((m) => [
+          m[1] as string,
+          m[2] as string,
+        ]),
+      );
+    },
+    stop(signal) {
+      child.kill(signal);
+    },
+  };
 }

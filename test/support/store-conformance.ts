@@ -8,6 +8,7 @@ import type { WorkerHandler, WorkerOptions } from '../../lambda/runtimes/lambda/
 import type { Envelope } from '../../lambda/worker/envelope.ts';
 import type { RecordOutcome } from '../../lambda/worker/outcome.ts';
 import type { DlqInbox } from '../../tools/ops/ops-store.ts';
+import { escalationEnvelope } from './escalation-envelope.ts';
 import {
   type FakeNotificationProvider,
   startFakeNotificationProvider,
@@ -101,15 +102,6 @@ const requestedDeadline = (caseId: string, key = `case:${caseId}:deadline:OPEN`)
     aggregateType: 'case',
     aggregateId: caseId,
     payload: { caseId, stage: 'OPEN', effectiveAt: '2026-07-06T10:15:00Z' },
-  });
-/** A CaseEscalationRequested envelope of `caseId`. */
-const escalationRequested = (caseId: string) =>
-  envelopeFactory({
-    messageType: 'CaseEscalationRequested',
-    idempotencyKey: `case:${caseId}:escalation:1`,
-    aggregateType: 'case',
-    aggregateId: caseId,
-    payload: { caseId, recipient: 'duty-officer@example.com' },
   });
 const again = (record: ReturnType<typeof sqsRecordFactory>, receiveCount: number) => ({
   ...record,
@@ -459,7 +451,7 @@ export function describeStoreConformance(name: string, store: StoreFixture): voi
         );
         const caseId = `CASE-${randomUUID()}`;
         await worker(sqsEvent([sqsRecordFactory(stageChanged(caseId, 1))]), lambdaContext());
-        const envelope = escalationRequested(caseId);
+        const envelope = escalationEnvelope(caseId);
         const key = effectKey('case-worker', 'escalation-notification', envelope.idempotencyKey);
         /** The outcomes of the escalation's deliveries: result and failure code of each. */
         const deliveries = () =>

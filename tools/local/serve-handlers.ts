@@ -120,24 +120,16 @@ export async function serveHandlers(options: ServeHandlersOptions): Promise<Serv
     ((line: string, source: OutputSource) => {
       (source.stream === 'stdout' ? process.stdout : process.stderr).write(`${line}\n`);
     });
-  const consuming = poller
-    ? await startOwnPoller(stack, {
-        stage,
-        file,
-        shell,
-        concurrency,
-        memoryMiB: options.memorySizeMb,
-        onOutput,
-      })
-    : await startOwnFunction(stack, {
-        stage,
-        file,
-        shell,
-        concurrency,
-        memorySizeMb: options.memorySizeMb,
-        onOutput,
-        onKill: options.onKill,
-      });
+  const own: OwnConsumerOptions = {
+    stage,
+    file,
+    shell,
+    concurrency,
+    memorySizeMb: options.memorySizeMb,
+    onOutput,
+    onKill: options.onKill,
+  };
+  const consuming = poller ? await startOwnPoller(stack, own) : await startOwnFunction(stack, own);
   // The PostgreSQL outbox relay; on DynamoDB the relay reads the table's stream, which --handlers does not run.
   const relay = stack.dynamodb ? undefined : startRelay(stack, `${consuming.consumer}-local-relay`);
   const first = handlers[0] as LoadedHandlers['handlers'][number];
@@ -174,6 +166,27 @@ function localStage(poller: boolean, dynamodb: boolean): string {
   return `${poller ? 'fargate' : 'dev'}${dynamodb ? '-dynamodb' : ''}`;
 }
 
+/**
+ * What the module runs with, as the stage's worker function ({@link startOwnFunction}) or as its poller task
+ * ({@link startOwnPoller}, which reports no kills of its own through `onKill`).
+ */
+interface OwnConsumerOptions {
+  /** The stage whose function or task (memory, timeout, variables) the module runs as. */
+  readonly stage: string;
+  /** Absolute path of the handlers module. */
+  readonly file: string;
+  /** The variables of your shell passed on (`PASSED_ON`), on top of the stage's. */
+  readonly shell: Record<string, string>;
+  /** Invocations at once (the mapping's maximum concurrency), or the poller's `POLLER_CONCURRENCY`. */
+  readonly concurrency: number;
+  /** Overrides the stage's memory size: the function's MB, or the task's MiB. */
+  readonly memorySizeMb: number | undefined;
+  /** Every line the execution environments (the poller's tasks) write. */
+  readonly onOutput: (line: string, source: OutputSource) => void;
+  /** Each kill of an execution environment for memory or time, as Lambda reports it (the function only). */
+  readonly onKill: ((line: string) => void) | undefined;
+}
+
 interface Consuming {
   readonly consumer: string;
   readonly limits: string;
@@ -181,18 +194,7 @@ interface Consuming {
 }
 
 /** The module as the stage's worker function, bundled as the stack bundles a `workerEntry`, behind the mapping. */
-async function startOwnFunction(
-  stack: LocalStack,
-  options: {
-    stage: string;
-    file: string;
-    shell: Record<string, string>;
-    concurrency: number;
-    memorySizeMb: number | undefined;
-    onOutput: (line: string, source: OutputSource) => void;
-    onKill: ((line: string) => void) | undefined;
-  },
-): Promise<Consuming> {
+async function startOwnFunction(stack: LocalStack, options: OwnConsumerOptions): Promise<Consuming> {
   const settings = await localWorkerFunction(stack, {
     stage: options.stage,
     entry: options.file,
@@ -223,18 +225,11 @@ async function startOwnFunction(
  */
 async function startOwnPoller(
   stack: LocalStack,
-  options: {
-    stage: string;
-    file: string;
-    shell: Record<string, string>;
-    concurrency: number;
-    memoryMiB: number | undefined;
-    onOutput: (line: string, source: OutputSource) => void;
-  },
+  options: Omit<OwnConsumerOptions, 'onKill'>,
 ): Promise<Consuming> {
   const task = await localPollerTask(stack, {
     stage: options.stage,
-    memoryMiB: options.memoryMiB,
+    memoryMiB: options.memorySizeMb,
     environment: { ...options.shell, POLLER_CONCURRENCY: String(options.concurrency) },
   });
   const dir = await mkdtemp(join(tmpdir(), 'own-poller-'));
