@@ -47,14 +47,21 @@ describe('The DynamoDB gate under a record deadline', () => {
     const deadline = new AbortController();
 
     // Act: the deadline passes while the claim waits
-    const claim = claimDynamoInbox(store, entry, { nowMs: Date.now(), leaseMs: 60_000, signal: deadline.signal });
+    const claim = claimDynamoInbox(store, entry, {
+      nowMs: Date.now(),
+      leaseMs: 60_000,
+      signal: deadline.signal,
+    });
     const settled = claim.then(
       () => 'claimed',
       (error: Error) => error.name,
     );
     deadline.abort();
     // A hang guard only: without the signal the claim waits for the stalled socket, which never answers.
-    const outcome = await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, 30_000, 'hung'))]);
+    const outcome = await Promise.race([
+      settled,
+      new Promise((resolve) => setTimeout(resolve, 30_000, 'hung')),
+    ]);
     proxy.up();
 
     // Assess
