@@ -114,7 +114,10 @@ export interface PollerStats {
   heartbeats: number;
   inFlight: number;
   maxInFlight: number;
-  /** The records allowed in flight now: the adaptive limit (`concurrency` when it is off). */
+  /**
+   * The records allowed in flight now: the adaptive limit (`concurrency` when it is off). While the pause is
+   * half-open the loop takes one record at a time whatever it says.
+   */
   limit: number;
 }
 
