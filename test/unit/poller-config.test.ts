@@ -39,6 +39,8 @@ describe('Function: loadPollerConfig()', () => {
       probeBackoffBaseMs: POLLER_DEFAULTS.probeBackoffBaseMs,
       probeBackoffMaxMs: POLLER_DEFAULTS.probeBackoffMaxMs,
       halfOpenMs: POLLER_DEFAULTS.halfOpenMs,
+      adaptiveConcurrency: 'on',
+      concurrencyFloor: 1,
     });
     expect(worker.database.poolSize).toBe(6);
     expect(worker.consumer).toBe('case-worker');
@@ -192,5 +194,72 @@ describe('Function: loadPollerConfig() — commit mode and store', () => {
       'POLLER_CONCURRENCY must be a whole number from 1 to 10 (given "11"); with WORKER_STORE=dynamodb the poller runs at most 10 records at once, the DynamoDB store\'s limit (DB_POOL_SIZE is not read); lower POLLER_CONCURRENCY',
     );
     expect(message).toContain('WORKER_COMMIT_MODE=per-batch is a PostgreSQL mode');
+  });
+});
+
+describe('Function: loadPollerConfig() — adaptive concurrency', () => {
+  it('reads POLLER_ADAPTIVE_CONCURRENCY (on by default, off) and POLLER_CONCURRENCY_FLOOR (1 by default, up to POLLER_CONCURRENCY)', () => {
+    // Act
+    const defaults = loadPollerConfig({ ...base, DB_POOL_SIZE: '8' });
+    const off = loadPollerConfig({ ...base, DB_POOL_SIZE: '8', POLLER_ADAPTIVE_CONCURRENCY: 'off' });
+    const floor = loadPollerConfig({
+      ...base,
+      DB_POOL_SIZE: '8',
+      POLLER_CONCURRENCY: '6',
+      POLLER_ADAPTIVE_CONCURRENCY: 'on',
+      POLLER_CONCURRENCY_FLOOR: '6',
+    });
+
+    // Assess
+    expect(defaults.poller).toMatchObject({ concurrency: 8, adaptiveConcurrency: 'on', concurrencyFloor: 1 });
+    expect(off.poller).toMatchObject({ concurrency: 8, adaptiveConcurrency: 'off', concurrencyFloor: 1 });
+    expect(floor.poller).toMatchObject({ concurrency: 6, adaptiveConcurrency: 'on', concurrencyFloor: 6 });
+  });
+
+  it.each([
+    ['TRUE', '2'],
+    ['yes', '0'],
+    ['On', '9'],
+    ['off ', '1.5'],
+  ])(
+    'refuses POLLER_ADAPTIVE_CONCURRENCY=%j and POLLER_CONCURRENCY_FLOOR=%j, naming each variable, its value and the fix',
+    (mode, floor) => {
+      // Act
+      const message = problemsOf({
+        ...base,
+        DB_POOL_SIZE: '8',
+        POLLER_CONCURRENCY: '8',
+        POLLER_ADAPTIVE_CONCURRENCY: mode,
+        POLLER_CONCURRENCY_FLOOR: floor,
+      });
+
+      // Assess
+      expect(message).toContain(
+        `POLLER_ADAPTIVE_CONCURRENCY must be on or off (given "${mode}"); on lowers the records in flight`,
+      );
+      if (floor !== '2') {
+        expect(message).toContain(
+          `POLLER_CONCURRENCY_FLOOR must be a whole number from 1 to 8 (given "${floor}"); it is the lowest the adaptive limit goes, and POLLER_CONCURRENCY (8) is its ceiling`,
+        );
+      } else {
+        expect(message).not.toContain('POLLER_CONCURRENCY_FLOOR');
+      }
+    },
+  );
+
+  it('bounds the floor by the POLLER_CONCURRENCY given, not the pool: a floor above the ceiling is refused', () => {
+    // Act
+    const message = problemsOf({
+      ...base,
+      DB_POOL_SIZE: '8',
+      POLLER_CONCURRENCY: '3',
+      POLLER_CONCURRENCY_FLOOR: '4',
+    });
+
+    // Assess
+    expect(message).toContain(
+      'POLLER_CONCURRENCY_FLOOR must be a whole number from 1 to 3 (given "4"); it is the lowest the adaptive limit goes, and POLLER_CONCURRENCY (3) is its ceiling; lower the floor or raise POLLER_CONCURRENCY',
+    );
+    expect(message).not.toContain('POLLER_CONCURRENCY must');
   });
 });

@@ -26,7 +26,21 @@ export const POLLER_DEFAULTS = {
   probeBackoffMaxMs: 30_000,
   /** `POLLER_HALF_OPEN_MS`: after a good probe, one record at a time for this long before full concurrency. */
   halfOpenMs: 5000,
+  /**
+   * `POLLER_ADAPTIVE_CONCURRENCY`: `on` sets the records in flight from the database's signals of load (lock
+   * timeouts, throttling, connection failures, slow transactions), between `POLLER_CONCURRENCY_FLOOR` and
+   * `POLLER_CONCURRENCY`; `off` keeps them at `POLLER_CONCURRENCY`.
+   */
+  adaptiveConcurrency: 'on',
+  /** `POLLER_CONCURRENCY_FLOOR`: the lowest the adaptive limit goes, 1 – `POLLER_CONCURRENCY`. */
+  concurrencyFloor: 1,
 } as const;
+
+/**
+ * The adaptive limit's window (ms): the records settled in it decide the next limit once, so a burst of failures
+ * cuts it once per window, not once per record.
+ */
+export const ADAPTIVE_WINDOW_MS = 1000;
 
 /**
  * SQS refuses a visibility that ends more than 12 hours after the receive: the heartbeat stops this many seconds

@@ -35,6 +35,14 @@ export interface PollerConfig {
   readonly probeBackoffMaxMs: number;
   /** `POLLER_HALF_OPEN_MS`: one record at a time for this long after a good probe. @default 5000 */
   readonly halfOpenMs: number;
+  /**
+   * `POLLER_ADAPTIVE_CONCURRENCY`: `on` moves the records in flight with the database's signals of load, between
+   * `concurrencyFloor` and `concurrency` (docs/poller.md, "Adaptive concurrency"); `off` keeps them at
+   * `concurrency`. @default 'on'
+   */
+  readonly adaptiveConcurrency: 'on' | 'off';
+  /** `POLLER_CONCURRENCY_FLOOR`: the lowest the adaptive limit goes, 1 – `POLLER_CONCURRENCY`. @default 1 */
+  readonly concurrencyFloor: number;
 }
 
 /** Everything the poller reads from its environment: the worker's settings and its own. */
@@ -92,10 +100,38 @@ export function loadPollerConfig(env: Record<string, string | undefined> = proce
       `POLLER_PROBE_BACKOFF_BASE_MS (${timings.probeBackoffBaseMs}) must not exceed POLLER_PROBE_BACKOFF_MAX_MS (${timings.probeBackoffMaxMs}); lower the base or raise the maximum`,
     );
   }
+  const adaptive = readAdaptive(env, problems, whole, concurrency);
   if (problems.length > 0 || !worker) {
     throw new ConfigError(`Invalid poller configuration:\n- ${problems.join('\n- ')}`);
   }
-  return { worker, poller: { ...queue, concurrency, batchSize, ...timings } };
+  return { worker, poller: { ...queue, concurrency, batchSize, ...timings, ...adaptive } };
+}
+
+/**
+ * `POLLER_ADAPTIVE_CONCURRENCY` (`on` | `off`) and `POLLER_CONCURRENCY_FLOOR` (1 – `POLLER_CONCURRENCY`, the
+ * adaptive limit's ceiling). The floor is checked with `off` too: a value set is a value meant.
+ */
+function readAdaptive(
+  env: Record<string, string | undefined>,
+  problems: string[],
+  whole: (name: string, fallback: number, range: readonly [number, number], fix: string) => number,
+  concurrency: number,
+): Pick<PollerConfig, 'adaptiveConcurrency' | 'concurrencyFloor'> {
+  const value = env.POLLER_ADAPTIVE_CONCURRENCY;
+  let adaptiveConcurrency: 'on' | 'off' = POLLER_DEFAULTS.adaptiveConcurrency;
+  if (value === 'on' || value === 'off') adaptiveConcurrency = value;
+  else if (value !== undefined && value !== '') {
+    problems.push(
+      `POLLER_ADAPTIVE_CONCURRENCY must be on or off (given "${value}"); on lowers the records in flight on the database's signals of load and raises them back up to POLLER_CONCURRENCY, off keeps them at POLLER_CONCURRENCY`,
+    );
+  }
+  const concurrencyFloor = whole(
+    'POLLER_CONCURRENCY_FLOOR',
+    POLLER_DEFAULTS.concurrencyFloor,
+    [1, concurrency],
+    `it is the lowest the adaptive limit goes, and POLLER_CONCURRENCY (${concurrency}) is its ceiling; lower the floor or raise POLLER_CONCURRENCY`,
+  );
+  return { adaptiveConcurrency, concurrencyFloor };
 }
 
 /** The poller's timings: its key, variable, limits and the fix a message names, in the order they are checked. */

@@ -2,10 +2,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Message } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
+import { AdaptiveLimit, type LimitChange } from '../../concurrency/index.ts';
 import { METRIC_NAMES } from '../../constants.ts';
 import { sqsEventRecord } from '../../sqs/sqs-event-record.ts';
 import type { RecordOutcome } from '../../worker/outcome.ts';
-import { POLLER_DEFAULTS } from './constants.ts';
+import { ADAPTIVE_WINDOW_MS, POLLER_DEFAULTS } from './constants.ts';
 import { createDatabasePause, type DatabasePause } from './database-pause.ts';
 import { createLeaseHeartbeat, type HeldBatch } from './lease-heartbeat.ts';
 import { describeError } from './poller-telemetry.ts';
@@ -21,6 +22,8 @@ interface BatchInFlight {
   readonly settled: Map<string, RecordOutcome>;
   /** Records already deleted or handed back. */
   readonly done: Set<string>;
+  /** Records whose outcome the adaptive limit has counted. */
+  readonly observed: Set<string>;
   hold?: HeldBatch;
 }
 
@@ -61,8 +64,11 @@ export class PollerLoop {
     heartbeats: 0,
     inFlight: 0,
     maxInFlight: 0,
+    limit: 0,
   };
   readonly pause: DatabasePause;
+  /** The adaptive limit of records in flight; undefined when it is off (the limit is `concurrency`). */
+  readonly #adaptive: AdaptiveLimit | undefined;
   #stopping = false;
   /** Set when a stop gave up waiting: nothing more is deleted or changed. */
   #abandoned = false;
@@ -83,6 +89,46 @@ export class PollerLoop {
   ) {
     this.pause = this.#createPause();
     this.#heartbeat = this.#createHeartbeat();
+    this.#adaptive = this.#createAdaptive();
+    this.stats.limit = this.#adaptive?.limit ?? options.concurrency;
+  }
+
+  #createAdaptive(): AdaptiveLimit | undefined {
+    const { concurrency, adaptiveConcurrency: adaptive = {} } = this.options;
+    if (adaptive.enabled === false) return undefined;
+    return new AdaptiveLimit(
+      {
+        floor: adaptive.floor ?? POLLER_DEFAULTS.concurrencyFloor,
+        ceiling: concurrency,
+        windowMs: adaptive.windowMs ?? ADAPTIVE_WINDOW_MS,
+      },
+      { now: this.settings.now, onChange: (change) => this.#limitChanged(change) },
+    );
+  }
+
+  /** The adaptive limit moved: logged, metered, emitted; a higher one may let the loop receive again. */
+  #limitChanged(change: LimitChange): void {
+    const { logger, metrics } = this.options;
+    this.stats.limit = change.to;
+    const fields = { from: change.from, to: change.to, reason: change.reason };
+    if (change.to < change.from) logger.warn('concurrency_limit_changed', fields);
+    else logger.info('concurrency_limit_changed', fields);
+    metrics.addMetric(METRIC_NAMES.concurrencyLimit, 'Count', change.to);
+    metrics.publishStoredMetrics();
+    this.#emit({ type: 'limit', ...fields });
+    // A lower limit needs no wake: records in flight finish, and the loop receives once in-flight < limit.
+    if (change.to > change.from) this.#wakeCapacity();
+  }
+
+  /** Counts a settled record's outcome in the adaptive limit, once per record. */
+  #observe(batch: BatchInFlight, outcome: RecordOutcome): void {
+    if (!this.#adaptive || batch.observed.has(outcome.messageId)) return;
+    batch.observed.add(outcome.messageId);
+    this.#adaptive.observe({
+      result: outcome.result,
+      ...(outcome.failureCode === undefined ? {} : { failureCode: outcome.failureCode }),
+      dbTransactionMs: outcome.dbTransactionMs,
+    });
   }
 
   #createPause(): DatabasePause {
@@ -132,6 +178,13 @@ export class PollerLoop {
       queueUrl: options.queueUrl,
       fifo: settings.fifo,
       concurrency: options.concurrency,
+      adaptiveConcurrency: this.#adaptive ? 'on' : 'off',
+      ...(this.#adaptive
+        ? {
+            concurrencyFloor: options.adaptiveConcurrency?.floor ?? POLLER_DEFAULTS.concurrencyFloor,
+            concurrencyWindowMs: options.adaptiveConcurrency?.windowMs ?? ADAPTIVE_WINDOW_MS,
+          }
+        : {}),
       batchSize: settings.batchSize,
       waitSeconds: settings.waitSeconds,
       visibilitySeconds: settings.leaseSeconds,
@@ -173,7 +226,11 @@ export class PollerLoop {
         await this.pause.whenReceiving(this.#stopped.signal);
         continue;
       }
-      const limit = this.pause.status === 'half-open' ? 1 : this.options.concurrency;
+      // Half-open: one record at a time; else the adaptive limit, never above POLLER_CONCURRENCY.
+      const limit =
+        this.pause.status === 'half-open'
+          ? 1
+          : Math.min(this.options.concurrency, this.#adaptive?.limit ?? this.options.concurrency);
       const free = limit - this.stats.inFlight;
       if (free <= 0) {
         await this.#capacityFreed();
@@ -253,12 +310,14 @@ export class PollerLoop {
       byId: new Map(records.map((record) => [record.messageId, record])),
       settled: new Map(),
       done: new Set(),
+      observed: new Set(),
     };
     for (const record of records) this.#byMessage.set(record.messageId, batch);
     const { stats } = this;
     stats.batches += 1;
     stats.inFlight += records.length;
     stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight);
+    this.#adaptive?.noteInFlight(stats.inFlight);
     const task: Promise<void> = this.#runBatch(batch, receivedAt)
       .catch((error) => this.options.logger.error('poller_batch_failed', { error: describeError(error) }))
       .finally(() => this.#batchDone(batch, task));
@@ -310,6 +369,7 @@ export class PollerLoop {
       result.outcomes.forEach((outcome, index) => {
         const record = batch.records[index];
         if (record) batch.settled.set(record.messageId, outcome);
+        this.#observe(batch, outcome);
       });
       await this.#settle(batch);
       this.pause.observe(result.databaseDown);
@@ -361,6 +421,7 @@ export class PollerLoop {
     if (!batch) return;
     batch.settled.set(outcome.messageId, outcome);
     batch.hold?.settle(outcome.messageId);
+    this.#observe(batch, outcome);
   }
 
   /** See {@link Poller.idle}. */

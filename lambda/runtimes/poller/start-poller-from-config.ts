@@ -97,6 +97,10 @@ export async function startPollerFromConfig(options: PollerFromConfigOptions): P
       queueUrl: settings.queueUrl,
       processBatch: engine.processBatch,
       concurrency: settings.concurrency,
+      adaptiveConcurrency: {
+        enabled: settings.adaptiveConcurrency === 'on',
+        floor: settings.concurrencyFloor,
+      },
       batchSize: settings.batchSize,
       waitSeconds: settings.waitSeconds,
       visibilitySeconds: settings.visibilitySeconds,

@@ -20,8 +20,24 @@ export interface PollerOptions {
   readonly queueUrl: string;
   /** The engine: `createBatchEngine(options).processBatch`, whose `onOutcome` calls {@link Poller.recordSettled}. */
   readonly processBatch: ProcessBatch;
-  /** Records in flight at most, 1 to the database pool size (checked by the configuration). */
+  /**
+   * Records in flight at most, 1 to the database pool size (checked by the configuration): the ceiling of the
+   * adaptive limit.
+   */
   readonly concurrency: number;
+  /**
+   * The adaptive limit of records in flight (`lambda/concurrency/`): the records' signals of load (lock timeouts,
+   * throttling, connection failures, slow transactions) lower it, windows without them raise it back, between
+   * `floor` and `concurrency`. `enabled: false` keeps `concurrency`. @default { enabled: true, floor: 1 }
+   */
+  readonly adaptiveConcurrency?: {
+    /** @default true */
+    readonly enabled?: boolean;
+    /** The lowest limit, 1 – `concurrency`. @default 1 */
+    readonly floor?: number;
+    /** The window of settled records of one decision. @default ADAPTIVE_WINDOW_MS (1000) */
+    readonly windowMs?: number;
+  };
   /** Messages per ReceiveMessage, 1–10. @default 10 */
   readonly batchSize?: number;
   /** Long-poll wait, 0–20 s. @default 20 */
@@ -80,7 +96,8 @@ export type PollerEvent =
       readonly deleted: readonly string[];
       readonly visibility: readonly VisibilityEntry[];
     }
-  | { readonly type: 'pause'; readonly status: DatabasePause['status']; readonly reason: string };
+  | { readonly type: 'pause'; readonly status: DatabasePause['status']; readonly reason: string }
+  | { readonly type: 'limit'; readonly from: number; readonly to: number; readonly reason: string };
 
 /** Counters of a running poller (a live view). */
 export interface PollerStats {
@@ -97,6 +114,11 @@ export interface PollerStats {
   heartbeats: number;
   inFlight: number;
   maxInFlight: number;
+  /**
+   * The records allowed in flight now: the adaptive limit (`concurrency` when it is off). While the pause is
+   * half-open the loop takes one record at a time whatever it says.
+   */
+  limit: number;
 }
 
 /** How {@link Poller.stop} ended. */
@@ -138,6 +160,11 @@ function validate(options: PollerOptions): void {
     }
   };
   check('concurrency', options.concurrency, [1, 1000]);
+  check('adaptiveConcurrency.floor', options.adaptiveConcurrency?.floor, [
+    1,
+    Math.max(1, options.concurrency),
+  ]);
+  check('adaptiveConcurrency.windowMs', options.adaptiveConcurrency?.windowMs, [1, 3_600_000]);
   check('batchSize', options.batchSize, POLLER_LIMITS.batchSize);
   check('waitSeconds', options.waitSeconds, POLLER_LIMITS.waitSeconds);
   check('visibilitySeconds', options.visibilitySeconds, POLLER_LIMITS.visibilitySeconds);
@@ -180,6 +207,9 @@ async function readQueue(sqs: SQSClient, queueUrl: string): Promise<{ queueArn: 
  * - **Budget**: each batch gets `batchTimeoutSeconds` from its receive, as a Lambda invocation gets its timeout.
  * - **Heartbeat** (`lease-heartbeat.ts`): records still running at half their lease get a new one, up to
  *   `maxExtensionSeconds`; settled records are never extended.
+ * - **Adaptive limit** (`lambda/concurrency/`): the records in flight follow an `AdaptiveLimit` between
+ *   `adaptiveConcurrency.floor` and `concurrency`, cut on the database's signals of load and raised back by one per
+ *   quiet window; records already in flight finish when it drops.
  * - **Pause** (`database-pause.ts`): after a batch with a connection-class failure, receiving stops (a pending
  *   long poll is aborted, anything received is handed back) until a probe of the database succeeds.
  * - **Stop**: see {@link Poller.stop}.
