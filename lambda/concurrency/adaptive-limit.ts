@@ -39,6 +39,7 @@ const median = (values: number[]): number | undefined => {
 export class AdaptiveLimit {
   #limit: number;
   #baselineMs: number | undefined;
+  #recoverTo: number | undefined;
   #opened: number;
   #counts: Record<Exclude<LoadSignal, 'ignored'>, number> = this.#emptyCounts();
   #times: number[] = [];
@@ -95,14 +96,16 @@ export class AdaptiveLimit {
       peakInFlight: this.#peakInFlight,
       ...(this.#times.length ? { medianTransactionMs: median(this.#times) } : {}),
     };
-    const decision = decideLimit(
-      { limit: this.#limit, baselineMs: this.#baselineMs },
-      window,
-      this.#settings,
-    );
+    const state = {
+      limit: this.#limit,
+      ...(this.#baselineMs === undefined ? {} : { baselineMs: this.#baselineMs }),
+      ...(this.#recoverTo === undefined ? {} : { recoverTo: this.#recoverTo }),
+    };
+    const decision = decideLimit(state, window, this.#settings);
     const from = this.#limit;
     this.#limit = decision.limit;
     this.#baselineMs = decision.baselineMs;
+    this.#recoverTo = decision.recoverTo;
     this.#counts = this.#emptyCounts();
     this.#times = [];
     this.#peakInFlight = this.#inFlight;

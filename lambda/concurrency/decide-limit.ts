@@ -36,10 +36,17 @@ export interface WindowSignals {
   readonly peakInFlight?: number;
 }
 
-/** The limit before a window, and the transaction-time baseline learnt so far. */
+/** The limit before a window, and what earlier windows taught. */
 export interface LimitState {
   readonly limit: number;
+  /** The transaction-time baseline learnt so far (ms). */
   readonly baselineMs?: number;
+  /**
+   * Where a recovery doubles up to (TCP's slow-start threshold): the limit the first cut of a run of cuts left. Below
+   * it a quiet window doubles the limit, above it adds 1; undefined (no cut yet, or the Lambda fleet's loop, which
+   * keeps no such memory) adds 1 throughout.
+   */
+  readonly recoverTo?: number;
 }
 
 /** The limit after a window, why, and the baseline to keep. */
@@ -62,7 +69,8 @@ function nextBaseline(baselineMs: number | undefined, medianMs: number | undefin
  * The next limit of records in flight after one window, between `settings.floor` and `settings.ceiling`:
  * - cut (× `backoffRatio`, at least 1 lower) when the signals of load reach `overloadRate` of the window's
  *   database-bound records, or when its median transaction time reaches `latencyTolerance` × the baseline;
- * - raised by 1 after a window without either that used the limit;
+ * - raised after a window without either that used the limit: doubled while below {@link LimitState.recoverTo}
+ *   (the limit the first of a run of cuts left), by 1 above it;
  * - held otherwise (no database-bound record: business failures and payload errors never move it).
  * Pure: the poller calls it per window of its own records, the Lambda control loop per window of the fleet's metrics.
  */
@@ -77,15 +85,21 @@ export function decideLimit(
   const limit = Math.min(ceiling, Math.max(floor, Math.floor(state.limit)));
   const overload = window.contention + window.throttle + window.unavailable + window.slow;
   const bound = window.ok + overload;
+  const memory = (baselineMs: number | undefined, recoverTo: number | undefined) => ({
+    ...(baselineMs === undefined ? {} : { baselineMs }),
+    ...(recoverTo === undefined ? {} : { recoverTo }),
+  });
   const cut = (reason: string, baselineMs: number | undefined): LimitDecision => {
     const next = Math.max(floor, Math.min(limit - 1, Math.floor(limit * backoffRatio)));
+    // A run of cuts keeps the first one's result as where a recovery doubles up to.
+    const recoverTo = Math.max(state.recoverTo ?? 0, next);
     return next < limit
-      ? { limit: next, change: 'decrease', reason, ...(baselineMs === undefined ? {} : { baselineMs }) }
+      ? { limit: next, change: 'decrease', reason, ...memory(baselineMs, recoverTo) }
       : {
           limit,
           change: 'hold',
           reason: `${reason}; at the floor (${floor})`,
-          ...(baselineMs === undefined ? {} : { baselineMs }),
+          ...memory(baselineMs, state.recoverTo),
         };
   };
   if (overload > 0 && overload >= overloadRate * bound) {
@@ -106,15 +120,26 @@ export function decideLimit(
       baselineMs,
     );
   }
-  const keep = baselineMs === undefined ? {} : { baselineMs };
-  if (bound === 0) return { limit, change: 'hold', reason: 'no database-bound record', ...keep };
+  if (bound === 0) {
+    return {
+      limit,
+      change: 'hold',
+      reason: 'no database-bound record',
+      ...memory(baselineMs, state.recoverTo),
+    };
+  }
   const used = window.peakInFlight === undefined || window.peakInFlight >= limit;
   if (limit < ceiling && used) {
+    const below = state.recoverTo !== undefined && limit < state.recoverTo;
+    const next = below ? Math.min(state.recoverTo ?? ceiling, limit * 2) : limit + 1;
+    const recoverTo = below && next < (state.recoverTo ?? 0) ? state.recoverTo : undefined;
     return {
-      limit: limit + 1,
+      limit: Math.min(ceiling, next),
       change: 'increase',
-      reason: `no signal of load in ${bound} database-bound records`,
-      ...keep,
+      reason: below
+        ? `no signal of load in ${bound} database-bound records; doubling back toward ${state.recoverTo}`
+        : `no signal of load in ${bound} database-bound records`,
+      ...memory(baselineMs, recoverTo),
     };
   }
   return {
@@ -122,6 +147,6 @@ export function decideLimit(
     change: 'hold',
     reason:
       limit >= ceiling ? `at the ceiling (${ceiling})` : `the window used ${window.peakInFlight} of ${limit}`,
-    ...keep,
+    ...memory(baselineMs, state.recoverTo),
   };
 }

@@ -139,6 +139,20 @@ describe('decideLimit: one window', () => {
     });
   });
 
+  it('remembers where the first of a run of cuts left the limit, and doubles back up to it before adding 1', () => {
+    // Act
+    const first = decideLimit({ limit: 16 }, { ...QUIET, contention: 5 }, SETTINGS);
+    const second = decideLimit(first, { ...QUIET, contention: 5 }, SETTINGS);
+    const back = decideLimit({ ...second, limit: 3 }, { ...QUIET, peakInFlight: 3 }, SETTINGS);
+    const again = decideLimit(back, { ...QUIET, peakInFlight: 6 }, SETTINGS);
+    const above = decideLimit(decideLimit(again, QUIET, SETTINGS), QUIET, SETTINGS);
+
+    // Assess
+    expect([first.limit, first.recoverTo, second.limit, second.recoverTo]).toEqual([12, 12, 9, 12]);
+    expect([back.limit, back.recoverTo, again.limit, again.recoverTo]).toEqual([6, 12, 12, undefined]);
+    expect(above.limit).toBe(14);
+  });
+
   it('holds without any database-bound record: a window of business failures moves nothing', () => {
     // Act
     const decision = decideLimit(
@@ -199,8 +213,19 @@ describe('AdaptiveLimit: windows of settled records', () => {
       [12, 9],
       [9, 6],
     ]);
+    // Back up: doubled to 12 (where the first cut left it), then one at a time
     expect(limit.limit).toBe(16);
-    expect(quiet).toBe(10);
+    expect(quiet).toBe(5);
+    expect(changes.slice(3).map(({ from, to }) => [from, to])).toEqual([
+      [6, 12],
+      [12, 13],
+      [13, 14],
+      [14, 15],
+      [15, 16],
+    ]);
+    expect(changes[3]?.reason).toBe(
+      'no signal of load in 10 database-bound records; doubling back toward 12',
+    );
     expect(changes.at(-1)).toEqual({
       from: 15,
       to: 16,

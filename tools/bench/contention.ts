@@ -49,8 +49,8 @@ export const CONTENTION_DEFAULTS: ContentionSettings = {
   concurrency: 16,
   hotRows: 4,
   lockTimeoutMs: 500,
-  slowForMs: 8000,
-  holdMs: 900,
+  slowForMs: 20_000,
+  holdMs: 1500,
 };
 
 const hotIncrement = defineHandler({
