@@ -91,7 +91,9 @@ export interface Breaker {
  * (`breaker_<status>`, with the reason) and counted ({@link BREAKER_METRICS}). The state lives in memory: the
  * deployed function has a reserved concurrency of 1, so one environment carries it from tick to tick; after a
  * cold start it is rebuilt from the mapping (disabled → open since the mapping's LastModified), which at worst
- * probes once more than the backoff would have.
+ * probes once more than the backoff would have. With a `fleetLimit` the same tick then moves the mapping's
+ * `MaximumConcurrency` from the fleet's signals of load, only when the breaker is closed, not held, and did nothing
+ * to the mapping itself: the breaker's decision always comes first (lambda/breaker/fleet-limit.ts).
  *
  * @example
  * ```ts
