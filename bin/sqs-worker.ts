@@ -51,7 +51,7 @@ const DLQ_STORE = [
 
 const program = new Command('sqs-worker')
   .description(
-    'Operations for the SQS → Lambda → PostgreSQL worker: inbox, queue, DLQ, quarantine, breaker, capacity, smoke.',
+    'Operations for the SQS → Lambda → PostgreSQL worker: inbox, queue, DLQ, quarantine, breaker, concurrency, capacity, smoke.',
   )
   .option('--database-url <url>', 'PostgreSQL connection URL (env DATABASE_URL)')
   .option('--queue-url <url>', 'source (worker) queue URL (env WORKER_QUEUE_URL)')
@@ -373,6 +373,67 @@ breaker
   .action(
     act('breaker close', (s) => ops.breakerClose(breakerDeps(s), { mappingUuid: s.require('mappingUuid') })),
   );
+
+const concurrency = program
+  .command('concurrency')
+  .description(
+    "the event source mapping's MaximumConcurrency, which the breaker moves from the worker's signals of load (needs --mapping-uuid / WORKER_MAPPING_UUID)",
+  );
+/** The floor and ceiling the breaker moves the mapping between, as given (shown by the commands). */
+const concurrencyBounds = (opts: Opts) => {
+  const floor = str(opts.floor) ?? process.env.WORKER_CONCURRENCY_FLOOR;
+  const ceiling = str(opts.ceiling) ?? process.env.WORKER_MAX_CONCURRENCY;
+  return {
+    floor: parseCount(floor ?? '2', '--floor', 2, 1000),
+    ...(ceiling ? { ceiling: parseCount(ceiling, '--ceiling', 2, 1000) } : {}),
+  };
+};
+const withBounds = (command: Command) =>
+  command
+    .option('--floor <n>', "the breaker's CONCURRENCY_FLOOR (env WORKER_CONCURRENCY_FLOOR, default 2)")
+    .option(
+      '--ceiling <n>',
+      "the configured MaximumConcurrency, the construct's maxConcurrency (env WORKER_MAX_CONCURRENCY)",
+    );
+const concurrencyDeps = (s: OpsSession) => ({ lambda: s.lambda(), out: s.out });
+withBounds(
+  concurrency
+    .command('status')
+    .description("the mapping's MaximumConcurrency, floor, ceiling, pinned or not"),
+).action(
+  act('concurrency status', (s, opts) =>
+    ops.concurrencyStatus(concurrencyDeps(s), {
+      mappingUuid: s.require('mappingUuid'),
+      ...concurrencyBounds(opts),
+    }),
+  ),
+);
+withBounds(
+  concurrency
+    .command('pin')
+    .argument('<n>', 'the MaximumConcurrency to hold, 2–1000')
+    .description(
+      'pin the MaximumConcurrency at <n>: tag the mapping and set it; the breaker will not move it',
+    ),
+).action(
+  act('concurrency pin', (s, opts, [value]) =>
+    ops.concurrencyPin(concurrencyDeps(s), {
+      mappingUuid: s.require('mappingUuid'),
+      value: value as string,
+      ...concurrencyBounds(opts),
+    }),
+  ),
+);
+withBounds(
+  concurrency.command('unpin').description('remove the pin: the breaker moves the MaximumConcurrency again'),
+).action(
+  act('concurrency unpin', (s, opts) =>
+    ops.concurrencyUnpin(concurrencyDeps(s), {
+      mappingUuid: s.require('mappingUuid'),
+      ...concurrencyBounds(opts),
+    }),
+  ),
+);
 
 program
   .command('capacity')

@@ -149,6 +149,27 @@ const variables = {
   BREAKER_PROBE_BACKOFF_MAX_MS: positiveInt('BREAKER_PROBE_BACKOFF_MAX_MS', 300_000, 86_400_000),
   BREAKER_HALF_OPEN_MS: positiveInt('BREAKER_HALF_OPEN_MS', 60_000, 86_400_000),
   BREAKER_RUN_GUARD_MS: positiveInt('BREAKER_RUN_GUARD_MS', 5000, 900_000),
+  CONCURRENCY_ADAPTIVE: oneOf('CONCURRENCY_ADAPTIVE', ['true', 'false'] as const, 'false'),
+  CONCURRENCY_FLOOR: (value, invalid) => {
+    const floor = positiveInt('CONCURRENCY_FLOOR', 2, 1000)(value, invalid);
+    return floor < 2
+      ? invalid(
+          `CONCURRENCY_FLOOR must be a whole number from 2 to 1000 (given "${value}"): AWS's range of MaximumConcurrency`,
+        )
+      : floor;
+  },
+  CONCURRENCY_WINDOW_SECONDS: (value, invalid) => {
+    const seconds = positiveInt('CONCURRENCY_WINDOW_SECONDS', 60, 300)(value, invalid);
+    return seconds % 60 === 0
+      ? seconds
+      : invalid(
+          `CONCURRENCY_WINDOW_SECONDS must be 60, 120, 180, 240 or 300 (given "${value}"): whole minutes, the resolution of the worker's metrics`,
+        );
+  },
+  CONCURRENCY_METRICS_NAMESPACE: text,
+  CONCURRENCY_METRICS_SERVICE: text,
+  POWERTOOLS_METRICS_NAMESPACE: text,
+  POWERTOOLS_SERVICE_NAME: text,
 } satisfies Record<string, Reader<unknown>>;
 
 /** Thrown by a reader's `invalid` and caught by {@link readVariables}; never escapes. */

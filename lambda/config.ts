@@ -1,5 +1,6 @@
 import { readDatabaseConfig } from './config-database.ts';
 import { type ConfigVariables, readVariables } from './config-variables.ts';
+import { DEFAULT_METRICS_NAMESPACE } from './constants.ts';
 import { ConfigError } from './errors.ts';
 import type { CommitMode, TerminalPolicy } from './types.ts';
 
@@ -156,6 +157,22 @@ export interface BreakerConfig {
   readonly halfOpenMs: number;
   /** `BREAKER_RUN_GUARD_MS`: a run stops ticking this long before the Lambda timeout. @default 5000 */
   readonly runGuardMs: number;
+  /** The control loop of the mapping's `MaximumConcurrency` from the fleet's signals of load (`CONCURRENCY_*`). */
+  readonly concurrency: FleetConcurrencyConfig;
+}
+
+/** Settings of the breaker's control loop of the mapping's `MaximumConcurrency` (lambda/breaker/fleet-limit.ts). */
+export interface FleetConcurrencyConfig {
+  /** `CONCURRENCY_ADAPTIVE=true`: the loop runs (mode `maximum-concurrency` only). @default false */
+  readonly enabled: boolean;
+  /** `CONCURRENCY_FLOOR`: the lowest `MaximumConcurrency` the loop sets, 2–1000. @default 2 */
+  readonly floor: number;
+  /** `CONCURRENCY_WINDOW_SECONDS`: the window of metrics one decision reads, 60–300 in whole minutes. @default 60 */
+  readonly windowSeconds: number;
+  /** `CONCURRENCY_METRICS_NAMESPACE`: the worker's metrics namespace. @default POWERTOOLS_METRICS_NAMESPACE, else SqsInboxWorker */
+  readonly namespace: string;
+  /** `CONCURRENCY_METRICS_SERVICE`: the worker's `service` dimension. @default POWERTOOLS_SERVICE_NAME, else sqs-inbox-worker */
+  readonly service: string;
 }
 
 /** Settings of the outbox relay, read from `OUTBOX_*`. */
@@ -304,6 +321,15 @@ function checkRanges(e: ConfigVariables, problems: string[]): void {
       `BREAKER_PROBE_BACKOFF_BASE_MS (${e.BREAKER_PROBE_BACKOFF_BASE_MS}) must not exceed BREAKER_PROBE_BACKOFF_MAX_MS (${e.BREAKER_PROBE_BACKOFF_MAX_MS}); lower the base or raise the maximum`,
     );
   }
+  if (
+    e.CONCURRENCY_ADAPTIVE === 'true' &&
+    e.BREAKER_SCALING_MODE === 'maximum-concurrency' &&
+    e.CONCURRENCY_FLOOR > e.BREAKER_MAX_CONCURRENCY
+  ) {
+    problems.push(
+      `CONCURRENCY_FLOOR (${e.CONCURRENCY_FLOOR}) must not exceed BREAKER_MAX_CONCURRENCY (${e.BREAKER_MAX_CONCURRENCY}): the floor of the mapping's MaximumConcurrency is below its configured ceiling; lower the floor`,
+    );
+  }
   if (e.BREAKER_MINIMUM_POLLERS > e.BREAKER_MAXIMUM_POLLERS) {
     problems.push(
       `BREAKER_MINIMUM_POLLERS (${e.BREAKER_MINIMUM_POLLERS}) must not exceed BREAKER_MAXIMUM_POLLERS (${e.BREAKER_MAXIMUM_POLLERS}); set them to the mapping's ProvisionedPollerConfig`,
@@ -369,6 +395,14 @@ function workerConfig(
       probeBackoffMaxMs: e.BREAKER_PROBE_BACKOFF_MAX_MS,
       halfOpenMs: e.BREAKER_HALF_OPEN_MS,
       runGuardMs: e.BREAKER_RUN_GUARD_MS,
+      concurrency: {
+        enabled: e.CONCURRENCY_ADAPTIVE === 'true',
+        floor: e.CONCURRENCY_FLOOR,
+        windowSeconds: e.CONCURRENCY_WINDOW_SECONDS,
+        namespace:
+          e.CONCURRENCY_METRICS_NAMESPACE || e.POWERTOOLS_METRICS_NAMESPACE || DEFAULT_METRICS_NAMESPACE,
+        service: e.CONCURRENCY_METRICS_SERVICE || e.POWERTOOLS_SERVICE_NAME || 'sqs-inbox-worker',
+      },
     },
   };
 }

@@ -18,8 +18,9 @@ export interface WorkerNetworkProps {
   readonly containerEndpoints?: boolean;
   /**
    * The worker's store. `dynamodb` is the network of a DynamoDB worker's poller (`runtime: 'fargate'`; a DynamoDB
-   * worker function needs none): a DynamoDB gateway endpoint (no hourly charge) instead of the Secrets Manager and
-   * Lambda interface endpoints, which only the PostgreSQL store's functions use (the master secret, the breaker).
+   * worker function needs none): a DynamoDB gateway endpoint (no hourly charge) instead of the Secrets Manager,
+   * Lambda and CloudWatch interface endpoints, which only the PostgreSQL store's functions use (the master secret,
+   * the breaker and its control loop of the mapping's MaximumConcurrency).
    * @default 'postgres'
    */
   readonly store?: 'postgres' | 'dynamodb';
@@ -36,7 +37,8 @@ export interface WorkerNetworkProps {
  * A VPC with private isolated subnets only (no internet, no NAT), flow logs of all traffic to CloudWatch Logs,
  * and the endpoints the functions need from inside: SQS (the worker changes message visibility, the relay sends),
  * Secrets Manager (the migration function and the rotation function read the master secret), Lambda (the breaker
- * disables and enables the worker's event source mapping) and an S3 gateway (payload objects by reference). With
+ * disables and enables the worker's event source mapping), CloudWatch monitoring (the breaker reads the worker's
+ * metrics to set the mapping's MaximumConcurrency) and an S3 gateway (payload objects by reference). With
  * `store: 'dynamodb'` (the poller's network): SQS, the S3 gateway and a DynamoDB gateway.
  */
 export class WorkerNetwork extends Construct {
@@ -91,6 +93,8 @@ export class WorkerNetwork extends Construct {
     const postgresEndpoints = [
       ['SecretsManagerEndpoint', ec2.InterfaceVpcEndpointAwsService.SECRETS_MANAGER],
       ['LambdaEndpoint', ec2.InterfaceVpcEndpointAwsService.LAMBDA],
+      // The breaker's control loop of the mapping's MaximumConcurrency reads the worker's metrics (GetMetricData).
+      ['MonitoringEndpoint', ec2.InterfaceVpcEndpointAwsService.CLOUDWATCH_MONITORING],
     ] as const;
     const tracingEndpoints = [['XRayEndpoint', ec2.InterfaceVpcEndpointAwsService.XRAY]] as const;
     for (const [name, service] of [

@@ -1,15 +1,19 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import type { BreakerConfig } from '../config.ts';
 import { ConfigError } from '../errors.ts';
+import { createFleetLimit } from './fleet-limit.ts';
 import type { MappingScaling } from './mapping-control.ts';
 import { type Breaker, createBreaker } from './run-breaker.ts';
 
 /**
  * The breaker of a deployed breaker function, from its `BREAKER_*` settings and its store's probe (PostgreSQL's
  * `select 1`, DynamoDB's GetItem): the mapping it controls, its scaling to restore, its thresholds, and a Lambda
- * client, logger and metrics of its own. Both stores' breaker entries are this and their probe.
+ * client, logger and metrics of its own; with `CONCURRENCY_ADAPTIVE=true` (mode `maximum-concurrency`) the control loop
+ * of the mapping's `MaximumConcurrency` ({@link createFleetLimit}) between `CONCURRENCY_FLOOR` and
+ * `BREAKER_MAX_CONCURRENCY`. Both stores' breaker entries are this and their probe.
  *
  * @throws ConfigError when `BREAKER_MAPPING_UUID` is not set.
  * @internal
@@ -30,8 +34,28 @@ export function breakerFromConfig(settings: BreakerConfig, probe: () => Promise<
           maximumPollers: settings.maximumPollers,
         }
       : { mode: 'maximum-concurrency', maxConcurrency: settings.maxConcurrency };
+  const client = new LambdaClient({});
+  const logger = new Logger({ serviceName });
+  const metrics = new Metrics({
+    namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'SqsInboxWorker',
+    serviceName,
+  });
+  const { concurrency } = settings;
+  const fleetLimit =
+    concurrency.enabled && scaling.mode === 'maximum-concurrency'
+      ? createFleetLimit({
+          cloudWatch: new CloudWatchClient({}),
+          lambda: client,
+          mappingUuid,
+          source: { namespace: concurrency.namespace, service: concurrency.service },
+          limit: { floor: concurrency.floor, ceiling: scaling.maxConcurrency },
+          windowSeconds: concurrency.windowSeconds,
+          logger,
+          metrics,
+        })
+      : undefined;
   return createBreaker({
-    client: new LambdaClient({}),
+    client,
     mappingUuid,
     probe,
     probeTimeoutMs: settings.probeTimeoutMs,
@@ -44,10 +68,8 @@ export function breakerFromConfig(settings: BreakerConfig, probe: () => Promise<
       probeBackoffMaxMs: settings.probeBackoffMaxMs,
       halfOpenMs: settings.halfOpenMs,
     },
-    logger: new Logger({ serviceName }),
-    metrics: new Metrics({
-      namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'SqsInboxWorker',
-      serviceName,
-    }),
+    logger,
+    metrics,
+    ...(fleetLimit ? { fleetLimit } : {}),
   });
 }

@@ -19,7 +19,23 @@ export {
 } from './breaker-state.ts';
 export { createDatabaseProbe, type DatabaseProbe } from './create-database-probe.ts';
 export {
+  createFleetLimit,
+  type FleetLimit,
+  type FleetLimitOptions,
+  type FleetLimitState,
+  type FleetLimitTick,
+  lastClosedWindow,
+  MAPPING_CONCURRENCY_RANGE,
+  METRICS_LAG_MS,
+  type MetricDataClient,
+  parsePin,
+  readWindowSignals,
+  type WorkerMetricsSource,
+  windowQueries,
+} from './fleet-limit.ts';
+export {
   BREAKER_HOLD_TAG,
+  CONCURRENCY_PIN_TAG,
   disableMapping,
   type EventSourceMappingClient,
   enableMapping,
@@ -27,8 +43,11 @@ export {
   holdMapping,
   type MappingScaling,
   type MappingSnapshot,
+  pinMapping,
   readMapping,
   releaseMapping,
+  setMaxConcurrency,
+  unpinMapping,
 } from './mapping-control.ts';
 export { probeDatabase } from './probe-database.ts';
 export {

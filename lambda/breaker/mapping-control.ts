@@ -15,6 +15,13 @@ import {
  */
 export const BREAKER_HOLD_TAG = 'sqs-inbox-worker:breaker-hold';
 
+/**
+ * The tag on the event source mapping that pins its `MaximumConcurrency` (`sqs-worker concurrency pin <n>`, value
+ * `n`): the breaker's control loop sets the mapping to it and never moves it while the tag is there. Beside the
+ * hold, for the same reason: an operator must be able to set it while the database is struggling.
+ */
+export const CONCURRENCY_PIN_TAG = 'sqs-inbox-worker:concurrency-pin';
+
 /** How the mapping scales when it runs normally; the breaker restores this after a half-open. */
 export type MappingScaling =
   | { readonly mode: 'maximum-concurrency'; readonly maxConcurrency: number }
@@ -39,6 +46,8 @@ export interface MappingSnapshot {
   readonly pollers: { readonly minimum?: number; readonly maximum?: number } | undefined;
   /** The hold tag's value, when an operator holds the breaker open. */
   readonly hold: string | undefined;
+  /** The pin tag's value (as tagged, unparsed), when an operator pinned the `MaximumConcurrency`. */
+  readonly pin: string | undefined;
 }
 
 /** Reads the mapping and its hold tag (GetEventSourceMapping, then ListTags on its ARN). */
@@ -64,6 +73,7 @@ export async function readMapping(client: EventSourceMappingClient, uuid: string
         }
       : undefined,
     hold: Tags[BREAKER_HOLD_TAG],
+    pin: Tags[CONCURRENCY_PIN_TAG],
   };
 }
 
@@ -98,6 +108,39 @@ export async function enableMapping(
       : { ScalingConfig: { MaximumConcurrency: scaling.maxConcurrency } }),
   };
   await client.send(new UpdateEventSourceMappingCommand(input));
+}
+
+/**
+ * Sets the mapping's `MaximumConcurrency` alone (`ScalingConfig`, no `Enabled`): a disabled mapping stays disabled.
+ * The control loop's and `sqs-worker concurrency pin`'s one write.
+ */
+export async function setMaxConcurrency(
+  client: EventSourceMappingClient,
+  uuid: string,
+  maxConcurrency: number,
+): Promise<void> {
+  await client.send(
+    new UpdateEventSourceMappingCommand({
+      UUID: uuid,
+      ScalingConfig: { MaximumConcurrency: maxConcurrency },
+    }),
+  );
+}
+
+/** Tags the mapping with the pin (`sqs-worker concurrency pin <n>`). */
+export async function pinMapping(
+  client: EventSourceMappingClient,
+  arn: string,
+  value: number,
+): Promise<void> {
+  await client.send(
+    new TagResourceCommand({ Resource: arn, Tags: { [CONCURRENCY_PIN_TAG]: String(value) } }),
+  );
+}
+
+/** Removes the pin tag (`sqs-worker concurrency unpin`): the control loop moves the mapping again. */
+export async function unpinMapping(client: EventSourceMappingClient, arn: string): Promise<void> {
+  await client.send(new UntagResourceCommand({ Resource: arn, TagKeys: [CONCURRENCY_PIN_TAG] }));
 }
 
 /** Tags the mapping with the hold (`sqs-worker breaker open`). */

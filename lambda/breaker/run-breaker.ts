@@ -10,6 +10,7 @@ import {
   isProbeDue,
   stepBreaker,
 } from './breaker-state.ts';
+import type { FleetLimit, FleetLimitTick } from './fleet-limit.ts';
 import {
   disableMapping,
   type EventSourceMappingClient,
@@ -58,6 +59,11 @@ export interface BreakerOptions {
   readonly metrics: BreakerMetrics;
   /** Clock (epoch ms). @default Date.now */
   readonly now?: () => number;
+  /**
+   * The control loop of the mapping's `MaximumConcurrency` (mode `maximum-concurrency`): ticked after the breaker's
+   * own step, only when the breaker is closed, not held, the mapping enabled and the step did nothing to it.
+   */
+  readonly fleetLimit?: FleetLimit;
 }
 
 /** What one {@link Breaker.tick} did. */
@@ -67,6 +73,8 @@ export interface BreakerTick {
   readonly step?: BreakerStep;
   /** The Lambda control plane failed; the state is unchanged and the next tick tries again. */
   readonly error?: string;
+  /** What the control loop of the `MaximumConcurrency` did, when it ran. */
+  readonly concurrency?: FleetLimitTick;
 }
 
 /** A breaker over one mapping; keeps its state between ticks (one execution environment). */
@@ -83,7 +91,9 @@ export interface Breaker {
  * (`breaker_<status>`, with the reason) and counted ({@link BREAKER_METRICS}). The state lives in memory: the
  * deployed function has a reserved concurrency of 1, so one environment carries it from tick to tick; after a
  * cold start it is rebuilt from the mapping (disabled → open since the mapping's LastModified), which at worst
- * probes once more than the backoff would have.
+ * probes once more than the backoff would have. With a `fleetLimit` the same tick then moves the mapping's
+ * `MaximumConcurrency` from the fleet's signals of load, only when the breaker is closed, not held, and did nothing
+ * to the mapping itself: the breaker's decision always comes first (lambda/breaker/fleet-limit.ts).
  *
  * @example
  * ```ts
@@ -152,7 +162,20 @@ export function createBreaker(options: BreakerOptions): Breaker {
           metrics.addMetric(BREAKER_METRICS[to], 'Count', 1);
           metrics.publishStoredMetrics();
         }
-        return { state: step.state, step, ...(result ? { probe: result } : {}) };
+        const steer =
+          options.fleetLimit &&
+          options.scaling.mode === 'maximum-concurrency' &&
+          step.state.status === 'closed' &&
+          step.action === undefined &&
+          view.enabled &&
+          !view.held;
+        const concurrency = steer ? await options.fleetLimit?.tick(mapping, now()) : undefined;
+        return {
+          state: step.state,
+          step,
+          ...(result ? { probe: result } : {}),
+          ...(concurrency ? { concurrency } : {}),
+        };
       } catch (error) {
         // The control plane failed (throttled, no permission): keep the state, try again next tick.
         logger.error('breaker_tick_failed', { mappingUuid, error: describeError(error) });

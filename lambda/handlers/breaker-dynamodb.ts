@@ -26,7 +26,8 @@ const breaker = breakerFromConfig(settings, () =>
  * The breaker of the DynamoDB store's Lambda worker, invoked every minute (EventBridge): as the PostgreSQL
  * breaker, it disables the worker's event source mapping while DynamoDB does not answer its probe and enables it
  * again (half-open, then the configured scaling) once probes succeed; a poison message never trips it (the probe
- * reads no message).
+ * reads no message); while it is closed, with `CONCURRENCY_ADAPTIVE=true`, it moves the mapping's
+ * `MaximumConcurrency` from the worker's signals of load.
  */
 export const handler = async (_event: unknown, context: Context) => {
   const until = Date.now() + context.getRemainingTimeInMillis() - settings.runGuardMs;

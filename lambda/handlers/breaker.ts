@@ -18,7 +18,8 @@ const breaker = breakerFromConfig(settings, probe);
 /**
  * The breaker Lambda, invoked every minute (EventBridge): ticks every `BREAKER_CHECK_INTERVAL_MS` until
  * `BREAKER_RUN_GUARD_MS` before its timeout, disabling the worker's event source mapping while the database is
- * unavailable and enabling it again (half-open, then the configured scaling) once probes succeed.
+ * unavailable and enabling it again (half-open, then the configured scaling) once probes succeed; while it is closed,
+ * with `CONCURRENCY_ADAPTIVE=true`, it moves the mapping's `MaximumConcurrency` from the worker's signals of load.
  */
 export const handler = async (_event: unknown, context: Context) => {
   const until = Date.now() + context.getRemainingTimeInMillis() - settings.runGuardMs;

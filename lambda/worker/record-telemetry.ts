@@ -1,5 +1,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { type LoadSignal, loadSignalOf } from '../concurrency/load-signal.ts';
 import { METRIC_NAMES } from '../constants.ts';
 import type { OutcomeResult, RecordOutcome } from './outcome.ts';
 
@@ -16,6 +17,20 @@ export const OUTCOME_METRICS: Record<OutcomeResult, string> = {
   TERMINAL_FAILURE: METRIC_NAMES.terminalFailure,
   NOT_YET_DUE: METRIC_NAMES.notYetDue,
   DEADLINE_DEFERRED: METRIC_NAMES.deadlineDeferred,
+};
+
+/**
+ * EMF metric counted once per retryable record that is a signal of load ({@link loadSignalOf}); `ok` and `ignored`
+ * records count none. The fleet's sums are what the breaker's control loop of the mapping's `MaximumConcurrency`
+ * reads (lambda/breaker/fleet-limit.ts).
+ *
+ * @internal
+ */
+export const LOAD_METRICS: Readonly<Record<Exclude<LoadSignal, 'ok' | 'ignored'>, string>> = {
+  contention: METRIC_NAMES.loadContention,
+  throttle: METRIC_NAMES.loadThrottle,
+  unavailable: METRIC_NAMES.loadUnavailable,
+  slow: METRIC_NAMES.loadSlow,
 };
 
 /** The outcome's fields in the record's log line, in this order (after `queue`). */
@@ -42,7 +57,8 @@ const LOGGED_FIELDS = [
 
 /**
  * Writes the one structured log line of a record (the pattern document's fields, §23) and its EMF metrics:
- * one count for its result, plus HashMismatch, Quarantined, QuarantineFailed and PayloadAccessDenied when they apply, and ProcessingMs,
+ * one count for its result, plus HashMismatch, Quarantined, QuarantineFailed and PayloadAccessDenied when they apply,
+ * one count of its signal of load (LoadContention, LoadThrottle, LoadUnavailable, LoadSlow) when it is one, and ProcessingMs,
  * DbTransactionMs and MessageAgeMs. Never logs a payload value: only identifiers from the envelope, and the
  * producer's trace id (`traceId`) when the message carries one. The fields come from the record's own outcome, so
  * records processed at once never lend each other theirs.
@@ -73,6 +89,9 @@ export function recordTelemetry(
   if (outcome.failureCode === 'PAYLOAD_ACCESS_DENIED') {
     sinks.metrics.addMetric(METRIC_NAMES.payloadAccessDenied, MetricUnit.Count, 1);
   }
+  const signal = loadSignalOf(outcome);
+  if (signal !== 'ok' && signal !== 'ignored')
+    sinks.metrics.addMetric(LOAD_METRICS[signal], MetricUnit.Count, 1);
   sinks.metrics.addMetric(METRIC_NAMES.processingMs, MetricUnit.Milliseconds, outcome.processingMs);
   sinks.metrics.addMetric(METRIC_NAMES.dbTransactionMs, MetricUnit.Milliseconds, outcome.dbTransactionMs);
   sinks.metrics.addMetric(METRIC_NAMES.messageAgeMs, MetricUnit.Milliseconds, outcome.messageAgeMs);

@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -6,20 +6,50 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { Construct } from 'constructs';
 import type { ResolvedWorkerSettings } from '../resolve-worker-settings.ts';
+import { ESM_MIN_CONCURRENCY } from '../setting-checks.ts';
 
 /** The breaker runs every minute for its timeout less this guard. @internal */
 export const BREAKER_TIMEOUT = Duration.seconds(55);
 const BREAKER_RUN_GUARD = Duration.seconds(5);
 
 /**
+ * The lowest `MaximumConcurrency` the breaker's control loop sets (`CONCURRENCY_FLOOR`): AWS's minimum. The
+ * `ConcurrencyAtFloor` alarm watches it.
+ *
+ * @internal
+ */
+export const CONCURRENCY_FLOOR = ESM_MIN_CONCURRENCY;
+
+/**
+ * The window of the worker's metrics one decision of the control loop reads (`CONCURRENCY_WINDOW_SECONDS`): one
+ * minute, the resolution of EMF metrics, so the limit reacts within about two minutes of a burst of contention.
+ *
+ * @internal
+ */
+export const CONCURRENCY_WINDOW = Duration.minutes(1);
+
+/**
+ * True when a breaker also runs the control loop of the mapping's `MaximumConcurrency`: mode `maximum-concurrency`
+ * (a provisioned mapping has no `MaximumConcurrency` to move).
+ *
+ * @internal
+ */
+export function steersConcurrency(settings: ResolvedWorkerSettings): boolean {
+  return settings.breaker !== undefined && settings.scalingMode === 'maximum-concurrency';
+}
+
+/**
  * The `BREAKER_*` variables of a breaker function, either store's: the mapping it controls, the scaling it restores
- * and its thresholds.
+ * and its thresholds; in mode `maximum-concurrency` the `CONCURRENCY_*` ones of its control loop of the mapping's
+ * `MaximumConcurrency` too: the floor, the window, and where the worker's metrics are (its namespace and `service`
+ * dimension, read from `environment`'s Powertools variables, the worker's own).
  *
  * @internal
  */
 export function breakerEnvironment(
   settings: ResolvedWorkerSettings,
   eventSource: SqsEventSource,
+  environment: Readonly<Record<string, string>> = {},
 ): Record<string, string> {
   const breaker = settings.breaker as NonNullable<ResolvedWorkerSettings['breaker']>;
   const pollers = settings.provisionedPollers;
@@ -38,12 +68,26 @@ export function breakerEnvironment(
     BREAKER_MIN_OPEN_MS: String(breaker.minOpen.toMilliseconds()),
     BREAKER_HALF_OPEN_MS: String(breaker.halfOpen.toMilliseconds()),
     BREAKER_RUN_GUARD_MS: String(BREAKER_RUN_GUARD.toMilliseconds()),
+    ...(steersConcurrency(settings)
+      ? {
+          CONCURRENCY_ADAPTIVE: 'true',
+          CONCURRENCY_FLOOR: String(CONCURRENCY_FLOOR),
+          CONCURRENCY_WINDOW_SECONDS: String(CONCURRENCY_WINDOW.toSeconds()),
+          ...(environment.POWERTOOLS_METRICS_NAMESPACE
+            ? { CONCURRENCY_METRICS_NAMESPACE: environment.POWERTOOLS_METRICS_NAMESPACE }
+            : {}),
+          ...(environment.POWERTOOLS_SERVICE_NAME
+            ? { CONCURRENCY_METRICS_SERVICE: environment.POWERTOOLS_SERVICE_NAME }
+            : {}),
+        }
+      : {}),
   };
 }
 
 /**
  * Lets a breaker function control the worker's event source mapping (read, update and read the tags of this one
- * mapping, nothing else of Lambda) and runs it every minute, never retried.
+ * mapping, nothing else of Lambda), read the worker's metrics when it steers the mapping's `MaximumConcurrency`
+ * (`cloudwatch:GetMetricData`), and runs it every minute, never retried.
  *
  * @internal
  */
@@ -51,6 +95,7 @@ export function scheduleBreaker(
   scope: Construct,
   breakerFn: lambda.Function,
   eventSource: SqsEventSource,
+  settings: ResolvedWorkerSettings,
 ): void {
   breakerFn.addToRolePolicy(
     new iam.PolicyStatement({
@@ -59,6 +104,22 @@ export function scheduleBreaker(
       resources: [eventSource.eventSourceMappingArn],
     }),
   );
+  if (steersConcurrency(settings)) {
+    breakerFn.addToRolePolicy(
+      new iam.PolicyStatement({
+        sid: 'ReadTheWorkerMetrics',
+        actions: ['cloudwatch:GetMetricData'],
+        resources: ['*'],
+      }),
+    );
+    if (breakerFn.role) {
+      Validations.of(breakerFn.role).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          "cloudwatch:GetMetricData supports no resource-level permissions (AWS's service authorization reference lists no resource type for it), so AWS requires Resource \"*\". It only reads metrics: the breaker's control loop of the mapping's MaximumConcurrency reads the worker's signals of load.",
+      });
+    }
+  }
   breakerFn.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
   new events.Rule(scope, 'BreakerSchedule', {
     description: 'Runs the event source mapping breaker',

@@ -207,11 +207,11 @@ export class ScheduledJobs extends Construct {
       environment: {
         DB_USER: settings.dbUsers.worker,
         DB_POOL_SIZE: '1',
-        ...breakerEnvironment(settings, eventSource),
+        ...breakerEnvironment(settings, eventSource, this.#jobs.environment),
       },
     });
     database.grantWorkerConnect(breakerFn);
-    scheduleBreaker(this, breakerFn, eventSource);
+    scheduleBreaker(this, breakerFn, eventSource, settings);
     return breakerFn;
   }
 }

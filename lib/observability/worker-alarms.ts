@@ -74,6 +74,11 @@ export interface WorkerAlarmsProps {
   readonly proxyPoolConnections: number;
   /** Client connections the worker, relay and migration can open at most. */
   readonly expectedClientConnections: number;
+  /**
+   * The floor of the event source mapping's `MaximumConcurrency` when the breaker's control loop steers it (runtime
+   * `lambda`, mode `maximum-concurrency`): the `ConcurrencyAtFloor` alarm's threshold.
+   */
+  readonly concurrencyFloor?: number;
 }
 
 /**
@@ -106,7 +111,8 @@ export function workerMetric(
  * instance connections near their limits (PostgreSQL store); DynamoDB throttled requests, system errors and
  * transaction conflict rate (DynamoDB store); outbox oldest pending age (when the relay is deployed), or the stream
  * relay's errors, iterator age and given-up records (DynamoDB store); retry rate;
- * duplicate spike; and, with the health job: open quarantine entry age, lock waits, deadlocks, in-flight age
+ * duplicate spike; the mapping's MaximumConcurrency held at its floor for 30 minutes (with the breaker's control
+ * loop); and, with the health job: open quarantine entry age, lock waits, deadlocks, in-flight age
  * above the visibility timeout, health job errors and the health job not running (missing data breaches).
  *
  * @returns the alarms by name.
@@ -138,6 +144,7 @@ export function createWorkerAlarms(
     ...(workerFunction ? workerFunctionAlarmSpecs(workerFunction, props.functionTimeout) : {}),
     ...(pollerService ? pollerAlarms(pollerService) : {}),
     ...rateAlarmSpecs(props, emf),
+    ...(props.concurrencyFloor === undefined ? {} : concurrencyAlarmSpecs(props.concurrencyFloor, emf)),
     ...(health ? healthAlarmSpecs(health, emf) : {}),
     ...(retention ? retentionAlarmSpecs(retention) : {}),
     ...(props.outboxPendingAgeSlo ? outboxAlarmSpecs(props.outboxPendingAgeSlo, emf) : {}),
@@ -304,6 +311,27 @@ function rateAlarmSpecs(props: WorkerAlarmsProps, emf: EmfMetric): AlarmSpecs {
       threshold: props.duplicateRatePercent,
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+    },
+  };
+}
+
+/**
+ * The breaker's control loop held the mapping's `MaximumConcurrency` at its floor for 30 minutes: the fleet's signals
+ * of load never let it grow again, so the database needs a human (a pin at the floor alarms too). Missing data (the
+ * breaker open, a provisioned mapping) does not breach.
+ */
+function concurrencyAlarmSpecs(floor: number, emf: EmfMetric): AlarmSpecs {
+  return {
+    ConcurrencyAtFloor: {
+      alarmDescription: `The event source mapping's MaximumConcurrency has been at its floor (${floor}) for 30 minutes: the worker's records keep meeting contention, throttling or slow statements in the database (LoadContention, LoadThrottle, LoadUnavailable, LoadSlow). Look at the database; sqs-worker concurrency status shows the limit. Runbook: docs/operations.md#adaptive-concurrency.`,
+      metric: emf(WORKER_METRICS.concurrencyLimit, {
+        statistic: cloudwatch.Stats.MAXIMUM,
+        period: Duration.minutes(1),
+      }),
+      threshold: floor,
+      evaluationPeriods: 30,
+      datapointsToAlarm: 30,
+      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_OR_EQUAL_TO_THRESHOLD,
     },
   };
 }

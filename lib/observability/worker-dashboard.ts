@@ -49,8 +49,8 @@ export interface WorkerDashboardProps {
  * function invocations/errors/throttles/duration/concurrency (runtime `lambda`) or the poller's running and
  * desired tasks, CPU and memory (runtime `fargate`), the worker's EMF outcomes and timings, database
  * transaction time, RDS CPU and connections and proxy connections (PostgreSQL store) or the table's consumed
- * write units, throttles, errors, conflicts and latency (DynamoDB store), the alarm states and the breaker's
- * transitions.
+ * write units, throttles, errors, conflicts and latency (DynamoDB store), the adaptive concurrency limit and the
+ * signals of load, the alarm states and the breaker's transitions.
  *
  * @internal
  */
@@ -73,7 +73,7 @@ export function createWorkerDashboard(scope: Construct, props: WorkerDashboardPr
           }),
         ]
       : []),
-    [rateWidget(kit)],
+    [rateWidget(kit), concurrencyWidget(kit)],
     ...(props.healthFunction
       ? healthRows(props.healthFunction, kit, props.table ? 'dynamodb' : 'postgres')
       : []),
@@ -102,6 +102,18 @@ export function createWorkerDashboard(scope: Construct, props: WorkerDashboardPr
   ];
   for (const row of rows) dashboard.addWidgets(...row);
   return dashboard;
+}
+
+/**
+ * The adaptive limit of records in flight (`ConcurrencyLimit`: the mapping's MaximumConcurrency on Lambda, the
+ * poller's limit on Fargate) against the signals of load that move it.
+ */
+function concurrencyWidget({ graph, emf }: DashboardKit): cloudwatch.IWidget {
+  return graph(
+    'Adaptive concurrency: limit and signals of load',
+    [emf(WORKER_METRICS.concurrencyLimit, cloudwatch.Stats.MAXIMUM)],
+    WORKER_METRICS.load.map((name) => emf(name)),
+  );
 }
 
 /** The dashboard's graph shape and its EMF metrics, bound to the worker's namespace and service. */

@@ -47,6 +47,18 @@ export const WORKER_METRICS = {
    * (`lambda/breaker/run-breaker.ts` `BREAKER_METRICS`).
    */
   breaker: [METRIC_NAMES.breakerOpened, METRIC_NAMES.breakerHalfOpened, METRIC_NAMES.breakerClosed],
+  /**
+   * The signals of load, one count per retryable record (`lambda/worker/record-telemetry.ts` `LOAD_METRICS`), which
+   * the adaptive limit of records in flight reads.
+   */
+  load: [
+    METRIC_NAMES.loadContention,
+    METRIC_NAMES.loadThrottle,
+    METRIC_NAMES.loadUnavailable,
+    METRIC_NAMES.loadSlow,
+  ],
+  /** The limit of records in flight: the mapping's `MaximumConcurrency`, published by the breaker each tick. */
+  concurrencyLimit: METRIC_NAMES.concurrencyLimit,
 } as const;
 
 /** Name of a worker outcome metric. */

@@ -36,6 +36,7 @@ const SDK_ACTIONS: Readonly<Record<string, readonly string[]>> = {
   TagResourceCommand: ['lambda:TagResource'],
   UntagResourceCommand: ['lambda:UntagResource'],
   GetSecretValueCommand: ['secretsmanager:GetSecretValue'],
+  GetMetricDataCommand: ['cloudwatch:GetMetricData'],
   // The document client's commands. A transaction is authorized item by item: the store's own items in it are
   // Updates (the inbox completion, the quarantine); a handler's domain writes are checked in dynamodb-stack.test.ts.
   GetCommand: ['dynamodb:GetItem'],
@@ -100,6 +101,8 @@ const RUN_BY: Readonly<
       UntagResourceCommand: "releaseMapping: `sqs-worker breaker close`, under the operator's role",
     },
   },
+  // The breaker's control loop of the mapping's MaximumConcurrency reads the worker's metrics.
+  'lambda/breaker/fleet-limit.ts': { by: ['breaker', 'dynamodb breaker'] },
   'lambda/handlers/migrate.ts': { by: ['migrate'] },
 };
 
@@ -179,6 +182,10 @@ function requestFor(template: Template, action: string, component: Component): P
       'mapping',
     );
     return { action, resource: `arn:aws:lambda:eu-west-1:123456789012:event-source-mapping:${mapping}` };
+  }
+  if (service === 'cloudwatch') {
+    // GetMetricData has no resource type: AWS authorizes it on "*".
+    return { action, resource: '*' };
   }
   if (service === 'secretsmanager') {
     // The secret the migration function is told to read.

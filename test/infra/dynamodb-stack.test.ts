@@ -314,6 +314,35 @@ describe('Class: SqsInboxWorkerStack (store dynamodb, production)', () => {
     expect(limitText).toContain('"MetricName":"ConsumedWriteCapacityUnits"');
   });
 
+  it("lets its breaker steer the mapping's MaximumConcurrency too: the settings, GetMetricData, the floor alarm", () => {
+    // Prepare
+    const [breaker] = Object.values(
+      template.findResources('AWS::Lambda::Function', {
+        Properties: { Description: Match.stringLikeRegexp('while DynamoDB does not answer') },
+      }),
+    );
+    const roleId = breaker?.Properties.Role['Fn::GetAtt'][0] as string;
+    const statements = Object.values(template.findResources('AWS::IAM::Policy'))
+      .filter((policy) => JSON.stringify(policy.Properties.Roles) === JSON.stringify([{ Ref: roleId }]))
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Record<string, unknown>[]);
+
+    // Assess
+    expect(breaker?.Properties.Environment.Variables).toMatchObject({
+      CONCURRENCY_ADAPTIVE: 'true',
+      CONCURRENCY_FLOOR: '2',
+      CONCURRENCY_WINDOW_SECONDS: '60',
+      CONCURRENCY_METRICS_NAMESPACE: 'SqsInboxWorker',
+      CONCURRENCY_METRICS_SERVICE: 'sqs-inbox-worker',
+    });
+    expect(statements).toContainEqual({
+      Sid: 'ReadTheWorkerMetrics',
+      Effect: 'Allow',
+      Action: 'cloudwatch:GetMetricData',
+      Resource: '*',
+    });
+    expect(stack.worker.alarms).toHaveProperty('ConcurrencyAtFloor');
+  });
+
   it('has no database connection, lock or retention alarms; the health job, relay and breaker alarms of its own', () => {
     const alarms = JSON.stringify(template.findResources('AWS::CloudWatch::Alarm'));
     expect(alarms).not.toContain('AWS/RDS');

@@ -349,10 +349,11 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
         'HealthJobNotRunning',
         'RetentionJobErrors',
         'PayloadAccessDenied',
+        'ConcurrencyAtFloor',
         'BreakerOpened',
       ].sort(),
     );
-    expect(alarms).toHaveLength(23);
+    expect(alarms).toHaveLength(24);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
       expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }]);
@@ -772,6 +773,65 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
     expect(endpoints.some((name) => name.includes('.lambda'))).toBe(true);
   });
 
+  it("lets the breaker steer the mapping's MaximumConcurrency from the worker's metrics: its settings, GetMetricData, the endpoint", () => {
+    // Prepare
+    const breakerId = logicalIdOf(template, 'AWS::Lambda::Function', {
+      Description:
+        'Disables the worker event source mapping while the database is unavailable and enables it again (scheduled)',
+    });
+    const breaker = template.toJSON().Resources[breakerId];
+    const roleId = breaker.Properties.Role['Fn::GetAtt'][0] as string;
+    const statements = Object.values(template.findResources('AWS::IAM::Policy'))
+      .filter((policy) => JSON.stringify(policy.Properties.Roles) === JSON.stringify([{ Ref: roleId }]))
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Record<string, unknown>[]);
+    const endpoints = Object.values(template.findResources('AWS::EC2::VPCEndpoint')).map((endpoint) =>
+      JSON.stringify(endpoint.Properties.ServiceName),
+    );
+
+    // Assess: the floor, the window, and the worker's namespace and service (the worker's own variables)
+    expect(breaker.Properties.Environment.Variables).toMatchObject({
+      CONCURRENCY_ADAPTIVE: 'true',
+      CONCURRENCY_FLOOR: '2',
+      CONCURRENCY_WINDOW_SECONDS: '60',
+      CONCURRENCY_METRICS_NAMESPACE: WORKER_METRICS.defaultNamespace,
+      CONCURRENCY_METRICS_SERVICE: 'sqs-inbox-worker',
+      BREAKER_MAX_CONCURRENCY: '70',
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: 'SQS → PostgreSQL inbox worker',
+      Environment: {
+        Variables: Match.objectLike({
+          POWERTOOLS_METRICS_NAMESPACE: WORKER_METRICS.defaultNamespace,
+          POWERTOOLS_SERVICE_NAME: 'sqs-inbox-worker',
+        }),
+      },
+    });
+    // GetMetricData has no resource type: one statement, that action only
+    const metricStatements = statements.filter((statement) =>
+      [statement.Action].flat().some((action) => String(action).startsWith('cloudwatch:')),
+    );
+    expect(metricStatements).toEqual([
+      { Sid: 'ReadTheWorkerMetrics', Effect: 'Allow', Action: 'cloudwatch:GetMetricData', Resource: '*' },
+    ]);
+    // The isolated subnets reach CloudWatch's API through an interface endpoint
+    expect(endpoints.some((name) => name.includes('.monitoring'))).toBe(true);
+  });
+
+  it('alarms when the mapping has been at the concurrency floor for 30 minutes', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'ConcurrencyLimit',
+      Namespace: WORKER_METRICS.defaultNamespace,
+      Dimensions: [{ Name: 'service', Value: 'sqs-inbox-worker' }],
+      Statistic: 'Maximum',
+      Period: 60,
+      Threshold: 2,
+      EvaluationPeriods: 30,
+      DatapointsToAlarm: 30,
+      ComparisonOperator: 'LessThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
   it('draws a dashboard with queue, ESM, function, EMF, database and proxy widgets', () => {
     const body = JSON.stringify(template.findResources('AWS::CloudWatch::Dashboard'));
     for (const name of [
@@ -781,6 +841,9 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
       'CPUUtilization',
       'ClientConnections',
       'DbTransactionMs',
+      'Adaptive concurrency: limit and signals of load',
+      WORKER_METRICS.concurrencyLimit,
+      ...WORKER_METRICS.load,
       ...WORKER_METRICS.outcomes,
       // The DynamoDB store's own health figure is on its dashboard (dynamodb-stack.test.ts).
       ...Object.values(WORKER_METRICS.health).filter(
@@ -853,6 +916,12 @@ describe('Class: SqsInboxWorkerStack (scalingMode provisioned)', () => {
       BREAKER_MAXIMUM_POLLERS: '39',
     });
     expect(breaker?.Properties.Environment.Variables.BREAKER_MAX_CONCURRENCY).toBeUndefined();
+    // No MaximumConcurrency to steer: no control loop, no metric reads, no floor alarm
+    expect(breaker?.Properties.Environment.Variables.CONCURRENCY_ADAPTIVE).toBeUndefined();
+    expect(JSON.stringify(template.findResources('AWS::IAM::Policy'))).not.toContain(
+      'cloudwatch:GetMetricData',
+    );
+    expect(stack.worker.alarms).not.toHaveProperty('ConcurrencyAtFloor');
   });
 
   it('refuses at synth a database too small for the minimum of 2 pollers', () => {

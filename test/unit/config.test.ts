@@ -80,6 +80,13 @@ describe('Function: loadConfig()', () => {
       probeBackoffMaxMs: 300_000,
       halfOpenMs: 60_000,
       runGuardMs: 5000,
+      concurrency: {
+        enabled: false,
+        floor: 2,
+        windowSeconds: 60,
+        namespace: 'SqsInboxWorker',
+        service: 'sqs-inbox-worker',
+      },
     });
     expect(provisioned).toMatchObject({
       mappingUuid: 'uuid-1',
@@ -89,6 +96,46 @@ describe('Function: loadConfig()', () => {
     });
     expect(bad.message).toBe(
       'Invalid worker configuration:\n- BREAKER_SCALING_MODE must be one of maximum-concurrency, provisioned (given "on-demand")\n- BREAKER_PROBE_BACKOFF_BASE_MS (600000) must not exceed BREAKER_PROBE_BACKOFF_MAX_MS (300000); lower the base or raise the maximum',
+    );
+  });
+
+  it('reads the control loop of the mapping’s MaximumConcurrency, and names every bad setting of it', () => {
+    // Act
+    const set = loadConfig({
+      DATABASE_URL: 'postgres://localhost/db',
+      BREAKER_MAX_CONCURRENCY: '40',
+      CONCURRENCY_ADAPTIVE: 'true',
+      CONCURRENCY_FLOOR: '5',
+      CONCURRENCY_WINDOW_SECONDS: '180',
+      POWERTOOLS_METRICS_NAMESPACE: 'Payments',
+      POWERTOOLS_SERVICE_NAME: 'breaker-service',
+      CONCURRENCY_METRICS_SERVICE: 'payments-worker',
+    }).breaker.concurrency;
+    const bad = configError({
+      DATABASE_URL: 'postgres://localhost/db',
+      CONCURRENCY_FLOOR: '1',
+      CONCURRENCY_WINDOW_SECONDS: '90',
+    });
+    const aboveCeiling = configError({
+      DATABASE_URL: 'postgres://localhost/db',
+      BREAKER_MAX_CONCURRENCY: '4',
+      CONCURRENCY_ADAPTIVE: 'true',
+      CONCURRENCY_FLOOR: '8',
+    });
+
+    // Assess
+    expect(set).toEqual({
+      enabled: true,
+      floor: 5,
+      windowSeconds: 180,
+      namespace: 'Payments',
+      service: 'payments-worker',
+    });
+    expect(bad.message).toBe(
+      'Invalid worker configuration:\n- CONCURRENCY_FLOOR must be a whole number from 2 to 1000 (given "1"): AWS\'s range of MaximumConcurrency\n- CONCURRENCY_WINDOW_SECONDS must be 60, 120, 180, 240 or 300 (given "90"): whole minutes, the resolution of the worker\'s metrics',
+    );
+    expect(aboveCeiling.message).toContain(
+      'CONCURRENCY_FLOOR (8) must not exceed BREAKER_MAX_CONCURRENCY (4)',
     );
   });
 

@@ -9,6 +9,15 @@ export {
 export { capacityCommand } from './capacity-command.ts';
 export { type Clock, systemClock } from './clock.ts';
 export { createOpsSqs, type SqsSender } from './collaborators.ts';
+export {
+  type ConcurrencyBounds,
+  type ConcurrencyDeps,
+  type ConcurrencyStatusResult,
+  concurrencyPin,
+  concurrencyStatus,
+  concurrencyUnpin,
+  parsePinArgument,
+} from './concurrency.ts';
 export { decodeMessage } from './decode-message.ts';
 export { dlqMoveTask } from './dlq-move-task.ts';
 export { dlqPeek, groupByFingerprint } from './dlq-peek.ts';

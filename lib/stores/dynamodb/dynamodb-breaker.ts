@@ -34,7 +34,7 @@ export function createDynamoBreaker(scope: Construct, inputs: DynamoBreakerInput
     timeout: BREAKER_TIMEOUT,
     reservedConcurrentExecutions: settings.reserveConcurrency ? 1 : undefined,
     profile: { store: 'dynamodb', tracing: false },
-    environment: { ...inputs.environment, ...breakerEnvironment(settings, eventSource) },
+    environment: { ...inputs.environment, ...breakerEnvironment(settings, eventSource, inputs.environment) },
   });
   breakerFn.addToRolePolicy(
     new iam.PolicyStatement({
@@ -44,6 +44,6 @@ export function createDynamoBreaker(scope: Construct, inputs: DynamoBreakerInput
       conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${INBOX_PK_PREFIX}*`] } },
     }),
   );
-  scheduleBreaker(scope, breakerFn, eventSource);
+  scheduleBreaker(scope, breakerFn, eventSource, settings);
   return breakerFn;
 }
