@@ -492,82 +492,91 @@ function deployedConfig(component: 'worker' | 'poller', variables: Readonly<Reco
 }
 
 describe('Table: every combination of store × runtime × commitMode × tracing × scalingMode', () => {
-  it.each(ROWS)('$label', async (row) => {
-    // Prepare
-    const expected = [
-      ...AXIS_REFUSALS.filter((refusal) => refusal.applies(row.axes)).map((refusal) => refusal.problem),
-      ...row.owed,
-    ];
+  it.each(ROWS)(
+    '$label',
+    async (row) => {
+      // Prepare
+      const expected = [
+        ...AXIS_REFUSALS.filter((refusal) => refusal.applies(row.axes)).map((refusal) => refusal.problem),
+        ...row.owed,
+      ];
 
-    // Act
-    const result = synthesize(row);
+      // Act
+      const result = synthesize(row);
 
-    // Assess: refused with exactly the problems owed, or it starts and processes a message.
-    if (expected.length > 0) {
-      expect(result.refused?.problems, 'synth refuses it').toBeDefined();
-      expect([...(result.refused?.problems ?? [])].sort()).toEqual([...expected].sort());
-      outcomes.set(row.label, `synth refused:${expected.map((problem) => `\n      - ${problem}`).join('')}`);
-      return;
-    }
-    if (result.refused)
-      throw new Error(`synth refused a combination that should start: ${result.refused.message}`);
-    const { component, variables } = engineEnvironment(result);
-    // Every variable the construct sets is one workerEnvironment may not replace, or one it may (the list is whole).
-    const added = Object.keys((row.extra.workerEnvironment ?? {}) as Record<string, string>);
-    const unlisted = Object.keys(variables).filter(
-      (name) =>
-        !(name in DERIVED_WORKER_VARIABLES) &&
-        !OVERRIDABLE_WORKER_VARIABLES.includes(name) &&
-        !added.includes(name),
-    );
-    expect(unlisted, 'variables missing from lib/check-worker-environment.ts').toEqual([]);
-    const config = deployedConfig(component, variables);
-    expect(config.store.kind).toBe(row.axes.store);
-    expect(config.commitMode).toBe(row.axes.commitMode);
-    expect(config.tracing).toBe(row.axes.tracing);
-    const local = await localDeployment(result, row.axes.store);
-    try {
-      const env = { ...withDeployTimeValues(variables, local.localValues), ...local.localEndpoints };
-      if (component === 'worker') {
-        // The deployed entry's cold start (lambda/handlers/worker*.ts), then its invocations by the mapping.
-        const stats = await signingAs('worker', async () => {
-          const workerConfig = loadConfig({ ...env, AWS_REGION: REGION });
-          const handler = deployedWorkerEntry(workerConfig);
-          return throughMapping(local, result, handler, workerConfig.consumer);
-        });
-        expect(stats).toMatchObject({ recordsSucceeded: 1, deleted: 1, errors: 0 });
-      } else {
-        // The poller's start (bin/poller.ts: loadPollerConfig, startPollerFromConfig), receiving itself.
-        await signingAs('poller', async () => {
-          const pollerConfig = loadPollerConfig(env);
-          const running = await startPollerFromConfig({
-            handlers: workerEntryHandlers,
-            config: pollerConfig,
-          });
-          try {
-            const envelope = await local.sendPayment();
-            await waitFor(
-              'the poller to complete and delete the message',
-              async () =>
-                running.poller.stats.deleted === 1 &&
-                (await local.completed(pollerConfig.worker.consumer, envelope.idempotencyKey)),
-              30_000,
-            );
-          } finally {
-            await running.poller.stop({ timeoutMs: 0 });
-            await running.close('now');
-          }
-        });
+      // Assess: refused with exactly the problems owed, or it starts and processes a message.
+      if (expected.length > 0) {
+        expect(result.refused?.problems, 'synth refuses it').toBeDefined();
+        expect([...(result.refused?.problems ?? [])].sort()).toEqual([...expected].sort());
+        outcomes.set(
+          row.label,
+          `synth refused:${expected.map((problem) => `\n      - ${problem}`).join('')}`,
+        );
+        return;
       }
-      await assertSettled(local);
-    } finally {
-      await local.close();
-    }
-    outcomes.set(
-      row.label,
-      `starts: ${component === 'worker' ? 'worker function' : 'poller'}, 1 message completed`,
-    );
-  });
+      if (result.refused)
+        throw new Error(`synth refused a combination that should start: ${result.refused.message}`);
+      const { component, variables } = engineEnvironment(result);
+      // Every variable the construct sets is one workerEnvironment may not replace, or one it may (the list is whole).
+      const added = Object.keys((row.extra.workerEnvironment ?? {}) as Record<string, string>);
+      const unlisted = Object.keys(variables).filter(
+        (name) =>
+          !(name in DERIVED_WORKER_VARIABLES) &&
+          !OVERRIDABLE_WORKER_VARIABLES.includes(name) &&
+          !added.includes(name),
+      );
+      expect(unlisted, 'variables missing from lib/check-worker-environment.ts').toEqual([]);
+      const config = deployedConfig(component, variables);
+      expect(config.store.kind).toBe(row.axes.store);
+      expect(config.commitMode).toBe(row.axes.commitMode);
+      expect(config.tracing).toBe(row.axes.tracing);
+      const local = await localDeployment(result, row.axes.store);
+      try {
+        const env = { ...withDeployTimeValues(variables, local.localValues), ...local.localEndpoints };
+        if (component === 'worker') {
+          // The deployed entry's cold start (lambda/handlers/worker*.ts), then its invocations by the mapping.
+          const stats = await signingAs('worker', async () => {
+            const workerConfig = loadConfig({ ...env, AWS_REGION: REGION });
+            const handler = deployedWorkerEntry(workerConfig);
+            return throughMapping(local, result, handler, workerConfig.consumer);
+          });
+          expect(stats).toMatchObject({ recordsSucceeded: 1, deleted: 1, errors: 0 });
+        } else {
+          // The poller's start (bin/poller.ts: loadPollerConfig, startPollerFromConfig), receiving itself.
+          await signingAs('poller', async () => {
+            const pollerConfig = loadPollerConfig(env);
+            const running = await startPollerFromConfig({
+              handlers: workerEntryHandlers,
+              config: pollerConfig,
+            });
+            try {
+              const envelope = await local.sendPayment();
+              await waitFor(
+                'the poller to complete and delete the message',
+                async () =>
+                  running.poller.stats.deleted === 1 &&
+                  (await local.completed(pollerConfig.worker.consumer, envelope.idempotencyKey)),
+                30_000,
+              );
+            } finally {
+              await running.poller.stop({ timeoutMs: 0 });
+              await running.close('now');
+            }
+          });
+        }
+        await assertSettled(local);
+      } finally {
+        await local.close();
+      }
+      outcomes.set(
+        row.label,
+        `starts: ${component === 'worker' ? 'worker function' : 'poller'}, 1 message completed`,
+      );
+      // A row takes 3–17 s (measured at load average 15); the first one also loads aws-cdk-lib, esbuild and the
+      // engine for the whole file, which took over 60 s on a 2-core machine running three test suites at once.
+    },
+    180_000,
+  );
 });
 
 describe('Table: the bundled entry of one representative per store × runtime, end to end', () => {

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   existsSync,
@@ -16,6 +16,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+/**
+ * Asynchronous, never `execFileSync`: a build takes tens of seconds, and a blocked event loop lets the test file's
+ * other timers (a database connection's connect timeout) fire late and fail.
+ */
+const run = promisify(execFile);
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Where packed tarballs are kept between test files of one run (git-ignored), and the lock around building one. */
@@ -82,7 +89,7 @@ function sourcesHash(): string {
 }
 
 /** Runs `work` holding the pack lock (a folder: mkdir is atomic), so two test files never build dist/ at once. */
-async function withPackLock<T>(work: () => T): Promise<T> {
+async function withPackLock<T>(work: () => Promise<T>): Promise<T> {
   mkdirSync(join(ROOT, '.tmp'), { recursive: true });
   for (;;) {
     try {
@@ -96,7 +103,7 @@ async function withPackLock<T>(work: () => T): Promise<T> {
     }
   }
   try {
-    return work();
+    return await work();
   } finally {
     rmSync(LOCK, { recursive: true, force: true });
   }
@@ -108,7 +115,7 @@ async function withPackLock<T>(work: () => T): Promise<T> {
  * kept in `.tmp/pack/` for the other test files of the run.
  */
 async function packedTarball(): Promise<{ tarball: string; packed: PackResult; buildSeconds?: number }> {
-  return withPackLock(() => {
+  return withPackLock(async () => {
     const folder = join(PACKS, sourcesHash());
     const manifest = join(folder, 'pack.json');
     if (existsSync(manifest)) {
@@ -117,14 +124,14 @@ async function packedTarball(): Promise<{ tarball: string; packed: PackResult; b
     }
     rmSync(PACKS, { recursive: true, force: true });
     const started = performance.now();
-    execFileSync(process.execPath, ['tools/build/build-package.mjs'], { cwd: ROOT, stdio: 'pipe' });
+    await run(process.execPath, ['tools/build/build-package.mjs'], { cwd: ROOT });
     const buildSeconds = (performance.now() - started) / 1000;
     const partial = `${folder}.${process.pid}`;
     mkdirSync(partial, { recursive: true });
-    const output = execFileSync(
+    const { stdout: output } = await run(
       'npm',
       ['pack', '--json', '--ignore-scripts', '--pack-destination', partial],
-      { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+      { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 },
     );
     const [packed] = JSON.parse(output) as [PackResult];
     writeFileSync(join(partial, 'pack.json'), JSON.stringify(packed));
@@ -145,7 +152,7 @@ export async function installPackedPackage(): Promise<InstalledProject> {
   const consumer = join(work, 'consumer');
   const installed = join(consumer, 'node_modules', 'sqs-inbox-worker');
   mkdirSync(join(consumer, 'node_modules', '.bin'), { recursive: true });
-  execFileSync('tar', ['-xzf', tarball, '-C', work]);
+  await run('tar', ['-xzf', tarball, '-C', work]);
   renameSync(join(work, 'package'), installed);
   for (const name of readdirSync(join(ROOT, 'node_modules'))) {
     if (name === 'sqs-inbox-worker' || name.startsWith('.')) continue;
