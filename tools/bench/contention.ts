@@ -28,6 +28,8 @@ export interface ContentionSettings {
 
 /** What one pass measured. */
 export interface ContentionPass {
+  /** With the slow phase (`slow`), or the hot rows alone (`quiet`): the cost of the limit when nothing is wrong. */
+  readonly scenario: 'quiet' | 'slow';
   readonly mode: 'fixed' | 'adaptive';
   readonly seconds: number;
   readonly completed: number;
@@ -99,6 +101,7 @@ async function slowDatabase(admin: postgres.Sql, settings: ContentionSettings, u
  * or off; ends when every message completed or sits in the DLQ.
  */
 async function runPass(
+  scenario: ContentionPass['scenario'],
   mode: ContentionPass['mode'],
   input: {
     admin: postgres.Sql;
@@ -154,7 +157,7 @@ async function runPass(
     }
   };
   const started = performance.now();
-  const slow = slowDatabase(admin, settings, Date.now() + settings.slowForMs);
+  const slow = slowDatabase(admin, settings, Date.now() + (scenario === 'slow' ? settings.slowForMs : 0));
   const running = await startPollerFromConfig({ handlers: [hotIncrement], config, onEvent });
   let completed = 0;
   let dlq = 0;
@@ -174,8 +177,11 @@ async function runPass(
     await slow;
   }
   const seconds = (performance.now() - started) / 1000;
-  input.log(`contention, ${mode}: ${completed} completed, ${dlq} in the DLQ in ${seconds.toFixed(1)} s`);
+  input.log(
+    `contention, ${scenario}, ${mode}: ${completed} completed, ${dlq} in the DLQ in ${seconds.toFixed(1)} s`,
+  );
   return {
+    scenario,
     mode,
     seconds,
     completed,
@@ -191,7 +197,8 @@ async function runPass(
 /**
  * The contention scenario: a hot aggregate (few rows, every message an update of one) under row-lock contention,
  * and a database slow for a while (a session holding the rows longer than the worker's lock timeout, again and
- * again), drained by the poller at a fixed concurrency and then with its adaptive limit, on the same database.
+ * again), drained by the poller at a fixed concurrency and then with its adaptive limit, on the same database; first
+ * the hot rows alone (nothing for the limit to react to: what it costs), then with the slow phase.
  */
 export async function benchContention(input: {
   readonly admin: postgres.Sql;
@@ -206,6 +213,10 @@ export async function benchContention(input: {
     insert into bench_hot_rows (id) select generate_series(0, ${settings.hotRows - 1}) on conflict (id) do nothing
   `;
   const passes: ContentionPass[] = [];
-  for (const mode of ['fixed', 'adaptive'] as const) passes.push(await runPass(mode, { ...input, settings }));
+  for (const scenario of ['quiet', 'slow'] as const) {
+    for (const mode of ['fixed', 'adaptive'] as const) {
+      passes.push(await runPass(scenario, mode, { ...input, settings }));
+    }
+  }
   return { settings, passes };
 }
