@@ -8,6 +8,7 @@ import {
   decideLimit,
   type LimitDecision,
   type LimitSettings,
+  type LimitState,
   type WindowSignals,
 } from '../concurrency/decide-limit.ts';
 import { METRIC_NAMES } from '../constants.ts';
@@ -60,6 +61,8 @@ export interface FleetLimitState {
   readonly baselineMs?: number;
   /** The end of the last window decided (epoch ms): each window is decided once. */
   readonly lastWindowEnd?: number;
+  /** Where a recovery doubles up to ({@link LimitState.recoverTo}); forgotten at a cold start (then +1 a window). */
+  readonly recoverTo?: number;
 }
 
 /** What one {@link FleetLimit.tick} did. */
@@ -204,7 +207,11 @@ export function createFleetLimit(options: FleetLimitOptions): FleetLimit {
     }
     const signals = await readWindowSignals(options.cloudWatch, options.source, window);
     const decision = decideLimit(
-      { limit: current, ...(state.baselineMs === undefined ? {} : { baselineMs: state.baselineMs }) },
+      {
+        limit: current,
+        ...(state.baselineMs === undefined ? {} : { baselineMs: state.baselineMs }),
+        ...(state.recoverTo === undefined ? {} : { recoverTo: state.recoverTo }),
+      },
       signals,
       options.limit,
     );
@@ -217,6 +224,7 @@ export function createFleetLimit(options: FleetLimitOptions): FleetLimit {
     state = {
       lastWindowEnd: window.end,
       ...(decision.baselineMs === undefined ? {} : { baselineMs: decision.baselineMs }),
+      ...(decision.recoverTo === undefined ? {} : { recoverTo: decision.recoverTo }),
     };
     return { outcome: 'decided', limit: decision.limit, decision, window: signals };
   }
