@@ -225,7 +225,27 @@ describe('Poller adaptive concurrency (fauxqs, real PostgreSQL)', () => {
       },
       60_000,
     );
-    const span = (deliveries.at(-1)?.at ?? 0) - (deliveries[0]?.at ?? 0);
+    const spanOf = () => (deliveries.at(-1)?.at ?? 0) - (deliveries[0]?.at ?? 0);
+    // The retries' backoff has jitter: on a quiet machine they may all settle within three windows. More poison, a
+    // wave at a time, until the failures span them (the windows must close while only business failures arrive).
+    for (let wave = 0; spanOf() <= 3 * ADAPTIVE_WINDOW_MS; wave += 1) {
+      const quarantinedBefore = terminal.length + poison.length + wave * 4;
+      await fixture.send(
+        queueUrl,
+        Array.from({ length: 4 }, (_, i) => `not json, wave ${wave}, ${i}`),
+      );
+      await waitFor(
+        `wave ${wave} of poison quarantined`,
+        async () => {
+          const [row] = await db.sql<{ quarantined: number }[]>`
+            select count(*)::int as quarantined from worker_quarantine
+          `;
+          return (row?.quarantined ?? 0) >= quarantinedBefore + 4;
+        },
+        60_000,
+      );
+    }
+    const span = spanOf();
 
     // Assess: the windows closed (the failures spanned several), and none of them moved the limit.
     expect(span).toBeGreaterThan(3 * ADAPTIVE_WINDOW_MS);

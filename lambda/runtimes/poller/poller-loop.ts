@@ -329,6 +329,8 @@ export class PollerLoop {
     for (const record of batch.records)
       if (this.#byMessage.get(record.messageId) === batch) this.#byMessage.delete(record.messageId);
     this.stats.inFlight -= batch.records.length;
+    // The limit's next window starts from the records in flight now, not from the last dispatch's count.
+    this.#adaptive?.noteInFlight(this.stats.inFlight);
     this.#tasks.delete(task);
     this.options.metrics.addMetric(METRIC_NAMES.pollerInFlight, 'Count', this.stats.inFlight);
     this.options.metrics.publishStoredMetrics();
