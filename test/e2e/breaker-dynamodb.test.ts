@@ -10,11 +10,11 @@ import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
 import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
 import { probeDynamoStore } from '../../lambda/stores/dynamodb/probe-dynamo-store.ts';
 import { startEventSourceMapping } from '../../tools/local/event-source-mapping.ts';
+import { localLambdaControl } from '../../tools/local/local-lambda-control.ts';
 import { queueCounts } from '../../tools/local/local-queues.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';
 import { serveLambdaControlPlane } from '../support/lambda-control-plane.ts';
 import { paymentBody } from '../support/payment-body.ts';
-import { recordedLambdaClient } from '../support/recorded-lambda-client.ts';
 import { startTcpProxy } from '../support/tcp-proxy.ts';
 import { waitFor } from '../support/wait-for.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
@@ -23,7 +23,7 @@ process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
 // The DynamoDB store's breaker (lambda/handlers/breaker-dynamodb.ts: the breaker over probeDynamoStore): DynamoDB
 // Local cut by a TCP proxy in front of it, which the worker and the probe both go through; Lambda's control plane
-// is the one fake (recordedLambdaClient over the local event source mapping).
+// is the one fake (localLambdaControl over the local event source mapping).
 const fixture = await localQueueFixture({ iam: false });
 const dynamo = useTestDynamoDb();
 
@@ -58,7 +58,7 @@ describe('Circuit breaker of the DynamoDB store over the local event source mapp
       waitTimeSeconds: 1,
       functionTimeoutMs: 10_000,
     });
-    const lambda = recordedLambdaClient(esm);
+    const lambda = localLambdaControl(esm);
     const probeTimeoutMs = 1000;
     const breaker = createBreaker({
       client: lambda.client,
@@ -147,7 +147,7 @@ describe('Circuit breaker of the DynamoDB store over the local event source mapp
       waitTimeSeconds: 1,
       functionTimeoutMs: 10_000,
     });
-    const lambda = recordedLambdaClient(esm);
+    const lambda = localLambdaControl(esm);
     const controlPlane = await serveLambdaControlPlane(lambda);
     Object.assign(process.env, {
       WORKER_STORE: 'dynamodb',

@@ -8,11 +8,11 @@ import { BREAKER_METRICS, createBreaker, runBreaker } from '../../lambda/breaker
 import { exampleHandlers } from '../../lambda/domain/index.ts';
 import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
 import { startEventSourceMapping } from '../../tools/local/event-source-mapping.ts';
+import { localLambdaControl } from '../../tools/local/local-lambda-control.ts';
 import { queueCounts } from '../../tools/local/local-queues.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { paymentBody } from '../support/payment-body.ts';
 import { proxiedDatabase } from '../support/proxied-database.ts';
-import { recordedLambdaClient } from '../support/recorded-lambda-client.ts';
 import { waitFor } from '../support/wait-for.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 
@@ -79,7 +79,7 @@ describe('Circuit breaker over the local event source mapping (database cut by a
       waitTimeSeconds: 1,
       functionTimeoutMs: 10_000,
     });
-    const lambda = recordedLambdaClient(esm);
+    const lambda = localLambdaControl(esm);
     const settings = {
       failureThreshold: 2,
       minOpenMs: 1000,

@@ -3,10 +3,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BREAKER_HOLD_TAG } from '../../lambda/breaker/mapping-control.ts';
 import { createBreaker } from '../../lambda/breaker/run-breaker.ts';
 import { type EventSourceMapping, startEventSourceMapping } from '../../tools/local/event-source-mapping.ts';
+import { localLambdaControl } from '../../tools/local/local-lambda-control.ts';
 import { breakerClose, breakerOpen, breakerStatus } from '../../tools/ops/breaker.ts';
 import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
 import { runOpsCommand } from '../../tools/ops/run-ops-command.ts';
-import { recordedLambdaClient } from '../support/recorded-lambda-client.ts';
 import { createQueues, fastClock, startOpsSqs } from './ops-fixture.ts';
 
 const { sqs } = await startOpsSqs();
@@ -25,7 +25,7 @@ async function mapping() {
     waitTimeSeconds: 0,
   });
   running.push(esm);
-  return { esm, lambda: recordedLambdaClient(esm) };
+  return { esm, lambda: localLambdaControl(esm) };
 }
 
 const silent = { info() {}, warn() {}, error() {} };

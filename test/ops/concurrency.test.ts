@@ -4,10 +4,10 @@ import { createFleetLimit } from '../../lambda/breaker/fleet-limit.ts';
 import { CONCURRENCY_PIN_TAG } from '../../lambda/breaker/mapping-control.ts';
 import { createBreaker } from '../../lambda/breaker/run-breaker.ts';
 import { type EventSourceMapping, startEventSourceMapping } from '../../tools/local/event-source-mapping.ts';
+import { localLambdaControl } from '../../tools/local/local-lambda-control.ts';
 import { concurrencyPin, concurrencyStatus, concurrencyUnpin } from '../../tools/ops/concurrency.ts';
 import { createMemoryOutput } from '../../tools/ops/memory-output.ts';
 import { runOpsCommand } from '../../tools/ops/run-ops-command.ts';
-import { recordedLambdaClient } from '../support/recorded-lambda-client.ts';
 import { scriptedCloudWatch } from '../support/scripted-cloudwatch-client.ts';
 import { createQueues, startOpsSqs } from './ops-fixture.ts';
 
@@ -27,7 +27,7 @@ async function mapping(maxConcurrency = 12) {
     waitTimeSeconds: 0,
   });
   running.push(esm);
-  return { esm, lambda: recordedLambdaClient(esm) };
+  return { esm, lambda: localLambdaControl(esm) };
 }
 
 const quiet = { info() {}, warn() {}, error() {} } as never;

@@ -3,7 +3,7 @@ import { createFleetLimit } from '../../lambda/breaker/fleet-limit.ts';
 import { BREAKER_HOLD_TAG, CONCURRENCY_PIN_TAG } from '../../lambda/breaker/mapping-control.ts';
 import { createBreaker } from '../../lambda/breaker/run-breaker.ts';
 import { type EventSourceMapping, startEventSourceMapping } from '../../tools/local/event-source-mapping.ts';
-import { recordedLambdaClient } from '../support/recorded-lambda-client.ts';
+import { localLambdaControl } from '../../tools/local/local-lambda-control.ts';
 import { scriptedCloudWatch } from '../support/scripted-cloudwatch-client.ts';
 import { createQueues, startOpsSqs } from './ops-fixture.ts';
 
@@ -31,7 +31,7 @@ async function fleet(options: { ceiling?: number; floor?: number; probe?: () => 
     waitTimeSeconds: 0,
   });
   running.push(esm);
-  const lambda = recordedLambdaClient(esm);
+  const lambda = localLambdaControl(esm);
   const cloudWatch = scriptedCloudWatch();
   let now = START;
   const lines: { level: string; message: string; extra: Record<string, unknown> }[] = [];

@@ -13,6 +13,7 @@ import { provisionRoles } from '../../lambda/postgres/provision-roles.ts';
 import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
 import { defineHandler, type MessageHandler } from '../../lambda/stores/postgres/message-handler.ts';
 import { type EventSourceMapping, startEventSourceMapping } from '../../tools/local/event-source-mapping.ts';
+import { localLambdaControl } from '../../tools/local/local-lambda-control.ts';
 import { checkAlarmTopic } from '../../tools/ops/check-alarm-topic.ts';
 import { checkBreakerClosed } from '../../tools/ops/check-breaker-closed.ts';
 import { checkProxyPinning } from '../../tools/ops/check-proxy-pinning.ts';
@@ -26,7 +27,6 @@ import { type SmokeDeps, type SmokeResult, smoke } from '../../tools/ops/smoke.t
 import { smokeCommand } from '../../tools/ops/smoke-command.ts';
 import { postgresCanaryStore } from '../../tools/ops/stores/postgres/postgres-canary-store.ts';
 import { createTestDatabase } from '../support/database.ts';
-import { recordedLambdaClient } from '../support/recorded-lambda-client.ts';
 import { createQueues, startOpsSqs, type TestQueues } from './ops-fixture.ts';
 
 // The smoke command against a real PostgreSQL (the worker and the ops CLI as their provisioned roles), fauxqs and
@@ -108,8 +108,8 @@ function deps(
     breaker: esm
       ? {
           kind: 'mapping',
-          mappingUuid: recordedLambdaClient(esm).uuid,
-          lambda: recordedLambdaClient(esm).client,
+          mappingUuid: localLambdaControl(esm).uuid,
+          lambda: localLambdaControl(esm).client,
         }
       : { kind: 'skip', reason: 'no mapping in this test' },
   };
@@ -305,7 +305,7 @@ describe('The control-plane and database checks of smoke', () => {
     // Prepare
     const queues = await createQueues(sqs);
     const esm = await startWorker(queues);
-    const lambda = recordedLambdaClient(esm);
+    const lambda = localLambdaControl(esm);
     const target = { kind: 'mapping' as const, mappingUuid: lambda.uuid, lambda: lambda.client };
 
     // Act

@@ -7,7 +7,7 @@ import {
   UntagResourceCommand,
   UpdateEventSourceMappingCommand,
 } from '@aws-sdk/client-lambda';
-import type { RecordedLambdaClient } from './recorded-lambda-client.ts';
+import type { LocalLambdaControl } from '../../tools/local/local-lambda-control.ts';
 
 /** Lambda's control plane over HTTP on 127.0.0.1, returned by {@link serveLambdaControlPlane}. */
 export interface LambdaControlPlane {
@@ -21,11 +21,11 @@ const TAGS = /^\/2017-03-31\/tags\/([^?]+)$/;
 
 /**
  * Serves the REST routes of the commands the breaker sends (GetEventSourceMapping, UpdateEventSourceMapping,
- * ListTags, TagResource, UntagResource) over a {@link RecordedLambdaClient}, for a deployed entry that makes its own
+ * ListTags, TagResource, UntagResource) over a {@link LocalLambdaControl}, for a deployed entry that makes its own
  * `LambdaClient`: each request becomes the SDK command the recorded client applies to the local event source mapping.
  * Anything else answers 404; a command the recorded client refuses answers 400 with its message.
  */
-export async function serveLambdaControlPlane(recorded: RecordedLambdaClient): Promise<LambdaControlPlane> {
+export async function serveLambdaControlPlane(recorded: LocalLambdaControl): Promise<LambdaControlPlane> {
   const server = createServer(async (request, response) => {
     try {
       const command = await commandOf(request);

@@ -1,5 +1,6 @@
 import { GetMetricDataCommand, type GetMetricDataCommandInput } from '@aws-sdk/client-cloudwatch';
 import type { MetricDataClient } from '../../lambda/breaker/fleet-limit.ts';
+import { checkMetricDataRequest } from '../../tools/local/local-metric-data.ts';
 
 /** One window of the fleet's metrics: the value of each metric name (Sum, or p50 for timings) over the window. */
 export type ScriptedWindow = Readonly<Record<string, number>>;
@@ -41,22 +42,7 @@ export function scriptedCloudWatch(): ScriptedCloudWatch {
       throw error;
     }
     const queries = input.MetricDataQueries ?? [];
-    const ids = queries.map((query) => query.Id ?? '');
-    if (queries.length === 0 || queries.length > 500) {
-      throw new Error(`ValidationError: ${queries.length} MetricDataQueries (1–500 allowed)`);
-    }
-    if (ids.some((id) => !/^[a-z][a-zA-Z0-9_]*$/.test(id)) || new Set(ids).size !== ids.length) {
-      throw new Error(`ValidationError: invalid or duplicate Id in ${ids.join(', ')}`);
-    }
-    if (!input.StartTime || !input.EndTime || input.StartTime >= input.EndTime) {
-      throw new Error('ValidationError: StartTime must be before EndTime');
-    }
-    for (const query of queries) {
-      const period = query.MetricStat?.Period ?? 0;
-      if (period <= 0 || period % 60 !== 0) {
-        throw new Error(`ValidationError: Period ${period} of ${query.Id} must be a multiple of 60`);
-      }
-    }
+    checkMetricDataRequest(queries, input.StartTime, input.EndTime);
     const window = (windows.length > 1 ? windows.shift() : windows[0]) ?? {};
     return {
       MetricDataResults: queries.map((query) => {

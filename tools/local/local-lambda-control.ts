@@ -6,7 +6,7 @@ import {
   UpdateEventSourceMappingCommand,
 } from '@aws-sdk/client-lambda';
 import type { EventSourceMappingClient } from '../../lambda/breaker/mapping-control.ts';
-import type { EventSourceMapping } from '../../tools/local/event-source-mapping.ts';
+import type { EventSourceMapping } from './event-source-mapping.ts';
 
 /** One call the fake received: the command's name and input. */
 export interface RecordedCall {
@@ -15,8 +15,8 @@ export interface RecordedCall {
   readonly at: number;
 }
 
-/** The Lambda control plane's part the breaker uses, as a recording fake over a local event source mapping. */
-export interface RecordedLambdaClient {
+/** The Lambda control plane's part the breaker uses, over a local event source mapping, recording every call. */
+export interface LocalLambdaControl {
   /** Pass this where a `LambdaClient` is expected. */
   readonly client: EventSourceMappingClient;
   readonly calls: RecordedCall[];
@@ -28,15 +28,15 @@ export interface RecordedLambdaClient {
 }
 
 /**
- * The ONE faked collaborator of the breaker tests: Lambda's control plane, which has no local emulator. Each
- * command is recorded and applied to the local event source mapping (`Enabled` → `setEnabled`,
+ * Lambda's control plane for a local event source mapping (it has no local emulator): the breaker's client in the
+ * local runtime, and the ONE faked collaborator of the breaker tests. Each command is recorded and applied to the local event source mapping (`Enabled` → `setEnabled`,
  * `ScalingConfig.MaximumConcurrency` → `setMaxConcurrency`); tags live in memory. Any other command, an
  * unknown UUID or ARN, or a provisioned scaling on a local mapping throws, as the service would refuse it.
  */
-export function recordedLambdaClient(
+export function localLambdaControl(
   esm: EventSourceMapping,
   options: { uuid?: string; region?: string } = {},
-): RecordedLambdaClient {
+): LocalLambdaControl {
   const uuid = options.uuid ?? '6f1c7a9e-0000-4000-8000-00000000e5a1';
   const arn = `arn:aws:lambda:${options.region ?? 'us-east-1'}:000000000000:event-source-mapping:${uuid}`;
   const calls: RecordedCall[] = [];
