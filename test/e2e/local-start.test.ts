@@ -9,6 +9,22 @@ import {
 
 const db = await createTestDatabase();
 
+/**
+ * The contention case passed (its row of the checks names what moved), and in the database the locked case's 30
+ * stage changes completed, once each.
+ */
+async function expectContentionCase(stdout: string, moved: string) {
+  expect(stdout).toMatch(
+    new RegExp(`│ the adaptive limit drops under contention +│ PASS +│ ${moved.replace(/[()]/g, '\\$&')}`),
+  );
+  const runId = /Run (r[0-9a-f]{6}):/.exec(stdout)?.[1];
+  expect(runId).toBeDefined();
+  const [hot] = await db.sql<{ n: number; keys: number }[]>`
+    select count(*)::int as n, count(distinct idempotency_key)::int as keys from worker_inbox
+    where idempotency_key like ${`contention-${runId}:hot:%`} and status = 'COMPLETED'`;
+  expect(hot).toEqual({ n: 30, keys: 30 });
+}
+
 describe('npm start (bin/local.ts)', () => {
   it(
     'runs the scenario through fauxqs and the real worker, prints the summary with every check passing, exits 0',
@@ -68,6 +84,7 @@ describe('npm start (bin/local.ts)', () => {
       );
       const [documents] = await db.sql`select count(*)::int as count from documents`;
       expect(documents?.count).toBe(2);
+      await expectContentionCase(stdout, "the mapping's MaximumConcurrency");
     },
     SCENARIO_TEST_TIMEOUT_MS,
   );
@@ -102,6 +119,7 @@ describe('npm start (bin/local.ts)', () => {
       expect(stdout).toMatch(/│ deletes dropped \(crash after commit\) +│ [1-9]/);
       expect(stdout).toMatch(/│ PASS /);
       expect(stdout).not.toMatch(/│ FAIL /);
+      await expectContentionCase(stdout, "the poller's records in flight");
     },
     SCENARIO_TEST_TIMEOUT_MS,
   );

@@ -1,6 +1,10 @@
+import postgres from 'postgres';
+import { createDatabaseProbe } from '../../lambda/breaker/create-database-probe.ts';
 import { enqueueOutbox } from '../../lambda/outbox/enqueue-outbox.ts';
+import { connectOptions } from '../../lambda/postgres/connect-options.ts';
 import type { Envelope } from '../../lambda/worker/envelope.ts';
 import type { BigPayloadCase, BigPayloadFigures } from './big-payload-case.ts';
+import { type ContentionFigures, contentionPrefix, runContentionCase } from './contention-case.ts';
 import type { PostgresConsumer } from './demo-scenario-postgres-consumer.ts';
 import type { PostgresRun } from './demo-scenario-run.ts';
 import { reportProgress, sendAll } from './demo-scenario-sqs.ts';
@@ -18,6 +22,8 @@ import { waitFor } from './wait-for.ts';
 export interface DrivenScenario {
   readonly problems: readonly string[];
   readonly bigPayload: BigPayloadFigures | undefined;
+  /** The adaptive limit's case (a locked hot case), when the rest got that far. */
+  readonly contention: ContentionFigures | undefined;
   readonly consumed: ConsumerFigures | undefined;
   readonly relay: Promise<OutboxRelayLoopResult>;
   readonly outboxKeys: readonly string[];
@@ -26,7 +32,7 @@ export interface DrivenScenario {
 /**
  * Drives a PostgreSQL demo run to its end: the relay loop and the producers' outbox transactions, phase 1, the
  * locked case's release after two failures, phase 2, the stuck case's release once it reached the DLQ, the drain,
- * then the payload-memory case alone. Whatever happens, stops the progress, the relay and the consumer and releases
+ * then the payload-memory case alone, then the adaptive limit's contention case. Whatever happens, stops the progress, the relay and the consumer and releases
  * the locked cases.
  *
  * @internal
@@ -59,10 +65,12 @@ export async function drivePostgresScenario(
 
   const problems: string[] = [];
   let bigPayload: BigPayloadFigures | undefined;
+  let contention: ContentionFigures | undefined;
   let consumed: ConsumerFigures | undefined;
   try {
     await sendScenario(run, esm, outboxKeys, problems);
     bigPayload = await runPayloadMemoryCase(run, consumer.bigCase);
+    contention = await runContention(run, esm);
   } finally {
     stopProgress();
     stopRelay.abort();
@@ -70,7 +78,34 @@ export async function drivePostgresScenario(
     await run.releaseLocked().catch(() => {});
     await run.releaseStuck().catch(() => {});
   }
-  return { problems, bigPayload, consumed, relay, outboxKeys };
+  return { problems, bigPayload, contention, consumed, relay, outboxKeys };
+}
+
+/** The contention case, with a breaker's probe of its own (the worker's role, as deployed). */
+async function runContention(run: PostgresRun, esm: ScenarioConsumer): Promise<ContentionFigures> {
+  const probe = createDatabaseProbe(
+    () =>
+      postgres(run.workerUrl.toString(), {
+        ...connectOptions({ setting: 'DATABASE_URL', connectTimeoutSeconds: 5 }),
+        max: 1,
+        onnotice: () => {},
+      }),
+    5000,
+  );
+  try {
+    return await runContentionCase({
+      consumer: esm,
+      side: run.side,
+      sqs: run.options.sqs,
+      queueUrl: run.options.queues.queueUrl,
+      inboxConsumer: run.consumer,
+      prefix: contentionPrefix(run.runId),
+      probe,
+      timeoutMs: Math.max(30_000, run.timeoutMs - (Date.now() - run.started)),
+    });
+  } finally {
+    await probe.close();
+  }
 }
 
 /** The scenario's traffic, its two watched cases and the drain; what goes wrong is pushed onto `problems`. */

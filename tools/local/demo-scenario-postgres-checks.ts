@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { OutcomeResult } from '../../lambda/worker/outcome.ts';
 import { type BigPayloadCase, bigPayloadChecks } from './big-payload-case.ts';
+import { contentionCheck, isContentionKey } from './contention-case.ts';
 import { keyOf, type ScenarioCase } from './demo-messages.ts';
 import type { DemoCheck } from './demo-scenario.ts';
 import {
@@ -50,11 +51,17 @@ export function postgresFacts(
     inbox: new Map(results.inboxRows.map((row) => [row.idempotency_key, row])),
     scenarioDlq,
     dlqKeys: scenarioDlq.map((body) => keyOf(body) ?? '(undecodable)'),
-    // The big payload's deliveries are its own case's (a kill after its commit makes its redelivery a DUPLICATE).
-    outcomes: recorder.counts((outcome) => outcome.idempotencyKey !== bigCase?.idempotencyKey),
+    // The big payload's deliveries are its own case's (a kill after its commit makes its redelivery a DUPLICATE), and
+    // so are the contention case's (its stage changes arrive out of order: stale skips of their own).
+    outcomes: recorder.counts((outcome) => ofScenario(outcome.idempotencyKey, bigCase)),
     byKind: countBy(scenario.messages, (m) => m.kind) as Record<ScenarioCase, number>,
     versions: new Map(results.caseRows.map((row) => [row.case_id, row.version])),
   };
+}
+
+/** True for a key of the scenario's own messages: not the payload-memory case's nor the contention case's. */
+function ofScenario(key: string | undefined, bigCase: BigPayloadCase | undefined): boolean {
+  return key !== bigCase?.idempotencyKey && !isContentionKey(key);
 }
 
 /**
@@ -82,7 +89,7 @@ export function postgresChecks(
       detail: `${ledger?.entries} entries for ${scenario.paymentIds.length} payments`,
     },
     duplicatesCheck(
-      recorder.outcomes.filter((outcome) => outcome.idempotencyKey !== bigCase?.idempotencyKey),
+      recorder.outcomes.filter((outcome) => ofScenario(outcome.idempotencyKey, bigCase)),
       { duplicates: byKind.duplicate, crashes: esm.deletesDropped(), messages: scenario.messages },
     ),
     {
@@ -114,6 +121,7 @@ export function postgresChecks(
     },
     dlqCheck(run, facts),
     ...bigPayloadChecks(driven.bigPayload),
+    contentionCheck(driven.contention, run.runtime),
   ];
 }
 

@@ -3,6 +3,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { RoleFunction } from '../../lambda/postgres/provision-roles.ts';
 import type { OutcomeResult } from '../../lambda/worker/outcome.ts';
 import type { BigPayloadFigures } from './big-payload-case.ts';
+import type { ContentionFigures } from './contention-case.ts';
 import type { ScenarioCase } from './demo-messages.ts';
 import { countBy, payloadFigures } from './demo-scenario-checks.ts';
 import { type DrivenScenario, drivePostgresScenario } from './demo-scenario-drive.ts';
@@ -128,6 +129,8 @@ export interface DemoSummary {
   readonly poller?: PollerFigures;
   /** The payload-memory case, when it ran. */
   readonly bigPayload?: BigPayloadFigures;
+  /** The adaptive limit's contention case (a locked hot case), when it ran. */
+  readonly contention?: ContentionFigures;
   /** Each kill for memory or time (and each task that exited by itself), as AWS reports it. */
   readonly kills?: readonly string[];
   /** The producer side: events written to the outbox and published by the relay loop. */
@@ -148,7 +151,8 @@ export interface DemoSummary {
  *   quarantined and deleted from the queue;
  * - out-of-order versions (v3 applied, then v2) → STALE_VERSION_SKIPPED, no rollback;
  * - a retryable failure (its case row locked by another transaction) → backoff, then success;
- * - a message that never recovers (row locked throughout) → the DLQ after maxReceiveCount, body intact.
+ * - a message that never recovers (row locked throughout) → the DLQ after maxReceiveCount, body intact;
+ * - contention (a hot case locked while its stage changes arrive) → the adaptive limit drops, then recovers.
  *
  * @example
  * ```ts
@@ -170,7 +174,7 @@ export async function runDemoScenario(options: DemoScenarioOptions): Promise<Dem
 function postgresSummary(
   run: PostgresRun,
   { kills }: PostgresConsumer,
-  { consumed, bigPayload }: DrivenScenario,
+  { consumed, bigPayload, contention }: DrivenScenario,
   results: PostgresResults,
   { byKind, outcomes, dlqKeys }: PostgresFacts,
   checks: readonly DemoCheck[],
@@ -201,6 +205,7 @@ function postgresSummary(
       : {}),
     ...(consumed?.runtime === 'poller' ? { poller: consumed.poller } : {}),
     ...(bigPayload ? { bigPayload } : {}),
+    ...(contention ? { contention } : {}),
     kills,
     outbox: {
       enqueued: outbox?.enqueued ?? 0,

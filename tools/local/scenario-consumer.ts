@@ -7,6 +7,7 @@ import {
   startEventSourceMapping,
 } from './event-source-mapping.ts';
 import { type FunctionHostStats, type FunctionSettings, startFunctionHost } from './function-host.ts';
+import { type LimitWatch, trackPollerLimit, watchMappingLimit } from './limit-watch.ts';
 import { queueCounts } from './local-queues.ts';
 import type { OutcomeRecorder } from './outcome-recorder.ts';
 import {
@@ -80,6 +81,12 @@ export interface ScenarioConsumer {
    * @throws Error with the counts after `timeoutMs`.
    */
   drain(options: { timeoutMs: number }): Promise<void>;
+  /**
+   * Watches the adaptive limit until the watch is stopped: the mapping's `MaximumConcurrency` moved by the breaker's
+   * control loop, run locally from the function's EMF metrics (`probe` is the breaker's probe of the database); the
+   * poller's own limit, from its log lines.
+   */
+  watchLimit(probe: () => Promise<unknown>): LimitWatch;
   stop(): Promise<ConsumerFigures>;
 }
 
@@ -105,10 +112,22 @@ async function startPollerConsumer(options: ScenarioConsumerOptions): Promise<Sc
     shouldDrop: options.dropDelete,
   });
   const exits: PollerTaskExit[] = [];
+  const environment: Record<string, string> = {
+    ...settings.environment,
+    ...options.variables,
+    SQS_ENDPOINT: proxy.endpoint,
+  };
+  const limit = trackPollerLimit({
+    ceiling: Number(environment.POLLER_CONCURRENCY ?? options.concurrency),
+    floor: Number(environment.POLLER_CONCURRENCY_FLOOR ?? 1),
+  });
   const tasks = await startPollerTasks({
     ...settings,
-    environment: { ...settings.environment, ...options.variables, SQS_ENDPOINT: proxy.endpoint },
-    onOutput: (line) => recorder.recordLogLine(line),
+    environment,
+    onOutput: (line) => {
+      recorder.recordLogLine(line);
+      limit.onLine(line);
+    },
     onExit: (exit) => {
       exits.push(exit);
       options.onTaskExit?.(exit);
@@ -122,6 +141,7 @@ async function startPollerConsumer(options: ScenarioConsumerOptions): Promise<Sc
     deleted: () => Math.max(0, acknowledged() - proxy.dropped),
     deletesDropped: () => proxy.dropped,
     drain: ({ timeoutMs }) => drainQueue(options.inspect, options.queueUrl, timeoutMs),
+    watchLimit: () => limit.watch(),
     async stop() {
       await tasks.stop();
       await proxy.stop();
@@ -162,11 +182,16 @@ async function startMappingConsumer(options: ScenarioConsumerOptions): Promise<S
   const settings = options.worker;
   if (!settings)
     throw new Error('startScenarioConsumer: runtime event-source-mapping needs the worker function (worker)');
+  let metricLines: ((line: string) => void) | undefined;
+  const environment = { ...settings.environment, ...options.variables };
   const host = await startFunctionHost({
     ...settings,
     ...(options.functionTimeoutMs !== undefined ? { timeoutMs: options.functionTimeoutMs } : {}),
-    environment: { ...settings.environment, ...options.variables },
-    onOutput: (line) => options.recorder.recordLogLine(line),
+    environment,
+    onOutput: (line) => {
+      options.recorder.recordLogLine(line);
+      metricLines?.(line);
+    },
   });
   const esm = await startEventSourceMapping({
     sqs: options.sqs,
@@ -195,6 +220,18 @@ async function startMappingConsumer(options: ScenarioConsumerOptions): Promise<S
     deleted: () => esm.stats.deleted,
     deletesDropped: () => esm.stats.deletesDropped,
     drain: (drainOptions) => esm.drain(drainOptions),
+    watchLimit: (probe) =>
+      watchMappingLimit({
+        esm,
+        probe,
+        source: {
+          namespace: environment.POWERTOOLS_METRICS_NAMESPACE ?? 'SqsInboxWorker',
+          service: environment.POWERTOOLS_SERVICE_NAME ?? settings.functionName,
+        },
+        feed: (sink) => {
+          metricLines = sink;
+        },
+      }),
     async stop() {
       const stats = await esm.stop();
       await host.stop();

@@ -1,7 +1,8 @@
 /**
  * The variables a scenario run gives its worker over the synthesized ones, as a stage's `workerEnvironment` would:
  * the demo's database URL (its lock timeout), the consumer, a short backoff (1 to 4 s, so retries happen within the
- * run), INFO logs (the outcomes are read from them) and no EMF; for the poller, `--concurrency` records in flight with
+ * run), INFO logs (the outcomes are read from them); EMF metrics for the mapping's function only (the local control
+ * loop of its `MaximumConcurrency` reads them; the poller's limit is its own); for the poller, `--concurrency` records in flight with
  * as many connections, 1 s long polls and a 3 s lease.
  *
  * @internal
@@ -18,7 +19,7 @@ export function scenarioVariables(
     WORKER_BACKOFF_BASE_SECONDS: '1',
     WORKER_BACKOFF_MAX_SECONDS: '4',
     POWERTOOLS_LOG_LEVEL: 'INFO',
-    POWERTOOLS_METRICS_DISABLED: 'true',
+    POWERTOOLS_METRICS_DISABLED: runtime === 'poller' ? 'true' : 'false',
     ...(runtime === 'poller'
       ? {
           DB_POOL_SIZE: String(concurrency),
