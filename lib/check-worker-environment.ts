@@ -40,6 +40,8 @@ export const DERIVED_WORKER_VARIABLES: Readonly<Record<string, string>> = {
   POLLER_VISIBILITY_SECONDS: 'pollerVisibility',
   POLLER_STOP_TIMEOUT_SECONDS: 'pollerStopTimeout',
   POLLER_MAX_EXTENSION_SECONDS: 'pollerMaxExtension',
+  POLLER_ADAPTIVE_CONCURRENCY: 'adaptiveConcurrency',
+  POLLER_CONCURRENCY_FLOOR: 'concurrencyFloor',
 };
 
 /**

@@ -4,6 +4,10 @@ import { checkWorkerEnvironment } from './check-worker-environment.ts';
 import { resolveBreakerSettings } from './jobs/resolve-breaker-settings.ts';
 import { resolveJobSettings } from './jobs/resolve-job-settings.ts';
 import { checkAlarmSettings } from './observability/check-alarm-settings.ts';
+import {
+  type AdaptiveConcurrencyResolved,
+  resolveAdaptiveConcurrency,
+} from './resolve-adaptive-concurrency.ts';
 import { resolveCapacity } from './resolve-capacity.ts';
 import { DEFAULT_MEMORY_MB, payloadMemory, resolvePayloadLimit } from './resolve-payload-limit.ts';
 import { resolveQueueSettings } from './resolve-queue-settings.ts';
@@ -73,6 +77,12 @@ export interface ResolvedWorkerSettings {
   readonly retention: RetentionWindows | undefined;
   /** The breaker's settings; `undefined` when `breaker` is false. */
   readonly breaker: BreakerSettingsResolved | undefined;
+  /**
+   * The adaptive limit of the records in flight: the breaker's control loop of the mapping's `MaximumConcurrency`
+   * (runtime `lambda`, with the breaker in mode `maximum-concurrency`) or the poller's own (runtime `fargate`);
+   * `undefined` when `adaptiveConcurrency` is false or no loop can run.
+   */
+  readonly adaptiveConcurrency: AdaptiveConcurrencyResolved | undefined;
 }
 
 /** Windows of the retention job after defaults. */
@@ -151,7 +161,8 @@ export function auxiliaryProxyConnections(props: Pick<WorkerSettings, 'breaker' 
  * ≤ pool size (1..10 with DynamoDB, as the worker's cold start allows); the payload limit within what the memory
  * holds for the records in flight (derived when not given: `resolve-payload-limit.ts`); database users are
  * lowercase SQL identifiers, one per function; `workerEnvironment` sets no variable the construct sets from a prop
- * (`check-worker-environment.ts`). The combinations of store, runtime, commit mode, tracing and scaling mode that
+ * (`check-worker-environment.ts`); `concurrencyFloor` within its runtime's range and at most the limit's ceiling,
+ * and neither it nor `adaptiveConcurrency` where no limit moves (`resolve-adaptive-concurrency.ts`). The combinations of store, runtime, commit mode, tracing and scaling mode that
  * cannot start are refused here (test/infra/combinations.test.ts, docs/deploy.md#supported-combinations).
  *
  * @throws WorkerSettingsError listing every problem.
@@ -224,6 +235,11 @@ export function resolveWorkerSettings(
     problems,
     checks,
   );
+  const adaptiveConcurrency = resolveAdaptiveConcurrency(
+    props,
+    { fargate, breaker: breaker !== undefined, scalingMode, maxConcurrency, recordConcurrency },
+    problems,
+  );
 
   if (problems.length > 0) throw new WorkerSettingsError(problems);
   return {
@@ -232,6 +248,7 @@ export function resolveWorkerSettings(
     runtime,
     poller,
     breaker,
+    adaptiveConcurrency,
     dbUsers,
     retention,
     dbStatementTimeoutMs: dbStatementTimeout.toMilliseconds(),

@@ -31,6 +31,7 @@ const NUMBER_KEYS = [
   'maxPayloadBytes',
   'breakerFailureThreshold',
   'breakerHalfOpenConcurrency',
+  'concurrencyFloor',
   // The DynamoDB store's capacity and alarm inputs (with "store": "dynamodb").
   'maxWriteUnitsPerSecond',
   'transactItemsPerMessage',
@@ -55,6 +56,7 @@ const BOOLEAN_KEYS = [
   'retention',
   'payloadBucket',
   'breaker',
+  'adaptiveConcurrency',
   'tracing',
 ] as const;
 const STRING_KEYS = [

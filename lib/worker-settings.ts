@@ -488,6 +488,28 @@ export interface WorkerSettings extends FargateRuntimeSettings {
    */
   readonly breakerHalfOpenConcurrency?: number;
 
+  // ── adaptive concurrency ─────────────────────────────────────────────────────────────────────────────────────
+  /**
+   * Let the limit of records in flight follow the database's signals of load (docs/operations.md, "Adaptive
+   * concurrency"). Runtime `lambda`: the breaker's control loop moves the event source mapping's
+   * `MaximumConcurrency` between `concurrencyFloor` and `maxConcurrency` (`CONCURRENCY_*` of the breaker, its
+   * `cloudwatch:GetMetricData`, the `ConcurrencyAtFloor` alarm); it needs the breaker and `scalingMode:
+   * 'maximum-concurrency'`, so `true` is refused with `breaker: false` or `scalingMode: 'provisioned'`. Runtime
+   * `fargate`: the poller's own limit between `concurrencyFloor` and `recordConcurrency`
+   * (`POLLER_ADAPTIVE_CONCURRENCY`). `false` keeps the limit at its ceiling: the breaker still deploys, without
+   * the loop.
+   * @default true (where a loop can run)
+   */
+  readonly adaptiveConcurrency?: boolean;
+  /**
+   * The lowest the adaptive limit goes. Runtime `lambda`: the `MaximumConcurrency` the breaker's control loop sets
+   * at least (`CONCURRENCY_FLOOR`), 2 to 1000 (AWS's range) and at most `maxConcurrency`; the `ConcurrencyAtFloor`
+   * alarm watches it. Runtime `fargate`: the records in flight of one task at least (`POLLER_CONCURRENCY_FLOOR`), 1
+   * to `recordConcurrency`. Refused with `adaptiveConcurrency: false` and where no loop runs (see there).
+   * @default 2 (runtime `lambda`); 1 (runtime `fargate`)
+   */
+  readonly concurrencyFloor?: number;
+
   // ── alarms and dashboard ─────────────────────────────────────────────────────────────────────────────────
   /**
    * `'none'` says on purpose that nobody reads this stage's alarms (a dev stage): the alarms and the topic are

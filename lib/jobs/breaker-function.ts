@@ -13,8 +13,8 @@ export const BREAKER_TIMEOUT = Duration.seconds(55);
 const BREAKER_RUN_GUARD = Duration.seconds(5);
 
 /**
- * The lowest `MaximumConcurrency` the breaker's control loop sets (`CONCURRENCY_FLOOR`): AWS's minimum. The
- * `ConcurrencyAtFloor` alarm watches it.
+ * The lowest `MaximumConcurrency` the breaker's control loop sets (`CONCURRENCY_FLOOR`) unless `concurrencyFloor`
+ * says otherwise: AWS's minimum. The `ConcurrencyAtFloor` alarm watches the floor resolved.
  *
  * @internal
  */
@@ -30,19 +30,24 @@ export const CONCURRENCY_WINDOW = Duration.minutes(1);
 
 /**
  * True when a breaker also runs the control loop of the mapping's `MaximumConcurrency`: mode `maximum-concurrency`
- * (a provisioned mapping has no `MaximumConcurrency` to move).
+ * (a provisioned mapping has no `MaximumConcurrency` to move) and `adaptiveConcurrency` not false.
  *
  * @internal
  */
 export function steersConcurrency(settings: ResolvedWorkerSettings): boolean {
-  return settings.breaker !== undefined && settings.scalingMode === 'maximum-concurrency';
+  return (
+    settings.breaker !== undefined &&
+    settings.scalingMode === 'maximum-concurrency' &&
+    settings.adaptiveConcurrency !== undefined
+  );
 }
 
 /**
  * The `BREAKER_*` variables of a breaker function, either store's: the mapping it controls, the scaling it restores
- * and its thresholds; in mode `maximum-concurrency` the `CONCURRENCY_*` ones of its control loop of the mapping's
- * `MaximumConcurrency` too: the floor, the window, and where the worker's metrics are (its namespace and `service`
- * dimension, read from `environment`'s Powertools variables, the worker's own).
+ * and its thresholds; when it steers the mapping's `MaximumConcurrency` ({@link steersConcurrency}) the
+ * `CONCURRENCY_*` ones of its control loop too: the floor (`concurrencyFloor`), the window, and where the worker's
+ * metrics are (its namespace and `service` dimension, read from `environment`'s Powertools variables, the
+ * worker's own). Without them the breaker's loop is off (`CONCURRENCY_ADAPTIVE` defaults to false).
  *
  * @internal
  */
@@ -53,6 +58,7 @@ export function breakerEnvironment(
 ): Record<string, string> {
   const breaker = settings.breaker as NonNullable<ResolvedWorkerSettings['breaker']>;
   const pollers = settings.provisionedPollers;
+  const adaptive = steersConcurrency(settings) ? settings.adaptiveConcurrency : undefined;
   return {
     BREAKER_MAPPING_UUID: eventSource.eventSourceMappingId,
     BREAKER_SCALING_MODE: settings.scalingMode,
@@ -68,10 +74,10 @@ export function breakerEnvironment(
     BREAKER_MIN_OPEN_MS: String(breaker.minOpen.toMilliseconds()),
     BREAKER_HALF_OPEN_MS: String(breaker.halfOpen.toMilliseconds()),
     BREAKER_RUN_GUARD_MS: String(BREAKER_RUN_GUARD.toMilliseconds()),
-    ...(steersConcurrency(settings)
+    ...(adaptive
       ? {
           CONCURRENCY_ADAPTIVE: 'true',
-          CONCURRENCY_FLOOR: String(CONCURRENCY_FLOOR),
+          CONCURRENCY_FLOOR: String(adaptive.floor),
           CONCURRENCY_WINDOW_SECONDS: String(CONCURRENCY_WINDOW.toSeconds()),
           ...(environment.POWERTOOLS_METRICS_NAMESPACE
             ? { CONCURRENCY_METRICS_NAMESPACE: environment.POWERTOOLS_METRICS_NAMESPACE }

@@ -75,8 +75,9 @@ export interface WorkerAlarmsProps {
   /** Client connections the worker, relay and migration can open at most. */
   readonly expectedClientConnections: number;
   /**
-   * The floor of the event source mapping's `MaximumConcurrency` when the breaker's control loop steers it (runtime
-   * `lambda`, mode `maximum-concurrency`): the `ConcurrencyAtFloor` alarm's threshold.
+   * The floor of the event source mapping's `MaximumConcurrency` (`concurrencyFloor`) when the breaker's control
+   * loop steers it (runtime `lambda`, mode `maximum-concurrency`, `adaptiveConcurrency` on): the
+   * `ConcurrencyAtFloor` alarm's threshold. No alarm without it.
    */
   readonly concurrencyFloor?: number;
 }

@@ -9,7 +9,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { CONCURRENCY_FLOOR, steersConcurrency } from '../jobs/breaker-function.ts';
+import { steersConcurrency } from '../jobs/breaker-function.ts';
 import type { ScheduledJobs } from '../jobs/scheduled-jobs.ts';
 import { auxiliaryProxyConnections, type ResolvedWorkerSettings } from '../resolve-worker-settings.ts';
 import type { PollerService } from '../runtimes/fargate/poller-service.ts';
@@ -154,7 +154,8 @@ function workerAlarms(
     proxyPoolConnections: Math.floor((settings.proxyMaxConnectionsPercent * settings.dbMaxConnections) / 100),
     expectedClientConnections:
       settings.maxConcurrency * settings.dbPoolSize + auxiliaryProxyConnections(props),
-    ...(inputs.breakerFunction && steersConcurrency(settings) ? { concurrencyFloor: CONCURRENCY_FLOOR } : {}),
+    concurrencyFloor:
+      inputs.breakerFunction && steersConcurrency(settings) ? settings.adaptiveConcurrency?.floor : undefined,
   });
 }
 

@@ -447,6 +447,15 @@ describe('Contract: the environment of the poller container', () => {
     });
   });
 
+  it('turns the adaptive limit on with its default floor, which the poller reads', () => {
+    // Act
+    const { poller } = loadPollerConfig(env);
+
+    // Assess
+    expect(env).toMatchObject({ POLLER_ADAPTIVE_CONCURRENCY: 'on', POLLER_CONCURRENCY_FLOOR: '1' });
+    expect(poller).toMatchObject({ adaptiveConcurrency: 'on', concurrencyFloor: 1, concurrency: 8 });
+  });
+
   it("is accepted at the edges synth allows: the longest drain, the longest hold, the smallest lease's heartbeat", () => {
     for (const worker of [
       { pollerStopTimeout: Duration.seconds(110), pollerVisibility: Duration.seconds(220) },
@@ -460,6 +469,33 @@ describe('Contract: the environment of the poller container', () => {
       // Assess: what synth lets through, the poller starts with
       expect(() => loadPollerConfig(variables), JSON.stringify(variables)).not.toThrow();
     }
+  });
+});
+
+describe('Runtime fargate: adaptiveConcurrency and concurrencyFloor', () => {
+  it("turns the poller's adaptive limit off: POLLER_ADAPTIVE_CONCURRENCY=off and no floor", () => {
+    // Act
+    const env = containerEnvironment(synth({ adaptiveConcurrency: false }).template);
+    const { poller } = loadPollerConfig(env);
+
+    // Assess
+    expect(env.POLLER_ADAPTIVE_CONCURRENCY).toBe('off');
+    expect(env).not.toHaveProperty('POLLER_CONCURRENCY_FLOOR');
+    expect(poller).toMatchObject({ adaptiveConcurrency: 'off', concurrency: 10 });
+  });
+
+  it('gives the poller the floor, up to its concurrency, which the poller accepts', () => {
+    // Act: the floor at the ceiling, recordConcurrency 10 (dbPoolSize)
+    const env = containerEnvironment(synth({ concurrencyFloor: 10 }).template);
+    const { poller } = loadPollerConfig(env);
+
+    // Assess
+    expect(env).toMatchObject({
+      POLLER_ADAPTIVE_CONCURRENCY: 'on',
+      POLLER_CONCURRENCY_FLOOR: '10',
+      POLLER_CONCURRENCY: '10',
+    });
+    expect(poller).toMatchObject({ adaptiveConcurrency: 'on', concurrencyFloor: 10, concurrency: 10 });
   });
 });
 
@@ -830,6 +866,16 @@ describe('Runtime fargate: synth-time errors', () => {
       'more DynamoDB tasks than the table budget carries',
       { store: 'dynamodb', maxTasks: 3 },
       "maxTasks (3) tasks of recordConcurrency records each write more than the table's budget for the worker: safe worker concurrency 1, bound by write_units (max_write_units_per_second 4000 / (write_units_per_message 5 × messages_per_second_per_worker 666.67)); lower maxTasks to 1 or less, or raise maxWriteUnitsPerSecond",
+    ],
+    [
+      "an adaptive limit's floor above the poller's concurrency",
+      { recordConcurrency: 4, concurrencyFloor: 5 },
+      "concurrencyFloor (5) must not exceed the poller's concurrency (recordConcurrency 4, POLLER_CONCURRENCY): its adaptive limit moves the records in flight between the two; lower concurrencyFloor or raise recordConcurrency",
+    ],
+    [
+      'a floor with the adaptive limit turned off',
+      { adaptiveConcurrency: false, concurrencyFloor: 2 },
+      'concurrencyFloor (2) is set while adaptiveConcurrency is false: no limit moves, so none has a floor; remove concurrencyFloor or remove adaptiveConcurrency: false',
     ],
     [
       'a Lambda-only prop',

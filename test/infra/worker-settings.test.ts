@@ -394,6 +394,145 @@ describe('Function: resolveWorkerSettings() (breaker)', () => {
   });
 });
 
+describe('Function: resolveWorkerSettings() — adaptive concurrency', () => {
+  it("resolves the floor of each runtime's limit by default, and none where no limit moves", () => {
+    // Act
+    const lambda = resolveWorkerSettings({});
+    const fargate = resolveWorkerSettings({ runtime: 'fargate' });
+    const floor = resolveWorkerSettings({ concurrencyFloor: 5 });
+    const off = resolveWorkerSettings({ adaptiveConcurrency: false });
+    const fargateOff = resolveWorkerSettings({ runtime: 'fargate', adaptiveConcurrency: false });
+    const noBreaker = resolveWorkerSettings({ breaker: false });
+    const provisioned = resolveWorkerSettings({ scalingMode: 'provisioned', dbMaxConnections: 400 });
+
+    // Assess: AWS's minimum MaximumConcurrency on Lambda, one record on Fargate; off, the breaker stays
+    expect(lambda.adaptiveConcurrency).toEqual({ floor: 2 });
+    expect(fargate.adaptiveConcurrency).toEqual({ floor: 1 });
+    expect(floor.adaptiveConcurrency).toEqual({ floor: 5 });
+    expect(off.adaptiveConcurrency).toBeUndefined();
+    expect(off.breaker).toBeDefined();
+    expect(fargateOff.adaptiveConcurrency).toBeUndefined();
+    expect(noBreaker.adaptiveConcurrency).toBeUndefined();
+    expect(provisioned.adaptiveConcurrency).toBeUndefined();
+  });
+
+  it('accepts a floor equal to its ceiling: maxConcurrency on Lambda, recordConcurrency on Fargate', () => {
+    expect(problemsOf({ maxConcurrency: 4, concurrencyFloor: 4 })).toEqual([]);
+    expect(problemsOf({ runtime: 'fargate', recordConcurrency: 6, concurrencyFloor: 6 })).toEqual([]);
+  });
+
+  it.each<[string, Settings, readonly string[]]>([
+    [
+      'a Lambda floor above maxConcurrency',
+      { maxConcurrency: 4, concurrencyFloor: 5 },
+      [
+        "concurrencyFloor (5) must not exceed maxConcurrency (4): the breaker's control loop moves the mapping's MaximumConcurrency between the two; lower concurrencyFloor or raise maxConcurrency",
+      ],
+    ],
+    [
+      'a Lambda floor above the maxConcurrency of the capacity formula',
+      { dbMaxConnections: 80, concurrencyFloor: 71 },
+      [
+        "concurrencyFloor (71) must not exceed maxConcurrency (70, from the capacity formula): the breaker's control loop moves the mapping's MaximumConcurrency between the two; lower concurrencyFloor or raise the binding capacity input",
+      ],
+    ],
+    [
+      "a Lambda floor below AWS's minimum MaximumConcurrency",
+      { concurrencyFloor: 1 },
+      [
+        'concurrencyFloor (1) must be a whole number from 2 to 1000 with runtime "lambda" (the SQS event source\'s MaximumConcurrency limits: AWS refuses less than 2); set a value in that range',
+      ],
+    ],
+    [
+      'a Lambda floor that is not a whole number',
+      { concurrencyFloor: 2.5 },
+      [
+        'concurrencyFloor (2.5) must be a whole number from 2 to 1000 with runtime "lambda" (the SQS event source\'s MaximumConcurrency limits: AWS refuses less than 2); set a value in that range',
+      ],
+    ],
+    [
+      "a Fargate floor above the poller's concurrency",
+      { runtime: 'fargate', recordConcurrency: 4, concurrencyFloor: 6 },
+      [
+        "concurrencyFloor (6) must not exceed the poller's concurrency (recordConcurrency 4, POLLER_CONCURRENCY): its adaptive limit moves the records in flight between the two; lower concurrencyFloor or raise recordConcurrency",
+      ],
+    ],
+    [
+      "a Fargate floor above the poller's default concurrency (dbPoolSize)",
+      { runtime: 'fargate', concurrencyFloor: 11 },
+      [
+        "concurrencyFloor (11) must not exceed the poller's concurrency (recordConcurrency 10, its default, POLLER_CONCURRENCY): its adaptive limit moves the records in flight between the two; lower concurrencyFloor or raise recordConcurrency",
+      ],
+    ],
+    [
+      'a Fargate floor of 0',
+      { runtime: 'fargate', concurrencyFloor: 0 },
+      [
+        'concurrencyFloor (0) must be a whole number of at least 1 with runtime "fargate" (POLLER_CONCURRENCY_FLOOR: the fewest records one task keeps in flight); set a value from 1 to recordConcurrency (10)',
+      ],
+    ],
+    [
+      'a floor with the loop turned off (Lambda)',
+      { adaptiveConcurrency: false, concurrencyFloor: 3 },
+      [
+        'concurrencyFloor (3) is set while adaptiveConcurrency is false: no limit moves, so none has a floor; remove concurrencyFloor or remove adaptiveConcurrency: false',
+      ],
+    ],
+    [
+      'a floor with the loop turned off (Fargate)',
+      { runtime: 'fargate', adaptiveConcurrency: false, concurrencyFloor: 3 },
+      [
+        'concurrencyFloor (3) is set while adaptiveConcurrency is false: no limit moves, so none has a floor; remove concurrencyFloor or remove adaptiveConcurrency: false',
+      ],
+    ],
+    [
+      'the loop and its floor asked for without the breaker',
+      { breaker: false, adaptiveConcurrency: true, concurrencyFloor: 4 },
+      [
+        "adaptiveConcurrency (true) needs the breaker, whose control loop moves the event source mapping's MaximumConcurrency, and breaker is false; remove adaptiveConcurrency or remove breaker: false",
+        "concurrencyFloor (4) needs the breaker, whose control loop moves the event source mapping's MaximumConcurrency, and breaker is false; remove concurrencyFloor or remove breaker: false",
+      ],
+    ],
+    [
+      'the loop asked for on a provisioned mapping',
+      { scalingMode: 'provisioned', dbMaxConnections: 400, adaptiveConcurrency: true },
+      [
+        'adaptiveConcurrency (true) applies only to scalingMode "maximum-concurrency": the breaker\'s control loop moves the event source mapping\'s MaximumConcurrency, which a provisioned mapping does not have (given scalingMode "provisioned"); remove adaptiveConcurrency or set scalingMode "maximum-concurrency"',
+      ],
+    ],
+    [
+      'a floor on a provisioned mapping',
+      { scalingMode: 'provisioned', dbMaxConnections: 400, concurrencyFloor: 4 },
+      [
+        'concurrencyFloor (4) applies only to scalingMode "maximum-concurrency": the breaker\'s control loop moves the event source mapping\'s MaximumConcurrency, which a provisioned mapping does not have (given scalingMode "provisioned"); remove concurrencyFloor or set scalingMode "maximum-concurrency"',
+      ],
+    ],
+  ])('refuses %s, naming the value and the fix', (_name, props, problems) => {
+    expect(problemsOf(props)).toEqual(problems);
+  });
+
+  it('skips the checks on a floor or a ceiling that is a deploy-time token', () => {
+    // Act
+    const tokenFloor = problemsOf({ maxConcurrency: 4, concurrencyFloor: Token.asNumber({ Ref: 'Floor' }) });
+    const tokenCeiling = problemsOf({
+      maxConcurrency: Token.asNumber({ Ref: 'Ceiling' }),
+      concurrencyFloor: 5,
+    });
+    const tokenPoller = problemsOf({
+      runtime: 'fargate',
+      recordConcurrency: Token.asNumber({ Ref: 'Records' }),
+      // The payload limit has no default with a token for the records in flight.
+      maxPayloadBytes: 1024 * 1024,
+      concurrencyFloor: 50,
+    });
+
+    // Assess
+    expect(tokenFloor).toEqual([]);
+    expect(tokenCeiling).toEqual([]);
+    expect(tokenPoller).toEqual([]);
+  });
+});
+
 describe('Class: SqsDatabaseWorker', () => {
   it('refuses unsafe props before creating any resource, listing every problem', () => {
     // Prepare
@@ -427,6 +566,18 @@ describe('Function: stageSettings()', () => {
     expect(props.production).toBe(false);
     expect(props.timeout?.toSeconds()).toBe(20);
     expect(props.instanceType?.toString()).toBe('t4g.small');
+  });
+
+  it('reads adaptiveConcurrency (a boolean) and concurrencyFloor (a number), and refuses other types', () => {
+    // Act
+    const props = stageSettings('prod', { adaptiveConcurrency: false, concurrencyFloor: 4 });
+    const mistyped = () => stageSettings('prod', { adaptiveConcurrency: 'off', concurrencyFloor: '4' });
+
+    // Assess
+    expect(props).toEqual({ adaptiveConcurrency: false, concurrencyFloor: 4 });
+    expect(mistyped).toThrow(
+      'Invalid stage settings:\n- stages.prod.adaptiveConcurrency must be a boolean (given "off")\n- stages.prod.concurrencyFloor must be a number (given "4")',
+    );
   });
 
   it('rejects unknown keys and wrong types, naming them', () => {
@@ -709,6 +860,20 @@ describe('Function: resolveWorkerSettings() — workerEnvironment', () => {
       'workerEnvironment sets WORKER_COMMIT_MODE ("per-batch"), which the construct sets from commitMode and checks at synth against the other settings; remove WORKER_COMMIT_MODE from workerEnvironment and set commitMode instead',
       'workerEnvironment sets DB_POOL_SIZE ("50"), which the construct sets from dbPoolSize and checks at synth against the other settings; remove DB_POOL_SIZE from workerEnvironment and set dbPoolSize instead',
       'workerEnvironment sets DB_HOST ("db.internal"), which the construct sets from store "postgres" (the stack\'s RDS Proxy) and checks at synth against the other settings; remove DB_HOST from workerEnvironment',
+    ]);
+  });
+
+  it("refuses the poller's adaptive-concurrency variables, which come from adaptiveConcurrency and concurrencyFloor", () => {
+    // Act
+    const problems = problemsOf({
+      runtime: 'fargate',
+      workerEnvironment: { POLLER_ADAPTIVE_CONCURRENCY: 'off', POLLER_CONCURRENCY_FLOOR: '4' },
+    });
+
+    // Assess
+    expect(problems).toEqual([
+      'workerEnvironment sets POLLER_ADAPTIVE_CONCURRENCY ("off"), which the construct sets from adaptiveConcurrency and checks at synth against the other settings; remove POLLER_ADAPTIVE_CONCURRENCY from workerEnvironment and set adaptiveConcurrency instead',
+      'workerEnvironment sets POLLER_CONCURRENCY_FLOOR ("4"), which the construct sets from concurrencyFloor and checks at synth against the other settings; remove POLLER_CONCURRENCY_FLOOR from workerEnvironment and set concurrencyFloor instead',
     ]);
   });
 

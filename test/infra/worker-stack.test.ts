@@ -933,6 +933,107 @@ describe('Class: SqsInboxWorkerStack (scalingMode provisioned)', () => {
   });
 });
 
+/** The breaker function of a stack with the PostgreSQL store, and every statement of its role's policies. */
+function breakerOf(template: Template) {
+  const breakerId = logicalIdOf(template, 'AWS::Lambda::Function', {
+    Description:
+      'Disables the worker event source mapping while the database is unavailable and enables it again (scheduled)',
+  });
+  const breaker = template.toJSON().Resources[breakerId];
+  const roleId = breaker.Properties.Role['Fn::GetAtt'][0] as string;
+  const statements = Object.values(template.findResources('AWS::IAM::Policy'))
+    .filter((policy) => JSON.stringify(policy.Properties.Roles) === JSON.stringify([{ Ref: roleId }]))
+    .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Record<string, unknown>[]);
+  return { variables: breaker.Properties.Environment.Variables as Record<string, string>, statements };
+}
+
+describe('Class: SqsInboxWorkerStack (adaptiveConcurrency false)', () => {
+  let stack: SqsInboxWorkerStack;
+  let template: Template;
+  beforeAll(() => {
+    ({ stack, template } = synth('AdaptiveOff', { production: false, adaptiveConcurrency: false }));
+  });
+
+  it('deploys the breaker without its control loop: no CONCURRENCY_* variable, no GetMetricData', () => {
+    // Prepare
+    const { variables, statements } = breakerOf(template);
+
+    // Assess: the breaker itself is unchanged…
+    expect(variables).toMatchObject({
+      BREAKER_SCALING_MODE: 'maximum-concurrency',
+      BREAKER_MAX_CONCURRENCY: '70',
+      BREAKER_HALF_OPEN_CONCURRENCY: '2',
+    });
+    expect(statements.map((statement) => statement.Sid)).toContain('ControlTheWorkerEventSourceMapping');
+    // …its loop is off: CONCURRENCY_ADAPTIVE defaults to false in the breaker, and it reads no metrics
+    expect(Object.keys(variables).filter((name) => name.startsWith('CONCURRENCY_'))).toEqual([]);
+    expect(statements.map((statement) => statement.Sid)).not.toContain('ReadTheWorkerMetrics');
+    expect(JSON.stringify(template.findResources('AWS::IAM::Policy'))).not.toContain(
+      'cloudwatch:GetMetricData',
+    );
+  });
+
+  it('has no ConcurrencyAtFloor alarm; BreakerOpened stays', () => {
+    // Assess
+    expect(stack.worker.alarms).not.toHaveProperty('ConcurrencyAtFloor');
+    expect(stack.worker.alarms).toHaveProperty('BreakerOpened');
+    expect(
+      template.findResources('AWS::CloudWatch::Alarm', {
+        Properties: { MetricName: WORKER_METRICS.concurrencyLimit },
+      }),
+    ).toEqual({});
+  });
+});
+
+describe('Class: SqsInboxWorkerStack (concurrencyFloor)', () => {
+  let stack: SqsInboxWorkerStack;
+  let template: Template;
+  beforeAll(() => {
+    ({ stack, template } = synth('Floor', { production: false, concurrencyFloor: 5 }));
+  });
+
+  it("gives the breaker's control loop the floor, and lets it read the worker's metrics", () => {
+    // Prepare
+    const { variables, statements } = breakerOf(template);
+
+    // Assess
+    expect(variables).toMatchObject({
+      CONCURRENCY_ADAPTIVE: 'true',
+      CONCURRENCY_FLOOR: '5',
+      BREAKER_MAX_CONCURRENCY: '70',
+    });
+    expect(statements).toContainEqual({
+      Sid: 'ReadTheWorkerMetrics',
+      Effect: 'Allow',
+      Action: 'cloudwatch:GetMetricData',
+      Resource: '*',
+    });
+  });
+
+  it("alarms at that floor, not at AWS's minimum", () => {
+    // Prepare
+    const description = new Capture();
+
+    // Assess
+    expect(stack.worker.alarms).toHaveProperty('ConcurrencyAtFloor');
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: WORKER_METRICS.concurrencyLimit,
+      Threshold: 5,
+      ComparisonOperator: 'LessThanOrEqualToThreshold',
+      AlarmDescription: description,
+    });
+    expect(description.asString()).toContain('at its floor (5) for 30 minutes');
+  });
+
+  it('refuses at synth a floor above maxConcurrency, before creating anything', () => {
+    expect(() =>
+      synth('FloorTooHigh', { production: false, maxConcurrency: 4, concurrencyFloor: 5 }),
+    ).toThrow(
+      "concurrencyFloor (5) must not exceed maxConcurrency (4): the breaker's control loop moves the mapping's MaximumConcurrency between the two; lower concurrencyFloor or raise maxConcurrency",
+    );
+  });
+});
+
 describe('Class: SqsInboxWorkerStack (dev, FIFO)', () => {
   let template: Template;
   beforeAll(() => {

@@ -16,8 +16,9 @@ export type WorkerRuntime = 'lambda' | 'fargate';
  * (`timeout`, `memorySize`, `maxBatchingWindow`, `scalingMode`, `maxConcurrency`, `minimumPollers`,
  * `maximumPollers`, `reservedConcurrency`, `breaker*`) are refused with `runtime: 'fargate'`.
  * `batchSize` (`POLLER_BATCH_SIZE`, 1 to 10 there), `recordConcurrency` (`POLLER_CONCURRENCY`), `dbPoolSize`,
- * `visibilityTimeout`, `consumer`, `terminalPolicy`, `commitMode`, `workerEnvironment` and `workerEntry` (its
- * `handlers` run by the poller) apply to both.
+ * `visibilityTimeout`, `consumer`, `terminalPolicy`, `commitMode`, `workerEnvironment`, `workerEntry` (its
+ * `handlers` run by the poller), `adaptiveConcurrency` and `concurrencyFloor` (`POLLER_ADAPTIVE_CONCURRENCY`,
+ * `POLLER_CONCURRENCY_FLOOR`) apply to both.
  */
 export interface FargateRuntimeSettings {
   /**

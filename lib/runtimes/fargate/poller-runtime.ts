@@ -108,6 +108,11 @@ function pollerEnvironment(scope: Construct, inputs: PollerRuntimeInputs): Recor
     POLLER_VISIBILITY_SECONDS: String(poller.visibility.toSeconds()),
     POLLER_STOP_TIMEOUT_SECONDS: String(poller.stopTimeout.toSeconds()),
     POLLER_MAX_EXTENSION_SECONDS: String(poller.maxExtension.toSeconds()),
+    // Off: the records in flight stay at POLLER_CONCURRENCY, and no floor is given (the poller checks one it gets).
+    POLLER_ADAPTIVE_CONCURRENCY: settings.adaptiveConcurrency ? 'on' : 'off',
+    ...(settings.adaptiveConcurrency
+      ? { POLLER_CONCURRENCY_FLOOR: String(settings.adaptiveConcurrency.floor) }
+      : {}),
     ...props.workerEnvironment,
   };
 }
