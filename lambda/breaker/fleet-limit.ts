@@ -12,6 +12,7 @@ import {
   type WindowSignals,
 } from '../concurrency/decide-limit.ts';
 import { METRIC_NAMES } from '../constants.ts';
+import { HEALTH_METRICS } from '../health/health-metrics.ts';
 import {
   CONCURRENCY_PIN_TAG,
   type EventSourceMappingClient,
@@ -94,7 +95,10 @@ export function parsePin(tag: string | undefined): number | 'invalid' | undefine
   return Number.isInteger(value) && value >= min && value <= max ? value : 'invalid';
 }
 
-/** The queries of one window: the ok outcomes and each signal of load (Sum), the median transaction time (p50). */
+/**
+ * The queries of one window: the ok outcomes and each signal of load (Sum), the median transaction time (p50), and
+ * the health job's lock waits and long transactions (Maximum) and deadlocks (Sum).
+ */
 const QUERIES = [
   ['completed', METRIC_NAMES.completed, 'Sum'],
   ['duplicate', METRIC_NAMES.duplicate, 'Sum'],
@@ -104,6 +108,10 @@ const QUERIES = [
   ['unavailable', METRIC_NAMES.loadUnavailable, 'Sum'],
   ['slow', METRIC_NAMES.loadSlow, 'Sum'],
   ['transaction', METRIC_NAMES.dbTransactionMs, 'p50'],
+  // The database's own signals, as the health job publishes them (same namespace and service dimension).
+  ['lockWaits', HEALTH_METRICS.lockWaits, 'Maximum'],
+  ['deadlocks', HEALTH_METRICS.deadlocks, 'Sum'],
+  ['longTransactions', HEALTH_METRICS.longTransactions, 'Maximum'],
 ] as const;
 
 /** The GetMetricData queries of the worker's metrics over one window of `periodSeconds`. */
@@ -125,8 +133,9 @@ export function windowQueries(source: WorkerMetricsSource, periodSeconds: number
 
 /**
  * The fleet's {@link WindowSignals} of `[start, end)`: the sums of the ok outcomes and of each signal of load, and the
- * p50 of `DbTransactionMs` (of every record: the fleet's metric has no per-outcome split). A metric without a
- * datapoint counts 0 (no record emitted it); `peakInFlight` is unknown on Lambda.
+ * p50 of `DbTransactionMs` (of every record: the fleet's metric has no per-outcome split), and the health job's
+ * database signals. A metric without a datapoint counts 0 (nothing emitted it: no record, or a health job that did
+ * not run — the database's signals then hold nothing); `peakInFlight` is unknown on Lambda.
  */
 export async function readWindowSignals(
   client: MetricDataClient,
@@ -151,6 +160,7 @@ export async function readWindowSignals(
     nextToken = page.NextToken;
   } while (nextToken);
   const sum = (id: string) => (values.get(id) ?? []).reduce((total, value) => total + value, 0);
+  const max = (id: string) => Math.max(0, ...(values.get(id) ?? []));
   const median = values.get('transaction')?.[0];
   return {
     ok: sum('completed') + sum('duplicate') + sum('stale'),
@@ -159,6 +169,11 @@ export async function readWindowSignals(
     unavailable: sum('unavailable'),
     slow: sum('slow'),
     ...(median === undefined ? {} : { medianTransactionMs: median }),
+    database: {
+      lockWaits: max('lockWaits'),
+      deadlocks: sum('deadlocks'),
+      longTransactions: max('longTransactions'),
+    },
   };
 }
 

@@ -34,6 +34,20 @@ export interface WindowSignals {
    * that never reaches its limit learns nothing about a higher one). Undefined: not known (the Lambda fleet).
    */
   readonly peakInFlight?: number;
+  /**
+   * The database's own signals over the window, as the health job reads them (the Lambda fleet's loop): the most
+   * sessions waiting for a lock, the deadlocks, the most long transactions holding a toolkit table's lock. Any of
+   * them above 0 holds the limit where it would rise (the database is busy with something the worker's records may
+   * not show); they never cut it, the worker's own signals do. Undefined: not read (the poller).
+   */
+  readonly database?: DatabaseSignals;
+}
+
+/** The health job's figures of a window ({@link WindowSignals.database}). */
+export interface DatabaseSignals {
+  readonly lockWaits: number;
+  readonly deadlocks: number;
+  readonly longTransactions: number;
 }
 
 /** The limit before a window, and what earlier windows taught. */
@@ -65,12 +79,21 @@ function nextBaseline(baselineMs: number | undefined, medianMs: number | undefin
   return medianMs < baselineMs ? (baselineMs + medianMs) / 2 : baselineMs * 0.95 + medianMs * 0.05;
 }
 
+/** Why the database's own signals hold a rise, or undefined when they show nothing (or were not read). */
+function databaseBusy(database: DatabaseSignals | undefined): string | undefined {
+  if (!database) return undefined;
+  const { lockWaits, deadlocks, longTransactions } = database;
+  if (lockWaits <= 0 && deadlocks <= 0 && longTransactions <= 0) return undefined;
+  return `no signal of load in the worker's records, but the database shows ${lockWaits} lock waits, ${deadlocks} deadlocks, ${longTransactions} long transactions (the health job): not raised`;
+}
+
 /**
  * The next limit of records in flight after one window, between `settings.floor` and `settings.ceiling`:
  * - cut (× `backoffRatio`, at least 1 lower) when the signals of load reach `overloadRate` of the window's
  *   database-bound records, or when its median transaction time reaches `latencyTolerance` × the baseline;
  * - raised after a window without either that used the limit: doubled while below {@link LimitState.recoverTo}
- *   (the limit the first of a run of cuts left), by 1 above it;
+ *   (the limit the first of a run of cuts left), by 1 above it — unless the database's own signals
+ *   ({@link WindowSignals.database}) show lock waits, deadlocks or long transactions: then held;
  * - held otherwise (no database-bound record: business failures and payload errors never move it).
  * Pure: the poller calls it per window of its own records, the Lambda control loop per window of the fleet's metrics.
  */
@@ -129,6 +152,10 @@ export function decideLimit(
     };
   }
   const used = window.peakInFlight === undefined || window.peakInFlight >= limit;
+  const busy = databaseBusy(window.database);
+  if (limit < ceiling && used && busy) {
+    return { limit, change: 'hold', reason: busy, ...memory(baselineMs, state.recoverTo) };
+  }
   if (limit < ceiling && used) {
     const below = state.recoverTo !== undefined && limit < state.recoverTo;
     const next = below ? Math.min(state.recoverTo ?? ceiling, limit * 2) : limit + 1;

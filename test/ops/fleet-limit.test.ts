@@ -141,6 +141,9 @@ describe('Control loop: the mapping’s MaximumConcurrency from the fleet’s si
       ['LoadUnavailable', 'Sum', 60],
       ['LoadSlow', 'Sum', 60],
       ['DbTransactionMs', 'p50', 60],
+      ['LockWaits', 'Maximum', 60],
+      ['Deadlocks', 'Sum', 60],
+      ['LongTransactions', 'Maximum', 60],
     ]);
     for (const query of request?.MetricDataQueries ?? []) {
       expect(query.MetricStat?.Metric).toMatchObject({
@@ -173,6 +176,40 @@ describe('Control loop: the mapping’s MaximumConcurrency from the fleet’s si
     expect(esm.maxConcurrency).toBe(6);
     expect(limits()).toEqual([4, 5, 6, 6, 6]);
     expect(cloudWatch.requests).toHaveLength(5);
+  });
+
+  it('holds a rise while the health job shows lock waits, deadlocks or long transactions, and never cuts on them alone', async () => {
+    // Prepare: where an earlier cut left it; the worker's records are quiet, the database is not
+    const { esm, cloudWatch, tick, lines, changes } = await fleet({ ceiling: 6 });
+    esm.setMaxConcurrency(3);
+    cloudWatch.script(
+      { ...QUIET, LockWaits: 4 },
+      { ...QUIET, Deadlocks: 1 },
+      { ...QUIET, LongTransactions: 2 },
+      QUIET,
+    );
+
+    // Act
+    const held = [await tick(), await tick(), await tick()];
+    const risen = await tick();
+
+    // Assess: three holds, each saying what the database showed; the quiet window raises
+    expect(held.map((t) => [t.concurrency?.decision?.change, t.concurrency?.limit])).toEqual([
+      ['hold', 3],
+      ['hold', 3],
+      ['hold', 3],
+    ]);
+    expect(held[0]?.concurrency?.decision?.reason).toContain(
+      'the database shows 4 lock waits, 0 deadlocks, 0 long transactions',
+    );
+    expect(held[1]?.concurrency?.window?.database).toEqual({
+      lockWaits: 0,
+      deadlocks: 1,
+      longTransactions: 0,
+    });
+    expect(risen.concurrency).toMatchObject({ outcome: 'decided', limit: 4 });
+    expect(changes()).toEqual([[3, 4]]);
+    expect(lines.filter((l) => l.level === 'warn')).toEqual([]);
   });
 
   it('never goes below the floor', async () => {

@@ -153,6 +153,34 @@ describe('decideLimit: one window', () => {
     expect(above.limit).toBe(14);
   });
 
+  it('holds a rise while the database’s own signals show lock waits, deadlocks or long transactions; never cuts on them', () => {
+    // Prepare
+    const busy = (database: { lockWaits: number; deadlocks: number; longTransactions: number }) =>
+      decideLimit({ limit: 6, recoverTo: 12 }, { ...QUIET, database }, SETTINGS);
+
+    // Act
+    const waits = busy({ lockWaits: 2, deadlocks: 0, longTransactions: 0 });
+    const deadlocks = busy({ lockWaits: 0, deadlocks: 1, longTransactions: 0 });
+    const long = busy({ lockWaits: 0, deadlocks: 0, longTransactions: 1 });
+    const calm = busy({ lockWaits: 0, deadlocks: 0, longTransactions: 0 });
+    const contended = decideLimit(
+      { limit: 6 },
+      { ...QUIET, contention: 5, database: { lockWaits: 9, deadlocks: 9, longTransactions: 9 } },
+      SETTINGS,
+    );
+
+    // Assess: held where quiet records would raise, with what the database showed; the memory kept
+    for (const held of [waits, deadlocks, long]) {
+      expect(held).toMatchObject({ limit: 6, change: 'hold', recoverTo: 12 });
+    }
+    expect(waits.reason).toBe(
+      "no signal of load in the worker's records, but the database shows 2 lock waits, 0 deadlocks, 0 long transactions (the health job): not raised",
+    );
+    expect(calm).toMatchObject({ limit: 12, change: 'increase' });
+    // The worker's own signals cut, as without the database's (the same cut, whatever those show)
+    expect(contended).toMatchObject({ limit: 4, change: 'decrease' });
+  });
+
   it('holds without any database-bound record: a window of business failures moves nothing', () => {
     // Act
     const decision = decideLimit(

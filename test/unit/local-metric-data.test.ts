@@ -33,6 +33,9 @@ describe('Local GetMetricData over the functions’ EMF lines', () => {
     store.ingest('not json at all "_aws"');
     now = 180_000; // the next minute
     store.ingest(emf('case-worker', { LoadThrottle: 7 }));
+    // The health job's samples (same namespace and service): the most sessions waiting is the window's.
+    store.ingest(emf('case-worker', { LockWaits: 3 }));
+    store.ingest(emf('case-worker', { LockWaits: 1, Deadlocks: 2 }));
 
     // Act
     const first = await readWindowSignals(
@@ -59,10 +62,25 @@ describe('Local GetMetricData over the functions’ EMF lines', () => {
       unavailable: 0,
       slow: 0,
       medianTransactionMs: 20,
+      database: { lockWaits: 0, deadlocks: 0, longTransactions: 0 },
     });
-    expect(second).toEqual({ ok: 0, contention: 0, throttle: 7, unavailable: 0, slow: 0 });
-    expect(none).toEqual({ ok: 0, contention: 0, throttle: 0, unavailable: 0, slow: 0 });
-    expect(store.size).toBe(10); // every value of every document, the ignored lines none
+    expect(second).toEqual({
+      ok: 0,
+      contention: 0,
+      throttle: 7,
+      unavailable: 0,
+      slow: 0,
+      database: { lockWaits: 3, deadlocks: 2, longTransactions: 0 },
+    });
+    expect(none).toEqual({
+      ok: 0,
+      contention: 0,
+      throttle: 0,
+      unavailable: 0,
+      slow: 0,
+      database: { lockWaits: 0, deadlocks: 0, longTransactions: 0 },
+    });
+    expect(store.size).toBe(13); // every value of every document, the ignored lines none
   });
 
   it('gives one datapoint per period that holds samples, and refuses what CloudWatch refuses', async () => {

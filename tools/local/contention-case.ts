@@ -1,5 +1,6 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type postgres from 'postgres';
+import type { DemoCheck } from './demo-scenario.ts';
 import { sendAll } from './demo-scenario-sqs.ts';
 import { exampleEnvelope } from './example-envelope.ts';
 import { holdCaseLock } from './hold-case-lock.ts';
@@ -22,6 +23,8 @@ export interface ContentionFigures {
   /** Messages sent after the release to keep the consumer at its limit while it recovers, and their COMPLETED rows. */
   readonly after: { readonly sent: number; readonly completed: number };
   readonly problems: readonly string[];
+  /** Why the case did not run (no room between the floor and the ceiling), when it did not. */
+  readonly skipped?: string;
 }
 
 /** Options of {@link runContentionCase}. */
@@ -87,6 +90,20 @@ export async function runContentionCase(options: ContentionCaseOptions): Promise
   const hot = Array.from({ length: 30 }, (_, i) => stageChange(prefix, hotCase, i + 2));
   const problems: string[] = [];
   const watch: LimitWatch = options.consumer.watchLimit(options.probe);
+  if (watch.ceiling <= watch.floor) {
+    await watch.stop();
+    return {
+      ceiling: watch.ceiling,
+      floor: watch.floor,
+      changes: [],
+      lowest: watch.ceiling,
+      final: watch.ceiling,
+      hot: { sent: 0, completed: 0, version: 1 },
+      after: { sent: 0, completed: 0 },
+      problems: [],
+      skipped: `not run: the limit cannot move at --concurrency ${watch.ceiling} (its floor is ${watch.floor}); run with more to see it`,
+    };
+  }
   const after: string[] = [];
   /** Stage changes of other cases, 10 every 100 ms, until `done` (the consumer kept at its limit meanwhile). */
   const streamUntil = async (done: () => boolean) => {
@@ -144,35 +161,35 @@ export async function runContentionCase(options: ContentionCaseOptions): Promise
 
 /**
  * The summary's check of the case: the limit was cut and came back to its ceiling, and every message of the case
- * completed once (the hot case at its last version).
+ * completed once (the hot case at its last version). None when the case could not run (no room to move).
  */
-export function contentionCheck(
+export function contentionChecks(
   figures: ContentionFigures | undefined,
   runtime: 'event-source-mapping' | 'poller',
-) {
+): DemoCheck[] {
+  const name = 'the adaptive limit drops under contention and recovers';
   const what =
     runtime === 'poller'
       ? "the poller's records in flight"
       : "the mapping's MaximumConcurrency (the breaker's loop)";
-  if (!figures)
-    return {
-      name: 'the adaptive limit drops under contention and recovers',
-      ok: false,
-      detail: 'the case did not run',
-    };
+  if (figures?.skipped) return [];
+  if (!figures) return [{ name, ok: false, detail: 'the case did not run' }];
   const { hot, after, changes } = figures;
   const path = [figures.ceiling, ...changes.map((change) => change.to)].join(' → ');
-  return {
-    name: 'the adaptive limit drops under contention and recovers',
-    ok:
-      figures.problems.length === 0 &&
-      figures.lowest < figures.ceiling &&
-      figures.final === figures.ceiling &&
-      hot.completed === hot.sent &&
-      hot.version === hot.sent + 1 &&
-      after.completed === after.sent,
-    detail: `${what}: ${path} (${hot.completed} of ${hot.sent} stage changes of a locked case completed, and ${after.completed} of ${after.sent} of other cases around it)${figures.problems.length ? `; ${figures.problems.join('; ')}` : ''}`,
-  };
+  const problems = figures.problems.length ? `; ${figures.problems.join('; ')}` : '';
+  return [
+    {
+      name,
+      ok:
+        figures.problems.length === 0 &&
+        figures.lowest < figures.ceiling &&
+        figures.final === figures.ceiling &&
+        hot.completed === hot.sent &&
+        hot.version === hot.sent + 1 &&
+        after.completed === after.sent,
+      detail: `${what}: ${path} (${hot.completed} of ${hot.sent} stage changes of a locked case completed, and ${after.completed} of ${after.sent} of other cases around it)${problems}`,
+    },
+  ];
 }
 
 /** The case's COMPLETED inbox rows, and the hot case's version. */

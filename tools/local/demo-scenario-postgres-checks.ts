@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { OutcomeResult } from '../../lambda/worker/outcome.ts';
 import { type BigPayloadCase, bigPayloadChecks } from './big-payload-case.ts';
-import { contentionCheck, isContentionKey } from './contention-case.ts';
+import { contentionChecks, isContentionKey } from './contention-case.ts';
 import { keyOf, type ScenarioCase } from './demo-messages.ts';
 import type { DemoCheck } from './demo-scenario.ts';
 import {
@@ -121,7 +121,7 @@ export function postgresChecks(
     },
     dlqCheck(run, facts),
     ...bigPayloadChecks(driven.bigPayload),
-    contentionCheck(driven.contention, run.runtime),
+    ...contentionChecks(driven.contention, run.runtime),
   ];
 }
 

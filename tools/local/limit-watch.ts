@@ -1,6 +1,9 @@
 import type { EventSourceMapping } from './event-source-mapping.ts';
 import { type LocalConcurrencyLoop, startLocalConcurrencyLoop } from './local-concurrency-loop.ts';
 
+/** The lowest `MaximumConcurrency` (AWS's minimum, the construct's default `concurrencyFloor`). */
+const MAPPING_FLOOR = 2;
+
 /** One change of the adaptive limit: from, to, and the reason it gave. */
 export interface LimitChange {
   readonly from: number;
@@ -55,9 +58,20 @@ export function watchMappingLimit(options: {
     if (change) changes.push(change);
   };
   const ceiling = esm.maxConcurrency;
+  if (ceiling <= MAPPING_FLOOR) {
+    // No room between AWS's floor and the ceiling: nothing to move, no loop.
+    return {
+      ceiling,
+      floor: MAPPING_FLOOR,
+      current: () => esm.maxConcurrency,
+      changes,
+      stop: async () => {},
+    };
+  }
   const loop: LocalConcurrencyLoop = startLocalConcurrencyLoop({
     esm,
     probe: options.probe,
+    floor: MAPPING_FLOOR,
     source: options.source,
     logger: { info: record, warn: record, error: () => {} } as never,
     metrics: { addMetric() {}, publishStoredMetrics() {} },
@@ -65,7 +79,7 @@ export function watchMappingLimit(options: {
   options.feed((line) => loop.metricData.ingest(line));
   return {
     ceiling,
-    floor: 2,
+    floor: MAPPING_FLOOR,
     current: () => esm.maxConcurrency,
     changes,
     async stop() {
