@@ -20,7 +20,10 @@ export interface ContentionFigures {
   readonly final: number;
   /** Hot messages (one case, many versions) and their COMPLETED inbox rows. */
   readonly hot: { readonly sent: number; readonly completed: number; readonly version: number };
-  /** Messages sent after the release to keep the consumer at its limit while it recovers, and their COMPLETED rows. */
+  /**
+   * Stage changes of other cases, sent before the lock and after the release to keep the consumer at its limit, and
+   * their COMPLETED rows.
+   */
   readonly after: { readonly sent: number; readonly completed: number };
   readonly problems: readonly string[];
   /** Why the case did not run (no room between the floor and the ceiling), when it did not. */
