@@ -30,7 +30,7 @@ export async function runContentionAlone(): Promise<void> {
   try {
     await runMigrations(admin, { directory: join(PROJECT_ROOT, 'migrations') });
     log(
-      'contention: a hot aggregate and a slow database, drained by the poller at a fixed concurrency, then adaptive',
+      'contention: a hot aggregate and a slow database, drained by the poller, then by the Lambda worker behind the local event source mapping, each at a fixed concurrency, then adaptive',
     );
     console.log(renderContention(await benchContention({ admin, url, sqs, log })));
   } finally {

@@ -1,36 +1,70 @@
-import { randomBytes } from 'node:crypto';
-import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type postgres from 'postgres';
-import * as z from 'zod/mini';
-import { defineHandler } from '../../lambda/index.ts';
-import { loadPollerConfig } from '../../lambda/runtimes/poller/poller-config.ts';
-import type { PollerEvent } from '../../lambda/runtimes/poller/start-poller.ts';
-import { startPollerFromConfig } from '../../lambda/runtimes/poller/start-poller-from-config.ts';
-import { exampleEnvelope } from '../local/example-envelope.ts';
-import { createLocalQueues, queueCounts } from '../local/local-queues.ts';
 import type { LocalSqs } from '../local/local-sqs.ts';
-import { percentile } from './statistics.ts';
+import { runLambdaPass } from './contention-lambda.ts';
+import { runPollerPass } from './contention-poller.ts';
+import { type ContentionPassInput, createHotRows } from './contention-rig.ts';
 
-/** The settings of one contention run (both passes share them). */
-export interface ContentionSettings {
-  readonly messages: number;
-  /** The fixed setting's records in flight, and the adaptive limit's ceiling. */
+/** A slow database: a session holds every hot row for `holdMs`, again and again, for `forMs` from the start. */
+export interface SlowPhase {
+  readonly forMs: number;
+  /** Each hold (ms): longer than the lock timeout, so records waiting for the rows fail; `forMs` or more for one hold. */
+  readonly holdMs: number;
+  /** The messages of this phase's passes. @default the settings' `messages` */
+  readonly messages?: number;
+}
+
+/** The poller's setting (the Fargate runtime). */
+export interface PollerContentionSettings {
+  /** The fixed setting's records in flight (`POLLER_CONCURRENCY`), and the adaptive limit's ceiling. */
   readonly concurrency: number;
+  /** The slow phases it runs after the quiet one, each fixed then adaptive. */
+  readonly slowPhases: readonly SlowPhase[];
+}
+
+/** The Lambda runtime's setting: the event source mapping and the worker. */
+export interface LambdaContentionSettings {
+  /** The fixed setting's `MaximumConcurrency` (invocations in flight), and the adaptive loop's ceiling. */
+  readonly invocations: number;
+  /** Records one invocation processes at a time (`WORKER_RECORD_CONCURRENCY`). */
+  readonly recordConcurrency: number;
+  /** Records per invocation (the mapping's `BatchSize`). */
+  readonly batchSize: number;
+  /** The adaptive loop's lowest `MaximumConcurrency` (`CONCURRENCY_FLOOR`). */
+  readonly floor: number;
+  /**
+   * The messages of the quiet passes: enough for the loop to decide a few windows on the hot rows alone (a window a
+   * loop minute, 2 s), which the line's messages at the ceiling's pace would not be. @default the settings' `messages`
+   */
+  readonly quietMessages?: number;
+  /** The slow phases it runs after the quiet one, each fixed then adaptive: the loop needs 4–6 s a decision here. */
+  readonly slowPhases: readonly SlowPhase[];
+}
+
+/** The settings of one contention run (every pass shares the database's side). */
+export interface ContentionSettings {
+  /** The messages of a pass (a slow phase may give its own). */
+  readonly messages: number;
   /** Aggregates the messages update (each one row): few rows, many writers. */
   readonly hotRows: number;
   /** The worker's `lock_timeout` (ms): a record waiting longer for the row fails LOCK_TIMEOUT, retryable. */
   readonly lockTimeoutMs: number;
-  /** How long the database is slow: a session holds every hot row, again and again, for this long from the start. */
-  readonly slowForMs: number;
-  /** Each hold of the rows during the slow phase (ms): longer than the lock timeout, so waiting records fail. */
-  readonly holdMs: number;
+  readonly poller: PollerContentionSettings;
+  readonly lambda: LambdaContentionSettings;
 }
 
 /** What one pass measured. */
 export interface ContentionPass {
-  /** With the slow phase (`slow`), or the hot rows alone (`quiet`): the cost of the limit when nothing is wrong. */
+  readonly runtime: 'poller' | 'lambda';
+  /** With a slow phase (`slow`), or the hot rows alone (`quiet`): the cost of the limit when nothing is wrong. */
   readonly scenario: 'quiet' | 'slow';
+  /** The messages sent. */
+  readonly messages: number;
+  /** How long a session held the hot rows, again and again, from the start (0 when `quiet`). */
+  readonly slowForMs: number;
+  /** Each hold of the rows (ms; 0 when `quiet`). */
+  readonly holdMs: number;
   readonly mode: 'fixed' | 'adaptive';
+  /** From the start to the moment every message completed or sat in the DLQ. */
   readonly seconds: number;
   readonly completed: number;
   readonly messagesPerSecond: number;
@@ -38,167 +72,50 @@ export interface ContentionPass {
   readonly retryablePerMessage: number;
   /** Receives beyond the first of each message: what SQS counts toward maxReceiveCount. */
   readonly extraReceives: number;
-  /** p99 of a delivery's time from its receive to its settle (ms). */
+  /**
+   * p99 of a record's time in the worker (ms): poller, from its receive to its settle; Lambda, its invocation's
+   * duration (the batch's receive to the invocation's end, when the mapping deletes it or leaves it).
+   */
   readonly p99RecordMs: number;
   readonly dlq: number;
-  /** The adaptive limit's lowest value (the fixed setting's concurrency in the fixed pass). */
+  /**
+   * The limit's lowest value: the poller's records in flight, Lambda's `MaximumConcurrency` (invocations); the fixed
+   * setting's own in a fixed pass.
+   */
   readonly lowestLimit: number;
 }
 
 /** The defaults of `npm run bench -- --only contention`. */
 export const CONTENTION_DEFAULTS: ContentionSettings = {
   messages: 1200,
-  concurrency: 16,
   hotRows: 4,
   lockTimeoutMs: 500,
-  slowForMs: 20_000,
-  holdMs: 1500,
+  poller: { concurrency: 16, slowPhases: [{ forMs: 20_000, holdMs: 1500 }] },
+  // 8 invocations × 2 records at a time: 16 records in the database at the ceiling, as the poller's 16 (batch 4: two
+  // rounds an invocation). The loop decides a window every 2 s, the first 4–6 s in: its slow phase is twice the
+  // poller's. The second phase locks the rows in one hold in which the fixed setting receives each of its 200 messages
+  // five times (the emulator puts a message whose visibility ends behind the visible ones: a message comes round once
+  // the backlog has), so they go to the DLQ.
+  lambda: {
+    invocations: 8,
+    recordConcurrency: 2,
+    batchSize: 4,
+    floor: 2,
+    quietMessages: 6000,
+    slowPhases: [
+      { forMs: 40_000, holdMs: 1500 },
+      { forMs: 45_000, holdMs: 45_000, messages: 200 },
+    ],
+  },
 };
-
-const hotIncrement = defineHandler({
-  messageType: 'BenchHotIncrement',
-  schemaVersion: 1,
-  payload: z.object({ row: z.int() }),
-  async handle({ sql, payload }) {
-    await sql`update bench_hot_rows set n = n + 1 where id = ${payload.row}`;
-    return { resultRef: `hot/${payload.row}` };
-  },
-});
-
-/** Sends `count` envelopes for the hot rows, 10 per SendMessageBatch. */
-async function sendMessages(sqs: SQSClient, queueUrl: string, count: number, rows: number, run: string) {
-  for (let first = 0; first < count; first += 10) {
-    const entries = Array.from({ length: Math.min(10, count - first) }, (_, at) => {
-      const index = first + at;
-      const body = exampleEnvelope({
-        messageType: 'BenchHotIncrement',
-        idempotencyKey: `bench-contention:${run}:${index}`,
-        aggregateType: 'HotRow',
-        aggregateId: String(index % rows),
-        payload: { row: index % rows },
-        producer: 'bench',
-      });
-      return { Id: String(at), MessageBody: JSON.stringify(body) };
-    });
-    await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
-  }
-}
-
-/** Holds every hot row in one transaction for `holdMs`, again and again, until `untilMs` (the slow database). */
-async function slowDatabase(admin: postgres.Sql, settings: ContentionSettings, untilMs: number) {
-  while (Date.now() < untilMs) {
-    await admin.begin(async (tx) => {
-      await tx`select id from bench_hot_rows for update`;
-      await tx`select pg_sleep(${settings.holdMs / 1000})`;
-    });
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/**
- * One pass: a fresh queue (DLQ after 5 receives, as the stack's), the messages sent, the slow phase started, and the
- * real poller (`startPollerFromConfig`, the Fargate runtime's wiring) draining the queue with its adaptive limit on
- * or off; ends when every message completed or sits in the DLQ.
- */
-async function runPass(
-  scenario: ContentionPass['scenario'],
-  mode: ContentionPass['mode'],
-  input: {
-    admin: postgres.Sql;
-    url: string;
-    sqs: LocalSqs;
-    settings: ContentionSettings;
-    log: (line: string) => void;
-  },
-): Promise<ContentionPass> {
-  const { admin, sqs, settings } = input;
-  const run = `${mode}-${randomBytes(3).toString('hex')}`;
-  const client = sqs.client();
-  const queues = await createLocalQueues(client, {
-    name: `bench-contention-${run}`,
-    maxReceiveCount: 5,
-    visibilityTimeoutSeconds: 30,
-  });
-  await sendMessages(client, queues.queueUrl, settings.messages, settings.hotRows, run);
-  const consumer = `bench-contention-${run}`;
-  const url = new URL(input.url);
-  url.searchParams.set('lock_timeout', String(settings.lockTimeoutMs));
-  const config = loadPollerConfig({
-    DATABASE_URL: url.toString(),
-    WORKER_CONSUMER: consumer,
-    WORKER_QUEUE_URL: queues.queueUrl,
-    SQS_ENDPOINT: sqs.endpoint,
-    AWS_REGION: sqs.region,
-    AWS_ACCESS_KEY_ID: 'local',
-    AWS_SECRET_ACCESS_KEY: 'local',
-    DB_POOL_SIZE: String(settings.concurrency),
-    POLLER_CONCURRENCY: String(settings.concurrency),
-    POLLER_ADAPTIVE_CONCURRENCY: mode === 'adaptive' ? 'on' : 'off',
-    POLLER_WAIT_SECONDS: '1',
-    WORKER_BACKOFF_BASE_SECONDS: '1',
-    WORKER_BACKOFF_MAX_SECONDS: '4',
-  });
-  const receivedAt = new Map<string, number>();
-  const recordMs: number[] = [];
-  let retryable = 0;
-  let receives = 0;
-  let lowestLimit = settings.concurrency;
-  const onEvent = (event: PollerEvent) => {
-    const now = performance.now();
-    if (event.type === 'received') {
-      receives += event.messageIds.length;
-      for (const id of event.messageIds) receivedAt.set(id, now);
-    } else if (event.type === 'settled') {
-      retryable += event.visibility.length;
-      const ids = [...event.deleted, ...event.visibility.map((entry) => entry.messageId)];
-      for (const id of ids) recordMs.push(now - (receivedAt.get(id) ?? now));
-    } else if ((event as { type: string }).type === 'limit') {
-      lowestLimit = Math.min(lowestLimit, (event as unknown as { to: number }).to);
-    }
-  };
-  const started = performance.now();
-  const slow = slowDatabase(admin, settings, Date.now() + (scenario === 'slow' ? settings.slowForMs : 0));
-  const running = await startPollerFromConfig({ handlers: [hotIncrement], config, onEvent });
-  let completed = 0;
-  let dlq = 0;
-  try {
-    for (;;) {
-      const [row] = await admin<{ done: number }[]>`
-        select count(*)::int as done from worker_inbox where consumer = ${consumer} and status = 'COMPLETED'
-      `;
-      completed = row?.done ?? 0;
-      dlq = (await queueCounts(client, queues.dlqUrl)).visible;
-      if (completed + dlq >= settings.messages || performance.now() - started > 600_000) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  } finally {
-    await running.poller.stop({ timeoutMs: 30_000 });
-    await running.close('graceful');
-    await slow;
-  }
-  const seconds = (performance.now() - started) / 1000;
-  input.log(
-    `contention, ${scenario}, ${mode}: ${completed} completed, ${dlq} in the DLQ in ${seconds.toFixed(1)} s`,
-  );
-  return {
-    scenario,
-    mode,
-    seconds,
-    completed,
-    messagesPerSecond: completed / seconds,
-    retryablePerMessage: retryable / settings.messages,
-    extraReceives: Math.max(0, receives - settings.messages),
-    p99RecordMs: percentile(recordMs, 99),
-    dlq,
-    lowestLimit,
-  };
-}
 
 /**
  * The contention scenario: a hot aggregate (few rows, every message an update of one) under row-lock contention,
  * and a database slow for a while (a session holding the rows longer than the worker's lock timeout, again and
- * again), drained by the poller at a fixed concurrency and then with its adaptive limit, on the same database; first
- * the hot rows alone (nothing for the limit to react to: what it costs), then with the slow phase.
+ * again), drained by each runtime at a fixed concurrency and then with its adaptive limit, on the same database:
+ * the poller (the Fargate runtime, its limit in the process) and the Lambda worker behind the local event source
+ * mapping (its limit the breaker's loop of `MaximumConcurrency`); first the hot rows alone (nothing for the limit to
+ * react to: what it costs), then with each slow phase.
  */
 export async function benchContention(input: {
   readonly admin: postgres.Sql;
@@ -208,14 +125,26 @@ export async function benchContention(input: {
   readonly log: (line: string) => void;
 }): Promise<{ settings: ContentionSettings; passes: ContentionPass[] }> {
   const settings = { ...CONTENTION_DEFAULTS, ...input.settings };
-  await input.admin`create table if not exists bench_hot_rows (id int primary key, n bigint not null default 0)`;
-  await input.admin`
-    insert into bench_hot_rows (id) select generate_series(0, ${settings.hotRows - 1}) on conflict (id) do nothing
-  `;
+  await createHotRows(input.admin, settings.hotRows);
+  const passInput: ContentionPassInput = { ...input, settings };
   const passes: ContentionPass[] = [];
-  for (const scenario of ['quiet', 'slow'] as const) {
-    for (const mode of ['fixed', 'adaptive'] as const) {
-      passes.push(await runPass(scenario, mode, { ...input, settings }));
+  const runtimes = [
+    [runPollerPass, settings.poller.slowPhases, undefined],
+    [runLambdaPass, settings.lambda.slowPhases, settings.lambda.quietMessages],
+  ] as const;
+  for (const [runPass, slowPhases, quietMessages] of runtimes) {
+    const quiet: SlowPhase = { forMs: 0, holdMs: 0, ...(quietMessages ? { messages: quietMessages } : {}) };
+    for (const phase of [quiet, ...slowPhases]) {
+      for (const mode of ['fixed', 'adaptive'] as const) {
+        const plan = {
+          scenario: phase.forMs === 0 ? ('quiet' as const) : ('slow' as const),
+          mode,
+          messages: phase.messages ?? settings.messages,
+          slowForMs: phase.forMs,
+          holdMs: phase.holdMs,
+        };
+        passes.push(await runPass(plan, passInput));
+      }
     }
   }
   return { settings, passes };
