@@ -17,6 +17,11 @@ export interface LimitSettings {
   readonly backoffRatio?: number;
   /** The median transaction time above which a window is slow, as a multiple of the baseline. @default 2 */
   readonly latencyTolerance?: number;
+  /**
+   * How far above the baseline (ms) the median must also be for a window to be slow: a few milliseconds' swing of a
+   * fast workload (a busy host, a GC pause) is not the database struggling. @default 20
+   */
+  readonly latencyMarginMs?: number;
 }
 
 /** What happened in one window of records: the counts of each signal of load, and the transaction times. */
@@ -70,7 +75,12 @@ export interface LimitDecision extends LimitState {
   readonly reason: string;
 }
 
-const DEFAULTS = { overloadRate: 0.05, backoffRatio: 0.75, latencyTolerance: 2 } as const;
+const DEFAULTS = {
+  overloadRate: 0.05,
+  backoffRatio: 0.75,
+  latencyTolerance: 2,
+  latencyMarginMs: 20,
+} as const;
 
 /** The baseline after a window that was not overloaded: down quickly, up slowly (a slower workload is learnt). */
 function nextBaseline(baselineMs: number | undefined, medianMs: number | undefined): number | undefined {
@@ -90,7 +100,8 @@ function databaseBusy(database: DatabaseSignals | undefined): string | undefined
 /**
  * The next limit of records in flight after one window, between `settings.floor` and `settings.ceiling`:
  * - cut (× `backoffRatio`, at least 1 lower) when the signals of load reach `overloadRate` of the window's
- *   database-bound records, or when its median transaction time reaches `latencyTolerance` × the baseline;
+ *   database-bound records, or when its median transaction time reaches `latencyTolerance` × the baseline (and
+ *   `latencyMarginMs` above it);
  * - raised after a window without either that used the limit: doubled while below {@link LimitState.recoverTo}
  *   (the limit the first of a run of cuts left), by 1 above it — unless the database's own signals
  *   ({@link WindowSignals.database}) show lock waits, deadlocks or long transactions: then held;
@@ -102,7 +113,7 @@ export function decideLimit(
   window: WindowSignals,
   settings: LimitSettings,
 ): LimitDecision {
-  const { overloadRate, backoffRatio, latencyTolerance } = { ...DEFAULTS, ...settings };
+  const { overloadRate, backoffRatio, latencyTolerance, latencyMarginMs } = { ...DEFAULTS, ...settings };
   const floor = Math.max(1, Math.floor(settings.floor));
   const ceiling = Math.max(floor, Math.floor(settings.ceiling));
   const limit = Math.min(ceiling, Math.max(floor, Math.floor(state.limit)));
@@ -136,7 +147,8 @@ export function decideLimit(
   if (
     median !== undefined &&
     state.baselineMs !== undefined &&
-    median >= latencyTolerance * state.baselineMs
+    median >= latencyTolerance * state.baselineMs &&
+    median >= state.baselineMs + latencyMarginMs
   ) {
     return cut(
       `median transaction ${median.toFixed(0)} ms, ${(median / state.baselineMs).toFixed(1)}× the baseline ${state.baselineMs.toFixed(0)} ms`,

@@ -132,6 +132,8 @@ describe('Lambda adaptive concurrency: the breaker’s control loop over the loc
         }
       })();
       await waitFor('the ceiling again', () => esm.maxConcurrency === CEILING, 10 * perDecisionMs + 30_000);
+      // The changes up to the ceiling (the loop goes on while the queue drains).
+      const changesToCeiling = seen.lines.filter((l) => l.message === 'concurrency_limit_changed');
       stopFeeding = true;
       await feeding;
       await esm.drain({ timeoutMs: 60_000 });
@@ -147,26 +149,31 @@ describe('Lambda adaptive concurrency: the breaker’s control loop over the loc
         expect(cut.extra.reason).toMatch(/signals of load \(contention [1-9]\d*,/);
         expect((cut.extra.signals as { contention: number }).contention).toBeGreaterThan(0);
       }
-      const raises = seen.lines
-        .filter((l) => l.message === 'concurrency_limit_changed')
-        .slice(cutsWhileLocked.length);
-      expect(raises.length).toBeGreaterThan(0);
-      for (const raise of raises) {
-        expect(raise.level).toBe('info');
-        expect(Number(raise.extra.to)).toBeGreaterThan(Number(raise.extra.from));
+      const raises = changesToCeiling.slice(cutsWhileLocked.length);
+      // After the release the limit comes back to the ceiling; no cut after it cites contention (on a busy host a
+      // window's median transaction time may still swing enough to cut once: that is the latency rule, not the lock).
+      expect(raises.some((l) => Number(l.extra.to) > Number(l.extra.from))).toBe(true);
+      for (const change of raises) {
+        const reason = String(change.extra.reason);
+        if (Number(change.extra.to) > Number(change.extra.from)) expect(change.level, reason).toBe('info');
+        else expect(reason).toMatch(/^median transaction \d+ ms/);
       }
       expect(raises.at(-1)?.extra.to).toBe(CEILING);
       // Through the mapping's control: MaximumConcurrency only, never Enabled (the breaker stayed closed).
       const updates = loop.control.calls.filter((c) => c.command === 'UpdateEventSourceMappingCommand');
+      const toCeiling = changesToCeiling.length;
       expect(
-        updates.map((c) => (c.input.ScalingConfig as { MaximumConcurrency: number }).MaximumConcurrency),
-      ).toEqual([...cutsWhileLocked, ...raises].map((l) => l.extra.to));
+        updates
+          .slice(0, toCeiling)
+          .map((c) => (c.input.ScalingConfig as { MaximumConcurrency: number }).MaximumConcurrency),
+      ).toEqual(changesToCeiling.map((l) => l.extra.to));
       expect(updates.every((c) => c.input.Enabled === undefined)).toBe(true);
       expect(loop.breaker.state?.status).toBe('closed');
       // The metric of the limit, each tick that decided.
       const limits = seen.published.filter((p) => p.name === 'ConcurrencyLimit').map((p) => p.value);
       expect(limits).toContain(FLOOR);
-      expect(limits.at(-1)).toBe(CEILING);
+      expect(limits).toContain(CEILING);
+      expect(limits.indexOf(FLOOR)).toBeLessThan(limits.lastIndexOf(CEILING));
       // The mapping honoured each limit: no invocation started above it.
       for (const start of starts) expect(start.inFlight).toBeLessThanOrEqual(start.limit);
       // Every message applied once, nothing in the DLQ.

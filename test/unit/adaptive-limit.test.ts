@@ -113,6 +113,22 @@ describe('decideLimit: one window', () => {
     expect(decision.reason).toBe('median transaction 45 ms, 2.3× the baseline 20 ms');
   });
 
+  it('does not read a few milliseconds’ swing of a fast workload as a slow database', () => {
+    // Act: 3 → 9 ms is 3× the baseline but 6 ms above it; 3 → 23 ms is 20 ms above it
+    const swing = decideLimit({ limit: 8, baselineMs: 3 }, { ...QUIET, medianTransactionMs: 9 }, SETTINGS);
+    const slow = decideLimit({ limit: 8, baselineMs: 3 }, { ...QUIET, medianTransactionMs: 23 }, SETTINGS);
+    const tight = decideLimit(
+      { limit: 8, baselineMs: 3 },
+      { ...QUIET, medianTransactionMs: 9 },
+      { ...SETTINGS, latencyMarginMs: 0 },
+    );
+
+    // Assess
+    expect(swing.change).not.toBe('decrease');
+    expect(slow).toMatchObject({ limit: 6, change: 'decrease' });
+    expect(tight).toMatchObject({ limit: 6, change: 'decrease' });
+  });
+
   it('lowers a small limit by at least 1, and never below the floor', () => {
     // Act
     const from2 = decideLimit({ limit: 2 }, { ...QUIET, throttle: 10 }, SETTINGS);
