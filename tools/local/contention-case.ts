@@ -46,14 +46,16 @@ export interface ContentionCaseOptions {
   readonly timeoutMs: number;
 }
 
+const CONTENTION_PREFIX = 'contention-';
+
 /** The prefix of the contention case's keys and case ids in run `runId`: outside the run's own (`<runId>…`). */
 export function contentionPrefix(runId: string): string {
-  return `contention-${runId}`;
+  return `${CONTENTION_PREFIX}${runId}`;
 }
 
 /** True for a key of a contention case. */
 export function isContentionKey(key: string | undefined): boolean {
-  return key?.startsWith('contention-') === true;
+  return key?.startsWith(CONTENTION_PREFIX) === true;
 }
 
 /** A stage change of a case of its own (created by it): load without contention. */
@@ -158,7 +160,7 @@ export async function runContentionCase(options: ContentionCaseOptions): Promise
     changes,
     lowest,
     final: watch.current(),
-    problems,
+    problems: [...problems, ...watch.errors],
   };
 }
 

@@ -19,6 +19,8 @@ export interface LimitWatch {
   current(): number;
   /** Every change since the watch began, in order. */
   readonly changes: readonly LimitChange[];
+  /** The control loop's failures (`breaker_tick_failed`, `concurrency_limit_failed`), each a line. */
+  readonly errors: readonly string[];
   /** Ends the watch (on the mapping: stops the control loop; the mapping keeps its `MaximumConcurrency`). */
   stop(): Promise<void>;
 }
@@ -53,6 +55,7 @@ export function watchMappingLimit(options: {
 }): LimitWatch {
   const { esm } = options;
   const changes: LimitChange[] = [];
+  const errors: string[] = [];
   const record = (message: string, extra: Record<string, unknown>) => {
     const change = limitChangeOf({ message, ...extra });
     if (change) changes.push(change);
@@ -65,6 +68,7 @@ export function watchMappingLimit(options: {
       floor: MAPPING_FLOOR,
       current: () => esm.maxConcurrency,
       changes,
+      errors,
       stop: async () => {},
     };
   }
@@ -73,7 +77,13 @@ export function watchMappingLimit(options: {
     probe: options.probe,
     floor: MAPPING_FLOOR,
     source: options.source,
-    logger: { info: record, warn: record, error: () => {} } as never,
+    logger: {
+      info: record,
+      warn: record,
+      error: (message: string, extra: Record<string, unknown>) => {
+        errors.push(`${message}: ${String(extra.error ?? '')}`);
+      },
+    } as never,
     metrics: { addMetric() {}, publishStoredMetrics() {} },
   });
   options.feed((line) => loop.metricData.ingest(line));
@@ -82,6 +92,7 @@ export function watchMappingLimit(options: {
     floor: MAPPING_FLOOR,
     current: () => esm.maxConcurrency,
     changes,
+    errors,
     async stop() {
       options.feed(undefined);
       await loop.stop();
@@ -123,6 +134,7 @@ export function trackPollerLimit(options: {
         floor: options.floor,
         current: () => current,
         changes,
+        errors: [],
         async stop() {
           if (watching === changes) watching = undefined;
         },
