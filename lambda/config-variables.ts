@@ -87,6 +87,7 @@ const variables = {
     1000,
   ),
   WORKER_DEADLINE_GUARD_MS: text,
+  WORKER_VERSION: text,
   WORKER_FAIL_INVOCATION_ON_FULL_FAILURE: oneOf(
     'WORKER_FAIL_INVOCATION_ON_FULL_FAILURE',
     ['true', 'false'] as const,

@@ -3,6 +3,7 @@ import { type ConfigVariables, readVariables } from './config-variables.ts';
 import { DEFAULT_METRICS_NAMESPACE } from './constants.ts';
 import { ConfigError } from './errors.ts';
 import type { CommitMode, TerminalPolicy } from './types.ts';
+import { workerVersion } from './worker-version.ts';
 
 /** How the worker reaches PostgreSQL (`none`: a DynamoDB worker given no database settings). */
 export type DatabaseConfig = (
@@ -59,6 +60,11 @@ export interface WorkerConfig {
   readonly database: DatabaseConfig;
   /** `WORKER_CONSUMER`: the inbox namespace of this worker. */
   readonly consumer: string;
+  /**
+   * `WORKER_VERSION` (the construct sets the deployed code's hash), else `<function>:<version>` on Lambda, else
+   * `unversioned` (`worker-version.ts`): on every record's log line and each attempt the inbox keeps.
+   */
+  readonly workerVersion: string;
   /**
    * `WORKER_RECORD_CONCURRENCY`: records of a batch processed at once; at most the pool size (the default), 1 with
    * `WORKER_COMMIT_MODE=per-batch`.
@@ -234,7 +240,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   checkRanges(e, problems);
   if (problems.length > 0 || !database)
     throw new ConfigError(`Invalid worker configuration:\n- ${problems.join('\n- ')}`);
-  return workerConfig(e, { store, database, recordConcurrency, deadlineGuardMs });
+  return {
+    ...workerConfig(e, { store, database, recordConcurrency, deadlineGuardMs }),
+    workerVersion: workerVersion(env),
+  };
 }
 
 /**
@@ -341,7 +350,7 @@ function checkRanges(e: ConfigVariables, problems: string[]): void {
 function workerConfig(
   e: ConfigVariables,
   parts: Pick<WorkerConfig, 'store' | 'database' | 'recordConcurrency' | 'deadlineGuardMs'>,
-): WorkerConfig {
+): Omit<WorkerConfig, 'workerVersion'> {
   const { store, database, recordConcurrency, deadlineGuardMs } = parts;
   return {
     store,
