@@ -76,6 +76,7 @@ describe('Function: trendVerdict()', () => {
     expect(local(200).kind).toBe('consumer-slowdown');
     expect(local(200).line).toContain('sent is not known here (no CloudWatch)');
     expect(local(0).kind).toBe('steady');
+    expect(local(0).line).toContain('(a fall with the queue empty is less traffic)');
   });
 
   it('locally: nothing completed recently while messages are visible is a slowdown', () => {

@@ -90,6 +90,11 @@ export function renderQueueTrend(result: QueueTrendResult, options: { byType: bo
       'Inbox p50/p99 (PostgreSQL): first seen → completed, retries included (worker_inbox keeps no start of the completing attempt).',
     );
   }
+  if (result.scan?.complete) {
+    lines.push(
+      `Inbox (DynamoDB): the Scan read ${result.scan.scanned} items of the table (bound ${result.scan.bound}).`,
+    );
+  }
   if (result.scan && !result.scan.complete) {
     lines.push(
       `Inbox figures are PARTIAL: the scan stopped at its bound of ${result.scan.bound} items (${result.scan.scanned} read) ` +

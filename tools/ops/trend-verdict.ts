@@ -221,8 +221,10 @@ export function trendVerdict(input: TrendVerdictInput): TrendVerdict {
       `consumer slowdown: ${why} while ${sentKnown ? `sent held (${percent(c.sentChange as number)})` : sentText}${backlogText}. Check the store (sqs-worker health), the breaker and concurrency, failures by type (queue trend --by-type) and the worker's logs.`,
     );
   }
+  const quieter =
+    !sentKnown && c.consumedFell && backlog === 0 ? ' (a fall with the queue empty is less traffic)' : '';
   return verdict(
     'steady',
-    `steady: ${sentText}, ${consumedText}, ${p99Text}${backlogText}; no change beyond the thresholds.`,
+    `steady: ${sentText}, ${consumedText}, ${p99Text}${backlogText}; no change beyond the thresholds${quieter}.`,
   );
 }

@@ -164,6 +164,7 @@ describe('Function: queueTrend() on the DynamoDB store, locally', () => {
     expect(text).toContain('p99 processing');
     expect(text).toContain('CaseStageChanged');
     expect(text).not.toContain('PARTIAL');
+    expect(text).toContain('Inbox (DynamoDB): the Scan read 8 items of the table (bound 100000).');
     expect(text).toContain('Not shown here');
   });
 });
