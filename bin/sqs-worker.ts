@@ -167,9 +167,8 @@ inbox
     }),
   );
 
-program
-  .command('queue')
-  .description('the source queue')
+const queue = program.command('queue').description('the source queue');
+queue
   .command('status')
   .description(
     'depth, in flight, delayed, DLQ depth, retention, oldest unfinished message (needs --queue-url)',
@@ -183,6 +182,47 @@ program
       ops.queueStatus(
         { sqs: s.sqs(), out: s.out, clock: s.clock, store: s.store, cloudWatch: s.cloudWatch() },
         { queueUrl: s.require('queueUrl'), dlqUrl: s.settings.dlqUrl, consumer: s.settings.consumer },
+      ),
+    ),
+  );
+
+queue
+  .command('trend')
+  .description(
+    'runbook "the backlog grows": per period, sent/deleted/visible/age and EMF p99 from CloudWatch (AWS) beside the inbox\'s arrivals, completions, failures and p50/p99; a verdict: producer spike, consumer slowdown, draining or steady',
+  )
+  .option('--since <duration>', 'how far back to look (4 to 288 periods)', '1h')
+  .option('--period <duration>', 'length of one period, whole minutes', '5m')
+  .option('--by-type', 'also the arrivals, completion rate, p99 and failures per messageType')
+  .option(
+    '--metrics-namespace <name>',
+    "the worker's POWERTOOLS_METRICS_NAMESPACE (EMF ProcessingMs, AWS only)",
+    'SqsInboxWorker',
+  )
+  .option(
+    '--service <name>',
+    "the worker's POWERTOOLS_SERVICE_NAME, the metrics' service dimension (AWS only)",
+    'sqs-inbox-worker',
+  )
+  .option(
+    '--store <store>',
+    'postgres or dynamodb: the store of the inbox (env WORKER_STORE, default postgres); dynamodb scans the table, bounded',
+  )
+  .action(
+    act('queue trend', (s, opts) =>
+      ops.queueTrend(
+        { sqs: s.sqs(), out: s.out, clock: s.clock, store: s.store, cloudWatch: s.cloudWatch() },
+        {
+          queueUrl: s.require('queueUrl'),
+          consumer: s.settings.consumer,
+          sinceSeconds: parseDuration(str(opts.since) ?? '1h', '--since'),
+          periodSeconds: parseDuration(str(opts.period) ?? '5m', '--period'),
+          worker: {
+            namespace: str(opts.metricsNamespace) ?? 'SqsInboxWorker',
+            service: str(opts.service) ?? 'sqs-inbox-worker',
+          },
+          byType: opts.byType === true,
+        },
       ),
     ),
   );

@@ -2,8 +2,11 @@ import { GetMetricDataCommand, type GetMetricDataCommandInput } from '@aws-sdk/c
 import type { MetricDataClient } from '../../lambda/breaker/fleet-limit.ts';
 import { checkMetricDataRequest } from '../../tools/local/local-metric-data.ts';
 
-/** One window of the fleet's metrics: the value of each metric name (Sum, or p50 for timings) over the window. */
-export type ScriptedWindow = Readonly<Record<string, number>>;
+/**
+ * One window of metrics, by metric name, or `<name>:<stat>` (e.g. `ProcessingMs:p99`, looked up first): one value
+ * over the window (Sum, or p50 for timings), or a series, one value per period from StartTime (null: no datapoint).
+ */
+export type ScriptedWindow = Readonly<Record<string, number | readonly (number | null)[]>>;
 
 /** The CloudWatch part the control loop uses, as a scripted, recording fake. */
 export interface ScriptedCloudWatch {
@@ -47,13 +50,12 @@ export function scriptedCloudWatch(): ScriptedCloudWatch {
     return {
       MetricDataResults: queries.map((query) => {
         const name = query.MetricStat?.Metric?.MetricName ?? '';
-        const value = window[name];
+        const value = window[`${name}:${query.MetricStat?.Stat}`] ?? window[name];
         return {
           Id: query.Id,
           Label: name,
           StatusCode: 'Complete',
-          Timestamps: value === undefined ? [] : [input.StartTime],
-          Values: value === undefined ? [] : [value],
+          ...datapoints(value, input, query.MetricStat?.Period ?? 60),
         };
       }),
     };
@@ -68,4 +70,20 @@ export function scriptedCloudWatch(): ScriptedCloudWatch {
       failure = error;
     },
   };
+}
+
+/** The datapoints of a scripted value: one at StartTime, or one per period of a series, ordered as `ScanBy` asks. */
+function datapoints(
+  value: ScriptedWindow[string] | undefined,
+  input: GetMetricDataCommandInput,
+  periodSeconds: number,
+): { Timestamps: Date[]; Values: number[] } {
+  const start = (input.StartTime as Date).getTime();
+  const series = value === undefined ? [] : typeof value === 'number' ? [value] : value;
+  const points = series.flatMap((v, i) =>
+    v === null ? [] : [{ at: new Date(start + i * periodSeconds * 1000), v }],
+  );
+  // CloudWatch's default order is TimestampDescending.
+  if (input.ScanBy !== 'TimestampAscending') points.reverse();
+  return { Timestamps: points.map((p) => p.at), Values: points.map((p) => p.v) };
 }

@@ -36,6 +36,9 @@ export type {
   AuditTrail,
   DlqInbox,
   InboxState,
+  InboxTrend,
+  InboxTrendPeriod,
+  InboxTypeTrend,
   OpsStore,
   SmokeStore,
   StoreKind,
@@ -43,6 +46,7 @@ export type {
 } from './ops-store.ts';
 export type { OpsOutput, Progress } from './output.ts';
 export { queueStatus } from './queue-status.ts';
+export { type QueueTrendOptions, type QueueTrendResult, queueTrend } from './queue-trend.ts';
 export { runOpsCommand } from './run-ops-command.ts';
 export { type SmokeDeps, type SmokeOptions, type SmokeResult, smoke } from './smoke.ts';
 export { type SmokeCommandOptions, smokeCommand } from './smoke-command.ts';
@@ -55,3 +59,10 @@ export {
 export { openOpsStore } from './stores/open-ops-store.ts';
 export { createOpsSql } from './stores/postgres/create-ops-sql.ts';
 export { type OpsDatabase, openOpsDatabase, postgresOpsStore } from './stores/postgres/index.ts';
+export {
+  TREND_THRESHOLDS,
+  type TrendVerdict,
+  type TrendVerdictInput,
+  type TrendVerdictKind,
+  trendVerdict,
+} from './trend-verdict.ts';

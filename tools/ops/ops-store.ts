@@ -15,6 +15,7 @@ import type { QuarantineReleaseResult } from './quarantine-release-result.ts';
 import type { InboxStatsResult } from './render-inbox-stats.ts';
 import type { QuarantineShowResult } from './render-quarantine-entry.ts';
 import type { QuarantineListResult } from './render-quarantine-list.ts';
+import type { TrendWindow } from './trend-window.ts';
 
 /** The stores a worker runs on. */
 export type StoreKind = 'postgres' | 'dynamodb';
@@ -127,6 +128,11 @@ export interface OpsStore {
    * (PostgreSQL without a database URL, DynamoDB).
    */
   unfinishedInbox(): UnfinishedInbox | undefined;
+  /**
+   * `queue trend`: the consumer side of the window from the inbox, per period (arrivals, completions, failures,
+   * p50/p99) and per message type. DynamoDB answers with a bounded scan of the table (`scan` says how far it read).
+   */
+  inboxTrend(options: { readonly consumer: string; readonly window: TrendWindow }): Promise<InboxTrend>;
   /**
    * `dlq move-task start|cancel`: the audit trail; undefined when the store keeps none for these (PostgreSQL without a
    * database URL, DynamoDB).
@@ -278,4 +284,44 @@ export interface DescribedError {
   readonly type: string;
   readonly message: string;
   readonly exitCode: number;
+}
+
+/** One period of the inbox side of `queue trend`. */
+export interface InboxTrendPeriod {
+  readonly start: Date;
+  /** Entries first seen in the period (the first delivery the worker took). */
+  readonly arrivals: number;
+  /** Entries completed in the period. */
+  readonly completions: number;
+  /** Entries whose latest failed attempt was in the period (the inbox keeps only the latest). */
+  readonly failures: number;
+  /** Median and p99 (nearest rank) in milliseconds of the period's completions, by {@link InboxTrend.latency}; null without. */
+  readonly p50Ms: number | null;
+  readonly p99Ms: number | null;
+}
+
+/** One message type over the whole window of `queue trend --by-type`. */
+export interface InboxTypeTrend {
+  readonly messageType: string;
+  readonly arrivals: number;
+  readonly completions: number;
+  readonly failures: number;
+  /** p99 in milliseconds of its completions, by {@link InboxTrend.latency}; null without. */
+  readonly p99Ms: number | null;
+}
+
+/** What {@link OpsStore.inboxTrend} reads. */
+export interface InboxTrend {
+  /**
+   * What the p50/p99 measure: `processing` (DynamoDB: the completing attempt's lease start `startedAt` to
+   * `completedAt`) or `first-seen-to-completed` (PostgreSQL: `worker_inbox` keeps no start of the completing attempt,
+   * its `started_at` is the completing transaction's `now()`, so the time is from the first sighting, retries included).
+   */
+  readonly latency: 'processing' | 'first-seen-to-completed';
+  /** One entry per period of the window, oldest first. */
+  readonly periods: readonly InboxTrendPeriod[];
+  /** One entry per message type seen in the window, the most arrivals first. */
+  readonly byType: readonly InboxTypeTrend[];
+  /** DynamoDB: items the scan read, its bound, and whether it reached the end of the table (else the figures are partial). */
+  readonly scan?: { readonly scanned: number; readonly bound: number; readonly complete: boolean };
 }

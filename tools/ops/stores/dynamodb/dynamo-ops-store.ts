@@ -5,6 +5,7 @@ import { dynamoDlqInbox } from './dynamo-dlq-inbox.ts';
 import { dynamoHealth } from './dynamo-health.ts';
 import { dynamoInboxShow } from './dynamo-inbox-show.ts';
 import { dynamoInboxStats } from './dynamo-inbox-stats.ts';
+import { dynamoInboxTrend } from './dynamo-inbox-trend.ts';
 import type { DynamoOpsTable } from './dynamo-ops-table.ts';
 import { dynamoQuarantineList } from './dynamo-quarantine-list.ts';
 import { dynamoQuarantineRelease } from './dynamo-quarantine-release.ts';
@@ -43,6 +44,7 @@ export function dynamoOpsStore(table: DynamoOpsTable): OpsStore {
     capacity: (deps, input) => dynamoDbCapacityFromFlags(deps, input),
     smokeStore: (consumer) => ({ canaries: dynamoCanaryStore(dynamo(), consumer) }),
     dlqInbox: () => dynamoDlqInbox(dynamo()),
+    inboxTrend: async (options) => dynamoInboxTrend(dynamo(), options),
     unfinishedInbox: () => undefined,
     auditTrail: () => dynamoAuditTrail(dynamo()),
     describeError: () => undefined,

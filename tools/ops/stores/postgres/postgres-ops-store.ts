@@ -4,6 +4,7 @@ import { health } from './health.ts';
 import { inboxPurge } from './inbox-purge.ts';
 import { inboxShow } from './inbox-show.ts';
 import { inboxStats } from './inbox-stats.ts';
+import { inboxTrend } from './inbox-trend.ts';
 import { oldestUnfinished } from './oldest-unfinished.ts';
 import type { OpsDatabase } from './open-ops-database.ts';
 import { postgresCanaryStore } from './postgres-canary-store.ts';
@@ -46,6 +47,7 @@ export function postgresOpsStore(database: OpsDatabase): OpsStore {
       return { canaries: postgresCanaryStore(client, consumer), sql: client };
     },
     dlqInbox: () => postgresDlqInbox(sql()),
+    inboxTrend: async (options) => inboxTrend(sql(), options),
     unfinishedInbox: () => (configured ? oldestUnfinished(sql()) : undefined),
     auditTrail: () => (configured ? postgresAuditTrail(sql()) : undefined),
     describeError: (error) => database.describeError?.(error),
