@@ -11,7 +11,7 @@ import { Command, CommanderError } from 'commander';
 import packageJson from '../package.json' with { type: 'json' };
 import type * as Ops from '../tools/ops/index.ts';
 import { parseDuration } from '../tools/ops/parse-duration.ts';
-import { parseCount, parseRate, optionText as str } from '../tools/ops/parse-options.ts';
+import { parseCount, optionText as str } from '../tools/ops/parse-options.ts';
 import type { OpsSession } from '../tools/ops/run-ops-command.ts';
 
 // The commands' code (the AWS SDK, postgres.js, tables) loads when a command runs, not for --help or --version:
@@ -247,30 +247,27 @@ dlq
   );
 dlq
   .command('redrive')
-  .description('move at most N DLQ messages back to the source queue (send, then delete), audited')
-  .requiredOption('--max <n>', 'never move more than N messages; start with a few')
+  .description(
+    'move at most N DLQ messages back to the source queue (send, then delete), audited; --canary N --watch: in rounds, following each key in the inbox, stopping on failures',
+  )
+  .option('--max <n>', 'never move more than N messages; start with a few (required without --canary)')
   .option('--rate <r/s>', 'messages per second', '5')
   .option('--filter <field=value>', 'messageType=<type> or code=<failure code> (repeatable)', collect, [])
   .option('--dry-run', 'show what would move; send and delete nothing')
   .option('--no-rearm', 'leave failed inbox rows as they are (the worker then repeats a terminal outcome)')
+  .option('--canary <n>', "redrive N messages, then follow their keys' outcomes in the inbox and print each")
+  .option('--watch', 'with --canary: go on in rounds while they succeed, until the DLQ is empty or --max')
+  .option(
+    '--growth <x>',
+    'with --canary --watch: each round this many times the last (default 1: the same N)',
+  )
+  .option('--max-failures <k>', 'with --canary: stop once more than K keys did not succeed (default 0)')
+  .option(
+    '--round-timeout <duration>',
+    "with --canary: how long a round waits for its keys' outcomes (default 60s)",
+  )
   .option(...DLQ_STORE)
-  .action(
-    act('dlq redrive', (s, opts) =>
-      ops.dlqRedrive(
-        { store: s.store, sqs: s.sqs(), out: s.out, clock: s.clock },
-        {
-          dlqUrl: s.require('dlqUrl'),
-          queueUrl: s.require('queueUrl'),
-          consumer: s.settings.consumer,
-          max: parseCount(str(opts.max) ?? '', '--max', 1, 100_000),
-          ratePerSecond: parseRate(str(opts.rate) ?? '5'),
-          filter: ops.parseRedriveFilters((opts.filter as string[] | undefined) ?? []),
-          dryRun: opts.dryRun === true,
-          rearm: opts.rearm !== false,
-        },
-      ),
-    ),
-  );
+  .action(act('dlq redrive', (s, opts) => ops.dlqRedriveCommand(s, opts)));
 const moveTask = dlq
   .command('move-task')
   .description("SQS's server-side DLQ redrive (StartMessageMoveTask), rate-limited");
@@ -325,6 +322,12 @@ quarantine
   .description('unreleased entries, newest first (no bodies)')
   .option('--all', 'include released entries')
   .option('--reason <code>', 'only this reason code')
+  .option('--message-type <type>', 'only this messageType')
+  .option(
+    '--since <time>',
+    'only entries last quarantined at or after this (ISO time, or a duration ago: 2h)',
+  )
+  .option('--before <time>', 'only entries last quarantined before this (ISO time, or a duration ago: 30m)')
   .option('--limit <n>', 'at most N entries', '50')
   .option(
     '--store <store>',
@@ -335,7 +338,7 @@ quarantine
       const options = {
         consumer: s.settings.consumer,
         includeReleased: opts.all === true,
-        reasonCode: str(opts.reason),
+        ...ops.parseQuarantineFilter(opts, s.clock.now()),
         limit: parseCount(str(opts.limit) ?? '50', '--limit', 1, 10_000),
       };
       return s.store.quarantineList({ out: s.out }, options);
@@ -354,9 +357,25 @@ quarantine
       s.store.quarantineShow({ out: s.out }, { consumer: s.settings.consumer, quarantineId: id as string }),
     ),
   );
-quarantine
-  .command('release')
-  .argument('<id>', 'quarantine id (dynamodb: the body hash, or a unique prefix of 8+ characters)')
+/** The flags of `quarantine release --all`: the filters of `quarantine list`, a limit, a dry run, a confirmation. */
+const withBulkRelease = (command: Command) =>
+  command
+    .option(
+      '--all',
+      'release every unreleased entry matching the filters below (oldest first), guards checked per entry',
+    )
+    .option('--reason <code>', 'with --all: only this reason code')
+    .option('--message-type <type>', 'with --all: only this messageType')
+    .option(
+      '--since <time>',
+      'with --all: only entries last quarantined at or after this (ISO time, or 2h ago)',
+    )
+    .option('--before <time>', 'with --all: only entries last quarantined before this (ISO time, or 30m ago)')
+    .option('--limit <n>', 'with --all: release at most N entries (default 100)')
+    .option('--dry-run', 'with --all: list what would be released and what each guard says; send nothing')
+    .option('--yes', 'with --all: do not ask for confirmation (needed without a terminal)');
+withBulkRelease(quarantine.command('release'))
+  .argument('[id]', 'quarantine id (dynamodb: the body hash, or a unique prefix of 8+ characters); or --all')
   .description(
     'after a fix: re-send the stored message to the source queue and mark it released, audited; refuses when ' +
       'newer events of the same aggregate have completed since it was first seen',
@@ -372,6 +391,9 @@ quarantine
   )
   .action(
     act('quarantine release', (s, opts, [id]) => {
+      if (opts.all === true) return ops.quarantineReleaseAllCommand(s, opts, id);
+      const refusal = ops.singleReleaseRefusal(opts, id);
+      if (refusal) throw refusal;
       const options = {
         quarantineId: id as string,
         queueUrl: s.require('queueUrl'),

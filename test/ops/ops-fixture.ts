@@ -87,6 +87,21 @@ export function paymentEnvelope(index: number, overrides: Record<string, unknown
   });
 }
 
+/**
+ * A deadline request of a case that does not exist: the example handler fails it with CASE_NOT_FOUND, terminal at
+ * once (one business attempt), so the store quarantines it.
+ */
+export function deadlineFor(caseId: string): Envelope {
+  return envelopeFactory({
+    messageType: 'CaseDeadlineCalculationRequested',
+    idempotencyKey: `case:${caseId}:deadline`,
+    aggregateType: 'case',
+    aggregateId: caseId,
+    payload: { caseId, stage: 'REVIEW', effectiveAt: '2026-07-06T10:00:00Z' },
+    attemptPolicy: { maxBusinessAttempts: 1, notBefore: null },
+  });
+}
+
 /** Sends bodies (objects are JSON-encoded) to a queue; returns the SQS message ids. */
 export async function sendAll(
   sqs: SQSClient,

@@ -2,7 +2,7 @@ import type { CapacityResult } from '../../lib/stores/postgres/capacity.ts';
 import { capacityStore } from './capacity-store.ts';
 import type { OpsStore } from './ops-store.ts';
 import type { OpsOutput } from './output.ts';
-import { parseOptionalPositive } from './parse-options.ts';
+import { optionFlag, parseOptionalPositive } from './parse-options.ts';
 
 /**
  * `sqs-worker capacity`: the safe worker concurrency by the store's formula ({@link OpsStore.capacity}: connections
@@ -27,7 +27,7 @@ export function capacityCommand(
   // The flags given (those of one store's formula have no default, so set means typed).
   const given = Object.keys(flags)
     .filter((name) => flags[name] !== undefined)
-    .map((name) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+    .map(optionFlag);
   capacityStore(deps.store.kind, given);
   return deps.store.capacity({ out: deps.out }, { shared, flags });
 }

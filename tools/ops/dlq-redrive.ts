@@ -43,6 +43,11 @@ export interface DlqRedriveOptions {
    * outcome. COMPLETED rows are never touched. @default true
    */
   readonly rearm?: boolean;
+  /**
+   * Moves only messages this also accepts (besides `filter`); the others are held and made visible again like
+   * non-matching ones. The canary redrive passes one that keeps messages it cannot follow, or sent already, in the DLQ.
+   */
+  readonly select?: (entry: DlqEntry) => boolean;
 }
 
 /** One message moved (or, in a dry run, that would move). */
@@ -137,7 +142,7 @@ export async function dlqRedrive(
       const entries = await inspectDlqMessages(inbox, options.consumer, batch);
       for (const [index, message] of batch.entries()) {
         const entry = entries[index] as DlqEntry;
-        if (moves.length >= options.max || !matches(entry, filter)) {
+        if (moves.length >= options.max || !matches(entry, filter) || options.select?.(entry) === false) {
           held.push(message);
           continue;
         }

@@ -19,9 +19,11 @@ export {
   parsePinArgument,
 } from './concurrency.ts';
 export { decodeMessage } from './decode-message.ts';
+export { type DlqCanaryRedriveResult, dlqCanaryRedrive } from './dlq-canary-redrive.ts';
 export { dlqMoveTask } from './dlq-move-task.ts';
 export { dlqPeek, groupByFingerprint } from './dlq-peek.ts';
 export { dlqRedrive, parseRedriveFilters } from './dlq-redrive.ts';
+export { dlqRedriveCommand } from './dlq-redrive-command.ts';
 export {
   EXIT_CODES,
   FailedChecksError,
@@ -45,6 +47,9 @@ export type {
   UnfinishedInbox,
 } from './ops-store.ts';
 export type { OpsOutput, Progress } from './output.ts';
+export { parseQuarantineFilter, type QuarantineFilter } from './quarantine-filter.ts';
+export { type QuarantineReleaseAllResult, quarantineReleaseAll } from './quarantine-release-all.ts';
+export { quarantineReleaseAllCommand, singleReleaseRefusal } from './quarantine-release-all-command.ts';
 export { queueStatus } from './queue-status.ts';
 export { type QueueTrendOptions, type QueueTrendResult, queueTrend } from './queue-trend.ts';
 export { runOpsCommand } from './run-ops-command.ts';

@@ -11,6 +11,7 @@ import type { Clock } from './clock.ts';
 import type { SqsSender } from './collaborators.ts';
 import type { UsageError } from './errors.ts';
 import type { OpsOutput } from './output.ts';
+import type { QuarantineFilter } from './quarantine-filter.ts';
 import type { QuarantineReleaseResult } from './quarantine-release-result.ts';
 import type { InboxStatsResult } from './render-inbox-stats.ts';
 import type { QuarantineShowResult } from './render-quarantine-entry.ts';
@@ -72,15 +73,13 @@ export interface OpsStore {
   /** `health`: the figures the scheduled health job publishes, read now. */
   health(deps: { readonly out: OpsOutput }, options: HealthOptions): Promise<HealthFigures>;
 
-  /** `quarantine list`: unreleased (or all) entries of a consumer, newest first, without bodies. */
+  /**
+   * `quarantine list`: unreleased (or all) entries of a consumer matching the filter, newest first (or, with
+   * `oldestFirst`, oldest first: the order `quarantine release --all` releases in), without bodies.
+   */
   quarantineList(
     deps: { readonly out: OpsOutput },
-    options: {
-      readonly consumer: string;
-      readonly includeReleased?: boolean;
-      readonly reasonCode?: string | undefined;
-      readonly limit?: number;
-    },
+    options: QuarantineListOptions,
   ): Promise<QuarantineListResult>;
   /**
    * `quarantine show <id>`: one entry WITH ITS BODY (payload values, on purpose) and the newer completed events of its
@@ -156,6 +155,16 @@ export interface InboxShowReport {
   /** The inbox row or item, without keys and tokens; null when the key has only quarantine entries. */
   readonly inbox: object | null;
   readonly quarantine: readonly object[];
+}
+
+/** Options of {@link OpsStore.quarantineList}. */
+export interface QuarantineListOptions extends QuarantineFilter {
+  readonly consumer: string;
+  readonly includeReleased?: boolean;
+  /** At most this many entries. @default 50 */
+  readonly limit?: number;
+  /** Oldest (by last quarantined) first instead of newest first. */
+  readonly oldestFirst?: boolean;
 }
 
 /** Options of {@link OpsStore.inboxPurge}. */

@@ -55,3 +55,8 @@ export function parseOptionalPositive(value: unknown, flag: string): number | un
 export function optionText(value: unknown): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
+
+/** The flag of a commander option name: `maxFailures` → `--max-failures`. */
+export function optionFlag(name: string): string {
+  return `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}

@@ -14,25 +14,11 @@ import { dynamoProcessor } from '../../../support/dynamo-processor.ts';
 import { useTestDynamoDb } from '../../../support/dynamodb.ts';
 import { runEntry } from '../../../support/run-entry.ts';
 import { caseStageEnvelope, envelopeFactory, sqsRecordFactory } from '../../../support/sqs-event.ts';
-import { createQueues, depth, startOpsSqs } from '../../ops-fixture.ts';
+import { createQueues, deadlineFor, depth, startOpsSqs } from '../../ops-fixture.ts';
 
 const dynamo = useTestDynamoDb();
 const { sqs, endpoint: sqsEndpoint } = await startOpsSqs();
 const hashOf = (body: string) => createHash('sha256').update(body).digest('hex');
-
-/**
- * A deadline request of a case that does not exist: the example handler fails it with CASE_NOT_FOUND, terminal at
- * once (one business attempt), so the store quarantines it.
- */
-const deadlineFor = (caseId: string) =>
-  envelopeFactory({
-    messageType: 'CaseDeadlineCalculationRequested',
-    idempotencyKey: `case:${caseId}:deadline`,
-    aggregateType: 'case',
-    aggregateId: caseId,
-    payload: { caseId, stage: 'REVIEW', effectiveAt: '2026-07-06T10:00:00Z' },
-    attemptPolicy: { maxBusinessAttempts: 1, notBefore: null },
-  });
 
 /**
  * A table whose quarantine items the store itself wrote (the engine's record processor): an undecodable body, a deadline request whose case is missing, and the same

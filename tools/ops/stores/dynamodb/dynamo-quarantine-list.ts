@@ -1,5 +1,6 @@
 import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { QUARANTINE_PK_PREFIX, WORKER_SK_PREFIX } from '../../../../lambda/stores/dynamodb/item-keys.ts';
+import type { QuarantineListOptions } from '../../ops-store.ts';
 import type { OpsOutput } from '../../output.ts';
 import { emit } from '../../output.ts';
 import {
@@ -35,19 +36,10 @@ const LISTED = [
  */
 export async function dynamoQuarantineList(
   deps: { dynamo: DynamoOpsTarget; out: OpsOutput },
-  options: { consumer: string; includeReleased?: boolean; reasonCode?: string; limit?: number },
+  options: QuarantineListOptions,
 ): Promise<QuarantineListResult> {
   const { dynamo, out } = deps;
-  const filters = ['begins_with(PK, :q)', 'SK = :sk'];
-  const values: Record<string, unknown> = {
-    ':q': QUARANTINE_PK_PREFIX,
-    ':sk': `${WORKER_SK_PREFIX}${options.consumer}`,
-  };
-  if (!options.includeReleased) filters.push('attribute_not_exists(releasedAt)');
-  if (options.reasonCode) {
-    filters.push('reasonCode = :code');
-    values[':code'] = options.reasonCode;
-  }
+  const { filters, values } = scanFilter(options);
   const found: QuarantineListEntry[] = [];
   const pages = paginateScan(
     { client: dynamo.doc },
@@ -75,10 +67,12 @@ export async function dynamoQuarantineList(
       });
     }
   }
+  const order = options.oldestFirst ? -1 : 1;
   found.sort(
     (a, b) =>
-      b.lastQuarantinedAt.getTime() - a.lastQuarantinedAt.getTime() ||
-      b.quarantineId.localeCompare(a.quarantineId),
+      order *
+      (b.lastQuarantinedAt.getTime() - a.lastQuarantinedAt.getTime() ||
+        b.quarantineId.localeCompare(a.quarantineId)),
   );
   const entries = found.slice(0, options.limit ?? 50);
   const byReason: Record<string, number> = {};
@@ -86,4 +80,35 @@ export async function dynamoQuarantineList(
   const result: QuarantineListResult = { consumer: options.consumer, entries, byReason };
   emit(out, result, () => renderQuarantineList(result, options.includeReleased === true));
   return result;
+}
+
+/**
+ * The scan's filter: the consumer's quarantine items, unreleased unless `includeReleased`, and the given reason code,
+ * message type and `since` / `before` on `lastQuarantinedAt` (ISO strings of one format compare as times).
+ */
+function scanFilter(options: QuarantineListOptions): { filters: string[]; values: Record<string, unknown> } {
+  const filters = ['begins_with(PK, :q)', 'SK = :sk'];
+  const values: Record<string, unknown> = {
+    ':q': QUARANTINE_PK_PREFIX,
+    ':sk': `${WORKER_SK_PREFIX}${options.consumer}`,
+  };
+  if (!options.includeReleased) filters.push('attribute_not_exists(releasedAt)');
+  const equal: Array<[string, string | undefined]> = [
+    ['reasonCode', options.reasonCode],
+    ['messageType', options.messageType],
+  ];
+  for (const [name, value] of equal) {
+    if (!value) continue;
+    filters.push(`${name} = :${name}`);
+    values[`:${name}`] = value;
+  }
+  if (options.since) {
+    filters.push('lastQuarantinedAt >= :since');
+    values[':since'] = options.since.toISOString();
+  }
+  if (options.before) {
+    filters.push('lastQuarantinedAt < :before');
+    values[':before'] = options.before.toISOString();
+  }
+  return { filters, values };
 }
