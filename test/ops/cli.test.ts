@@ -219,22 +219,18 @@ describe('CLI: bin/sqs-worker.js', () => {
     );
   });
 
-  it('starts in well under a second: the bundle in dist/cli, not TypeScript compiled at every run', async () => {
+  it('runs the bundle in dist/cli, not TypeScript compiled at every run: later runs leave the bundle untouched', async () => {
     // Prepare: the first run builds the bundle when a source is newer.
     await runCli(['--help']);
+    const bundle = new URL('../../dist/cli/sqs-worker.mjs', import.meta.url);
+    const builtAt = statSync(bundle).mtimeMs;
 
-    // Act: the best of three, on shared CI cores.
-    const times: number[] = [];
-    for (let i = 0; i < 3; i += 1) {
-      const started = performance.now();
-      const result = await runCli(['--help']);
-      times.push(performance.now() - started);
-      expect(result.code).toBe(0);
-    }
+    // Act
+    const results = [await runCli(['--help']), await runCli(['--help'])];
 
-    // Assess
-    expect(existsSync(new URL('../../dist/cli/sqs-worker.mjs', import.meta.url))).toBe(true);
-    expect(Math.min(...times)).toBeLessThan(800);
+    // Assess: each run answered from the same bundle (a rebuild would rewrite it).
+    for (const result of results) expect(result.code).toBe(0);
+    expect(statSync(bundle).mtimeMs).toBe(builtAt);
   });
 
   it('rebuilds the bundle when a source is newer than it, so the CLI never runs stale code', async () => {
