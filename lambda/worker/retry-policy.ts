@@ -41,17 +41,17 @@ const wholeIn = (value: number, min: number, max: number): boolean =>
 export function retryPolicyProblems(policy: RetryPolicy, where: string): string[] {
   const problems: string[] = [];
   const range = `a whole number of seconds from 0 to ${MAX_VISIBILITY_SECONDS}`;
-  const why = `${MAX_VISIBILITY_SECONDS} s: SQS's 12-hour visibility maximum less the 15 minutes a Lambda run may have held the message`;
+  const why = `${MAX_VISIBILITY_SECONDS} s is SQS's 12-hour visibility maximum less the 15 minutes a Lambda run may have held the message`;
   for (const [code, entry] of Object.entries(policy)) {
     const { baseSeconds, maxSeconds, maxAttempts } = entry;
     if (!wholeIn(baseSeconds, 0, MAX_VISIBILITY_SECONDS)) {
       problems.push(
-        `${where} ${code}: baseSeconds must be ${range} (given ${baseSeconds}; the most is ${why}); lower it`,
+        `${where} ${code}: baseSeconds must be ${range} (given ${baseSeconds}): ${why}; write one in that range`,
       );
     }
     if (!wholeIn(maxSeconds, 0, MAX_VISIBILITY_SECONDS)) {
       problems.push(
-        `${where} ${code}: maxSeconds must be ${range} (given ${maxSeconds}; the most is ${why}); lower it`,
+        `${where} ${code}: maxSeconds must be ${range} (given ${maxSeconds}): ${why}; write one in that range`,
       );
     } else if (wholeIn(baseSeconds, 0, MAX_VISIBILITY_SECONDS) && maxSeconds < baseSeconds) {
       problems.push(

@@ -1,12 +1,10 @@
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
 import { defineDynamoHandler } from '../../lambda/stores/dynamodb/dynamo-handler.ts';
 import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
 import { inboxKey } from '../../lambda/stores/dynamodb/item-keys.ts';
+import type { RecordOutcome } from '../../lambda/worker/outcome.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 import {
@@ -14,7 +12,7 @@ import {
   failOnce,
   PARTNER_CALL,
   partnerFailure,
-  SCENARIO_OPTIONS,
+  scenarioWorker,
 } from './retry-policy-scenario.ts';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
@@ -40,18 +38,12 @@ const partnerCall = defineDynamoHandler({
   },
 });
 
-/** The real engine on DynamoDB, with the scenario's retry policy and the worker's SQS role. */
-const worker = (outcomes: unknown[]) =>
-  createWorker({
-    consumer: 'case-worker',
+/** Made per delivery, after `beforeAll` created the table. */
+const worker = (outcomes: RecordOutcome[]) =>
+  scenarioWorker(fixture, {
     handlers: [partnerCall],
     store: createDynamoStore({ client: fixture.dynamodbAs('worker'), tableName: table }),
-    sqs: fixture.as('worker').sqs,
-    logger: new Logger({ serviceName: 'case-worker', logLevel: 'WARN' }),
-    metrics: new Metrics({ namespace: 'SqsInboxWorkerTest', serviceName: 'case-worker' }),
-    onOutcome: (outcome) => outcomes.push(outcome),
-    ...SCENARIO_OPTIONS,
-  });
+  })(outcomes);
 
 const inboxItem = async (key: string) =>
   (

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
@@ -6,15 +8,20 @@ import {
   ReceiveMessageCommand,
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
-import type { SQSRecord } from 'aws-lambda';
+import type postgres from 'postgres';
 import { expect } from 'vitest';
 import { RetryableError } from '../../lambda/errors.ts';
 import { parseRetryAfter } from '../../lambda/retry-after.ts';
 import { parseRetryPolicy } from '../../lambda/retry-policy-setting.ts';
-import type { WorkerHandler } from '../../lambda/runtimes/lambda/create-worker.ts';
+import {
+  createWorker,
+  type WorkerHandler,
+  type WorkerOptions,
+} from '../../lambda/runtimes/lambda/create-worker.ts';
+import type { DynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
 import type { RecordOutcome } from '../../lambda/worker/outcome.ts';
 import { captureOutput } from '../support/capture-output.ts';
-import { envelopeFactory, lambdaContext, sqsEvent } from '../support/sqs-event.ts';
+import { envelopeFactory, lambdaContext, receivedRecord, sqsEvent } from '../support/sqs-event.ts';
 import type { LocalQueueFixture } from './local-queue-fixture.ts';
 
 /** The message type of the scenario's handler: it calls a partner that fails with `payload.code`. */
@@ -30,13 +37,28 @@ export const SCENARIO_POLICY = parseRetryPolicy(
   },
 ).policy;
 
-/** The worker options of the scenario: a default curve of 1 s, the top of every jitter range. */
-export const SCENARIO_OPTIONS = {
-  retryPolicy: SCENARIO_POLICY,
-  backoff: { baseSeconds: 1, maxSeconds: 1 },
-  random: () => 0.999999,
-  failInvocationOnFullBatchFailure: false,
-} as const;
+/**
+ * The real engine of the scenario on a store (`sql` or a DynamoDB `store`): its retry policy, a default curve of 1 s,
+ * the top of every jitter range, the worker's SQS role, WARN logs (the retryable lines), each outcome kept.
+ */
+export function scenarioWorker(
+  fixture: LocalQueueFixture,
+  storage: Pick<WorkerOptions, 'handlers'> & ({ sql: postgres.Sql } | { store: DynamoStore }),
+): (outcomes: RecordOutcome[]) => WorkerHandler {
+  return (outcomes) =>
+    createWorker({
+      consumer: 'case-worker',
+      ...storage,
+      sqs: fixture.as('worker').sqs,
+      logger: new Logger({ serviceName: 'case-worker', logLevel: 'WARN' }),
+      metrics: new Metrics({ namespace: 'SqsInboxWorkerTest', serviceName: 'case-worker' }),
+      onOutcome: (outcome) => outcomes.push(outcome),
+      retryPolicy: SCENARIO_POLICY,
+      backoff: { baseSeconds: 1, maxSeconds: 1 },
+      random: () => 0.999999,
+      failInvocationOnFullBatchFailure: false,
+    });
+}
 
 /**
  * What the handler of either store does: throws its payload's code, retryable, asking for its `Retry-After` (read
@@ -47,19 +69,6 @@ export function partnerFailure(payload: { code: string; retryAfter?: string | un
     retryAfterSeconds: parseRetryAfter(payload.retryAfter, Date.now()),
   });
 }
-
-/** The Lambda shape of a received message (the local event source mapping does the same, fully). */
-const toRecord = (message: Message, arn: string): SQSRecord => ({
-  messageId: message.MessageId as string,
-  receiptHandle: message.ReceiptHandle as string,
-  body: message.Body as string,
-  attributes: message.Attributes as unknown as SQSRecord['attributes'],
-  messageAttributes: {},
-  md5OfBody: message.MD5OfBody as string,
-  eventSource: 'aws:sqs',
-  eventSourceARN: arn,
-  awsRegion: 'us-east-1',
-});
 
 /** One failing delivery of a message through the real engine, and what SQS and the log line say of it. */
 export interface FailedDelivery {
@@ -122,7 +131,7 @@ export async function failOnce(
   const outcomes: RecordOutcome[] = [];
   const handler = worker(outcomes);
   const run = await captureOutput(() =>
-    handler(sqsEvent([toRecord(first, Attributes?.QueueArn as string)]), lambdaContext()),
+    handler(sqsEvent([receivedRecord(first, Attributes?.QueueArn as string)]), lambdaContext()),
   );
   const inflight = fixture
     .inspectQueue(name)

@@ -1,8 +1,5 @@
-import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
 import { defineHandler } from '../../lambda/stores/postgres/message-handler.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
@@ -11,7 +8,7 @@ import {
   failOnce,
   PARTNER_CALL,
   partnerFailure,
-  SCENARIO_OPTIONS,
+  scenarioWorker,
 } from './retry-policy-scenario.ts';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
@@ -28,18 +25,7 @@ const partnerCall = defineHandler({
   },
 });
 
-/** The real engine on PostgreSQL, with the scenario's retry policy and the worker's SQS role. */
-const worker = (outcomes: unknown[]) =>
-  createWorker({
-    consumer: 'case-worker',
-    handlers: [partnerCall],
-    sql: db.sql,
-    sqs: fixture.as('worker').sqs,
-    logger: new Logger({ serviceName: 'case-worker', logLevel: 'WARN' }),
-    metrics: new Metrics({ namespace: 'SqsInboxWorkerTest', serviceName: 'case-worker' }),
-    onOutcome: (outcome) => outcomes.push(outcome),
-    ...SCENARIO_OPTIONS,
-  });
+const worker = scenarioWorker(fixture, { handlers: [partnerCall], sql: db.sql });
 
 const inboxRow = async (key: string) =>
   (

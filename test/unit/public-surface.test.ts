@@ -199,7 +199,14 @@ const ENGINE_NAMES: Readonly<Record<string, readonly string[]>> = {
     'RecordOutcome',
     'ReferencedDocument',
   ],
-  './runtime': ['BackoffSettings', 'BatchBudget', 'BatchEngine', 'BatchResult', 'CodeRetryPolicy', 'RetryPolicy'],
+  './runtime': [
+    'BackoffSettings',
+    'BatchBudget',
+    'BatchEngine',
+    'BatchResult',
+    'CodeRetryPolicy',
+    'RetryPolicy',
+  ],
 };
 
 /** The TypeScript source of a subpath: its target under the source condition (lib/source-condition.ts). */

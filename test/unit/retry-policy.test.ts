@@ -43,9 +43,9 @@ describe('Function: parseRetryPolicy()', () => {
     // Assess
     expect(problems).toEqual([
       'WORKER_RETRY_POLICY names an unknown failure code "THROTTELD" (entry "THROTTELD=5:300"): use a code of FAILURE_CODES (docs/semantics.md lists them), POSTGRES_<sqlstate>, or, for your handlers\' own code, list it in WORKER_HANDLER_FAILURE_CODES',
-      "WORKER_RETRY_POLICY THROTTLED: baseSeconds must be a whole number of seconds from 0 to 42300 (given -1; the most is 42300 s: SQS's 12-hour visibility maximum less the 15 minutes a Lambda run may have held the message); lower it",
+      "WORKER_RETRY_POLICY THROTTLED: baseSeconds must be a whole number of seconds from 0 to 42300 (given -1): 42300 s is SQS's 12-hour visibility maximum less the 15 minutes a Lambda run may have held the message; write one in that range",
       'WORKER_RETRY_POLICY LOCK_TIMEOUT: maxSeconds (60) must not be below baseSeconds (600); raise the maximum or lower the base',
-      "WORKER_RETRY_POLICY DEADLOCK_DETECTED: maxSeconds must be a whole number of seconds from 0 to 42300 (given 50000; the most is 42300 s: SQS's 12-hour visibility maximum less the 15 minutes a Lambda run may have held the message); lower it",
+      "WORKER_RETRY_POLICY DEADLOCK_DETECTED: maxSeconds must be a whole number of seconds from 0 to 42300 (given 50000): 42300 s is SQS's 12-hour visibility maximum less the 15 minutes a Lambda run may have held the message; write one in that range",
       "WORKER_RETRY_POLICY NETWORK_ERROR: maxAttempts must be a whole number from 1 to 1000 (given 0); leave it out to use the worker's maxBusinessAttempts",
       'WORKER_RETRY_POLICY TOO_MANY_CONNECTIONS: "a" is not a number (entry "TOO_MANY_CONNECTIONS=a:5"); write it as CODE=base:max or CODE=base:max:attempts (seconds, whole numbers), e.g. THROTTLED=5:300',
       'WORKER_RETRY_POLICY has an entry "CASE_NOT_FOUND" that is not CODE=base:max[:attempts]; write it as CODE=base:max or CODE=base:max:attempts (seconds, whole numbers), e.g. THROTTLED=5:300',
