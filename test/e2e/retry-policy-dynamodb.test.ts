@@ -1,19 +1,12 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { defineDynamoHandler } from '../../lambda/stores/dynamodb/dynamo-handler.ts';
 import { createDynamoStore } from '../../lambda/stores/dynamodb/dynamo-store.ts';
 import { inboxKey } from '../../lambda/stores/dynamodb/item-keys.ts';
 import type { RecordOutcome } from '../../lambda/worker/outcome.ts';
 import { useTestDynamoDb } from '../support/dynamodb.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
-import {
-  expectDelay,
-  failOnce,
-  PARTNER_CALL,
-  partnerFailure,
-  scenarioWorker,
-} from './retry-policy-scenario.ts';
+import { expectDelay, failOnce, partnerCallHandler, scenarioWorker } from './retry-policy-scenario.ts';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
@@ -29,14 +22,7 @@ beforeAll(async () => {
   await fixture.bucket(undefined, { tableName: table });
 });
 
-const partnerCall = defineDynamoHandler({
-  messageType: PARTNER_CALL,
-  schemaVersion: 1,
-  payload: z.object({ code: z.string(), retryAfter: z.string().optional(), note: z.string() }),
-  async handle({ payload }) {
-    return partnerFailure(payload);
-  },
-});
+const partnerCall = defineDynamoHandler(partnerCallHandler);
 
 /** Made per delivery, after `beforeAll` created the table. */
 const worker = (outcomes: RecordOutcome[]) =>

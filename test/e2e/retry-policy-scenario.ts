@@ -10,6 +10,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type postgres from 'postgres';
 import { expect } from 'vitest';
+import { z } from 'zod';
 import { RetryableError } from '../../lambda/errors.ts';
 import { parseRetryAfter } from '../../lambda/retry-after.ts';
 import { parseRetryPolicy } from '../../lambda/retry-policy-setting.ts';
@@ -61,14 +62,19 @@ export function scenarioWorker(
 }
 
 /**
- * What the handler of either store does: throws its payload's code, retryable, asking for its `Retry-After` (read
- * with `parseRetryAfter`) when the payload carries one.
+ * The scenario's handler, for `defineHandler` or `defineDynamoHandler`: throws its payload's code, retryable, asking
+ * for its `Retry-After` (read with `parseRetryAfter`) when the payload carries one.
  */
-export function partnerFailure(payload: { code: string; retryAfter?: string | undefined }): never {
-  throw new RetryableError(payload.code, 'the partner API refused the call', {
-    retryAfterSeconds: parseRetryAfter(payload.retryAfter, Date.now()),
-  });
-}
+export const partnerCallHandler = {
+  messageType: PARTNER_CALL,
+  schemaVersion: 1,
+  payload: z.object({ code: z.string(), retryAfter: z.string().optional(), note: z.string() }),
+  async handle({ payload }: { payload: { code: string; retryAfter?: string | undefined } }): Promise<never> {
+    throw new RetryableError(payload.code, 'the partner API refused the call', {
+      retryAfterSeconds: parseRetryAfter(payload.retryAfter, Date.now()),
+    });
+  },
+};
 
 /** One failing delivery of a message through the real engine, and what SQS and the log line say of it. */
 export interface FailedDelivery {

@@ -1,29 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { defineHandler } from '../../lambda/stores/postgres/message-handler.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
-import {
-  expectDelay,
-  failOnce,
-  PARTNER_CALL,
-  partnerFailure,
-  scenarioWorker,
-} from './retry-policy-scenario.ts';
+import { expectDelay, failOnce, partnerCallHandler, scenarioWorker } from './retry-policy-scenario.ts';
 
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
 
 const db = await createTestDatabase();
 const fixture = await localQueueFixture();
 
-const partnerCall = defineHandler({
-  messageType: PARTNER_CALL,
-  schemaVersion: 1,
-  payload: z.object({ code: z.string(), retryAfter: z.string().optional(), note: z.string() }),
-  async handle({ payload }) {
-    return partnerFailure(payload);
-  },
-});
+const partnerCall = defineHandler(partnerCallHandler);
 
 const worker = scenarioWorker(fixture, { handlers: [partnerCall], sql: db.sql });
 
