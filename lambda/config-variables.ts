@@ -81,6 +81,9 @@ const variables = {
     WORKER_DEFAULTS.backoffMaxSeconds,
     42_300,
   ),
+  // Read by config-retry-policy.ts: the policy's codes are checked against the worker's own codes.
+  WORKER_RETRY_POLICY: text,
+  WORKER_HANDLER_FAILURE_CODES: text,
   WORKER_MAX_BUSINESS_ATTEMPTS: positiveInt(
     'WORKER_MAX_BUSINESS_ATTEMPTS',
     WORKER_DEFAULTS.maxBusinessAttempts,

@@ -1,8 +1,10 @@
 import { readDatabaseConfig } from './config-database.ts';
+import { readRetryPolicy } from './config-retry-policy.ts';
 import { type ConfigVariables, readVariables } from './config-variables.ts';
 import { DEFAULT_METRICS_NAMESPACE } from './constants.ts';
 import { ConfigError } from './errors.ts';
 import type { CommitMode, TerminalPolicy } from './types.ts';
+import type { RetryPolicy } from './worker/retry-policy.ts';
 import { workerVersion } from './worker-version.ts';
 
 /** How the worker reaches PostgreSQL (`none`: a DynamoDB worker given no database settings). */
@@ -76,6 +78,11 @@ export interface WorkerConfig {
   readonly commitMode: CommitMode;
   readonly backoffBaseSeconds: number;
   readonly backoffMaxSeconds: number;
+  /**
+   * `WORKER_RETRY_POLICY` (`CODE=base:max[:attempts]`, comma-separated): each listed code's own backoff and attempt
+   * budget; the codes it may name are the toolkit's and `WORKER_HANDLER_FAILURE_CODES`. @default {} (none)
+   */
+  readonly retryPolicy: RetryPolicy;
   readonly maxBusinessAttempts: number;
   /** `WORKER_DEADLINE_GUARD_MS`; when unset the guard follows the observed p99 (at least 2 s, at most half the budget). */
   readonly deadlineGuardMs: number | undefined;
@@ -236,12 +243,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const recordConcurrency = readRecordConcurrency(e, dynamo, problems);
   const store = readStore(e, dynamo, problems);
   const deadlineGuardMs = readDeadlineGuard(e, problems);
+  const retryPolicy = readRetryPolicy(e, problems);
   checkRetiredVariables(env, problems);
   checkRanges(e, problems);
   if (problems.length > 0 || !database)
     throw new ConfigError(`Invalid worker configuration:\n- ${problems.join('\n- ')}`);
   return {
-    ...workerConfig(e, { store, database, recordConcurrency, deadlineGuardMs }),
+    ...workerConfig(e, { store, database, recordConcurrency, deadlineGuardMs, retryPolicy }),
     workerVersion: workerVersion(env),
   };
 }
@@ -349,9 +357,9 @@ function checkRanges(e: ConfigVariables, problems: string[]): void {
 /** The configuration from valid variables and the parts read above. */
 function workerConfig(
   e: ConfigVariables,
-  parts: Pick<WorkerConfig, 'store' | 'database' | 'recordConcurrency' | 'deadlineGuardMs'>,
+  parts: Pick<WorkerConfig, 'store' | 'database' | 'recordConcurrency' | 'deadlineGuardMs' | 'retryPolicy'>,
 ): Omit<WorkerConfig, 'workerVersion'> {
-  const { store, database, recordConcurrency, deadlineGuardMs } = parts;
+  const { store, database, recordConcurrency, deadlineGuardMs, retryPolicy } = parts;
   return {
     store,
     database,
@@ -361,6 +369,7 @@ function workerConfig(
     commitMode: e.WORKER_COMMIT_MODE,
     backoffBaseSeconds: e.WORKER_BACKOFF_BASE_SECONDS,
     backoffMaxSeconds: e.WORKER_BACKOFF_MAX_SECONDS,
+    retryPolicy,
     maxBusinessAttempts: e.WORKER_MAX_BUSINESS_ATTEMPTS,
     deadlineGuardMs,
     failInvocationOnFullBatchFailure: e.WORKER_FAIL_INVOCATION_ON_FULL_FAILURE === 'true',

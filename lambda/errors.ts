@@ -15,18 +15,33 @@ export class WorkerError extends Error {
  * Thrown by a domain handler when the message may succeed later (a dependency is down, a row is locked).
  * Like {@link TerminalError}'s, its message is logged and stored: no payload values in it.
  *
+ * `retryAfterSeconds` asks for the message's next delivery to wait that long (a dependency's `Retry-After`: see
+ * `parseRetryAfter`) instead of the backoff of its code: the engine sets it as the message's visibility, rounded up to
+ * whole seconds and capped by the code's `maxSeconds` (`WORKER_RETRY_POLICY`, else `WORKER_BACKOFF_MAX_SECONDS`) and
+ * SQS's maximum. A value that is not a finite number ≥ 0 is dropped (the backoff applies).
+ *
  * @example
  * ```ts
  * if (response.status === 503) throw new RetryableError('LEDGER_UNAVAILABLE', 'the ledger service answered 503');
+ * if (response.status === 429) {
+ *   throw new RetryableError('LEDGER_RATE_LIMITED', 'the ledger service answered 429', {
+ *     retryAfterSeconds: parseRetryAfter(response.headers.get('retry-after'), Date.now()),
+ *   });
+ * }
  * ```
  */
 export class RetryableError extends WorkerError {
   /** Stable failure code, stored in `worker_inbox.failure_code` and matched by `terminalAfterCodes`. */
   readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
+  /** The delay the handler asked for before the next delivery, in seconds; undefined: the code's backoff. */
+  readonly retryAfterSeconds: number | undefined;
+  constructor(code: string, message: string, options?: { cause?: unknown; retryAfterSeconds?: number }) {
     super(message, options);
     this.name = 'RetryableError';
     this.code = code;
+    const requested = options?.retryAfterSeconds;
+    this.retryAfterSeconds =
+      typeof requested === 'number' && Number.isFinite(requested) && requested >= 0 ? requested : undefined;
   }
 }
 

@@ -57,6 +57,8 @@ export {
   WorkerError,
 } from './errors.ts';
 export { FAILURE_CODES, type FailureCode } from './failure-codes.ts';
+// The delay an HTTP Retry-After header asks for, for a RetryableError's `retryAfterSeconds`.
+export { parseRetryAfter } from './retry-after.ts';
 // The PostgreSQL handler: a function of the payload that writes in the inbox transaction (`defineDynamoHandler`,
 // the DynamoDB store's, is in `sqs-inbox-worker/dynamodb`).
 export {

@@ -27,6 +27,8 @@ export const DERIVED_WORKER_VARIABLES: Readonly<Record<string, string>> = {
   WORKER_RECORD_CONCURRENCY: 'recordConcurrency',
   WORKER_TERMINAL_POLICY: 'terminalPolicy',
   WORKER_COMMIT_MODE: 'commitMode',
+  WORKER_RETRY_POLICY: 'retryPolicy',
+  WORKER_HANDLER_FAILURE_CODES: 'handlerFailureCodes',
   PAYLOAD_MAX_BYTES: 'maxPayloadBytes',
   POWERTOOLS_TRACE_ENABLED: 'tracing',
   AWS_XRAY_DAEMON_ADDRESS: 'tracing (the X-Ray daemon beside the poller)',

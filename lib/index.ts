@@ -25,6 +25,7 @@
 
 export { ScheduledJobs, type ScheduledJobsProps } from './jobs/scheduled-jobs.ts';
 export { WORKER_METRICS, type WorkerOutcomeMetric } from './observability/worker-metrics.ts';
+export type { RetryPolicyEntry } from './resolve-retry-policy.ts';
 export {
   INVOKES_PER_POLLER,
   type ProvisionedPollers,

@@ -12,6 +12,7 @@ import { resolveCapacity } from './resolve-capacity.ts';
 import { DEFAULT_MEMORY_MB, payloadMemory, resolvePayloadLimit } from './resolve-payload-limit.ts';
 import { resolveQueueSettings } from './resolve-queue-settings.ts';
 import { resolveRecordConcurrency } from './resolve-record-concurrency.ts';
+import { resolveRetryPolicy } from './resolve-retry-policy.ts';
 import { resolveScaling } from './resolve-scaling.ts';
 import type { WorkerRuntime } from './runtimes/fargate/fargate-settings.ts';
 import {
@@ -83,6 +84,8 @@ export interface ResolvedWorkerSettings {
    * `undefined` when `adaptiveConcurrency` is false or no loop can run.
    */
   readonly adaptiveConcurrency: AdaptiveConcurrencyResolved | undefined;
+  /** `WORKER_RETRY_POLICY` and `WORKER_HANDLER_FAILURE_CODES` from `retryPolicy` (none when it is unset). */
+  readonly retryPolicyEnvironment: Readonly<Record<string, string>>;
 }
 
 /** Windows of the retention job after defaults. */
@@ -191,6 +194,7 @@ export function resolveWorkerSettings(
   const fargate = runtime === 'fargate';
   const queue = resolveQueueSettings(props, fargate, checks, problems);
   const { batchSize, retentionS, dlqRetentionS, ...queueSettings } = queue;
+  const retryPolicyEnvironment = resolveRetryPolicy(props, queue.maxReceiveCount, problems);
   const memorySize = props.memorySize ?? DEFAULT_MEMORY_MB;
   const dbPoolSize = props.dbPoolSize ?? (fargate ? FARGATE_DEFAULT_POOL_SIZE : 1);
   const dbMaxConnections = props.dbMaxConnections ?? 80;
@@ -244,6 +248,7 @@ export function resolveWorkerSettings(
   if (problems.length > 0) throw new WorkerSettingsError(problems);
   return {
     ...queueSettings,
+    retryPolicyEnvironment,
     store,
     runtime,
     poller,

@@ -4,6 +4,7 @@ import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as rds from 'aws-cdk-lib/aws-rds';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { CommitMode, TerminalPolicy } from '../lambda/types.ts';
+import type { RetryPolicyEntry } from './resolve-retry-policy.ts';
 import type { FargateRuntimeSettings } from './runtimes/fargate/fargate-settings.ts';
 import type { WorkerStore } from './stores/worker-store.ts';
 
@@ -231,6 +232,23 @@ export interface WorkerSettings extends FargateRuntimeSettings {
    * @default 'per-message'
    */
   readonly commitMode?: CommitMode;
+  /**
+   * Retry policies by failure code (`WORKER_RETRY_POLICY`): a retryable failure of a listed code backs off on its own
+   * curve, `random(0, min(max, base × 2^(receiveCount − 1)))`, and with `maxAttempts` turns terminal after its own
+   * number of attempts; other codes keep the worker's backoff. A code must be one of `FAILURE_CODES`,
+   * `POSTGRES_<sqlstate>` or `handlerFailureCodes`; `base` and `max` whole seconds, 0 ≤ base ≤ max ≤ 42,300;
+   * `maxAttempts` 1 to `maxReceiveCount`. Checked at synth with the worker's own rules (docs/operations.md "Retry
+   * policy per failure code").
+   * @example { THROTTLED: { base: Duration.seconds(5), max: Duration.minutes(5) }, PARTNER_RATE_LIMITED: { base: Duration.seconds(30), max: Duration.hours(1), maxAttempts: 8 } }
+   * @default {} (every code on the worker's backoff)
+   */
+  readonly retryPolicy?: Readonly<Record<string, RetryPolicyEntry>>;
+  /**
+   * Your handlers' own failure codes (`RetryableError`'s `code`) that `retryPolicy` may name
+   * (`WORKER_HANDLER_FAILURE_CODES`): a code listed in neither is refused as a typo.
+   * @default []
+   */
+  readonly handlerFailureCodes?: readonly string[];
   /**
    * Extra environment variables of the worker (for example `WORKER_BACKOFF_MAX_SECONDS`).
    * @default {}

@@ -96,6 +96,7 @@ export function engineFromConfig<Part>(options: EngineFromConfigOptions<Part>): 
     recordConcurrency: config.recordConcurrency,
     commitMode: config.commitMode,
     backoff: { baseSeconds: config.backoffBaseSeconds, maxSeconds: config.backoffMaxSeconds },
+    retryPolicy: config.retryPolicy,
     maxBusinessAttempts: config.maxBusinessAttempts,
     deadlineGuardMs: config.deadlineGuardMs,
     failInvocationOnFullBatchFailure: config.failInvocationOnFullBatchFailure,

@@ -37,6 +37,7 @@ export type { RecordTracerSource } from '../tracing/record-tracer-source.ts';
 export type { MetricName, TerminalPolicy } from '../types.ts';
 export type { BackoffSettings } from '../worker/backoff.ts';
 export type { BatchBudget, BatchEngine, BatchResult } from '../worker/batch-engine.ts';
+export type { CodeRetryPolicy, RetryPolicy } from '../worker/retry-policy.ts';
 export { createBatchEngine } from './create-batch-engine.ts';
 export { createWorker, type WorkerHandler } from './lambda/create-worker.ts';
 export type { WorkerOptions } from './worker-options.ts';

@@ -1,5 +1,6 @@
 import type { Failure } from './classify-error.ts';
 import type { AttemptPolicy } from './envelope.ts';
+import type { RetryPolicy } from './retry-policy.ts';
 
 /**
  * Worker-wide defaults for the envelope's attempt policy.
@@ -7,8 +8,10 @@ import type { AttemptPolicy } from './envelope.ts';
  * @internal
  */
 export interface AttemptDefaults {
-  /** Used when the envelope gives no `maxBusinessAttempts`. */
+  /** Used when the envelope gives no `maxBusinessAttempts` and the failure's code has no `maxAttempts`. */
   readonly maxBusinessAttempts: number;
+  /** Retry policies by failure code: a code's `maxAttempts` replaces `maxBusinessAttempts` for its failures. */
+  readonly retryPolicy?: RetryPolicy;
 }
 
 /**
@@ -22,8 +25,8 @@ export function msUntilDue(policy: AttemptPolicy | null | undefined, nowMs: numb
 
 /**
  * Turns a retryable failure terminal when the message's business retry budget is spent (pattern document
- * §14): its code is in `terminalAfterCodes`, `attempts` reached `maxBusinessAttempts`, or `retryableUntil`
- * has passed. A terminal failure stays terminal. The returned message says which rule fired.
+ * §14): its code is in `terminalAfterCodes`, `attempts` reached `maxBusinessAttempts` (the envelope's, else its
+ * code's retry policy `maxAttempts`, else the worker's), or `retryableUntil` has passed. A terminal failure stays terminal. The returned message says which rule fired.
  *
  * @param attempts business attempts including the one that just failed (`worker_inbox.receive_count`).
  *
@@ -42,12 +45,19 @@ export function applyAttemptPolicy(
       message: `${failure.message} [terminal: code listed in terminalAfterCodes]`,
     };
   }
-  const max = policy.maxBusinessAttempts ?? input.defaults.maxBusinessAttempts;
+  const codePolicy = input.defaults.retryPolicy;
+  const codeMax =
+    codePolicy && Object.hasOwn(codePolicy, failure.code) ? codePolicy[failure.code]?.maxAttempts : undefined;
+  const max = policy.maxBusinessAttempts ?? codeMax ?? input.defaults.maxBusinessAttempts;
   if (input.attempts >= max) {
+    const rule =
+      policy.maxBusinessAttempts == null && codeMax !== undefined
+        ? `maxAttempts ${max} of the retry policy of ${failure.code}`
+        : `maxBusinessAttempts ${max}`;
     return {
       ...failure,
       retryable: false,
-      message: `${failure.message} [terminal: attempt ${input.attempts} of maxBusinessAttempts ${max}]`,
+      message: `${failure.message} [terminal: attempt ${input.attempts} of ${rule}]`,
     };
   }
   if (policy.retryableUntil && Date.parse(policy.retryableUntil) <= input.now.getTime()) {

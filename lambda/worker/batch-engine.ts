@@ -23,6 +23,7 @@ import { type RecordOutcome, receiveCountOf, recordOutcome, unstartedFacts, verd
 import { processRecord } from './process-record.ts';
 import { recordTelemetry } from './record-telemetry.ts';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from './resolve-payload.ts';
+import { retryPolicyProblems } from './retry-policy.ts';
 import { scheduleRecords } from './schedule-records.ts';
 
 /** The time budget of one batch, given by the runtime. */
@@ -118,6 +119,7 @@ function checkEngineOptions(
     problems.push(`consumer must be 1–100 characters (given "${options.consumer}")`);
   }
   problems.push(...options.store.problems({ recordConcurrency }));
+  if (options.retryPolicy) problems.push(...retryPolicyProblems(options.retryPolicy, 'retryPolicy'));
   if (!Number.isInteger(maxPayloadBytes) || maxPayloadBytes < 1) {
     problems.push(
       `maxPayloadBytes must be a whole number of bytes above 0 (given ${maxPayloadBytes}); the default is ${DEFAULT_MAX_PAYLOAD_BYTES} (64 MiB)`,
@@ -144,14 +146,17 @@ function engineSettings(
     maxSeconds: WORKER_DEFAULTS.backoffMaxSeconds,
     ...options.backoff,
   };
+  const retryPolicy = options.retryPolicy ?? {};
   return {
     consumer: options.consumer,
     registry,
     terminalPolicy: options.terminalPolicy ?? WORKER_DEFAULTS.terminalPolicy,
     attemptDefaults: {
       maxBusinessAttempts: options.maxBusinessAttempts ?? WORKER_DEFAULTS.maxBusinessAttempts,
+      retryPolicy,
     },
     backoff,
+    retryPolicy,
     now: options.now ?? Date.now,
     random: options.random ?? Math.random,
     payloads: { s3: s3ClientResolver(options.s3, logger), maxBytes: maxPayloadBytes },

@@ -15,6 +15,8 @@ export interface Failure {
   readonly message: string;
   /** True when the database itself is unreachable or refusing connections: stop using it for this batch. */
   readonly connection: boolean;
+  /** The delay a handler's `RetryableError` asked for before the next delivery (`retryAfterSeconds`), in seconds. */
+  readonly retryAfterSeconds?: number;
 }
 
 /**
@@ -59,7 +61,8 @@ const handlerCode = (code: string): string =>
  * (`classifyPostgresError`: SQLSTATEs and postgres.js connection codes; `classifyDynamoError`: DynamoDB's refusals)
  * and hands the rest here.
  *
- * - `RetryableError` / `TerminalError` from a handler keep their code (cut to 100 characters).
+ * - `RetryableError` / `TerminalError` from a handler keep their code (cut to 100 characters); a `RetryableError`'s
+ *   `retryAfterSeconds` is kept too (`retry-visibility.ts`).
  * - `DatabaseTimeoutError` (a store call abandoned at its deadline) → retryable and connection-class.
  * - Node's network error codes (a handler's own network call) → retryable `NETWORK_ERROR`.
  * - Anything else → retryable `UNHANDLED_ERROR`, bounded by the attempt policy, described by name, code and
@@ -85,6 +88,7 @@ export function classifyError(error: unknown): Failure {
       code: handlerCode(error.code),
       message: truncate(error.message),
       connection: false,
+      ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
     };
   }
   const { code } = (typeof error === 'object' && error !== null ? error : {}) as { code?: unknown };

@@ -10,6 +10,7 @@ import type { HandlerRegistry } from './handler-registry.ts';
 import type { RecordOutcome } from './outcome.ts';
 import type { RecordStore } from './record-store.ts';
 import type { PayloadReader } from './resolve-payload.ts';
+import type { RetryPolicy } from './retry-policy.ts';
 
 /**
  * State shared by the records of one batch.
@@ -121,6 +122,8 @@ export interface EngineSettings {
   readonly terminalPolicy: TerminalPolicy;
   readonly attemptDefaults: AttemptDefaults;
   readonly backoff: BackoffSettings;
+  /** Retry policies by failure code; a code not listed backs off on `backoff`. */
+  readonly retryPolicy: RetryPolicy;
   readonly now: () => number;
   readonly random: () => number;
   /** Reads `payloadRef` payloads (see `resolve-payload.ts`). */

@@ -5,6 +5,7 @@ import type { RecordTracerSource } from '../tracing/record-tracer-source.ts';
 import type { TerminalPolicy } from '../types.ts';
 import type { BackoffSettings } from './backoff.ts';
 import type { RecordOutcome } from './outcome.ts';
+import type { RetryPolicy } from './retry-policy.ts';
 import type { RoutedHandler } from './routed-handler.ts';
 import type { Store } from './store.ts';
 
@@ -55,6 +56,13 @@ export interface EngineOptions {
   readonly recordConcurrency?: number;
   /** Backoff of retryable failures. @default { baseSeconds: 2, maxSeconds: 900 } */
   readonly backoff?: Partial<BackoffSettings>;
+  /**
+   * Retry policies by failure code (`WORKER_RETRY_POLICY`): a retryable failure of a listed code backs off on its own
+   * curve and, with `maxAttempts`, turns terminal after its own number of attempts; other codes use `backoff` and
+   * `maxBusinessAttempts`. Numbers outside their ranges fail `createEngine` with a `ConfigError`.
+   * @default {} (every code on `backoff`)
+   */
+  readonly retryPolicy?: RetryPolicy;
   /** Attempts after which a retryable failure is terminal, when the envelope gives none. @default 10 */
   readonly maxBusinessAttempts?: number;
   /**

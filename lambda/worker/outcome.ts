@@ -1,5 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
 import { recordTrace } from '../tracing/record-trace.ts';
+import type { VisibilitySource } from './retry-visibility.ts';
 
 /** How one record ended. Each result has one EMF metric of the same name (see `record-telemetry.ts`). */
 export type OutcomeResult =
@@ -23,6 +24,11 @@ export interface RecordOutcome {
   readonly acknowledged: boolean;
   /** For reported records: the visibility timeout (seconds) to set, or undefined to leave it. */
   readonly visibilitySeconds?: number;
+  /**
+   * For a retryable failure: where `visibilitySeconds` came from — `handler` (its `RetryableError`'s
+   * `retryAfterSeconds`), `policy` (its code's retry policy) or `default` (the worker's backoff).
+   */
+  readonly visibilitySource?: VisibilitySource;
   readonly failureCode?: string;
   /** Failure text safe to log and store (never a payload value). */
   readonly failureMessage?: string;
@@ -98,12 +104,18 @@ export const verdicts = {
   duplicate(attempts: number | undefined): Verdict {
     return { result: 'DUPLICATE', acknowledged: true, attempts };
   },
-  /** Reported, visible again after `visibilitySeconds` (the backoff). */
-  retryable(failure: FailureText, visibilitySeconds: number | undefined, attempts?: number): Verdict {
+  /** Reported, visible again after `visibilitySeconds` (the backoff; `source`: where it came from). */
+  retryable(
+    failure: FailureText,
+    visibilitySeconds: number | undefined,
+    attempts?: number,
+    source?: VisibilitySource,
+  ): Verdict {
     return {
       result: 'RETRYABLE_FAILURE',
       acknowledged: false,
       visibilitySeconds,
+      ...(source !== undefined && visibilitySeconds !== undefined ? { visibilitySource: source } : {}),
       failureCode: failure.code,
       failureMessage: failure.message,
       attempts,

@@ -18,7 +18,7 @@ import { withinDeadline } from './within-deadline.ts';
  */
 export type RecordSettings = Pick<
   EngineSettings,
-  'consumer' | 'terminalPolicy' | 'attemptDefaults' | 'backoff' | 'now' | 'random' | 'tracer'
+  'consumer' | 'terminalPolicy' | 'attemptDefaults' | 'backoff' | 'retryPolicy' | 'now' | 'random' | 'tracer'
 >;
 
 /** One record being processed: what every step of the template reads. */

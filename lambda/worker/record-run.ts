@@ -2,12 +2,14 @@ import type { SQSRecord } from 'aws-lambda';
 import { DatabaseTimeoutError } from '../errors.ts';
 import { recordTrace } from '../tracing/record-trace.ts';
 import type { RecordTracer } from '../tracing/record-tracer.ts';
-import { type BackoffSettings, backoffSeconds } from './backoff.ts';
+import type { BackoffSettings } from './backoff.ts';
 import type { Failure } from './classify-error.ts';
 import type { BatchState } from './commit-strategy.ts';
 import { CLIENT_DEADLINE_MARGIN_MS } from './deadline-margins.ts';
 import type { DecodedRecord, UndecodableRecord } from './decode-record.ts';
 import { type RecordFacts, type RecordOutcome, recordOutcome, type Verdict, verdicts } from './outcome.ts';
+import type { RetryPolicy } from './retry-policy.ts';
+import { retryVisibility } from './retry-visibility.ts';
 import { withinDeadline } from './within-deadline.ts';
 
 /** The identifiers a record's outcome carries (its log line and metrics). */
@@ -35,8 +37,11 @@ export interface RecordRun {
   ids: RecordIds;
   /** The record's outcome from a verdict: its facts (timings, message age, ids) added, its subsegment closed. */
   finish(verdict: Verdict): RecordOutcome;
-  /** A retryable verdict with the backoff of this delivery's receive count. */
-  retry(failure: Pick<Failure, 'code' | 'message'>, attempts?: number): Verdict;
+  /**
+   * A retryable verdict with the visibility of its failure (`retryVisibility`): the delay its handler asked for, else
+   * the backoff of its code's policy or the default one, at this delivery's receive count.
+   */
+  retry(failure: Pick<Failure, 'code' | 'message' | 'retryAfterSeconds'>, attempts?: number): Verdict;
   /**
    * Runs one store call, timed into `dbTransactionMs` and bounded by the batch's time left: past it the call is
    * abandoned with a `DatabaseTimeoutError`, `signal` aborted (a client that takes one stops its request) and the
@@ -69,6 +74,7 @@ export async function startRecordRun(
     readonly now: () => number;
     readonly random: () => number;
     readonly backoff: BackoffSettings;
+    readonly retryPolicy: RetryPolicy;
     readonly tracer?: () => Promise<RecordTracer | undefined>;
     /** Called when a store call is given up on at its deadline. */
     readonly abandoned?: () => void;
@@ -100,8 +106,10 @@ export async function startRecordRun(
       span?.close(outcome);
       return outcome;
     },
-    retry: (failure, attempts) =>
-      verdicts.retryable(failure, backoffSeconds(receiveCount, deps.backoff, deps.random), attempts),
+    retry(failure, attempts) {
+      const visibility = retryVisibility(failure, receiveCount, deps);
+      return verdicts.retryable(failure, visibility.seconds, attempts, visibility.source);
+    },
     async timed(call) {
       const controller = new AbortController();
       const t = deps.now();

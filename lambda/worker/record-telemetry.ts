@@ -53,6 +53,7 @@ const LOGGED_FIELDS = [
   'quarantined',
   'quarantineFailed',
   'visibilitySeconds',
+  'visibilitySource',
 ] as const satisfies readonly (keyof RecordOutcome)[];
 
 /**

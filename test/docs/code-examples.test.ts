@@ -176,3 +176,22 @@ describe('Document: docs/external-effects.md, on the DynamoDB store', () => {
     expect(problems).toEqual([]);
   });
 });
+
+describe('Document: docs/writing-handlers.md, retrying after a delay', () => {
+  mkdirSync(join(ROOT, '.tmp'), { recursive: true });
+  const dir = mkdtempSync(join(ROOT, '.tmp', 'retry-after-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('type-checks the handler that passes a Retry-After to RetryableError, against the public entry point', () => {
+    // Prepare
+    const file = join(dir, 'retry-after.ts');
+    const heading = '## Retrying after a delay: `RetryableError` with `retryAfterSeconds`';
+    writeFileSync(file, `${codeBlock('docs/writing-handlers.md', heading)}\n`);
+
+    // Act
+    const problems = typeCheck(file);
+
+    // Assess
+    expect(problems).toEqual([]);
+  });
+});

@@ -36,6 +36,7 @@ export function dynamoProcessor(
     consumer: 'case-worker',
     terminalPolicy: 'quarantine',
     attemptDefaults: { maxBusinessAttempts: 10 },
+    retryPolicy: {},
     backoff: { baseSeconds: 2, maxSeconds: 900 },
     now: Date.now,
     random: () => 0.5,

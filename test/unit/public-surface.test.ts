@@ -38,6 +38,7 @@ const SURFACE: Readonly<Record<string, readonly string[]>> = {
     'TerminalError',
     'TransactionClosedError',
     'WorkerError',
+    'parseRetryAfter',
   ],
   './postgres': [
     'COMMIT_MODES',
@@ -94,11 +95,13 @@ const SURFACE: Readonly<Record<string, readonly string[]>> = {
     'BatchBudget',
     'BatchEngine',
     'BatchResult',
+    'CodeRetryPolicy',
     'DEFAULT_METRICS_NAMESPACE',
     'METRIC_NAMES',
     'MetricName',
     'RecordTracer',
     'RecordTracerSource',
+    'RetryPolicy',
     'S3ClientSource',
     'SqsClientSource',
     'TERMINAL_POLICIES',
@@ -156,6 +159,7 @@ const SURFACE: Readonly<Record<string, readonly string[]>> = {
     'ProvisionedPollers',
     'RESERVED_KEY_PREFIXES',
     'ResolvedWorkerSettings',
+    'RetryPolicyEntry',
     'ScalingMode',
     'ScheduledJobs',
     'ScheduledJobsProps',
@@ -195,7 +199,14 @@ const ENGINE_NAMES: Readonly<Record<string, readonly string[]>> = {
     'RecordOutcome',
     'ReferencedDocument',
   ],
-  './runtime': ['BackoffSettings', 'BatchBudget', 'BatchEngine', 'BatchResult'],
+  './runtime': [
+    'BackoffSettings',
+    'BatchBudget',
+    'BatchEngine',
+    'BatchResult',
+    'CodeRetryPolicy',
+    'RetryPolicy',
+  ],
 };
 
 /** The TypeScript source of a subpath: its target under the source condition (lib/source-condition.ts). */

@@ -5,12 +5,12 @@ import { BatchAttemptAbortedError, BatchRecordUnsettledError, DatabaseTimeoutErr
 import { discardConnections } from '../../postgres/discard-connections.ts';
 import { recordTrace } from '../../tracing/record-trace.ts';
 import { msUntilDue } from '../../worker/attempt-policy.ts';
-import { backoffSeconds } from '../../worker/backoff.ts';
 import type { CommitBatch, CommitStrategy, EngineSettings } from '../../worker/commit-strategy.ts';
 import { CLIENT_DEADLINE_MARGIN_MS } from '../../worker/deadline-margins.ts';
 import { type RecordOutcome, recordOutcome, verdicts } from '../../worker/outcome.ts';
 import type { RecordStore } from '../../worker/record-store.ts';
 import type { ResolvedPayload } from '../../worker/resolve-payload.ts';
+import { retryVisibility } from '../../worker/retry-visibility.ts';
 import { withinDeadline } from '../../worker/within-deadline.ts';
 import { type BatchClaims, claimBatch } from './batch-claims.ts';
 import { batchCompleter } from './batch-completer.ts';
@@ -263,15 +263,19 @@ function batchCommitFailed(
           correlationId: previous?.correlationId,
           traceId: previous?.traceId ?? recordTrace(record)?.traceId,
         },
-        verdicts.retryable(
-          {
-            code: 'BATCH_COMMIT_FAILED',
-            message: `the batch transaction did not commit (${code}); every record is retried`,
-          },
-          backoffSeconds(receiveCount, ctx.settings.backoff, ctx.settings.random),
-        ),
+        commitFailedVerdict(code, receiveCount, ctx.settings),
       ),
     );
   }
   return failed;
+}
+
+/** The verdict of a record whose batch did not commit: retryable, with the visibility of `BATCH_COMMIT_FAILED`. */
+function commitFailedVerdict(cause: string, receiveCount: number, settings: EngineSettings) {
+  const failure = {
+    code: 'BATCH_COMMIT_FAILED',
+    message: `the batch transaction did not commit (${cause}); every record is retried`,
+  };
+  const visibility = retryVisibility(failure, receiveCount, settings);
+  return verdicts.retryable(failure, visibility.seconds, undefined, visibility.source);
 }

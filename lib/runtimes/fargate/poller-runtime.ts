@@ -100,6 +100,7 @@ function pollerEnvironment(scope: Construct, inputs: PollerRuntimeInputs): Recor
     WORKER_RECORD_CONCURRENCY: props.commitMode === 'per-batch' ? '1' : String(settings.recordConcurrency),
     WORKER_TERMINAL_POLICY: props.terminalPolicy ?? WORKER_DEFAULTS.terminalPolicy,
     WORKER_COMMIT_MODE: props.commitMode ?? WORKER_DEFAULTS.commitMode,
+    ...settings.retryPolicyEnvironment,
     PAYLOAD_MAX_BYTES: String(settings.maxPayloadBytes),
     WORKER_QUEUE_URL: inputs.queue.queueUrl,
     POLLER_CONCURRENCY: String(settings.recordConcurrency),

@@ -88,6 +88,7 @@ function workerFunctionEnvironment(inputs: LambdaRuntimeInputs): Record<string, 
     WORKER_RECORD_CONCURRENCY: String(settings.recordConcurrency),
     WORKER_TERMINAL_POLICY: props.terminalPolicy ?? WORKER_DEFAULTS.terminalPolicy,
     WORKER_COMMIT_MODE: props.commitMode ?? WORKER_DEFAULTS.commitMode,
+    ...settings.retryPolicyEnvironment,
     // Declared empty (= unset for lambda/config.ts) so `sam local invoke --env-vars` can point the worker at a
     // local PostgreSQL and SQS: SAM only overrides variables the template declares.
     ...(store.kind === 'postgres' && { DATABASE_URL: '' }),
