@@ -71,7 +71,10 @@ export interface OpsStore {
   /** `health`: the figures the scheduled health job publishes, read now. */
   health(deps: { readonly out: OpsOutput }, options: HealthOptions): Promise<HealthFigures>;
 
-  /** `quarantine list`: unreleased (or all) entries of a consumer, newest first, without bodies. */
+  /**
+   * `quarantine list`: unreleased (or all) entries of a consumer, newest first, without bodies; with `group`, also the
+   * count of every matching entry (not only the listed ones) by reason code and the first-seen version of its key.
+   */
   quarantineList(
     deps: { readonly out: OpsOutput },
     options: {
@@ -79,6 +82,7 @@ export interface OpsStore {
       readonly includeReleased?: boolean;
       readonly reasonCode?: string | undefined;
       readonly limit?: number;
+      readonly group?: boolean;
     },
   ): Promise<QuarantineListResult>;
   /**
@@ -217,6 +221,8 @@ export interface InboxState {
   readonly failureCode: string | null;
   /** Business attempts counted so far. */
   readonly attempts: number;
+  /** The worker version that first saw the key; null for an entry written before the inbox kept versions. */
+  readonly firstVersion: string | null;
 }
 
 /** The inbox of the DLQ's keys: what `dlq peek` joins, and what `dlq redrive` audits and re-arms. */

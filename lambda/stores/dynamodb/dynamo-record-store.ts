@@ -2,6 +2,7 @@ import { ConditionalCheckFailedException, TransactionCanceledException } from '@
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { truncate } from '../../worker/classify-error.ts';
 import type { EngineSettings } from '../../worker/commit-strategy.ts';
+import { receiveCountOf } from '../../worker/outcome.ts';
 import { readReferencedPayload } from '../../worker/read-referenced-payload.ts';
 import type { FailedDelivery, FailureBook, RecordStore, StoreCalls } from '../../worker/record-store.ts';
 import { claimDynamoInbox, dynamoCompletedAlready } from './claim-dynamo-inbox.ts';
@@ -11,7 +12,12 @@ import { documentClient } from './document-client.ts';
 import type { DynamoHandlerResult } from './dynamo-handler.ts';
 import type { DynamoStore } from './dynamo-store.ts';
 import { DynamoCancellationError, LeaseLostError } from './errors.ts';
-import { failInboxUpdate, freezeMismatchUpdate, type InboxUpdate } from './inbox-updates.ts';
+import {
+  failInboxUpdate,
+  freezeMismatchUpdate,
+  type InboxUpdate,
+  type LeaseAttempt,
+} from './inbox-updates.ts';
 import { quarantineUpdate } from './quarantine-update.ts';
 
 /**
@@ -21,6 +27,8 @@ import { quarantineUpdate } from './quarantine-update.ts';
  */
 export interface DynamoClaim {
   readonly leaseToken: string;
+  /** The attempt the lease is for, as its history entry records it. */
+  readonly attempt: LeaseAttempt;
 }
 
 /**
@@ -28,7 +36,7 @@ export interface DynamoClaim {
  *
  * @internal
  */
-export type DynamoRecordSettings = Pick<EngineSettings, 'consumer' | 'now' | 'payloads'>;
+export type DynamoRecordSettings = Pick<EngineSettings, 'consumer' | 'now' | 'payloads' | 'workerVersion'>;
 
 /**
  * The DynamoDB store's record primitives (`record-store.ts`, docs/dynamodb.md). There is no transaction around an
@@ -46,7 +54,7 @@ export function dynamoRecordStore(
   store: DynamoStore,
   settings: DynamoRecordSettings,
 ): RecordStore<StoreCalls, DynamoClaim> {
-  const { consumer, now } = settings;
+  const { consumer, now, workerVersion } = settings;
   const classify = (error: unknown) =>
     error instanceof DynamoCancellationError ? error.failure : classifyDynamoError(error);
   return {
@@ -69,6 +77,7 @@ export function dynamoRecordStore(
         requestHash: decoded.requestHash,
         sqsMessageId: request.record.messageId,
         traceId: request.traceId,
+        workerVersion,
       };
       const gate = await calls.timed((signal) =>
         claimDynamoInbox(store, entry, {
@@ -80,7 +89,18 @@ export function dynamoRecordStore(
       switch (gate.kind) {
         case 'claimed': {
           const { attempts, leaseToken } = gate;
-          return { kind: gate.takenOver ? 'retry' : 'new', attempts, durable: true, claim: { leaseToken } };
+          const attempt: LeaseAttempt = {
+            version: workerVersion,
+            messageId: request.record.messageId,
+            attempt: attempts,
+            receiveCount: receiveCountOf(request.record),
+          };
+          return {
+            kind: gate.takenOver ? 'retry' : 'new',
+            attempts,
+            durable: true,
+            claim: { leaseToken, attempt },
+          };
         }
         case 'duplicate':
           return { kind: 'duplicate', attempts: gate.attempts };
@@ -114,7 +134,7 @@ export function dynamoRecordStore(
       }
     },
     async quarantine(calls, record, reason) {
-      const update = quarantineUpdate(store, { consumer, record, reason, nowMs: now() });
+      const update = quarantineUpdate(store, { consumer, record, reason, nowMs: now(), workerVersion });
       await calls.timed((signal) =>
         documentClient(store).send(new UpdateCommand(update), { abortSignal: signal }),
       );
@@ -123,11 +143,12 @@ export function dynamoRecordStore(
       handle: { client: documentClient(store), table: store.tableName },
       close: () => {},
     }),
-    complete: (calls, request, { leaseToken }, result) =>
+    complete: (calls, request, { leaseToken, attempt }, result) =>
       completeDynamoRecord(store, calls, {
         consumer,
         idempotencyKey: request.decoded.envelope.idempotencyKey,
         leaseToken,
+        attempt,
         result: result as DynamoHandlerResult | undefined,
         nowMs: now(),
       }),
@@ -142,7 +163,7 @@ export function dynamoRecordStore(
  */
 async function settleDynamoFailure<T>(
   store: DynamoStore,
-  { consumer, now }: DynamoRecordSettings,
+  { consumer, now, workerVersion }: DynamoRecordSettings,
   calls: StoreCalls,
   failed: FailedDelivery<DynamoClaim>,
   work: (book: FailureBook) => Promise<T>,
@@ -163,10 +184,11 @@ async function settleDynamoFailure<T>(
         code: decided.code,
         message: truncate(decided.message),
         nowMs: now(),
+        attempt: claim.attempt,
       });
     },
     async quarantine(reason) {
-      quarantine = quarantineUpdate(store, { consumer, record, reason, nowMs: now() });
+      quarantine = quarantineUpdate(store, { consumer, record, reason, nowMs: now(), workerVersion });
     },
   };
   const verdict = await work(book);
