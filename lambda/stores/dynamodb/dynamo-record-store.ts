@@ -1,5 +1,6 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { SQSRecord } from 'aws-lambda';
 import { truncate } from '../../worker/classify-error.ts';
 import type { EngineSettings } from '../../worker/commit-strategy.ts';
 import { receiveCountOf } from '../../worker/outcome.ts';
@@ -89,12 +90,7 @@ export function dynamoRecordStore(
       switch (gate.kind) {
         case 'claimed': {
           const { attempts, leaseToken } = gate;
-          const attempt: LeaseAttempt = {
-            version: workerVersion,
-            messageId: request.record.messageId,
-            attempt: attempts,
-            receiveCount: receiveCountOf(request.record),
-          };
+          const attempt = leaseAttempt(request.record, attempts, workerVersion);
           return {
             kind: gate.takenOver ? 'retry' : 'new',
             attempts,
@@ -154,6 +150,11 @@ export function dynamoRecordStore(
       }),
     settle: (calls, failed, work) => settleDynamoFailure(store, settings, calls, failed, work),
   };
+}
+
+/** The attempt a lease is for, as the item's history records it. */
+function leaseAttempt(record: SQSRecord, attempt: number, version: string): LeaseAttempt {
+  return { version, messageId: record.messageId, attempt, receiveCount: receiveCountOf(record) };
 }
 
 /**
