@@ -232,6 +232,7 @@ dlq
   .command('peek')
   .description('read up to N DLQ messages without removing them, joined with the inbox, grouped by failure')
   .option('--max <n>', 'messages to read (1-1000)', '10')
+  .option('--group', 'print only counts by failure code and the worker version that first saw each key')
   .option(...DLQ_STORE)
   .action(
     act('dlq peek', (s, opts) =>
@@ -241,6 +242,7 @@ dlq
           dlqUrl: s.require('dlqUrl'),
           consumer: s.settings.consumer,
           max: parseCount(str(opts.max) ?? '10', '--max', 1, 1000),
+          group: opts.group === true,
         },
       ),
     ),
@@ -330,6 +332,10 @@ quarantine
   .option('--before <time>', 'only entries last quarantined before this (ISO time, or a duration ago: 30m)')
   .option('--limit <n>', 'at most N entries', '50')
   .option(
+    '--group',
+    'also count every matching entry by reason code and the worker version that first saw its key',
+  )
+  .option(
     '--store <store>',
     'postgres or dynamodb: the store of the quarantine (env WORKER_STORE, default postgres); dynamodb scans the table',
   )
@@ -340,6 +346,7 @@ quarantine
         includeReleased: opts.all === true,
         ...ops.parseQuarantineFilter(opts, s.clock.now()),
         limit: parseCount(str(opts.limit) ?? '50', '--limit', 1, 10_000),
+        group: opts.group === true,
       };
       return s.store.quarantineList({ out: s.out }, options);
     }),

@@ -86,6 +86,7 @@ export function engineFromConfig<Part>(options: EngineFromConfigOptions<Part>): 
   const common: Omit<WorkerOptions, 'sql' | 'store'> = {
     ...(config.tracing ? { tracer: preloadedTracer(() => options.newTracer(serviceName)) } : {}),
     consumer: config.consumer,
+    workerVersion: config.workerVersion,
     handlers: typeof options.handlers === 'function' ? options.handlers(config) : options.handlers,
     ...(options.sqs ? { sqs: options.sqs } : {}),
     s3,

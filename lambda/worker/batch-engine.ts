@@ -6,6 +6,7 @@ import { DEFAULT_METRICS_NAMESPACE, METRIC_NAMES, WORKER_DEFAULTS } from '../con
 import { ConfigError } from '../errors.ts';
 import { s3ClientResolver } from '../payloads/s3-client-source.ts';
 import { recordTracerResolver } from '../tracing/record-tracer-source.ts';
+import { MAX_WORKER_VERSION_LENGTH, UNVERSIONED } from '../worker-version.ts';
 import type { BackoffSettings } from './backoff.ts';
 import type {
   BatchRecord,
@@ -149,6 +150,7 @@ function engineSettings(
   const retryPolicy = options.retryPolicy ?? {};
   return {
     consumer: options.consumer,
+    workerVersion: (options.workerVersion ?? UNVERSIONED).slice(0, MAX_WORKER_VERSION_LENGTH),
     registry,
     terminalPolicy: options.terminalPolicy ?? WORKER_DEFAULTS.terminalPolicy,
     attemptDefaults: {

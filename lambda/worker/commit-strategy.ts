@@ -118,6 +118,8 @@ export interface CommitStrategy {
 export interface EngineSettings {
   /** Inbox namespace of this worker. */
   readonly consumer: string;
+  /** The worker code's version (`EngineOptions.workerVersion`): kept on the inbox and quarantine entries it writes. */
+  readonly workerVersion: string;
   readonly registry: HandlerRegistry;
   readonly terminalPolicy: TerminalPolicy;
   readonly attemptDefaults: AttemptDefaults;

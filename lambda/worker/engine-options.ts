@@ -20,6 +20,12 @@ import type { Store } from './store.ts';
 export interface EngineOptions {
   /** Inbox namespace of this worker (`worker_inbox.consumer`), 1–100 characters. */
   readonly consumer: string;
+  /**
+   * The version of the worker code (`config.workerVersion`, from `WORKER_VERSION`): the inbox keeps the version that
+   * first saw a key and the version of each attempt, a quarantine entry the version that quarantined it
+   * (docs/operations.md, "Attempt history"). At most 64 characters are kept. @default 'unversioned'
+   */
+  readonly workerVersion?: string;
   /** Domain handlers of the store, one per messageType and schemaVersion. */
   // biome-ignore lint/suspicious/noExplicitAny: handlers of any payload schema
   readonly handlers: readonly RoutedHandler<any>[];

@@ -1,6 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { listMigrations } from '../../lambda/postgres/run-migrations.ts';
 import { SECRET_PASSWORD, startBrokenListener } from '../support/broken-listener.ts';
 import { copyCheckout } from '../support/checkout-copy.ts';
 import { createTestDatabase } from '../support/database.ts';
@@ -57,10 +59,14 @@ describe('npm run migrate (bin/migrate.ts) — a DATABASE_URL that is not Postgr
   });
 
   it('exits 2 with one line naming a migration file that breaks the naming rule, and applies nothing', async () => {
-    // Prepare: a checkout whose migrations/ holds a user's table numbered with four digits
+    // Prepare: a checkout whose migrations/ holds a user's next table numbered with four digits
     const copy = await copyCheckout();
     onTestFinished(() => copy.remove());
-    await writeFile(join(copy.root, 'migrations', '0011_invoices.sql'), 'create table invoices (id text);');
+    const applied = (await listMigrations(fileURLToPath(new URL('../../migrations', import.meta.url))))
+      .length;
+    const next = applied + 1;
+    const misnamed = `${String(next).padStart(4, '0')}_invoices.sql`;
+    await writeFile(join(copy.root, 'migrations', misnamed), 'create table invoices (id text);');
 
     // Act
     const result = await runEntry(MIGRATE, [], { DATABASE_URL: db.url }, 40_000, copy.root);
@@ -68,9 +74,9 @@ describe('npm run migrate (bin/migrate.ts) — a DATABASE_URL that is not Postgr
     // Assess
     expect(result.code).toBe(2);
     expect(result.stderr.trim()).toBe(
-      `migration failed: migration file 0011_invoices.sql in ${join(copy.root, 'migrations')} does not match the naming rule NNNNN_name.sql (five digits, an underscore, a name: 00001_worker-inbox.sql), so it would never run: rename 0011_invoices.sql to 00011_invoices.sql`,
+      `migration failed: migration file ${misnamed} in ${join(copy.root, 'migrations')} does not match the naming rule NNNNN_name.sql (five digits, an underscore, a name: 00001_worker-inbox.sql), so it would never run: rename ${misnamed} to ${String(next).padStart(5, '0')}_invoices.sql`,
     );
     const [row] = await db.sql`select max(migration_id)::int as id from schema_migrations`;
-    expect(row?.id).toBe(10);
+    expect(row?.id).toBe(applied);
   });
 });

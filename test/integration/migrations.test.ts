@@ -96,16 +96,17 @@ describe('Function: runMigrations()', () => {
   });
 
   it('applies nothing when a .sql file breaks the naming rule, naming it, instead of skipping it', async () => {
-    // Prepare: the project's migrations plus a user's table with four digits where the rule has five
+    // Prepare: the project's migrations plus a user's next one, numbered with four digits where the rule has five
     const { sql } = await emptyDatabase();
     const directory = await mkdtemp(join(tmpdir(), 'migrations-'));
-    for (const migration of await listMigrations(MIGRATIONS)) {
+    const project = await listMigrations(MIGRATIONS);
+    for (const migration of project) {
       await copyFile(migration.path, join(directory, basename(migration.path)));
     }
-    await writeFile(
-      join(directory, '0011_invoices.sql'),
-      'create table invoices (invoice_id text primary key);',
-    );
+    const next = project.length + 1;
+    const misnamed = `${String(next).padStart(4, '0')}_invoices.sql`;
+    const renamed = `${String(next).padStart(5, '0')}_invoices.sql`;
+    await writeFile(join(directory, misnamed), 'create table invoices (invoice_id text primary key);');
     await writeFile(join(directory, 'README.md'), 'not a migration');
 
     // Act
@@ -113,19 +114,18 @@ describe('Function: runMigrations()', () => {
 
     // Assess: refused before any statement ran, so the database is still empty
     expect(error).toBeInstanceOf(MigrationError);
-    expect((error as Error).message).toContain('migration file 0011_invoices.sql in ');
-    expect((error as Error).message).toMatch(
-      /NNNNN_name\.sql .*rename 0011_invoices\.sql to 00011_invoices\.sql$/,
-    );
+    expect((error as Error).message).toContain(`migration file ${misnamed} in `);
+    expect((error as Error).message).toMatch(/NNNNN_name\.sql .*rename \S+ to \S+$/);
+    expect((error as Error).message.endsWith(`rename ${misnamed} to ${renamed}`)).toBe(true);
     const tables = await sql`select table_name from information_schema.tables where table_schema = 'public'`;
     expect(tables).toEqual([]);
 
     // Act: renamed as the error says, it runs
-    await rename(join(directory, '0011_invoices.sql'), join(directory, '00011_invoices.sql'));
+    await rename(join(directory, misnamed), join(directory, renamed));
     const result = await runMigrations(sql, { directory });
 
     // Assess
-    expect(result.current).toBe(11);
+    expect(result.current).toBe(next);
     const [invoices] =
       await sql`select count(*)::int as n from information_schema.tables where table_name = 'invoices'`;
     expect(invoices?.n).toBe(1);

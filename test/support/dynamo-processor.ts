@@ -19,7 +19,7 @@ export type DynamoProcessor = ((
 };
 
 /** The settings a processor runs with: the engine's record settings and its payload reader. */
-type ProcessorSettings = RecordSettings & Pick<EngineSettings, 'payloads'>;
+type ProcessorSettings = RecordSettings & Pick<EngineSettings, 'payloads' | 'workerVersion'>;
 
 /** A record processor on a fresh store of `table` (store-level tests: no SQS, no engine). */
 export function dynamoProcessor(
@@ -34,6 +34,7 @@ export function dynamoProcessor(
   const registry = createHandlerRegistry(handlers as unknown as MessageHandler[]);
   const settings: ProcessorSettings = {
     consumer: 'case-worker',
+    workerVersion: 'test-version',
     terminalPolicy: 'quarantine',
     attemptDefaults: { maxBusinessAttempts: 10 },
     retryPolicy: {},

@@ -1,4 +1,10 @@
 import type { Message } from '@aws-sdk/client-sqs';
+import {
+  classifyFailures,
+  type FailureClass,
+  NEVER_ATTEMPTED,
+  renderFailureClasses,
+} from './classify-failures.ts';
 import type { SqsSender } from './collaborators.ts';
 import type { DlqEntry } from './inspect-dlq-messages.ts';
 import { inspectDlqMessages } from './inspect-dlq-messages.ts';
@@ -21,6 +27,11 @@ export interface DlqPeekResult {
   readonly dlqUrl: string;
   readonly peeked: number;
   readonly groups: FailureGroup[];
+  /**
+   * The messages by failure code and the worker version that first saw their key (`classifyFailures`): a message
+   * whose key has no inbox entry is in the {@link NEVER_ATTEMPTED} class.
+   */
+  readonly classes: FailureClass[];
   readonly messages: Array<
     Omit<DlqEntry, 'decoded'> & { idempotencyKey: string | null; envelopeProblem: string | null }
   >;
@@ -53,9 +64,10 @@ export function groupByFingerprint(entries: readonly DlqEntry[]): FailureGroup[]
 }
 
 /**
- * `dlq peek [--max N]`: reads up to N DLQ messages without removing them, decodes their envelopes (metadata
+ * `dlq peek [--max N] [--group]`: reads up to N DLQ messages without removing them, decodes their envelopes (metadata
  * only, never the payload), joins the store's inbox status ({@link OpsStore.dlqInbox}: a store without it refuses
- * before anything is received) and groups them by failure fingerprint.
+ * before anything is received) and groups them by failure fingerprint, and by failure code and first-seen worker
+ * version (`classes`). With `group` the text shows only the classes: classify before a redrive.
  *
  * Messages are received with a short visibility timeout (`holdSeconds`), all held until the read is done so
  * none is counted twice, then made visible again with ChangeMessageVisibility 0. Receiving raises each
@@ -63,7 +75,15 @@ export function groupByFingerprint(entries: readonly DlqEntry[]): FailureGroup[]
  */
 export async function dlqPeek(
   deps: { store: OpsStore; sqs: SqsSender; out: OpsOutput },
-  options: { dlqUrl: string; consumer: string; max: number; holdSeconds?: number; waitSeconds?: number },
+  options: {
+    dlqUrl: string;
+    consumer: string;
+    max: number;
+    holdSeconds?: number;
+    waitSeconds?: number;
+    /** Print the classes (counts by failure code and first-seen version) instead of every message. */
+    group?: boolean;
+  },
 ): Promise<DlqPeekResult> {
   const { sqs, out } = deps;
   const inbox = deps.store.dlqInbox('dlq peek');
@@ -89,6 +109,14 @@ export async function dlqPeek(
     dlqUrl: options.dlqUrl,
     peeked: entries.length,
     groups,
+    classes: classifyFailures(
+      entries.map((entry) => ({
+        code: entry.code,
+        keys: entry.decoded.idempotencyKey ? [entry.decoded.idempotencyKey] : [],
+        inbox: entry.inboxStatus === null ? undefined : { firstVersion: entry.inboxFirstVersion },
+      })),
+      NEVER_ATTEMPTED,
+    ),
     messages: entries.map(({ decoded, ...entry }) => ({
       ...entry,
       idempotencyKey: decoded.idempotencyKey ?? null,
@@ -96,14 +124,22 @@ export async function dlqPeek(
     })),
     notReleased,
   };
-  emit(out, result, () => {
-    if (entries.length === 0) return `The DLQ is empty (${options.dlqUrl}).`;
-    const lines = [
-      `Peeked ${entries.length} message(s) from ${options.dlqUrl} (left in place).`,
+  emit(out, result, () => renderDlqPeek(result, options.group === true));
+  return result;
+}
+
+/** The text of `dlq peek`: the classes alone with `group`, else the fingerprints and every message. */
+function renderDlqPeek(result: DlqPeekResult, group: boolean): string {
+  if (result.peeked === 0) return `The DLQ is empty (${result.dlqUrl}).`;
+  const lines = [`Peeked ${result.peeked} message(s) from ${result.dlqUrl} (left in place).`];
+  if (group) {
+    lines.push('By failure code and first-seen version:', renderFailureClasses(result.classes));
+  } else {
+    lines.push(
       'By failure fingerprint:',
       table(
         ['messageType', 'code', 'count', 'sample keys'],
-        groups.map((g) => [g.messageType, g.code, g.count, g.sampleKeys.join('\n')]),
+        result.groups.map((g) => [g.messageType, g.code, g.count, g.sampleKeys.join('\n')]),
       ),
       table(
         [
@@ -127,9 +163,9 @@ export async function dlqPeek(
           m.sentAt,
         ]),
       ),
-    ];
-    if (notReleased > 0) lines.push(`${notReleased} message(s) stay invisible until their hold ends.`);
-    return lines.join('\n');
-  });
-  return result;
+    );
+  }
+  if (result.notReleased > 0)
+    lines.push(`${result.notReleased} message(s) stay invisible until their hold ends.`);
+  return lines.join('\n');
 }

@@ -14,6 +14,8 @@ export interface DlqEntry {
   readonly inboxStatus: string | null;
   readonly inboxFailureCode: string | null;
   readonly inboxAttempts: number | null;
+  /** The worker version that first saw the key (null: no inbox entry, or one written before versions were kept). */
+  readonly inboxFirstVersion: string | null;
   /** Grouping key: messageType, or "(unknown)" when the body carries none. */
   readonly messageType: string;
   /**
@@ -52,6 +54,7 @@ export async function inspectDlqMessages(
       inboxStatus: row?.status ?? null,
       inboxFailureCode: row?.failureCode ?? null,
       inboxAttempts: row?.attempts ?? null,
+      inboxFirstVersion: row?.firstVersion ?? null,
       messageType: d.messageType ?? '(unknown)',
       code,
     };

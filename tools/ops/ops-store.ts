@@ -75,7 +75,8 @@ export interface OpsStore {
 
   /**
    * `quarantine list`: unreleased (or all) entries of a consumer matching the filter, newest first (or, with
-   * `oldestFirst`, oldest first: the order `quarantine release --all` releases in), without bodies.
+   * `oldestFirst`, oldest first: the order `quarantine release --all` releases in), without bodies; with `group`, also
+   * the count of every matching entry (not only the listed ones) by reason code and the first-seen version of its key.
    */
   quarantineList(
     deps: { readonly out: OpsOutput },
@@ -165,6 +166,8 @@ export interface QuarantineListOptions extends QuarantineFilter {
   readonly limit?: number;
   /** Oldest (by last quarantined) first instead of newest first. */
   readonly oldestFirst?: boolean;
+  /** Also count every matching entry by reason code and the first-seen version of its key. */
+  readonly group?: boolean;
 }
 
 /** Options of {@link OpsStore.inboxPurge}. */
@@ -232,6 +235,8 @@ export interface InboxState {
   readonly failureCode: string | null;
   /** Business attempts counted so far. */
   readonly attempts: number;
+  /** The worker version that first saw the key; null for an entry written before the inbox kept versions. */
+  readonly firstVersion: string | null;
 }
 
 /** The inbox of the DLQ's keys: what `dlq peek` joins, and what `dlq redrive` audits and re-arms. */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { ATTEMPT_HISTORY_LIMIT } from '../../attempt-history.ts';
 import type { Envelope } from '../../worker/envelope.ts';
 import { documentClient } from './document-client.ts';
 import type { DynamoStore } from './dynamo-store.ts';
@@ -22,6 +23,8 @@ export interface DynamoInboxEntry {
   readonly sqsMessageId: string;
   /** The producer's trace id, when the message carries one (kept on the item, as `worker_inbox.trace_id`). */
   readonly traceId?: string;
+  /** The worker version handling the delivery: `firstVersion` of an item the gate creates. */
+  readonly workerVersion?: string;
 }
 
 /**
@@ -107,6 +110,7 @@ export async function claimDynamoInbox(
       lastMessageId: entry.sqsMessageId,
       ...(e.correlationId ? { correlationId: e.correlationId } : {}),
       ...(entry.traceId ? { traceId: entry.traceId } : {}),
+      ...(entry.workerVersion ? { firstVersion: entry.workerVersion } : {}),
     };
     await documentClient(store).send(
       new PutCommand({
@@ -140,7 +144,7 @@ export async function claimDynamoInbox(
         Key: key,
         UpdateExpression:
           'SET #status = :processing, startedAt = :now, leaseExpiresAt = :expires, leaseToken = :token, ' +
-          'lastMessageId = :messageId, #ttl = :ttl ADD attempts :one',
+          `lastMessageId = :messageId, #ttl = :ttl ADD attempts :one${historyTrim(existing)}`,
         ConditionExpression: LEASE_UNCHANGED,
         ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
         ExpressionAttributeValues: {
@@ -168,6 +172,19 @@ export async function claimDynamoInbox(
     attempts: existing.attempts + 1,
     takenOver: existing.status === 'PROCESSING' ? 'PROCESSING' : 'FAILED_RETRYABLE',
   };
+}
+
+/**
+ * The REMOVE clause that leaves room for one more attempt in the item's history (`attemptHistory[0], …`), or ''.
+ * DynamoDB cannot append to a list and cut it in one update (SET and REMOVE of one list overlap), so the cut happens
+ * here: the takeover is the one write before a lease holder's next append, the history it removes from is the one
+ * the gate read (only a lease holder appends, and the takeover is conditioned on that lease being unchanged), and
+ * the append (`list_append` in the completion or failure) then keeps at most `ATTEMPT_HISTORY_LIMIT`.
+ */
+function historyTrim(existing: DynamoInboxItem): string {
+  const excess = (existing.attemptHistory?.length ?? 0) - (ATTEMPT_HISTORY_LIMIT - 1);
+  if (excess <= 0) return '';
+  return ` REMOVE ${Array.from({ length: excess }, (_, i) => `attemptHistory[${i}]`).join(', ')}`;
 }
 
 /**

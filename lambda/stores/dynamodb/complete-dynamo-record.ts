@@ -7,7 +7,7 @@ import { documentClient } from './document-client.ts';
 import type { DynamoHandlerResult } from './dynamo-handler.ts';
 import type { DynamoStore } from './dynamo-store.ts';
 import { DynamoCancellationError, LeaseLostError } from './errors.ts';
-import { completeInboxUpdate } from './inbox-updates.ts';
+import { completeInboxUpdate, type LeaseAttempt } from './inbox-updates.ts';
 
 /**
  * Completes a claimed record on the DynamoDB store: its domain writes and the inbox item's completion under the
@@ -29,12 +29,21 @@ export async function completeDynamoRecord(
     leaseToken: string;
     result: DynamoHandlerResult | undefined;
     nowMs: number;
+    /** The attempt the lease is for, added to the item's history by the completion. */
+    attempt?: LeaseAttempt;
   },
 ): Promise<{ stale: boolean }> {
-  const { result, consumer, idempotencyKey, leaseToken, nowMs } = input;
+  const { result, consumer, idempotencyKey, leaseToken, nowMs, attempt } = input;
   const writes = result?.writes ?? [];
   const resultRef = result?.resultRef;
-  const completion = completeInboxUpdate(store, { consumer, idempotencyKey, leaseToken, resultRef, nowMs });
+  const completion = completeInboxUpdate(store, {
+    consumer,
+    idempotencyKey,
+    leaseToken,
+    resultRef,
+    nowMs,
+    ...(attempt ? { attempt } : {}),
+  });
   const commit = await calls.timed((signal) => commitDynamoTransaction(store, writes, completion, signal));
   if (commit.kind === 'committed') return { stale: result?.stale === true };
   const { cause } = commit;

@@ -1,7 +1,9 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { SQSRecord } from 'aws-lambda';
 import { truncate } from '../../worker/classify-error.ts';
 import type { EngineSettings } from '../../worker/commit-strategy.ts';
+import { receiveCountOf } from '../../worker/outcome.ts';
 import { readReferencedPayload } from '../../worker/read-referenced-payload.ts';
 import type { FailedDelivery, FailureBook, RecordStore, StoreCalls } from '../../worker/record-store.ts';
 import { claimDynamoInbox, dynamoCompletedAlready } from './claim-dynamo-inbox.ts';
@@ -11,7 +13,12 @@ import { documentClient } from './document-client.ts';
 import type { DynamoHandlerResult } from './dynamo-handler.ts';
 import type { DynamoStore } from './dynamo-store.ts';
 import { DynamoCancellationError, LeaseLostError } from './errors.ts';
-import { failInboxUpdate, freezeMismatchUpdate, type InboxUpdate } from './inbox-updates.ts';
+import {
+  failInboxUpdate,
+  freezeMismatchUpdate,
+  type InboxUpdate,
+  type LeaseAttempt,
+} from './inbox-updates.ts';
 import { quarantineUpdate } from './quarantine-update.ts';
 
 /**
@@ -21,6 +28,8 @@ import { quarantineUpdate } from './quarantine-update.ts';
  */
 export interface DynamoClaim {
   readonly leaseToken: string;
+  /** The attempt the lease is for, as its history entry records it. */
+  readonly attempt: LeaseAttempt;
 }
 
 /**
@@ -28,7 +37,7 @@ export interface DynamoClaim {
  *
  * @internal
  */
-export type DynamoRecordSettings = Pick<EngineSettings, 'consumer' | 'now' | 'payloads'>;
+export type DynamoRecordSettings = Pick<EngineSettings, 'consumer' | 'now' | 'payloads' | 'workerVersion'>;
 
 /**
  * The DynamoDB store's record primitives (`record-store.ts`, docs/dynamodb.md). There is no transaction around an
@@ -46,7 +55,7 @@ export function dynamoRecordStore(
   store: DynamoStore,
   settings: DynamoRecordSettings,
 ): RecordStore<StoreCalls, DynamoClaim> {
-  const { consumer, now } = settings;
+  const { consumer, now, workerVersion } = settings;
   const classify = (error: unknown) =>
     error instanceof DynamoCancellationError ? error.failure : classifyDynamoError(error);
   return {
@@ -69,6 +78,7 @@ export function dynamoRecordStore(
         requestHash: decoded.requestHash,
         sqsMessageId: request.record.messageId,
         traceId: request.traceId,
+        workerVersion,
       };
       const gate = await calls.timed((signal) =>
         claimDynamoInbox(store, entry, {
@@ -80,7 +90,13 @@ export function dynamoRecordStore(
       switch (gate.kind) {
         case 'claimed': {
           const { attempts, leaseToken } = gate;
-          return { kind: gate.takenOver ? 'retry' : 'new', attempts, durable: true, claim: { leaseToken } };
+          const attempt = leaseAttempt(request.record, attempts, workerVersion);
+          return {
+            kind: gate.takenOver ? 'retry' : 'new',
+            attempts,
+            durable: true,
+            claim: { leaseToken, attempt },
+          };
         }
         case 'duplicate':
           return { kind: 'duplicate', attempts: gate.attempts };
@@ -114,7 +130,7 @@ export function dynamoRecordStore(
       }
     },
     async quarantine(calls, record, reason) {
-      const update = quarantineUpdate(store, { consumer, record, reason, nowMs: now() });
+      const update = quarantineUpdate(store, { consumer, record, reason, nowMs: now(), workerVersion });
       await calls.timed((signal) =>
         documentClient(store).send(new UpdateCommand(update), { abortSignal: signal }),
       );
@@ -123,16 +139,22 @@ export function dynamoRecordStore(
       handle: { client: documentClient(store), table: store.tableName },
       close: () => {},
     }),
-    complete: (calls, request, { leaseToken }, result) =>
+    complete: (calls, request, { leaseToken, attempt }, result) =>
       completeDynamoRecord(store, calls, {
         consumer,
         idempotencyKey: request.decoded.envelope.idempotencyKey,
         leaseToken,
+        attempt,
         result: result as DynamoHandlerResult | undefined,
         nowMs: now(),
       }),
     settle: (calls, failed, work) => settleDynamoFailure(store, settings, calls, failed, work),
   };
+}
+
+/** The attempt a lease is for, as the item's history records it. */
+function leaseAttempt(record: SQSRecord, attempt: number, version: string): LeaseAttempt {
+  return { version, messageId: record.messageId, attempt, receiveCount: receiveCountOf(record) };
 }
 
 /**
@@ -142,7 +164,7 @@ export function dynamoRecordStore(
  */
 async function settleDynamoFailure<T>(
   store: DynamoStore,
-  { consumer, now }: DynamoRecordSettings,
+  { consumer, now, workerVersion }: DynamoRecordSettings,
   calls: StoreCalls,
   failed: FailedDelivery<DynamoClaim>,
   work: (book: FailureBook) => Promise<T>,
@@ -163,10 +185,11 @@ async function settleDynamoFailure<T>(
         code: decided.code,
         message: truncate(decided.message),
         nowMs: now(),
+        attempt: claim.attempt,
       });
     },
     async quarantine(reason) {
-      quarantine = quarantineUpdate(store, { consumer, record, reason, nowMs: now() });
+      quarantine = quarantineUpdate(store, { consumer, record, reason, nowMs: now(), workerVersion });
     },
   };
   const verdict = await work(book);

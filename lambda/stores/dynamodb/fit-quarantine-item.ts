@@ -61,6 +61,7 @@ export function fitQuarantineItem(input: {
   record: SQSRecord;
   reason: QuarantineReason;
   now: string;
+  workerVersion?: string;
 }): FittedQuarantineItem {
   const { record, reason } = input;
   const wholeBody = record.body ?? '';
@@ -79,6 +80,7 @@ export function fitQuarantineItem(input: {
     lastQuarantinedAt: input.now,
     ...(idempotencyKey ? { idempotencyKey } : {}),
     ...(messageType ? { messageType } : {}),
+    ...(input.workerVersion ? { workerVersion: input.workerVersion } : {}),
   };
   const sqsAttributes = JSON.parse(JSON.stringify(record.attributes ?? {})) as Record<string, unknown>;
   const messageAttributes = JSON.parse(JSON.stringify(record.messageAttributes ?? {})) as Record<

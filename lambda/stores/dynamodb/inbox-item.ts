@@ -3,6 +3,8 @@
  * `PK = IDEMP#<idempotencyKey>`, `SK = WORKER#<consumer>` (see `item-keys.ts`).
  */
 
+import type { AttemptRecord } from '../../attempt-history.ts';
+
 /**
  * Status of an inbox item (the pattern document's state machine, without RECEIVED: the gate writes PROCESSING).
  *
@@ -40,6 +42,13 @@ export interface DynamoInboxItem {
   readonly correlationId?: string;
   /** The producer's trace id of the delivery that created the item. */
   readonly traceId?: string;
+  /** The worker version that created the item (`worker_inbox.first_version`); never changed after. */
+  readonly firstVersion?: string;
+  /**
+   * The item's last attempts, oldest first, at most `ATTEMPT_HISTORY_LIMIT` (`worker_inbox.attempt_history`): added
+   * by the lease holder's completion or failure, trimmed by the takeover that starts the next attempt.
+   */
+  readonly attemptHistory?: readonly AttemptRecord[];
   readonly completedAt?: string;
   readonly resultRef?: string;
   readonly failedAt?: string;

@@ -1,7 +1,8 @@
+import type { AttemptOutcome, AttemptRecord } from '../../attempt-history.ts';
 import { cutUtf8 } from './cut-utf8.ts';
 import type { DynamoStore } from './dynamo-store.ts';
 import { inboxExpiry } from './inbox-ttl.ts';
-import { MAX_FAILURE_CODE_BYTES, MAX_FAILURE_MESSAGE_BYTES } from './item-bounds.ts';
+import { MAX_FAILURE_CODE_BYTES, MAX_FAILURE_MESSAGE_BYTES, MAX_MESSAGE_ID_BYTES } from './item-bounds.ts';
 import { inboxKey } from './item-keys.ts';
 
 /** The `Update` of a TransactWriteItems entry (or of an UpdateItem) in the document client's form. */
@@ -18,6 +19,36 @@ export interface InboxUpdate {
 const LEASE_HELD = '#status = :processing AND leaseToken = :token';
 
 /**
+ * The lease holder's attempt as its history entry records it: the delivery, the worker version, the attempt number.
+ *
+ * @internal
+ */
+export type LeaseAttempt = Pick<AttemptRecord, 'version' | 'messageId' | 'attempt' | 'receiveCount'>;
+
+/**
+ * Appends the attempt to `attemptHistory` (created by the first append): the list was cut to leave room for it by the
+ * takeover that started this attempt (`claim-dynamo-inbox.ts`), so it holds at most `ATTEMPT_HISTORY_LIMIT`.
+ */
+const APPEND_ATTEMPT = 'attemptHistory = list_append(if_not_exists(attemptHistory, :noAttempts), :attempt)';
+
+/** The values of {@link APPEND_ATTEMPT}: the attempt's entry, ending `outcome` at `at`. */
+function attemptValues(
+  attempt: LeaseAttempt | undefined,
+  entry: { outcome: AttemptOutcome; code?: string; at: string },
+): Record<string, unknown> {
+  const record: AttemptRecord = {
+    at: entry.at,
+    outcome: entry.outcome,
+    ...(entry.code ? { code: entry.code } : {}),
+    ...(attempt?.version ? { version: attempt.version } : {}),
+    ...(attempt?.messageId ? { messageId: cutUtf8(attempt.messageId, MAX_MESSAGE_ID_BYTES, '…') } : {}),
+    ...(attempt?.attempt !== undefined ? { attempt: attempt.attempt } : {}),
+    ...(attempt?.receiveCount !== undefined ? { receiveCount: attempt.receiveCount } : {}),
+  };
+  return { ':noAttempts': [], ':attempt': [record] };
+}
+
+/**
  * The inbox item's completion: COMPLETED with its result reference, failure cleared, TTL renewed. Conditioned on
  * the lease (`status = PROCESSING` and this delivery's token): a worker whose lease was taken over commits nothing.
  *
@@ -25,19 +56,28 @@ const LEASE_HELD = '#status = :processing AND leaseToken = :token';
  */
 export function completeInboxUpdate(
   store: DynamoStore,
-  input: { consumer: string; idempotencyKey: string; leaseToken: string; resultRef?: string; nowMs: number },
+  input: {
+    consumer: string;
+    idempotencyKey: string;
+    leaseToken: string;
+    resultRef?: string;
+    nowMs: number;
+    attempt?: LeaseAttempt;
+  },
 ): InboxUpdate {
+  const now = new Date(input.nowMs).toISOString();
   return {
     TableName: store.tableName,
     Key: inboxKey(input.consumer, input.idempotencyKey),
-    UpdateExpression: `SET #status = :completed, completedAt = :now, #ttl = :ttl${input.resultRef ? ', resultRef = :ref' : ''} REMOVE failureCode, failureMessage`,
+    UpdateExpression: `SET #status = :completed, completedAt = :now, #ttl = :ttl${input.resultRef ? ', resultRef = :ref' : ''}, ${APPEND_ATTEMPT} REMOVE failureCode, failureMessage`,
     ConditionExpression: LEASE_HELD,
     ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
     ExpressionAttributeValues: {
       ':completed': 'COMPLETED',
       ':processing': 'PROCESSING',
       ':token': input.leaseToken,
-      ':now': new Date(input.nowMs).toISOString(),
+      ':now': now,
+      ...attemptValues(input.attempt, { outcome: 'COMPLETED', at: now }),
       ':ttl': inboxExpiry(input.nowMs, store.inboxTtlSeconds),
       ...(input.resultRef ? { ':ref': input.resultRef.slice(0, 300) } : {}),
     },
@@ -62,21 +102,24 @@ export function failInboxUpdate(
     code: string;
     message: string;
     nowMs: number;
+    attempt?: LeaseAttempt;
   },
 ): InboxUpdate {
+  const now = new Date(input.nowMs).toISOString();
+  const code = cutUtf8(input.code, MAX_FAILURE_CODE_BYTES, '…');
   return {
     TableName: store.tableName,
     Key: inboxKey(input.consumer, input.idempotencyKey),
-    UpdateExpression:
-      'SET #status = :failed, failedAt = :now, failureCode = :code, failureMessage = :message, #ttl = :ttl',
+    UpdateExpression: `SET #status = :failed, failedAt = :now, failureCode = :code, failureMessage = :message, #ttl = :ttl, ${APPEND_ATTEMPT}`,
     ConditionExpression: LEASE_HELD,
     ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
     ExpressionAttributeValues: {
       ':failed': input.status,
       ':processing': 'PROCESSING',
       ':token': input.leaseToken,
-      ':now': new Date(input.nowMs).toISOString(),
-      ':code': cutUtf8(input.code, MAX_FAILURE_CODE_BYTES, '…'),
+      ':now': now,
+      ':code': code,
+      ...attemptValues(input.attempt, { outcome: input.status, code, at: now }),
       ':message': cutUtf8(input.message, MAX_FAILURE_MESSAGE_BYTES, '…'),
       ':ttl': inboxExpiry(input.nowMs, store.inboxTtlSeconds),
     },

@@ -17,7 +17,14 @@ import { quarantineKey } from './item-keys.ts';
  */
 export function quarantineUpdate(
   store: DynamoStore,
-  input: { consumer: string; record: SQSRecord; reason: QuarantineReason; nowMs: number },
+  input: {
+    consumer: string;
+    record: SQSRecord;
+    reason: QuarantineReason;
+    nowMs: number;
+    /** The worker version quarantining the message (`workerVersion` on the item, the latest time). */
+    workerVersion?: string;
+  },
 ): Omit<InboxUpdate, 'ConditionExpression' | 'ExpressionAttributeNames'> {
   const bodyHash = createHash('sha256')
     .update(input.record.body ?? '')

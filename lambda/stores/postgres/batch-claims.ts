@@ -1,5 +1,6 @@
 import type postgres from 'postgres';
 import { RetryableError } from '../../errors.ts';
+import { appendedAttemptHistory, attemptEntry } from './attempt-history-sql.ts';
 import { INBOX_LOCK_SEED, type InboxClaim, type InboxEntry, type InboxStatus } from './inbox.ts';
 
 /**
@@ -25,6 +26,15 @@ export interface BatchClaims {
    * stopped them): a row this batch inserted is deleted, an existing row gets its receive count back.
    */
   finish(): Promise<void>;
+}
+
+/** A row to mark COMPLETED at the batch's end, with what its attempt entry records. */
+interface Completion {
+  readonly key: string;
+  readonly ref: string;
+  readonly messageId: string;
+  /** SQS ApproximateReceiveCount of the delivery (0: unknown). */
+  readonly receiveCount: number;
 }
 
 /** A row of the batch claim. */
@@ -78,7 +88,8 @@ export async function claimBatch(
   const claimed = claimsByMessage(entries, rows, completed);
   if (!claimed) return undefined;
   const { claims, completedRefs } = claimed;
-  const completions: Array<{ key: string; ref: string }> = [];
+  const completions: Completion[] = [];
+  const byKey = new Map(entries.map((entry) => [entry.envelope.idempotencyKey, entry]));
   return {
     take(sqsMessageId) {
       const taken = claims.get(sqsMessageId);
@@ -87,9 +98,18 @@ export async function claimBatch(
     },
     complete(idempotencyKey, resultRef) {
       if (completedRefs.has(idempotencyKey) && completedRefs.get(idempotencyKey) === resultRef) return;
-      completions.push({ key: idempotencyKey, ref: resultRef ?? '' });
+      const entry = byKey.get(idempotencyKey);
+      completions.push({
+        key: idempotencyKey,
+        ref: resultRef ?? '',
+        messageId: entry?.sqsMessageId ?? '',
+        receiveCount: entry?.receiveCount ?? 0,
+      });
     },
-    finish: () => finishBatch(tx, consumer, completions, [...claims.values()]),
+    finish: () =>
+      finishBatch(tx, { consumer, workerVersion: entries[0]?.workerVersion }, completions, [
+        ...claims.values(),
+      ]),
   };
 }
 
@@ -107,14 +127,26 @@ async function claimBatchRows(
 ): Promise<ClaimedRow[]> {
   const column = <T>(pick: (entry: InboxEntry) => T) => entries.map(pick);
   const keys = column((e) => e.envelope.idempotencyKey);
+  const version = entries[0]?.workerVersion ?? null;
+  // A row inserted COMPLETED has its completed attempt; one inserted PROCESSING gets it when the batch ends.
+  const history = completed
+    ? sql`jsonb_build_array(${attemptEntry(sql, {
+        outcome: 'COMPLETED',
+        version,
+        messageId: sql`r.m`,
+        attempt: 1,
+        receiveCount: sql`nullif(r.rc, 0)`,
+      })})`
+    : sql`'[]'::jsonb`;
   const claimed = await sql<ClaimedRow[]>`
     insert into worker_inbox (
       consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id,
       status, request_hash, started_at, completed_at, result_ref, receive_count, last_message_id, correlation_id,
-      trace_id
+      trace_id, first_version, attempt_history
     )
     select ${consumer}, r.k, r.t, r.v, r.at, r.ai, ${completed ? 'COMPLETED' : 'PROCESSING'}, r.h, now(),
-           case when ${completed}::boolean then now() end, nullif(r.rr, ''), 1, r.m, nullif(r.c, ''), nullif(r.tr, '')
+           case when ${completed}::boolean then now() end, nullif(r.rr, ''), 1, r.m, nullif(r.c, ''), nullif(r.tr, ''),
+           ${version}::text, ${history}
     from unnest(
       ${keys}::text[],
       ${column((e) => e.envelope.messageType)}::text[],
@@ -125,8 +157,9 @@ async function claimBatchRows(
       ${column((e) => e.sqsMessageId)}::text[],
       ${column((e) => e.envelope.correlationId ?? '')}::text[],
       ${column((e) => (completed ? (e.resultRef ?? '') : ''))}::text[],
-      ${column((e) => e.traceId ?? '')}::text[]
-    ) as r(k, t, v, at, ai, h, m, c, rr, tr)
+      ${column((e) => e.traceId ?? '')}::text[],
+      ${column((e) => e.receiveCount ?? 0)}::int[]
+    ) as r(k, t, v, at, ai, h, m, c, rr, tr, rc)
     where (
       select bool_and(pg_try_advisory_xact_lock(hashtextextended(${consumer}::text || chr(31) || l.k, ${INBOX_LOCK_SEED})))
       from unnest(${keys}::text[]) as l(k)
@@ -191,12 +224,19 @@ function claimsByMessage(
  */
 async function finishBatch(
   tx: postgres.TransactionSql,
-  consumer: string,
-  completions: readonly { key: string; ref: string }[],
+  { consumer, workerVersion }: { consumer: string; workerVersion: string | undefined },
+  completions: readonly Completion[],
   untaken: readonly { key: string; claim: InboxClaim }[],
 ): Promise<void> {
   if (completions.length > 0) {
     const keys = completions.map((c) => c.key);
+    const attempt = attemptEntry(tx, {
+      outcome: 'COMPLETED',
+      version: workerVersion ?? null,
+      messageId: tx`r.m`,
+      receiveCount: tx`nullif(r.rc, 0)`,
+    });
+    // A row the claim inserted COMPLETED (its handler returned another result reference) has its attempt already.
     // `idempotency_key = any(keys)` beside the join: it makes the batch's keys an index condition, so the
     // update probes the primary key for them whatever the statistics say. With the join alone and statistics
     // that lag behind a growing table, PostgreSQL hashes the unnest and scans every inbox row of the consumer
@@ -205,8 +245,13 @@ async function finishBatch(
     await tx`
         update worker_inbox as w
         set status = 'COMPLETED', completed_at = now(), result_ref = nullif(r.ref, ''),
-            started_at = coalesce(w.started_at, now()), failure_code = null, failure_message = null
-        from unnest(${keys}::text[], ${completions.map((c) => c.ref)}::text[]) as r(k, ref)
+            started_at = coalesce(w.started_at, now()), failure_code = null, failure_message = null,
+            attempt_history = case when w.status = 'COMPLETED' then w.attempt_history
+              else ${appendedAttemptHistory(tx, attempt)} end
+        from unnest(
+          ${keys}::text[], ${completions.map((c) => c.ref)}::text[], ${completions.map((c) => c.messageId)}::text[],
+          ${completions.map((c) => c.receiveCount)}::int[]
+        ) as r(k, ref, m, rc)
         where w.consumer = ${consumer} and w.idempotency_key = any(${keys}::text[]) and w.idempotency_key = r.k
       `;
   }

@@ -7,7 +7,7 @@ import { recordTrace } from '../../tracing/record-trace.ts';
 import { msUntilDue } from '../../worker/attempt-policy.ts';
 import type { CommitBatch, CommitStrategy, EngineSettings } from '../../worker/commit-strategy.ts';
 import { CLIENT_DEADLINE_MARGIN_MS } from '../../worker/deadline-margins.ts';
-import { type RecordOutcome, recordOutcome, verdicts } from '../../worker/outcome.ts';
+import { type RecordOutcome, receiveCountOf, recordOutcome, verdicts } from '../../worker/outcome.ts';
 import type { RecordStore } from '../../worker/record-store.ts';
 import type { ResolvedPayload } from '../../worker/resolve-payload.ts';
 import { retryVisibility } from '../../worker/retry-visibility.ts';
@@ -141,6 +141,8 @@ async function claimWholeBatch(
         sqsMessageId: record.messageId,
         resultRef: declaredResultRef(payload?.decoded ?? d),
         traceId: recordTrace(record)?.traceId,
+        workerVersion: ctx.settings.workerVersion,
+        receiveCount: receiveCountOf(record),
       },
     ];
   });

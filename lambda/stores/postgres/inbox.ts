@@ -1,6 +1,12 @@
 import type postgres from 'postgres';
 import { RetryableError } from '../../errors.ts';
 import type { Envelope } from '../../worker/envelope.ts';
+import {
+  type AttemptDelivery,
+  appendedAttemptHistory,
+  attemptEntry,
+  deliveryAttempt,
+} from './attempt-history-sql.ts';
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
@@ -56,6 +62,13 @@ export interface InboxEntry {
   readonly resultRef?: string | null;
   /** The producer's trace id this delivery carries (`recordTrace`), if any: `worker_inbox.trace_id`. */
   readonly traceId?: string;
+  /**
+   * The worker version handling the delivery (`config.workerVersion`): `first_version` of a row it inserts, and the
+   * version of the attempt it adds to `attempt_history`.
+   */
+  readonly workerVersion?: string;
+  /** SQS ApproximateReceiveCount of this delivery, kept on its attempt. */
+  readonly receiveCount?: number;
 }
 
 /**
@@ -110,12 +123,13 @@ export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry
     insert into worker_inbox (
       consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id,
       status, request_hash, started_at, completed_at, result_ref, receive_count, last_message_id, correlation_id,
-      trace_id
+      trace_id, first_version, attempt_history
     )
     select
       ${entry.consumer}, ${e.idempotencyKey}, ${e.messageType}, ${e.schemaVersion}::int, ${e.aggregateType},
       ${e.aggregateId}, 'COMPLETED', ${entry.requestHash}, now(), now(), ${entry.resultRef ?? null}, 1,
-      ${entry.sqsMessageId}, ${e.correlationId ?? null}, ${entry.traceId ?? null}
+      ${entry.sqsMessageId}, ${e.correlationId ?? null}, ${entry.traceId ?? null}, ${entry.workerVersion ?? null},
+      jsonb_build_array(${attemptEntry(sql, { ...deliveryAttempt(entry, 'COMPLETED'), attempt: 1 })})
     where pg_try_advisory_xact_lock(
       hashtextextended(${entry.consumer}::text || chr(31) || ${e.idempotencyKey}::text, ${INBOX_LOCK_SEED})
     )
@@ -170,18 +184,26 @@ export async function isInboxCompleted(
 /**
  * Marks a claimed row COMPLETED with its result reference, in the effect's transaction: a row the claim found
  * (a redelivery after a failed attempt), or one it inserted COMPLETED whose handler returned another result
- * reference than the one known before it ran.
+ * reference than the one known before it ran. The completed attempt is added to the history by the same statement
+ * (the claim that inserted a row COMPLETED has added it already).
  *
  * @internal
  */
 export async function completeInbox(
   sql: postgres.TransactionSql,
-  input: { consumer: string; idempotencyKey: string; resultRef: string | null },
+  input: {
+    consumer: string;
+    idempotencyKey: string;
+    resultRef: string | null;
+    entry: AttemptDelivery;
+  },
 ): Promise<void> {
+  const history = appendedAttemptHistory(sql, attemptEntry(sql, deliveryAttempt(input.entry, 'COMPLETED')));
   await sql`
     update worker_inbox
     set status = 'COMPLETED', completed_at = now(), result_ref = ${input.resultRef},
-        started_at = coalesce(started_at, now()), failure_code = null, failure_message = null
+        started_at = coalesce(started_at, now()), failure_code = null, failure_message = null,
+        attempt_history = case when status = 'COMPLETED' then attempt_history else ${history} end
     where consumer = ${input.consumer} and idempotency_key = ${input.idempotencyKey}
   `;
 }
@@ -223,12 +245,12 @@ export async function countFailedAttempt(
   const [row] = await sql<{ receive_count: number }[]>`
     insert into worker_inbox (
       consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id,
-      status, request_hash, receive_count, failed_at, last_message_id, correlation_id, trace_id
+      status, request_hash, receive_count, failed_at, last_message_id, correlation_id, trace_id, first_version
     )
     select
       ${entry.consumer}, ${e.idempotencyKey}, ${e.messageType}, ${e.schemaVersion}::int, ${e.aggregateType},
       ${e.aggregateId}, ${status}, ${entry.requestHash}, 1, now(), ${entry.sqsMessageId}, ${e.correlationId ?? null},
-      ${entry.traceId ?? null}
+      ${entry.traceId ?? null}, ${entry.workerVersion ?? null}
     where pg_try_advisory_xact_lock(
       hashtextextended(${entry.consumer}::text || chr(31) || ${e.idempotencyKey}::text, ${INBOX_LOCK_SEED})
     )
@@ -245,7 +267,8 @@ export async function countFailedAttempt(
 }
 
 /**
- * Writes the failure of a counted attempt: status, code, message, failed_at.
+ * Writes the failure of a counted attempt: status, code, message, failed_at, and the attempt added to the row's
+ * bounded `attempt_history` in the same statement.
  *
  * @internal
  */
@@ -257,11 +280,14 @@ export async function recordInboxFailure(
     status: 'FAILED_RETRYABLE' | 'FAILED_TERMINAL';
     code: string;
     message: string;
+    entry: AttemptDelivery;
   },
 ): Promise<void> {
+  const attempt = attemptEntry(sql, deliveryAttempt(input.entry, input.status, input.code));
   await sql`
     update worker_inbox
-    set status = ${input.status}, failed_at = now(), failure_code = ${input.code}, failure_message = ${input.message}
+    set status = ${input.status}, failed_at = now(), failure_code = ${input.code}, failure_message = ${input.message},
+        attempt_history = ${appendedAttemptHistory(sql, attempt)}
     where consumer = ${input.consumer} and idempotency_key = ${input.idempotencyKey} and status <> 'COMPLETED'
   `;
 }

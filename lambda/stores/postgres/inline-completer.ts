@@ -24,6 +24,7 @@ export function inlineCompleter(sql: postgres.Sql): PostgresCompleter {
         consumer: entry.consumer,
         idempotencyKey: entry.envelope.idempotencyKey,
         resultRef,
+        entry,
       });
     },
   };

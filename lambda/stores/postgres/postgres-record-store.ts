@@ -2,6 +2,7 @@ import type postgres from 'postgres';
 import { discardConnections } from '../../postgres/discard-connections.ts';
 import { truncate } from '../../worker/classify-error.ts';
 import type { EngineSettings } from '../../worker/commit-strategy.ts';
+import { receiveCountOf } from '../../worker/outcome.ts';
 import { readReferencedPayload } from '../../worker/read-referenced-payload.ts';
 import type { ClaimRequest, FailedDelivery, FailureBook, RecordStore } from '../../worker/record-store.ts';
 import { classifyPostgresError } from './classify-postgres-error.ts';
@@ -39,7 +40,7 @@ export interface PostgresClaim {
  */
 export function postgresRecordStore(
   sql: postgres.Sql,
-  settings: Pick<EngineSettings, 'consumer' | 'payloads'>,
+  settings: Pick<EngineSettings, 'consumer' | 'payloads' | 'workerVersion'>,
   completer: PostgresCompleter,
 ): RecordStore<postgres.TransactionSql, PostgresClaim> {
   const { consumer } = settings;
@@ -58,7 +59,7 @@ export function postgresRecordStore(
     attempt: (calls, work) => calls.timed(() => completer.transaction(work)),
     async claim(tx, request) {
       // A copy in flight elsewhere makes the claim throw IN_PROGRESS_ELSEWHERE at once (see claimInbox).
-      const entry = inboxEntry(consumer, request);
+      const entry = inboxEntry(settings, request);
       const claimed = await completer.claim(tx, entry);
       const { claim } = claimed;
       const count = { attempts: claim.receiveCount, durable: claimed.durable };
@@ -77,7 +78,7 @@ export function postgresRecordStore(
       await markInboxTerminal(tx, { consumer, idempotencyKey, ...failure });
     },
     async quarantine(tx, record, reason) {
-      await quarantineMessage(tx, { consumer, record, reason });
+      await quarantineMessage(tx, { consumer, record, reason, workerVersion: settings.workerVersion });
     },
     handlerScope(tx) {
       // A handle that stops working once the outcome is decided; past the budget its transaction is rolled back at
@@ -93,19 +94,24 @@ export function postgresRecordStore(
       return { stale: handled?.stale === true };
     },
     settle: (calls, failed, work) =>
-      calls.timed(() => completer.bookkeeping((tx) => work(failureBook(tx, consumer, failed)))),
+      calls.timed(() => completer.bookkeeping((tx) => work(failureBook(tx, settings, failed)))),
   };
 }
 
 /** The inbox entry of a claim: the declared result reference stored by a claim that inserts the row COMPLETED. */
-function inboxEntry(consumer: string, request: ClaimRequest): InboxEntry {
+function inboxEntry(
+  settings: Pick<EngineSettings, 'consumer' | 'workerVersion'>,
+  request: ClaimRequest,
+): InboxEntry {
   return {
-    consumer,
+    consumer: settings.consumer,
     envelope: request.decoded.envelope,
     requestHash: request.decoded.requestHash,
     sqsMessageId: request.record.messageId,
     resultRef: declaredResultRef(request.message),
     traceId: request.traceId,
+    workerVersion: settings.workerVersion,
+    receiveCount: receiveCountOf(request.record),
   };
 }
 
@@ -116,9 +122,10 @@ function inboxEntry(consumer: string, request: ClaimRequest): InboxEntry {
  */
 function failureBook(
   tx: postgres.TransactionSql,
-  consumer: string,
+  settings: Pick<EngineSettings, 'consumer' | 'workerVersion'>,
   failed: FailedDelivery<PostgresClaim>,
 ): FailureBook {
+  const { consumer } = settings;
   const { decoded, record } = failed;
   const inbox: InboxEntry | undefined =
     decoded.envelope && decoded.requestHash
@@ -128,6 +135,8 @@ function failureBook(
           requestHash: decoded.requestHash,
           sqsMessageId: record.messageId,
           traceId: failed.traceId,
+          workerVersion: settings.workerVersion,
+          receiveCount: receiveCountOf(record),
         }
       : undefined;
   return {
@@ -143,10 +152,11 @@ function failureBook(
         status: decided.retryable ? 'FAILED_RETRYABLE' : 'FAILED_TERMINAL',
         code: decided.code,
         message: truncate(decided.message),
+        entry: inbox,
       });
     },
     async quarantine(reason) {
-      await quarantineMessage(tx, { consumer, record, reason });
+      await quarantineMessage(tx, { consumer, record, reason, workerVersion: settings.workerVersion });
     },
   };
 }

@@ -11,7 +11,7 @@ const fits = (value: string | undefined, max: number) =>
  * Keeps a terminal message for investigation (DESIGN.md `worker_quarantine`): raw body, SQS attributes and
  * message attributes, reason. Bodies that are not JSON or have no key are kept too. The same body of the
  * same consumer is stored once, counting occurrences; a message quarantined again after a release becomes
- * active again.
+ * active again. `worker_version` is the worker version that quarantined it (the latest time).
  *
  * @returns the quarantine id.
  *
@@ -19,7 +19,7 @@ const fits = (value: string | undefined, max: number) =>
  */
 export async function quarantineMessage(
   sql: postgres.Sql | postgres.TransactionSql,
-  input: { consumer: string; record: SQSRecord; reason: QuarantineReason },
+  input: { consumer: string; record: SQSRecord; reason: QuarantineReason; workerVersion?: string },
 ): Promise<number> {
   const { record, reason } = input;
   const bodyHash = createHash('sha256')
@@ -28,12 +28,13 @@ export async function quarantineMessage(
   const [row] = await sql<{ quarantine_id: string }[]>`
     insert into worker_quarantine (
       consumer, body_hash, body, sqs_message_id, idempotency_key, message_type,
-      reason_code, reason_message, sqs_attributes, message_attributes, event_source_arn
+      reason_code, reason_message, sqs_attributes, message_attributes, event_source_arn, worker_version
     ) values (
       ${input.consumer}, ${bodyHash}, ${record.body ?? ''}, ${record.messageId},
       ${fits(reason.idempotencyKey, ENVELOPE_LIMITS.idempotencyKey)}, ${fits(reason.messageType, ENVELOPE_LIMITS.messageType)},
       ${reason.code}, ${reason.message}, ${sql.json(JSON.parse(JSON.stringify(record.attributes ?? {})))},
-      ${sql.json(JSON.parse(JSON.stringify(record.messageAttributes ?? {})))}, ${record.eventSourceARN ?? null}
+      ${sql.json(JSON.parse(JSON.stringify(record.messageAttributes ?? {})))}, ${record.eventSourceARN ?? null},
+      ${input.workerVersion ?? null}
     )
     on conflict (consumer, body_hash) do update
       set occurrences = worker_quarantine.occurrences + 1,
@@ -42,6 +43,7 @@ export async function quarantineMessage(
           reason_code = excluded.reason_code,
           reason_message = excluded.reason_message,
           sqs_attributes = excluded.sqs_attributes,
+          worker_version = excluded.worker_version,
           released_at = null
     returning quarantine_id
   `;

@@ -75,7 +75,7 @@ async function readStates(
             [dynamo.tableName]: {
               Keys: pending,
               ConsistentRead: true,
-              ProjectionExpression: 'PK, #status, failureCode, attempts',
+              ProjectionExpression: 'PK, #status, failureCode, attempts, firstVersion',
               ExpressionAttributeNames: { '#status': 'status' },
             },
           },
@@ -86,6 +86,7 @@ async function readStates(
           status: String(item.status),
           failureCode: typeof item.failureCode === 'string' ? item.failureCode : null,
           attempts: Number(item.attempts ?? 0),
+          firstVersion: typeof item.firstVersion === 'string' ? item.firstVersion : null,
         });
       }
       pending = (UnprocessedKeys?.[dynamo.tableName]?.Keys ?? []) as Record<string, unknown>[];

@@ -8,6 +8,7 @@ import {
 import { OperationError } from '../../errors.ts';
 import type { OpsOutput } from '../../output.ts';
 import { type Cell, emit, recordTable, table } from '../../output.ts';
+import { readAttemptHistory, renderAttemptHistory } from '../../render-attempt-history.ts';
 import type { DynamoOpsTarget } from './dynamo-ops-table.ts';
 
 /** A quarantine item as `inbox show` lists it (no body). */
@@ -48,7 +49,7 @@ const HIDDEN = new Set(['PK', 'SK', 'leaseToken']);
 
 /**
  * `inbox show <key>` on the DynamoDB store: the inbox item of one idempotency key (status, attempts, lease, failure,
- * TTL), its quarantine items and the operator actions recorded for it (audit items), as on PostgreSQL. The inbox
+ * TTL, the worker version that first saw it), its attempt history (`attemptHistory`, oldest first), its quarantine items and the operator actions recorded for it (audit items), as on PostgreSQL. The inbox
  * item is one consistent GetItem; the quarantine items (keyed by body hash) and the audit items (keyed by a UUID) are
  * found with one scan filtered on the key.
  *
@@ -135,11 +136,14 @@ async function itemsAboutKey(
 /** The text form: the inbox item as a record, then its quarantine items and operator actions as tables. */
 function renderInboxShow(result: DynamoInboxShowResult): string {
   const { consumer, idempotencyKey, inbox, quarantine, audit } = result;
-  const parts = [
-    inbox
-      ? recordTable({ consumer, idempotencyKey, ...(inbox as Record<string, Cell>) })
-      : `No inbox item for "${idempotencyKey}" (consumer ${consumer}).`,
-  ];
+  const parts: string[] = [];
+  if (inbox) {
+    const { attemptHistory, ...fields } = inbox;
+    parts.push(
+      recordTable({ consumer, idempotencyKey, ...(fields as Record<string, Cell>) }),
+      renderAttemptHistory(readAttemptHistory(attemptHistory)),
+    );
+  } else parts.push(`No inbox item for "${idempotencyKey}" (consumer ${consumer}).`);
   if (quarantine.length > 0) {
     parts.push(
       'Quarantine:',

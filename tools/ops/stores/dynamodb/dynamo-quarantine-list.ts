@@ -1,5 +1,6 @@
 import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { QUARANTINE_PK_PREFIX, WORKER_SK_PREFIX } from '../../../../lambda/stores/dynamodb/item-keys.ts';
+import { classifyFailures, NO_INBOX_ENTRY } from '../../classify-failures.ts';
 import type { QuarantineListOptions } from '../../ops-store.ts';
 import type { OpsOutput } from '../../output.ts';
 import { emit } from '../../output.ts';
@@ -8,6 +9,7 @@ import {
   type QuarantineListResult,
   renderQuarantineList,
 } from '../../render-quarantine-list.ts';
+import { dynamoDlqInbox } from './dynamo-dlq-inbox.ts';
 import type { DynamoOpsTarget } from './dynamo-ops-table.ts';
 import { toDynamoQuarantineEntry } from './dynamo-quarantine-entry.ts';
 
@@ -24,6 +26,7 @@ const LISTED = [
   'lastQuarantinedAt',
   'releasedAt',
   'releasedMessageId',
+  'workerVersion',
 ];
 
 /**
@@ -32,7 +35,9 @@ const LISTED = [
  * QUARANTINE#<bodyHash>`). By default only items not released yet; `includeReleased` lists all.
  *
  * The table has no index by consumer or time, so this scans it (consistent reads, filtered on the consumer's
- * quarantine items, body never read): its cost grows with the table, as `inbox stats`.
+ * quarantine items, body never read): its cost grows with the table, as `inbox stats`. The first-seen version of each
+ * key is its inbox item's `firstVersion` (consistent BatchGetItem of the listed keys; with `group`, of every matching
+ * entry's, which are all counted by reason code and first-seen version).
  */
 export async function dynamoQuarantineList(
   deps: { dynamo: DynamoOpsTarget; out: OpsOutput },
@@ -40,7 +45,7 @@ export async function dynamoQuarantineList(
 ): Promise<QuarantineListResult> {
   const { dynamo, out } = deps;
   const { filters, values } = scanFilter(options);
-  const found: QuarantineListEntry[] = [];
+  const found: Omit<QuarantineListEntry, 'firstVersion'>[] = [];
   const pages = paginateScan(
     { client: dynamo.doc },
     {
@@ -64,6 +69,7 @@ export async function dynamoQuarantineList(
         lastQuarantinedAt: e.lastQuarantinedAt,
         releasedAt: e.releasedAt,
         releasedMessageId: e.releasedMessageId,
+        workerVersion: typeof item.workerVersion === 'string' ? item.workerVersion : null,
       });
     }
   }
@@ -74,10 +80,29 @@ export async function dynamoQuarantineList(
       (b.lastQuarantinedAt.getTime() - a.lastQuarantinedAt.getTime() ||
         b.quarantineId.localeCompare(a.quarantineId)),
   );
-  const entries = found.slice(0, options.limit ?? 50);
+  const listed = found.slice(0, options.limit ?? 50);
+  const keyed = (options.group ? found : listed).flatMap((e) => (e.idempotencyKey ? [e.idempotencyKey] : []));
+  const inbox = await dynamoDlqInbox(dynamo).states(options.consumer, keyed);
+  const firstVersion = (key: string | null) => (key ? (inbox.get(key)?.firstVersion ?? null) : null);
+  const entries = listed.map((e) => ({ ...e, firstVersion: firstVersion(e.idempotencyKey) }));
   const byReason: Record<string, number> = {};
   for (const entry of entries) byReason[entry.reasonCode] = (byReason[entry.reasonCode] ?? 0) + 1;
-  const result: QuarantineListResult = { consumer: options.consumer, entries, byReason };
+  const classes = options.group
+    ? classifyFailures(
+        found.map((e) => ({
+          code: e.reasonCode,
+          keys: e.idempotencyKey ? [e.idempotencyKey] : [],
+          inbox: e.idempotencyKey ? inbox.get(e.idempotencyKey) : undefined,
+        })),
+        NO_INBOX_ENTRY,
+      )
+    : undefined;
+  const result: QuarantineListResult = {
+    consumer: options.consumer,
+    entries,
+    byReason,
+    ...(classes ? { classes } : {}),
+  };
   emit(out, result, () => renderQuarantineList(result, options.includeReleased === true));
   return result;
 }

@@ -1,7 +1,9 @@
 import type postgres from 'postgres';
+import type { AttemptRecord } from '../../../../lambda/attempt-history.ts';
 import { OperationError } from '../../errors.ts';
 import type { OpsOutput } from '../../output.ts';
 import { emit, formatCell, recordTable, table } from '../../output.ts';
+import { readAttemptHistory, renderAttemptHistory } from '../../render-attempt-history.ts';
 
 /** An inbox row as `inbox show` reports it (no payload: the inbox stores none). */
 export interface InboxRow {
@@ -29,6 +31,10 @@ export interface InboxRow {
    * COMPLETED): search the logs and X-Ray for it (docs/tracing.md). Null for a message sent without a trace.
    */
   readonly traceId: string | null;
+  /** The worker version that first saw the key; null for a row written before the inbox kept versions. */
+  readonly firstVersion: string | null;
+  /** The row's last attempts, oldest first (at most `ATTEMPT_HISTORY_LIMIT`). */
+  readonly attemptHistory: AttemptRecord[];
 }
 
 /** A quarantine entry summary (the body is left to `quarantine show`). */
@@ -65,7 +71,8 @@ export interface InboxShowResult {
 
 /**
  * `inbox show <key>`: the inbox row of one idempotency key (status, attempts, failure, the producer's trace
- * id), its quarantine entries and the operator actions recorded for it.
+ * id, the worker version that first saw it), its attempt history, its quarantine entries and the operator actions
+ * recorded for it.
  *
  * @throws OperationError (exit 1) when the key is neither in the inbox nor in quarantine.
  * @example
@@ -79,17 +86,18 @@ export async function inboxShow(
 ): Promise<InboxShowResult> {
   const { sql, out } = deps;
   const { consumer, idempotencyKey } = options;
-  const [inbox] = await sql<InboxRow[]>`
+  const [row] = await sql<InboxRow[]>`
     select consumer, idempotency_key as "idempotencyKey", message_type as "messageType",
       schema_version as "schemaVersion", aggregate_type as "aggregateType", aggregate_id as "aggregateId",
       status, request_hash as "requestHash", receive_count as attempts, first_seen_at as "firstSeenAt",
       last_seen_at as "lastSeenAt", started_at as "startedAt", completed_at as "completedAt",
       failed_at as "failedAt", failure_code as "failureCode", failure_message as "failureMessage",
       result_ref as "resultRef", last_message_id as "lastMessageId", correlation_id as "correlationId",
-      trace_id as "traceId"
+      trace_id as "traceId", first_version as "firstVersion", attempt_history as "attemptHistory"
     from worker_inbox
     where consumer = ${consumer} and idempotency_key = ${idempotencyKey}
   `;
+  const inbox = row ? { ...row, attemptHistory: readAttemptHistory(row.attemptHistory) } : undefined;
   const quarantine = await sql<QuarantineSummary[]>`
     select quarantine_id::text as "quarantineId", reason_code as "reasonCode",
       reason_message as "reasonMessage", occurrences, first_quarantined_at as "firstQuarantinedAt",
@@ -121,9 +129,10 @@ export async function inboxShow(
   };
   emit(out, result, () => {
     const parts: string[] = [];
-    parts.push(
-      inbox ? recordTable({ ...inbox }) : `No inbox row for "${idempotencyKey}" (consumer ${consumer}).`,
-    );
+    if (inbox) {
+      const { attemptHistory, ...fields } = inbox;
+      parts.push(recordTable(fields), renderAttemptHistory(attemptHistory));
+    } else parts.push(`No inbox row for "${idempotencyKey}" (consumer ${consumer}).`);
     if (quarantine.length > 0) {
       parts.push(
         'Quarantine:',

@@ -14,8 +14,17 @@ export function postgresDlqInbox(sql: postgres.Sql): DlqInbox {
   return {
     async states(consumer, keys) {
       if (keys.length === 0) return new Map<string, InboxState>();
-      const rows = await sql<{ key: string; status: string; failureCode: string | null; attempts: number }[]>`
-        select idempotency_key as key, status, failure_code as "failureCode", receive_count as attempts
+      const rows = await sql<
+        {
+          key: string;
+          status: string;
+          failureCode: string | null;
+          attempts: number;
+          firstVersion: string | null;
+        }[]
+      >`
+        select idempotency_key as key, status, failure_code as "failureCode", receive_count as attempts,
+          first_version as "firstVersion"
         from worker_inbox
         where consumer = ${consumer} and idempotency_key in ${sql(keys)}
       `;
