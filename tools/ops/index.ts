@@ -22,6 +22,7 @@ export { decodeMessage } from './decode-message.ts';
 export { dlqMoveTask } from './dlq-move-task.ts';
 export { dlqPeek, groupByFingerprint } from './dlq-peek.ts';
 export { dlqRedrive, parseRedriveFilters } from './dlq-redrive.ts';
+export { type EditedBodyInput, readEditedBody } from './edited-release.ts';
 export {
   EXIT_CODES,
   FailedChecksError,
@@ -30,6 +31,7 @@ export {
   OutOfOrderReleaseError,
   UsageError,
 } from './errors.ts';
+export type { InboxCancelResult } from './inbox-cancel-result.ts';
 export { createMemoryOutput, type MemoryOutput } from './memory-output.ts';
 export type {
   AuditEntry,
