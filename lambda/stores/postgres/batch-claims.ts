@@ -121,8 +121,8 @@ async function claimBatchRows(
       trace_id
     )
     select ${consumer}, r.k, r.t, r.v, r.at, r.ai,
-           case when x.k is not null then 'CANCELLED' else ${completed ? 'COMPLETED' : 'PROCESSING'} end, r.h, now(),
-           case when ${completed}::boolean and x.k is null then now() end, nullif(r.rr, ''), 1, r.m, nullif(r.c, ''),
+           case when x.idempotency_key is not null then 'CANCELLED' else ${completed ? 'COMPLETED' : 'PROCESSING'} end, r.h, now(),
+           case when ${completed}::boolean and x.idempotency_key is null then now() end, nullif(r.rr, ''), 1, r.m, nullif(r.c, ''),
            nullif(r.tr, '')
     from unnest(
       ${keys}::text[],

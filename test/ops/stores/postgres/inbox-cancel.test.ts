@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { paymentCaptured } from '../../../../lambda/domain/index.ts';
+import { claimBatch } from '../../../../lambda/stores/postgres/batch-claims.ts';
+import { requestHash } from '../../../../lambda/worker/request-hash.ts';
 import { OperationError } from '../../../../tools/ops/errors.ts';
 import { createMemoryOutput } from '../../../../tools/ops/memory-output.ts';
 import { inboxCancel } from '../../../../tools/ops/stores/postgres/inbox-cancel.ts';
 import { createTestDatabase } from '../../../support/database.ts';
+import { gatedHandler } from '../../../support/gated-handler.ts';
 import { lambdaContext, sqsEvent, sqsRecordFactory } from '../../../support/sqs-event.ts';
 import { exampleWorker } from '../../../support/test-worker.ts';
 import { waitFor } from '../../../support/wait-for.ts';
@@ -12,23 +15,7 @@ import { paymentEnvelope, seedInbox } from '../../ops-fixture.ts';
 const db = await createTestDatabase();
 const consumer = 'case-worker';
 
-/** A PaymentCaptured handler held at its start until `release()`: a copy in flight, claimed, its handler slow. */
-function gatedPayment() {
-  let release = () => {};
-  let entered = false;
-  const gate = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  const handler = {
-    ...paymentCaptured,
-    async handle(context: Parameters<typeof paymentCaptured.handle>[0]) {
-      entered = true;
-      await gate;
-      return paymentCaptured.handle(context);
-    },
-  };
-  return { handler, release: () => release(), entered: () => entered };
-}
+const gatedPayment = () => gatedHandler(paymentCaptured);
 
 const ledgerRows = async (paymentId: string) =>
   (await db.sql`select count(*)::int as n from ledger_entries where source_event_id = ${paymentId}`)[0]?.n;
@@ -143,6 +130,21 @@ describe('Command: inbox cancel (PostgreSQL)', () => {
       { sql: db.sql, out: createMemoryOutput() },
       { consumer, idempotencyKey: unknown.idempotencyKey },
     );
+    // The batch claim itself (without a savepoint a failed statement throws) claims both CANCELLED.
+    const claimed = await db.sql
+      .begin(async (tx) => {
+        const entries = [failed, unknown].map((envelope, i) => ({
+          consumer,
+          envelope,
+          requestHash: requestHash(envelope),
+          sqsMessageId: `m-${i}`,
+        }));
+        const claims = await claimBatch(tx, entries, { savepoint: false });
+        const statuses = [claims?.take('m-0')?.status, claims?.take('m-1')?.status];
+        throw Object.assign(new Error('roll back'), { statuses });
+      })
+      .catch((error: { statuses?: unknown }) => error.statuses);
+    expect(claimed).toEqual(['CANCELLED', 'CANCELLED']);
     const worker = exampleWorker(db.sql, { commitMode: 'per-batch' });
     const response = await worker(
       sqsEvent([sqsRecordFactory(JSON.stringify(failed)), sqsRecordFactory(JSON.stringify(unknown))]),

@@ -144,13 +144,8 @@ export async function dynamoQuarantineRelease(
     at,
   );
   try {
-    await markReleased(dynamo, held, {
-      at,
-      releasedMessageId,
-      actor,
-      auditItem: audit.item,
-      releasedAsKey: edit?.releasedAsKey,
-    });
+    const releasedAsKey = edit?.releasedAsKey;
+    await markReleased(dynamo, held, { at, releasedMessageId, actor, auditItem: audit.item, releasedAsKey });
   } catch (error) {
     await undoClaim(dynamo, held, { restoreInbox: false });
     throw new OperationError(
