@@ -118,12 +118,12 @@ async function claimBatchRows(
     insert into worker_inbox (
       consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id,
       status, request_hash, started_at, completed_at, result_ref, receive_count, last_message_id, correlation_id,
-      trace_id
+      trace_id, failure_code
     )
     select ${consumer}, r.k, r.t, r.v, r.at, r.ai,
            case when x.idempotency_key is not null then 'CANCELLED' else ${completed ? 'COMPLETED' : 'PROCESSING'} end, r.h, now(),
            case when ${completed}::boolean and x.idempotency_key is null then now() end, nullif(r.rr, ''), 1, r.m, nullif(r.c, ''),
-           nullif(r.tr, '')
+           nullif(r.tr, ''), case when x.idempotency_key is not null then 'CANCELLED' end
     from unnest(
       ${keys}::text[],
       ${column((e) => e.envelope.messageType)}::text[],

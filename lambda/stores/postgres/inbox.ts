@@ -117,13 +117,14 @@ export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry
     insert into worker_inbox (
       consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id,
       status, request_hash, started_at, completed_at, result_ref, receive_count, last_message_id, correlation_id,
-      trace_id
+      trace_id, failed_at, failure_code
     )
     select
       ${entry.consumer}, ${e.idempotencyKey}, ${e.messageType}, ${e.schemaVersion}::int, ${e.aggregateType},
       ${e.aggregateId}, case when c.cancelled then 'CANCELLED' else 'COMPLETED' end, ${entry.requestHash}, now(),
-      case when c.cancelled then null else now() end, ${entry.resultRef ?? null}, 1,
-      ${entry.sqsMessageId}, ${e.correlationId ?? null}, ${entry.traceId ?? null}
+      case when c.cancelled then null else now() end, case when c.cancelled then null else ${entry.resultRef ?? null} end,
+      1, ${entry.sqsMessageId}, ${e.correlationId ?? null}, ${entry.traceId ?? null},
+      case when c.cancelled then now() end, case when c.cancelled then 'CANCELLED' end
     from (${cancelledKey(sql, entry.consumer, e.idempotencyKey)}) as c
     where pg_try_advisory_xact_lock(
       hashtextextended(${entry.consumer}::text || chr(31) || ${e.idempotencyKey}::text, ${INBOX_LOCK_SEED})

@@ -201,9 +201,13 @@ function renderRelease(result: QuarantineReleaseResult): string {
   return [
     `Released quarantine item ${id} (${result.messageType ?? 'unknown type'}, key ${result.idempotencyKey ?? '-'}) ` +
       `to ${result.queueUrl} as message ${result.releasedMessageId}.`,
-    result.inboxRearmed
-      ? `Inbox item re-armed (was ${result.inboxStatusBefore}): the worker will process it again.`
-      : `Inbox item: ${result.inboxStatusBefore ?? 'none'} (unchanged).`,
+    ...(result.edit
+      ? []
+      : [
+          result.inboxRearmed
+            ? `Inbox item re-armed (was ${result.inboxStatusBefore}): the worker will process it again.`
+            : `Inbox item: ${result.inboxStatusBefore ?? 'none'} (unchanged).`,
+        ]),
     ...(result.newerCompletedEvents > 0
       ? [
           `Forced: ${result.newerCompletedEvents} newer event(s) of aggregate id "${result.aggregate?.id}" had ` +

@@ -203,9 +203,13 @@ function renderRelease(result: QuarantineReleaseResult): string {
   return [
     `Released quarantine entry ${result.quarantineId} (${result.messageType ?? 'unknown type'}, key ${result.idempotencyKey ?? '-'}) ` +
       `to ${result.queueUrl} as message ${result.releasedMessageId}.`,
-    result.inboxRearmed
-      ? `Inbox row re-armed (was ${result.inboxStatusBefore}): the worker will process it again.`
-      : `Inbox row: ${result.inboxStatusBefore ?? 'none'} (unchanged).`,
+    ...(result.edit
+      ? []
+      : [
+          result.inboxRearmed
+            ? `Inbox row re-armed (was ${result.inboxStatusBefore}): the worker will process it again.`
+            : `Inbox row: ${result.inboxStatusBefore ?? 'none'} (unchanged).`,
+        ]),
     ...(result.newerCompletedEvents > 0
       ? [
           `Forced: ${result.newerCompletedEvents} newer event(s) of ${result.aggregate?.type} "${result.aggregate?.id}" ` +
