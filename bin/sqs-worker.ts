@@ -131,6 +131,26 @@ inbox
     ),
   );
 inbox
+  .command('cancel')
+  .argument('<idempotencyKey>', 'the envelope idempotencyKey (not the SQS message id)')
+  .description(
+    'cancel a key that is not COMPLETED: any copy in flight or arriving later is quarantined (CANCELLED), never ' +
+      'applied; an unknown key is cancelled ahead of its first copy; audited; a COMPLETED key is refused',
+  )
+  .option('--reason <text>', 'why, kept with the cancel and in the audit (no payload values)')
+  .option(
+    '--store <store>',
+    'postgres or dynamodb: the store of the inbox (env WORKER_STORE, default postgres)',
+  )
+  .action(
+    act('inbox cancel', (s, opts, [key]) =>
+      s.store.inboxCancel(
+        { out: s.out, clock: s.clock },
+        { consumer: s.settings.consumer, idempotencyKey: key as string, reason: str(opts.reason) },
+      ),
+    ),
+  );
+inbox
   .command('purge')
   .description(
     'delete COMPLETED rows older than a window, in batches; refuses a window shorter than source + DLQ retention',
@@ -393,19 +413,28 @@ withBulkRelease(quarantine.command('release'))
       'them and may roll state back unless its handler guards by version; check that first',
   )
   .option(
+    '--edit <file.json>',
+    'send the corrected envelope of this file instead, under a new version of the key (<key>:v2, then :v3, …); the ' +
+      "original key's inbox entry is left as it is; the audit links both keys and keeps the bodies' sha256",
+  )
+  .option('--force-edit', 'accept an edited body whose messageType, aggregateType or aggregateId differs')
+  .option(
     '--store <store>',
     'postgres or dynamodb: the store of the quarantine (env WORKER_STORE, default postgres)',
   )
   .action(
-    act('quarantine release', (s, opts, [id]) => {
+    act('quarantine release', async (s, opts, [id]) => {
       if (opts.all === true) return ops.quarantineReleaseAllCommand(s, opts, id);
       const refusal = ops.singleReleaseRefusal(opts, id);
       if (refusal) throw refusal;
+      const edit = str(opts.edit);
       const options = {
         quarantineId: id as string,
         queueUrl: s.require('queueUrl'),
         consumer: s.settings.consumer,
         force: opts.force === true,
+        edit: edit === undefined ? undefined : await ops.readEditedBody(edit),
+        forceEdit: opts.forceEdit === true,
       };
       return s.store.quarantineRelease({ sqs: s.sqs(), out: s.out, clock: s.clock }, options);
     }),

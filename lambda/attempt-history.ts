@@ -10,8 +10,11 @@
  */
 export const ATTEMPT_HISTORY_LIMIT = 20;
 
-/** How an attempt ended: its effect committed, or the failure the store recorded. */
-export type AttemptOutcome = 'COMPLETED' | 'FAILED_RETRYABLE' | 'FAILED_TERMINAL';
+/**
+ * How an attempt ended: its effect committed, the failure the store recorded, or refused because an operator
+ * cancelled the key (`inbox cancel`: the copy is quarantined, never applied).
+ */
+export type AttemptOutcome = 'COMPLETED' | 'FAILED_RETRYABLE' | 'FAILED_TERMINAL' | 'CANCELLED';
 
 /**
  * One attempt of a key: a delivery that ran its handler (or was decided terminal) under the inbox claim. Duplicates,

@@ -20,6 +20,8 @@ export const ENGINE_FAILURE_CODES = [
   'IDEMPOTENCY_HASH_MISMATCH',
   'IN_PROGRESS_ELSEWHERE',
   'PREVIOUSLY_TERMINAL',
+  // An operator cancelled the key (sqs-worker inbox cancel): terminal, never applied.
+  'CANCELLED',
   'NOT_YET_DUE',
   'DEADLINE_DEFERRED',
   'FIFO_GROUP_BLOCKED',

@@ -36,7 +36,8 @@ interface TableGrant {
  * - The relay reads the outbox and updates its delivery columns (lease, attempts, status, error); it cannot
  *   rewrite an envelope or touch any other table.
  * - The ops CLI reads the inbox and the quarantine, deletes and rearms inbox rows (`inbox purge`, `dlq
- *   redrive --rearm`: status and attempts only), marks quarantined messages released, and appends to the audit
+ *   redrive --rearm`: status and attempts only; `inbox cancel`: status and failure columns, and the cancelled-key
+ *   markers), marks quarantined messages released (and the key an edited release went out as), and appends to the audit
  *   trail: it may finish an audit row it started (outcome, new message id, detail, finished at), never change
  *   who did what or delete one. It is a member of `pg_monitor`, as the health job is, for `health` and `smoke`.
  * - The retention job deletes settled rows: it reads the key, status and timestamp columns its predicates use
@@ -58,6 +59,8 @@ export const TOOLKIT_GRANTS: Readonly<Record<RoleFunction, readonly TableGrant[]
     { table: 'worker_inbox', privileges: 'select, insert, update, delete' },
     { table: 'worker_quarantine', privileges: 'select, insert, update' },
     { table: 'external_effect_log', privileges: 'select, insert, update' },
+    // Read by the claims and by migration 00013's COMMIT triggers: a cancelled key is never applied.
+    { table: 'worker_cancelled_keys', privileges: 'select' },
     {
       table: 'outbox_events',
       privileges: 'insert, select (event_id, idempotency_key, request_hash, trace_header)',
@@ -71,8 +74,15 @@ export const TOOLKIT_GRANTS: Readonly<Record<RoleFunction, readonly TableGrant[]
     },
   ],
   ops: [
-    { table: 'worker_inbox', privileges: 'select, update (status, receive_count), delete' },
-    { table: 'worker_quarantine', privileges: 'select, update (released_at, released_message_id)' },
+    {
+      table: 'worker_inbox',
+      privileges: 'select, update (status, receive_count, failed_at, failure_code, failure_message), delete',
+    },
+    {
+      table: 'worker_quarantine',
+      privileges: 'select, update (released_at, released_message_id, released_as_key)',
+    },
+    { table: 'worker_cancelled_keys', privileges: 'select, insert, delete' },
     {
       table: 'ops_audit',
       privileges: 'select, insert, update (outcome, new_message_id, detail, finished_at)',

@@ -40,6 +40,10 @@ type Ready = Extract<PreparedRecord, { kind: 'ready' }>;
  */
 const HELD_ELSEWHERE: ReadonlySet<string> = new Set(['IN_PROGRESS_ELSEWHERE', 'LEASE_LOST']);
 
+/** Why a delivery of a cancelled key is quarantined (no payload value). */
+const CANCELLED_MESSAGE =
+  'an operator cancelled this idempotency key (sqs-worker inbox cancel); the message was not applied';
+
 /** A store's calls for one record: timed into its run, bounded by the batch's time left. */
 const callsOf = (run: RecordRun): StoreCalls => ({
   timed: (call) => run.timed(call),
@@ -116,6 +120,10 @@ async function attemptRecord<Unit, Claim>(r: RecordContext<Unit, Claim>, ready: 
         };
         await store.markMismatch(unit, request, gateTerminal);
         return terminalAtGate(r, unit, gateTerminal, gate.attempts, true);
+      }
+      if (gate.kind === 'cancelled') {
+        gateTerminal = { code: 'CANCELLED', message: CANCELLED_MESSAGE };
+        return terminalAtGate(r, unit, gateTerminal, gate.attempts);
       }
       if (gate.kind === 'duplicate') return verdicts.duplicate(gate.attempts);
       if (message.pendingRef) {

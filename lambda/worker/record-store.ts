@@ -67,6 +67,7 @@ export interface GateCount {
  *   handler, then complete with `claim`, the store's own token (a row lock, a lease);
  * - `duplicate`: the key is COMPLETED with this request: acknowledged, nothing applied;
  * - `terminal`: the key failed terminally before (`failureCode`): it stays terminal;
+ * - `cancelled`: an operator cancelled the key (`sqs-worker inbox cancel`): terminal `CANCELLED`, never applied;
  * - `hashMismatch`: the key belongs to another request (`status`: the key's status): terminal
  *   `IDEMPOTENCY_HASH_MISMATCH`;
  * - `inProgress`: another delivery holds the key right now: retryable `IN_PROGRESS_ELSEWHERE`, nothing written.
@@ -77,6 +78,7 @@ export type Gate<Claim> =
   | (GateCount & { readonly kind: 'new' | 'retry'; readonly attempts: number; readonly claim: Claim })
   | (GateCount & { readonly kind: 'duplicate' })
   | (GateCount & { readonly kind: 'terminal'; readonly failureCode: string | undefined })
+  | (GateCount & { readonly kind: 'cancelled' })
   | (GateCount & { readonly kind: 'hashMismatch'; readonly status: string })
   | { readonly kind: 'inProgress'; readonly message: string };
 

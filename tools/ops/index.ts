@@ -24,6 +24,7 @@ export { dlqMoveTask } from './dlq-move-task.ts';
 export { dlqPeek, groupByFingerprint } from './dlq-peek.ts';
 export { dlqRedrive, parseRedriveFilters } from './dlq-redrive.ts';
 export { dlqRedriveCommand } from './dlq-redrive-command.ts';
+export { type EditedBodyInput, readEditedBody } from './edited-release.ts';
 export {
   EXIT_CODES,
   FailedChecksError,
@@ -32,6 +33,7 @@ export {
   OutOfOrderReleaseError,
   UsageError,
 } from './errors.ts';
+export type { InboxCancelResult } from './inbox-cancel-result.ts';
 export { createMemoryOutput, type MemoryOutput } from './memory-output.ts';
 export type {
   AuditEntry,

@@ -9,7 +9,9 @@ import type { CapacityInputs, CapacityResult } from '../../lib/stores/postgres/c
 import type { CanaryStore } from './canary-store.ts';
 import type { Clock } from './clock.ts';
 import type { SqsSender } from './collaborators.ts';
+import type { EditedBodyInput } from './edited-release.ts';
 import type { UsageError } from './errors.ts';
+import type { InboxCancelResult } from './inbox-cancel-result.ts';
 import type { OpsOutput } from './output.ts';
 import type { QuarantineFilter } from './quarantine-filter.ts';
 import type { QuarantineReleaseResult } from './quarantine-release-result.ts';
@@ -56,6 +58,21 @@ export interface OpsStore {
     deps: { readonly out: OpsOutput },
     options: { readonly consumer: string; readonly idempotencyKey: string },
   ): Promise<InboxShowReport>;
+  /**
+   * `inbox cancel <key>`: marks a key that is not COMPLETED cancelled (an unknown key too: a marker), audited; any copy
+   * of it in flight or arriving later is then quarantined with reason CANCELLED, never applied.
+   *
+   * @throws OperationError (exit 1) when the key is COMPLETED (its effect exists), or a copy in flight completed it.
+   */
+  inboxCancel(
+    deps: { readonly out: OpsOutput; readonly clock: Clock },
+    options: {
+      readonly consumer: string;
+      readonly idempotencyKey: string;
+      readonly reason?: string | undefined;
+      readonly actor?: string;
+    },
+  ): Promise<InboxCancelResult>;
   /** `inbox stats`: counts by status and failure code, the oldest FAILED_RETRYABLE, completions in the last hour. */
   inboxStats(
     deps: { readonly out: OpsOutput; readonly clock: Clock },
@@ -102,6 +119,12 @@ export interface OpsStore {
       readonly consumer: string;
       readonly actor?: string;
       readonly force?: boolean;
+      /**
+       * `--edit <file>`: send this corrected body instead, under the next version of the key (`<key>:v2`, …), leaving
+       * the original key's inbox entry as it is; `forceEdit` lets it change the messageType or aggregate.
+       */
+      readonly edit?: EditedBodyInput | undefined;
+      readonly forceEdit?: boolean;
     },
   ): Promise<QuarantineReleaseResult>;
 

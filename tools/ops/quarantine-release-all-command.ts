@@ -29,6 +29,11 @@ export async function quarantineReleaseAllCommand(
       '--force releases one entry past its guard: check it, then run "quarantine release <id> --force"; --all skips guarded entries',
     );
   }
+  if (flags.edit !== undefined || flags.forceEdit === true) {
+    throw new UsageError(
+      '--edit sends one corrected body: run "quarantine release <id> --edit <file.json>" for that entry, without --all',
+    );
+  }
   return quarantineReleaseAll(
     { store: s.store, sqs: s.sqs(), out: s.out, clock: s.clock, confirm: terminalConfirm() },
     {

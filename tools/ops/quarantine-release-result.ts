@@ -17,4 +17,15 @@ export interface QuarantineReleaseResult {
   /** True when `force` was given. */
   readonly forced: boolean;
   readonly auditId: string;
+  /**
+   * An edited release (`--edit`): the key the corrected body was sent under, and the sha256 of both bodies (the audit
+   * keeps these, never a body); absent for a plain release.
+   */
+  readonly edit?: {
+    readonly releasedAsKey: string;
+    readonly originalBodyHash: string;
+    readonly editedBodyHash: string;
+    /** True when `--force-edit` let another messageType or aggregate through. */
+    readonly forced: boolean;
+  };
 }

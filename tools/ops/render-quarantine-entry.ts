@@ -21,6 +21,8 @@ export interface QuarantineEntry {
   readonly lastQuarantinedAt: Date;
   readonly releasedAt: Date | null;
   readonly releasedMessageId: string | null;
+  /** The key an edited release sent its corrected body under (`<key>:v2`, …); null for a plain release. */
+  readonly releasedAsKey: string | null;
 }
 
 /** What `quarantine show` reports: the entry and what a release would re-send it after. */

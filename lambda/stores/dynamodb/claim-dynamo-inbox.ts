@@ -47,7 +47,9 @@ export type DynamoGate =
   /** Another delivery holds a live lease (or won the takeover): retryable `IN_PROGRESS_ELSEWHERE`. */
   | { readonly kind: 'inProgress' }
   /** FAILED_TERMINAL: stays terminal. */
-  | { readonly kind: 'terminal'; readonly failureCode: string | undefined; readonly attempts: number };
+  | { readonly kind: 'terminal'; readonly failureCode: string | undefined; readonly attempts: number }
+  /** CANCELLED by an operator: terminal `CANCELLED`, never applied (whatever the request). */
+  | { readonly kind: 'cancelled'; readonly attempts: number };
 
 /*
  * The lease, on a timeline (one key, two deliveries A and B):
@@ -70,7 +72,8 @@ const LEASE_UNCHANGED = '#status = :oldStatus AND leaseToken = :oldToken AND req
 /**
  * The gate of the DynamoDB store (pattern document §8): a conditional PutItem of a PROCESSING inbox item for a new
  * key; for a known key, the existing item (returned by the failed condition, `ALL_OLD`, without a second read)
- * decides: PROCESSING under a held lease → in progress elsewhere (whatever its request); another hash → mismatch;
+ * decides: CANCELLED (an operator's `inbox cancel`) → cancelled; PROCESSING under a held lease → in progress
+ * elsewhere (whatever its request); another hash → mismatch;
  * COMPLETED → duplicate; FAILED_TERMINAL → terminal; FAILED_RETRYABLE, or PROCESSING whose lease expired or whose
  * message this is again (`leaseAbandoned`) → taken (attempt n + 1) with an update conditioned on the old lease token
  * (exactly once).
@@ -129,6 +132,8 @@ export async function claimDynamoInbox(
       : await read(store, key, input.signal);
   }
   if (!existing) return { kind: 'inProgress' }; // expired and deleted between the put and the read: rare, retried
+  // Cancelled first: the put's condition refused the key atomically, and no takeover below matches its status.
+  if (existing.status === 'CANCELLED') return { kind: 'cancelled', attempts: existing.attempts ?? 0 };
   // A held lease first, whatever its request: the delivery that holds it decides (PostgreSQL's row lock, the same).
   if (existing.status === 'PROCESSING' && !leaseAbandoned(existing, entry, input.nowMs))
     return { kind: 'inProgress' };

@@ -28,6 +28,15 @@ const RETRYABLE_REASONS: Record<string, string> = {
   ItemCollectionSizeLimitExceeded: 'ITEM_COLLECTION_SIZE_LIMIT',
 };
 
+/** The failure of a copy whose key an operator cancelled while it held the lease (`sqs-worker inbox cancel`). */
+const CANCELLED: Failure = {
+  retryable: false,
+  code: 'CANCELLED',
+  message:
+    'an operator cancelled this idempotency key while this copy was in flight (sqs-worker inbox cancel); its transaction was cancelled, nothing was applied',
+  connection: false,
+};
+
 /** An item as a cancellation reason returns it (AttributeValues), in native values. */
 function nativeItem(item: CancellationReason['Item']): Record<string, unknown> | undefined {
   if (!item) return undefined;
@@ -40,7 +49,7 @@ function nativeItem(item: CancellationReason['Item']): Record<string, unknown> |
 
 /**
  * Classifies a cancelled transaction by its reasons. The inbox item's failed condition wins (the lease is lost:
- * whatever else failed, this delivery no longer owns the key); then the first domain item whose condition failed;
+ * whatever else failed, this delivery no longer owns the key; terminal `CANCELLED` when the item returned is CANCELLED); then the first domain item whose condition failed;
  * then conflicts and throttling (retryable); `ValidationError` (a write that can never succeed as it is) is
  * terminal; any other code is retryable, named.
  *
@@ -53,7 +62,12 @@ export function classifyCancellation(
   inboxIndex: number,
 ): CancellationCause {
   const list = reasons ?? [];
-  if (list[inboxIndex]?.Code === 'ConditionalCheckFailed') return { kind: 'leaseLost' };
+  if (list[inboxIndex]?.Code === 'ConditionalCheckFailed') {
+    // An operator cancelled the key while this copy held its lease: terminal, nothing of it was applied.
+    if (nativeItem(list[inboxIndex]?.Item)?.status === 'CANCELLED')
+      return { kind: 'failure', failure: CANCELLED };
+    return { kind: 'leaseLost' };
+  }
   const domain = list.findIndex((reason, i) => i !== inboxIndex && reason.Code === 'ConditionalCheckFailed');
   if (domain !== -1) {
     return { kind: 'domainCondition', index: domain, current: nativeItem(list[domain]?.Item) };

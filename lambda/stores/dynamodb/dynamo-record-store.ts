@@ -107,6 +107,8 @@ export function dynamoRecordStore(
           };
         case 'hashMismatch':
           return { kind: 'hashMismatch', status: gate.status };
+        case 'cancelled':
+          return { kind: 'cancelled', attempts: gate.attempts };
         default:
           return { kind: 'terminal', failureCode: gate.failureCode };
       }
@@ -176,7 +178,8 @@ async function settleDynamoFailure<T>(
     // SQS's receive count is the count of a delivery without a lease; a lease's attempt was counted when taken.
     count: async () => undefined,
     async recordFailure(decided) {
-      if (!claim || !decoded.envelope) return;
+      // A key cancelled while this copy held its lease: the operator's CANCELLED item stands (no lease to write under).
+      if (!claim || !decoded.envelope || decided.code === 'CANCELLED') return;
       inbox = failInboxUpdate(store, {
         consumer,
         idempotencyKey: decoded.envelope.idempotencyKey,

@@ -7,10 +7,17 @@ import type { AttemptRecord } from '../../attempt-history.ts';
 
 /**
  * Status of an inbox item (the pattern document's state machine, without RECEIVED: the gate writes PROCESSING).
+ * CANCELLED: an operator cancelled the key (`sqs-worker inbox cancel`); the item may then carry only the key, the
+ * status and the `cancelled*` attributes (a key cancelled before any copy arrived), and has no `ttl`.
  *
  * @internal
  */
-export type DynamoInboxStatus = 'PROCESSING' | 'COMPLETED' | 'FAILED_RETRYABLE' | 'FAILED_TERMINAL';
+export type DynamoInboxStatus =
+  | 'PROCESSING'
+  | 'COMPLETED'
+  | 'FAILED_RETRYABLE'
+  | 'FAILED_TERMINAL'
+  | 'CANCELLED';
 
 /**
  * An inbox item.
@@ -54,4 +61,8 @@ export interface DynamoInboxItem {
   readonly failedAt?: string;
   readonly failureCode?: string;
   readonly failureMessage?: string;
+  /** CANCELLED: who cancelled the key, when (ISO) and why. */
+  readonly cancelledBy?: string;
+  readonly cancelledAt?: string;
+  readonly cancelReason?: string;
 }

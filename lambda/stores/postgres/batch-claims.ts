@@ -1,7 +1,13 @@
 import type postgres from 'postgres';
 import { RetryableError } from '../../errors.ts';
 import { appendedAttemptHistory, attemptEntry } from './attempt-history-sql.ts';
-import { INBOX_LOCK_SEED, type InboxClaim, type InboxEntry, type InboxStatus } from './inbox.ts';
+import {
+  CANCELLED_UNLESS_COMPLETED_SQL,
+  INBOX_LOCK_SEED,
+  type InboxClaim,
+  type InboxEntry,
+  type InboxStatus,
+} from './inbox.ts';
 
 /**
  * Per-batch commit mode: the inbox rows of a whole batch claimed in ONE statement, instead of a claim and a
@@ -51,7 +57,8 @@ interface ClaimedRow {
  * Claims and row-locks the inbox rows of `entries` in one statement, in key order (two batches that share
  * keys lock them in the same order and cannot deadlock). Without `savepoint` new keys are inserted COMPLETED
  * with their result reference known before the handler runs (`InboxEntry.resultRef`): the caller must roll the
- * whole transaction back when any record fails. With it, new keys are inserted PROCESSING.
+ * whole transaction back when any record fails. With it, new keys are inserted PROCESSING. A key an operator
+ * cancelled (`worker_cancelled_keys`) is claimed CANCELLED either way, as by `claimInbox`.
  *
  * Before any row is written, the statement tries the inbox lock of every key (`pg_try_advisory_xact_lock`, as
  * `claimInbox` does; it never waits): when a delivery in flight elsewhere holds one, nothing is claimed. With `savepoint` (the default) it runs in a
@@ -142,11 +149,14 @@ async function claimBatchRows(
     insert into worker_inbox (
       consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id,
       status, request_hash, started_at, completed_at, result_ref, receive_count, last_message_id, correlation_id,
-      trace_id, first_version, attempt_history
+      trace_id, first_version, attempt_history, failure_code
     )
-    select ${consumer}, r.k, r.t, r.v, r.at, r.ai, ${completed ? 'COMPLETED' : 'PROCESSING'}, r.h, now(),
-           case when ${completed}::boolean then now() end, nullif(r.rr, ''), 1, r.m, nullif(r.c, ''), nullif(r.tr, ''),
-           ${version}::text, ${history}
+    select ${consumer}, r.k, r.t, r.v, r.at, r.ai,
+           case when x.idempotency_key is not null then 'CANCELLED' else ${completed ? 'COMPLETED' : 'PROCESSING'} end, r.h, now(),
+           case when ${completed}::boolean and x.idempotency_key is null then now() end, nullif(r.rr, ''), 1, r.m, nullif(r.c, ''),
+           nullif(r.tr, ''), ${version}::text,
+           case when x.idempotency_key is not null then '[]'::jsonb else ${history} end,
+           case when x.idempotency_key is not null then 'CANCELLED' end
     from unnest(
       ${keys}::text[],
       ${column((e) => e.envelope.messageType)}::text[],
@@ -160,6 +170,7 @@ async function claimBatchRows(
       ${column((e) => e.traceId ?? '')}::text[],
       ${column((e) => e.receiveCount ?? 0)}::int[]
     ) as r(k, t, v, at, ai, h, m, c, rr, tr, rc)
+    left join worker_cancelled_keys as x on x.consumer = ${consumer} and x.idempotency_key = r.k
     where (
       select bool_and(pg_try_advisory_xact_lock(hashtextextended(${consumer}::text || chr(31) || l.k, ${INBOX_LOCK_SEED})))
       from unnest(${keys}::text[]) as l(k)
@@ -169,6 +180,7 @@ async function claimBatchRows(
       set last_seen_at = now(),
           receive_count = worker_inbox.receive_count + 1,
           last_message_id = excluded.last_message_id,
+          status = ${sql.unsafe(CANCELLED_UNLESS_COMPLETED_SQL)},
           trace_id = case when worker_inbox.status = 'COMPLETED' then worker_inbox.trace_id
             else coalesce(excluded.trace_id, worker_inbox.trace_id) end
     returning idempotency_key, status, request_hash, receive_count, (xmax = 0) as inserted, failure_code
@@ -199,13 +211,13 @@ function claimsByMessage(
   for (const entry of entries) {
     const row = byKey.get(entry.envelope.idempotencyKey);
     if (!row) return undefined;
-    const done = completed && row.inserted;
+    const done = completed && row.inserted && row.status === 'COMPLETED';
     const resultRef = done ? (entry.resultRef ?? null) : null;
     if (done) completedRefs.set(entry.envelope.idempotencyKey, resultRef);
     claims.set(entry.sqsMessageId, {
       key: entry.envelope.idempotencyKey,
       claim: {
-        status: row.inserted ? 'PROCESSING' : row.status,
+        status: row.inserted && row.status !== 'CANCELLED' ? 'PROCESSING' : row.status,
         requestHash: row.request_hash,
         receiveCount: row.receive_count,
         inserted: row.inserted,

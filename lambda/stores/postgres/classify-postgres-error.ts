@@ -1,6 +1,7 @@
 import { DatabaseConnectError, DatabaseTimeoutError, RetryableError, TerminalError } from '../../errors.ts';
 import { missingTable } from '../../postgres/describe-database-error.ts';
 import { classifyError, type Failure, NETWORK_ERROR_CODES, truncate } from '../../worker/classify-error.ts';
+import { CANCELLED_SQLSTATE } from './inbox.ts';
 
 /** SQLSTATEs that may clear on their own (pattern document §13). */
 const RETRYABLE_SQLSTATES: Record<string, string> = {
@@ -90,7 +91,8 @@ function postgresWhere(error: PostgresLikeError): string {
  * errors here, everything else by the engine's {@link classifyError}.
  *
  * - `RetryableError` / `TerminalError` from a handler keep their code (cut to 100 characters).
- * - PostgreSQL: 40001, 40P01, 55P03, 57014 → retryable; 53300, 57P01–57P03 and class 08 → retryable and
+ * - PostgreSQL: IWC01 (a key cancelled while this copy was in flight, migration 00013) → terminal `CANCELLED`;
+ *   40001, 40P01, 55P03, 57014 → retryable; 53300, 57P01–57P03 and class 08 → retryable and
  *   connection-class; class 22 (data) and 23 (constraint) → terminal; any other SQLSTATE → retryable (42P01
  *   names the missing table and the migrations to apply; 42501 the object, the role of `context.databaseUser` and
  *   the statement's kind: the grant a deploy must add).
@@ -131,6 +133,15 @@ export function classifyPostgresError(error: unknown, context: ClassifyContext =
         code: 'CONNECTION_EXCEPTION',
         message: `PostgreSQL ${code}`,
         connection: true,
+      };
+    }
+    if (code === CANCELLED_SQLSTATE) {
+      return {
+        retryable: false,
+        code: 'CANCELLED',
+        message:
+          'an operator cancelled this idempotency key while this copy was in flight (sqs-worker inbox cancel); its transaction was rolled back, nothing was applied',
+        connection: false,
       };
     }
     if (code in RETRYABLE_SQLSTATES) {

@@ -15,7 +15,13 @@ type Sql = postgres.Sql | postgres.TransactionSql;
  *
  * @internal
  */
-export type InboxStatus = 'RECEIVED' | 'PROCESSING' | 'COMPLETED' | 'FAILED_RETRYABLE' | 'FAILED_TERMINAL';
+export type InboxStatus =
+  | 'RECEIVED'
+  | 'PROCESSING'
+  | 'COMPLETED'
+  | 'FAILED_RETRYABLE'
+  | 'FAILED_TERMINAL'
+  | 'CANCELLED';
 
 /**
  * The claimed, row-locked inbox row as the claim returns it.
@@ -25,7 +31,8 @@ export type InboxStatus = 'RECEIVED' | 'PROCESSING' | 'COMPLETED' | 'FAILED_RETR
 export interface InboxClaim {
   /**
    * The row's status as this delivery found it; `PROCESSING` for a row this delivery inserted (stored already
-   * COMPLETED when {@link InboxClaim.completed}).
+   * COMPLETED when {@link InboxClaim.completed}); `CANCELLED` when an operator cancelled the key
+   * (`worker_cancelled_keys`), whether the row existed or this claim inserted it so.
    */
   readonly status: InboxStatus;
   readonly requestHash: string;
@@ -123,13 +130,17 @@ export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry
     insert into worker_inbox (
       consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id,
       status, request_hash, started_at, completed_at, result_ref, receive_count, last_message_id, correlation_id,
-      trace_id, first_version, attempt_history
+      trace_id, failed_at, failure_code, first_version, attempt_history
     )
     select
       ${entry.consumer}, ${e.idempotencyKey}, ${e.messageType}, ${e.schemaVersion}::int, ${e.aggregateType},
-      ${e.aggregateId}, 'COMPLETED', ${entry.requestHash}, now(), now(), ${entry.resultRef ?? null}, 1,
-      ${entry.sqsMessageId}, ${e.correlationId ?? null}, ${entry.traceId ?? null}, ${entry.workerVersion ?? null},
-      jsonb_build_array(${attemptEntry(sql, { ...deliveryAttempt(entry, 'COMPLETED'), attempt: 1 })})
+      ${e.aggregateId}, case when c.cancelled then 'CANCELLED' else 'COMPLETED' end, ${entry.requestHash}, now(),
+      case when c.cancelled then null else now() end, case when c.cancelled then null else ${entry.resultRef ?? null} end,
+      1, ${entry.sqsMessageId}, ${e.correlationId ?? null}, ${entry.traceId ?? null},
+      case when c.cancelled then now() end, case when c.cancelled then 'CANCELLED' end, ${entry.workerVersion ?? null},
+      case when c.cancelled then '[]'::jsonb
+        else jsonb_build_array(${attemptEntry(sql, { ...deliveryAttempt(entry, 'COMPLETED'), attempt: 1 })}) end
+    from (${cancelledKey(sql, entry.consumer, e.idempotencyKey)}) as c
     where pg_try_advisory_xact_lock(
       hashtextextended(${entry.consumer}::text || chr(31) || ${e.idempotencyKey}::text, ${INBOX_LOCK_SEED})
     )
@@ -137,6 +148,7 @@ export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry
       set last_seen_at = now(),
           receive_count = worker_inbox.receive_count + 1,
           last_message_id = excluded.last_message_id,
+          status = ${sql.unsafe(CANCELLED_UNLESS_COMPLETED_SQL)},
           trace_id = case when worker_inbox.status = 'COMPLETED' then worker_inbox.trace_id
             else coalesce(excluded.trace_id, worker_inbox.trace_id) end
     returning status, request_hash, receive_count, (xmax = 0) as inserted, failure_code
@@ -153,16 +165,50 @@ export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry
       'another delivery of this idempotency key is being processed right now',
     );
   }
+  const completed = row.inserted && row.status === 'COMPLETED';
   return {
-    status: row.inserted ? 'PROCESSING' : row.status,
+    status: completed ? 'PROCESSING' : row.status,
     requestHash: row.request_hash,
     receiveCount: row.receive_count,
     inserted: row.inserted,
     failureCode: row.failure_code,
-    completed: row.inserted,
-    resultRef: row.inserted ? (entry.resultRef ?? null) : null,
+    completed,
+    resultRef: completed ? (entry.resultRef ?? null) : null,
   };
 }
+
+/**
+ * The SQLSTATE the deferred constraint triggers of migration 00013 raise at COMMIT when a transaction would leave a
+ * cancelled key COMPLETED: a copy that claimed the key before `sqs-worker inbox cancel` ran. Its transaction rolls
+ * back whole, effect included.
+ *
+ * @internal
+ */
+export const CANCELLED_SQLSTATE = 'IWC01';
+
+/**
+ * A one-row source `(cancelled boolean)`: whether an operator cancelled the key (`worker_cancelled_keys`). The claims
+ * select their row from it, so a cancelled key is claimed CANCELLED in the claim's own statement (no round trip more).
+ *
+ * @internal
+ */
+export function cancelledKey(sql: Sql, consumer: string, idempotencyKey: string) {
+  return sql`
+    select exists (
+      select 1 from worker_cancelled_keys
+      where consumer = ${consumer} and idempotency_key = ${idempotencyKey}
+    ) as cancelled
+  `;
+}
+
+/**
+ * The claims' `on conflict` status: CANCELLED when the claim found the key cancelled (`excluded.status`) and its row is
+ * not COMPLETED (an effect that exists stays), the row's own status otherwise.
+ *
+ * @internal
+ */
+export const CANCELLED_UNLESS_COMPLETED_SQL =
+  "case when excluded.status = 'CANCELLED' and worker_inbox.status <> 'COMPLETED' then 'CANCELLED' else worker_inbox.status end";
 
 /**
  * True when the key's row is COMPLETED with this request hash: one autocommit statement (on the pool), read before a
@@ -209,7 +255,8 @@ export async function completeInbox(
 }
 
 /**
- * Marks a row FAILED_TERMINAL unless it is COMPLETED (a COMPLETED row keeps its status: its effect exists).
+ * Marks a row FAILED_TERMINAL unless it is COMPLETED (a COMPLETED row keeps its status: its effect exists) or
+ * CANCELLED (an operator's decision stands).
  * Used for a hash mismatch, where the row also keeps the first message's hash.
  *
  * @internal
@@ -221,14 +268,15 @@ export async function markInboxTerminal(
   await sql`
     update worker_inbox
     set status = 'FAILED_TERMINAL', failed_at = now(), failure_code = ${input.code}, failure_message = ${input.message}
-    where consumer = ${input.consumer} and idempotency_key = ${input.idempotencyKey} and status <> 'COMPLETED'
+    where consumer = ${input.consumer} and idempotency_key = ${input.idempotencyKey}
+      and status not in ('COMPLETED', 'CANCELLED')
   `;
 }
 
 /**
  * Counts a failed delivery after its transaction rolled back (DESIGN.md rule 3): upserts the row (the
  * rollback removed the claim of a first delivery) and bumps `receive_count`. Rows that are COMPLETED,
- * FAILED_TERMINAL or belong to another request hash are left alone and `undefined` is returned; so is a row
+ * FAILED_TERMINAL, CANCELLED or belong to another request hash are left alone and `undefined` is returned; so is a row
  * whose key another transaction holds right now (the inbox lock of {@link claimInbox}, tried, never waited
  * for): that delivery's own transaction writes the row.
  *
@@ -259,7 +307,7 @@ export async function countFailedAttempt(
           receive_count = worker_inbox.receive_count + 1,
           last_message_id = excluded.last_message_id,
           trace_id = coalesce(excluded.trace_id, worker_inbox.trace_id)
-      where worker_inbox.status not in ('COMPLETED', 'FAILED_TERMINAL')
+      where worker_inbox.status not in ('COMPLETED', 'FAILED_TERMINAL', 'CANCELLED')
         and worker_inbox.request_hash = excluded.request_hash
     returning receive_count
   `;
@@ -268,7 +316,8 @@ export async function countFailedAttempt(
 
 /**
  * Writes the failure of a counted attempt: status, code, message, failed_at, and the attempt added to the row's
- * bounded `attempt_history` in the same statement.
+ * bounded `attempt_history` in the same statement (a COMPLETED or CANCELLED row keeps its status; a cancelled key's
+ * failure is written with `status` CANCELLED).
  *
  * @internal
  */
@@ -277,7 +326,7 @@ export async function recordInboxFailure(
   input: {
     consumer: string;
     idempotencyKey: string;
-    status: 'FAILED_RETRYABLE' | 'FAILED_TERMINAL';
+    status: 'FAILED_RETRYABLE' | 'FAILED_TERMINAL' | 'CANCELLED';
     code: string;
     message: string;
     entry: AttemptDelivery;
@@ -288,6 +337,7 @@ export async function recordInboxFailure(
     update worker_inbox
     set status = ${input.status}, failed_at = now(), failure_code = ${input.code}, failure_message = ${input.message},
         attempt_history = ${appendedAttemptHistory(sql, attempt)}
-    where consumer = ${input.consumer} and idempotency_key = ${input.idempotencyKey} and status <> 'COMPLETED'
+    where consumer = ${input.consumer} and idempotency_key = ${input.idempotencyKey}
+      and status <> 'COMPLETED' and (status <> 'CANCELLED' or ${input.status}::text = 'CANCELLED')
   `;
 }

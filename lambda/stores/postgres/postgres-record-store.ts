@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
 import { discardConnections } from '../../postgres/discard-connections.ts';
-import { truncate } from '../../worker/classify-error.ts';
+import { type Failure, truncate } from '../../worker/classify-error.ts';
 import type { EngineSettings } from '../../worker/commit-strategy.ts';
 import { receiveCountOf } from '../../worker/outcome.ts';
 import { readReferencedPayload } from '../../worker/read-referenced-payload.ts';
@@ -63,6 +63,8 @@ export function postgresRecordStore(
       const claimed = await completer.claim(tx, entry);
       const { claim } = claimed;
       const count = { attempts: claim.receiveCount, durable: claimed.durable };
+      // Cancelled first, whatever its request: no copy of a cancelled key is applied.
+      if (claim.status === 'CANCELLED') return { kind: 'cancelled', ...count };
       if (claim.requestHash !== request.message.requestHash) {
         return { kind: 'hashMismatch', status: claim.status, ...count };
       }
@@ -140,16 +142,13 @@ function failureBook(
         }
       : undefined;
   return {
-    count: async (failure) =>
-      inbox
-        ? countFailedAttempt(tx, inbox, failure.retryable ? 'FAILED_RETRYABLE' : 'FAILED_TERMINAL')
-        : undefined,
+    count: async (failure) => (inbox ? countFailedAttempt(tx, inbox, failedStatus(failure)) : undefined),
     async recordFailure(decided) {
       if (!inbox) return;
       await recordInboxFailure(tx, {
         consumer,
         idempotencyKey: inbox.envelope.idempotencyKey,
-        status: decided.retryable ? 'FAILED_RETRYABLE' : 'FAILED_TERMINAL',
+        status: failedStatus(decided),
         code: decided.code,
         message: truncate(decided.message),
         entry: inbox,
@@ -159,4 +158,15 @@ function failureBook(
       await quarantineMessage(tx, { consumer, record, reason, workerVersion: settings.workerVersion });
     },
   };
+}
+
+/**
+ * The inbox status a failure leaves: FAILED_RETRYABLE or FAILED_TERMINAL, and CANCELLED for a copy stopped at its
+ * COMMIT because an operator cancelled its key meanwhile (`CANCELLED`, raised by migration 00013's triggers).
+ */
+function failedStatus(
+  failure: Pick<Failure, 'retryable' | 'code'>,
+): 'FAILED_RETRYABLE' | 'FAILED_TERMINAL' | 'CANCELLED' {
+  if (failure.code === 'CANCELLED') return 'CANCELLED';
+  return failure.retryable ? 'FAILED_RETRYABLE' : 'FAILED_TERMINAL';
 }

@@ -3,6 +3,7 @@ import { dynamoAuditTrail } from './dynamo-audit-trail.ts';
 import { dynamoCanaryStore } from './dynamo-canary-store.ts';
 import { dynamoDlqInbox } from './dynamo-dlq-inbox.ts';
 import { dynamoHealth } from './dynamo-health.ts';
+import { dynamoInboxCancel } from './dynamo-inbox-cancel.ts';
 import { dynamoInboxShow } from './dynamo-inbox-show.ts';
 import { dynamoInboxStats } from './dynamo-inbox-stats.ts';
 import { dynamoInboxTrend } from './dynamo-inbox-trend.ts';
@@ -33,6 +34,7 @@ export function dynamoOpsStore(table: DynamoOpsTable): OpsStore {
     refusal: (command) => (UNSUPPORTED_COMMANDS.includes(command) ? unsupportedCommand(command) : undefined),
     inboxShow: async (deps, options) => dynamoInboxShow({ dynamo: dynamo(), ...deps }, options),
     inboxStats: async (deps, options) => dynamoInboxStats({ dynamo: dynamo(), ...deps }, options),
+    inboxCancel: async (deps, options) => dynamoInboxCancel({ dynamo: dynamo(), ...deps }, options),
     inboxPurge: async () => {
       throw unsupportedCommand('inbox purge');
     },

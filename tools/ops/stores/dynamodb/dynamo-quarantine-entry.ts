@@ -80,6 +80,7 @@ export function toDynamoQuarantineEntry(item: Record<string, unknown>): DynamoQu
     lastQuarantinedAt: date(item.lastQuarantinedAt) ?? new Date(0),
     releasedAt: date(item.releasedAt),
     releasedMessageId: text(item.releasedMessageId),
+    releasedAsKey: text(item.releasedAsKey),
     releaseClaim: claim && typeof claim.token === 'string' ? claim : null,
   };
 }

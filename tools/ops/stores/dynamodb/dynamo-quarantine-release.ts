@@ -4,6 +4,15 @@ import type { Clock } from '../../clock.ts';
 import { systemClock } from '../../clock.ts';
 import type { SqsSender } from '../../collaborators.ts';
 import { currentActor } from '../../current-actor.ts';
+import {
+  type EditedBodyInput,
+  type EditedRelease,
+  editAuditDetail,
+  editedKeyBase,
+  editedRelease,
+  editResult,
+  nextVersionedKey,
+} from '../../edited-release.ts';
 import { OperationError, OutOfOrderReleaseError } from '../../errors.ts';
 import type { NewerCompletedEvents } from '../../newer-completed-events.ts';
 import type { OpsOutput } from '../../output.ts';
@@ -53,6 +62,11 @@ import {
  * 400 KB (it is not the message any more), a FIFO queue without the message's group id, and — without `force` — a message of an aggregate id with newer COMPLETED inbox items
  * ({@link findDynamoNewerCompletedEvents}: matched by the aggregate's type and id).
  *
+ * With `edit` (`--edit <file>`), as on PostgreSQL: the validated, corrected body is sent under the next version of the
+ * key (`<key>:v2`, …: the first without an inbox item), the inbox item of the original key is left as it is, the item
+ * records `releasedAsKey`, and the audit item links both keys with the sha256 of both bodies. A body the store cut is
+ * no refusal then (the edit replaces it).
+ *
  * @throws OperationError (exit 1) for the refusals above, an unknown id, or a failed send or write.
  * @throws OutOfOrderReleaseError (exit 1) when newer events of its aggregate completed and `force` is not set.
  * @example
@@ -65,7 +79,16 @@ import {
  */
 export async function dynamoQuarantineRelease(
   deps: { dynamo: DynamoOpsTarget; sqs: SqsSender; out: OpsOutput; clock?: Clock },
-  options: { quarantineId: string; queueUrl: string; consumer: string; actor?: string; force?: boolean },
+  options: {
+    quarantineId: string;
+    queueUrl: string;
+    consumer: string;
+    actor?: string;
+    force?: boolean;
+    /** The corrected body (`--edit`), and whether it may change the messageType or aggregate (`--force-edit`). */
+    edit?: EditedBodyInput | undefined;
+    forceEdit?: boolean;
+  },
 ): Promise<QuarantineReleaseResult> {
   const { dynamo, sqs, out } = deps;
   const clock = deps.clock ?? systemClock;
@@ -73,18 +96,20 @@ export async function dynamoQuarantineRelease(
   const forced = options.force === true;
   const entry = await loadDynamoQuarantineEntry(dynamo, options.consumer, options.quarantineId);
   const id = entry.quarantineId;
-  refuseUnreleasable(entry, clock.now());
+  refuseUnreleasable(entry, clock.now(), options.edit !== undefined);
+  const edit = options.edit ? await planEdit(dynamo, entry, options.edit, options.forceEdit) : undefined;
   const newer = await findDynamoNewerCompletedEvents(dynamo, entry);
   if (newer.count > 0 && !forced)
     throw new OutOfOrderReleaseError(outOfOrderMessage(entry, newer), id, newer);
-  const input = releaseSendInput(entry, options.queueUrl, () => {
+  const input = releaseSendInput(edit ? { ...entry, body: edit.body } : entry, options.queueUrl, () => {
     const dropped = entry.sqsAttributesDropped.includes('MessageGroupId')
       ? ' (the store did not keep it: the item would not have fit 400 KB)'
       : '';
     return `Quarantine item ${entry.quarantineId} has no MessageGroupId${dropped} but ${options.queueUrl} is a FIFO queue; nothing was sent. Send it by hand with its group id.`;
   });
 
-  const inbox = entry.idempotencyKey ? await readInbox(dynamo, entry.consumer, entry.idempotencyKey) : null;
+  const inbox =
+    entry.idempotencyKey && !edit ? await readInbox(dynamo, entry.consumer, entry.idempotencyKey) : null;
   // As on PostgreSQL: failed items get a fresh start; COMPLETED and PROCESSING ones are left alone, and so is a key
   // that failed with a hash mismatch (it belongs to another request).
   const rearm =
@@ -112,13 +137,15 @@ export async function dynamoQuarantineRelease(
         inboxRearmed: rearm,
         forced,
         newerCompletedEvents: newer.count,
+        ...(edit ? editAuditDetail(edit) : {}),
       },
     },
     actor,
     at,
   );
   try {
-    await markReleased(dynamo, held, { at, releasedMessageId, actor, auditItem: audit.item });
+    const releasedAsKey = edit?.releasedAsKey;
+    await markReleased(dynamo, held, { at, releasedMessageId, actor, auditItem: audit.item, releasedAsKey });
   } catch (error) {
     await undoClaim(dynamo, held, { restoreInbox: false });
     throw new OperationError(
@@ -141,6 +168,7 @@ export async function dynamoQuarantineRelease(
     newerCompletedEvents: newer.count,
     forced,
     auditId: audit.auditId,
+    ...(edit ? { edit: editResult(edit) } : {}),
   };
   emit(out, result, () => renderRelease(result));
   return result;
@@ -173,9 +201,13 @@ function renderRelease(result: QuarantineReleaseResult): string {
   return [
     `Released quarantine item ${id} (${result.messageType ?? 'unknown type'}, key ${result.idempotencyKey ?? '-'}) ` +
       `to ${result.queueUrl} as message ${result.releasedMessageId}.`,
-    result.inboxRearmed
-      ? `Inbox item re-armed (was ${result.inboxStatusBefore}): the worker will process it again.`
-      : `Inbox item: ${result.inboxStatusBefore ?? 'none'} (unchanged).`,
+    ...(result.edit
+      ? []
+      : [
+          result.inboxRearmed
+            ? `Inbox item re-armed (was ${result.inboxStatusBefore}): the worker will process it again.`
+            : `Inbox item: ${result.inboxStatusBefore ?? 'none'} (unchanged).`,
+        ]),
     ...(result.newerCompletedEvents > 0
       ? [
           `Forced: ${result.newerCompletedEvents} newer event(s) of aggregate id "${result.aggregate?.id}" had ` +
@@ -185,12 +217,32 @@ function renderRelease(result: QuarantineReleaseResult): string {
     ...(result.aggregate === null
       ? ['Not checked for newer events: neither the body nor an inbox item names its aggregate.']
       : []),
-    `Follow it with "sqs-worker inbox show ${result.idempotencyKey ?? '<key>'} --store dynamodb".`,
+    ...(result.edit
+      ? [
+          `Edited: sent under the new key ${result.edit.releasedAsKey} (body sha256 ${result.edit.editedBodyHash.slice(0, 12)}…, ` +
+            `original ${result.edit.originalBodyHash.slice(0, 12)}…); the original key's inbox item is unchanged.`,
+        ]
+      : []),
+    `Follow it with "sqs-worker inbox show ${result.edit?.releasedAsKey ?? result.idempotencyKey ?? '<key>'} --store dynamodb".`,
   ].join('\n');
 }
 
-/** The refusals that need nothing but the item. */
-function refuseUnreleasable(entry: DynamoQuarantineEntry, now: Date): void {
+/** The edited body of an item and the key it goes out as: the next version of the key without an inbox item. */
+async function planEdit(
+  dynamo: DynamoOpsTarget,
+  entry: DynamoQuarantineEntry,
+  edit: EditedBodyInput,
+  forceEdit: boolean | undefined,
+): Promise<EditedRelease> {
+  const key = await nextVersionedKey(
+    editedKeyBase(entry.idempotencyKey, edit),
+    async (candidate) => (await readInbox(dynamo, entry.consumer, candidate)) !== null,
+  );
+  return editedRelease(entry, edit, key, { forceEdit });
+}
+
+/** The refusals that need nothing but the item (an edited release replaces the body: a cut one is no refusal). */
+function refuseUnreleasable(entry: DynamoQuarantineEntry, now: Date, edited: boolean): void {
   const id = entry.quarantineId;
   if (entry.releasedAt) {
     throw new OperationError(
@@ -204,13 +256,20 @@ function refuseUnreleasable(entry: DynamoQuarantineEntry, now: Date): void {
         `was sent. If that command died, release again after ${new Date(entry.releaseClaim.expiresAt).toISOString()}.`,
     );
   }
-  if (entry.reasonCode === 'IDEMPOTENCY_HASH_MISMATCH') {
+  if (entry.reasonCode === 'CANCELLED' && !edited) {
+    throw new OperationError(
+      `Quarantine item ${id} is a copy of cancelled key "${entry.idempotencyKey}"; re-sending it would be ` +
+        'quarantined again. To apply a corrected message, release it under a new key: ' +
+        `"sqs-worker quarantine release ${id} --store dynamodb --edit <file.json>".`,
+    );
+  }
+  if (entry.reasonCode === 'IDEMPOTENCY_HASH_MISMATCH' && !edited) {
     throw new OperationError(
       `Quarantine item ${id} reused idempotency key "${entry.idempotencyKey}" for a different request; ` +
         'releasing it would be rejected again. Have the producer publish it with its own idempotency key.',
     );
   }
-  if (entry.bodyTruncated) {
+  if (entry.bodyTruncated && !edited) {
     throw new OperationError(
       `Quarantine item ${id} keeps only the first 300 KiB of its body (the message was larger than a DynamoDB item ` +
         'holds), so re-sending it would send a different, broken message; nothing was sent. Have the producer ' +

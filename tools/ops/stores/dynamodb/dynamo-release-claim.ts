@@ -134,7 +134,8 @@ export async function claimForRelease(
 }
 
 /**
- * Transaction 2 of a release: `releasedAt`, `releasedMessageId` and `releasedBy` on the item, its claim removed
+ * Transaction 2 of a release: `releasedAt`, `releasedMessageId`, `releasedBy` (and an edited release's
+ * `releasedAsKey`) on the item, its claim removed
  * (condition: still our token, `lastQuarantinedAt` unchanged), and the audit item, together.
  *
  * @internal
@@ -142,7 +143,14 @@ export async function claimForRelease(
 export async function markReleased(
   dynamo: DynamoOpsTarget,
   held: HeldRelease,
-  release: { at: Date; releasedMessageId: string; actor: string; auditItem: Record<string, unknown> },
+  release: {
+    at: Date;
+    releasedMessageId: string;
+    actor: string;
+    auditItem: Record<string, unknown>;
+    /** The key an edited release sent its corrected body under. */
+    releasedAsKey?: string | undefined;
+  },
 ): Promise<void> {
   await dynamo.doc.send(
     new TransactWriteCommand({
@@ -151,8 +159,9 @@ export async function markReleased(
           Update: {
             TableName: dynamo.tableName,
             Key: held.qKey,
-            UpdateExpression:
-              'SET releasedAt = :at, releasedMessageId = :mid, releasedBy = :actor REMOVE #claim',
+            UpdateExpression: `SET releasedAt = :at, releasedMessageId = :mid, releasedBy = :actor${
+              release.releasedAsKey ? ', releasedAsKey = :as' : ''
+            } REMOVE #claim`,
             ConditionExpression: '#claim.#token = :token AND lastQuarantinedAt = :last',
             ExpressionAttributeNames: { '#claim': 'releaseClaim', '#token': 'token' },
             ExpressionAttributeValues: {
@@ -161,6 +170,7 @@ export async function markReleased(
               ':actor': release.actor,
               ':token': held.claim.token,
               ':last': held.entry.lastQuarantinedAt.toISOString(),
+              ...(release.releasedAsKey ? { ':as': release.releasedAsKey } : {}),
             },
           },
         },

@@ -2,6 +2,15 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type postgres from 'postgres';
 import type { SqsSender } from '../../collaborators.ts';
 import { currentActor } from '../../current-actor.ts';
+import {
+  type EditedBodyInput,
+  type EditedRelease,
+  editAuditDetail,
+  editedKeyBase,
+  editedRelease,
+  editResult,
+  nextVersionedKey,
+} from '../../edited-release.ts';
 import { OperationError, OutOfOrderReleaseError } from '../../errors.ts';
 import type { NewerCompletedEvents } from '../../newer-completed-events.ts';
 import type { OpsOutput } from '../../output.ts';
@@ -31,6 +40,11 @@ import { recordAudit } from './record-audit.ts';
  * {@link OutOfOrderReleaseError} listing them; with `force` it goes ahead and the audit detail records
  * `forced` and the number of newer events.
  *
+ * With `edit` (`--edit <file>`) the corrected body of the file is sent instead, under a NEW version of the key
+ * ({@link nextVersionedKey}: `<key>:v2`, then `:v3`, …), after {@link editedRelease} validated it: the original key
+ * stays bound to its request (the request-hash check keeps it safe, its inbox row is left as it is), the entry keeps its
+ * body and records `released_as_key`, and the audit links the two keys with the sha256 of both bodies.
+ *
  * @throws OperationError (exit 1) when the entry does not exist, was already released, belongs to another
  *   consumer, failed with an idempotency hash mismatch, or the send fails.
  * @throws OutOfOrderReleaseError (exit 1) when newer events of its aggregate completed and `force` is not set.
@@ -41,23 +55,34 @@ import { recordAudit } from './record-audit.ts';
  */
 export async function quarantineRelease(
   deps: { sql: postgres.Sql; sqs: SqsSender; out: OpsOutput },
-  options: { quarantineId: string; queueUrl: string; consumer: string; actor?: string; force?: boolean },
+  options: {
+    quarantineId: string;
+    queueUrl: string;
+    consumer: string;
+    actor?: string;
+    force?: boolean;
+    /** The corrected body (`--edit`), and whether it may change the messageType or aggregate (`--force-edit`). */
+    edit?: EditedBodyInput | undefined;
+    forceEdit?: boolean;
+  },
 ): Promise<QuarantineReleaseResult> {
   const { sql, sqs, out } = deps;
   const actor = options.actor ?? currentActor();
   const forced = options.force === true;
   const result = await sql.begin(async (tx) => {
     const entry = await loadQuarantineEntry(tx, options.quarantineId, { forUpdate: true });
-    refuseUnreleasable(entry, options.consumer);
+    refuseUnreleasable(entry, options.consumer, options.edit !== undefined);
+    const edit = options.edit ? await planEdit(tx, entry, options.edit, options.forceEdit) : undefined;
     const newer = await findNewerCompletedEvents(tx, entry);
     if (newer.count > 0 && !forced) {
       throw new OutOfOrderReleaseError(outOfOrderMessage(entry, newer), entry.quarantineId, newer);
     }
-    const rearm = entry.idempotencyKey
-      ? await rearmInbox(tx, { consumer: entry.consumer, idempotencyKey: entry.idempotencyKey })
-      : { previousStatus: null, rearmed: false };
+    const rearm =
+      entry.idempotencyKey && !edit
+        ? await rearmInbox(tx, { consumer: entry.consumer, idempotencyKey: entry.idempotencyKey })
+        : { previousStatus: null, rearmed: false };
     const input = releaseSendInput(
-      entry,
+      edit ? { ...entry, body: edit.body } : entry,
       options.queueUrl,
       () =>
         `Quarantine entry ${entry.quarantineId} has no MessageGroupId but ${options.queueUrl} is a FIFO queue; send it by hand.`,
@@ -73,7 +98,8 @@ export async function quarantineRelease(
       );
     }
     await tx`
-      update worker_quarantine set released_at = now(), released_message_id = ${releasedMessageId}
+      update worker_quarantine
+      set released_at = now(), released_message_id = ${releasedMessageId}, released_as_key = ${edit?.releasedAsKey ?? null}
       where quarantine_id = ${entry.quarantineId}
     `;
     const auditId = await recordAudit(
@@ -94,6 +120,7 @@ export async function quarantineRelease(
           inboxRearmed: rearm.rearmed,
           forced,
           newerCompletedEvents: newer.count,
+          ...(edit ? editAuditDetail(edit) : {}),
         },
       },
       actor,
@@ -110,14 +137,41 @@ export async function quarantineRelease(
       newerCompletedEvents: newer.count,
       forced,
       auditId,
+      ...(edit ? { edit: editResult(edit) } : {}),
     } satisfies QuarantineReleaseResult;
   });
   emit(out, result, () => renderRelease(result));
   return result;
 }
 
-/** The refusals that need nothing but the entry: released already, another consumer's, a hash mismatch. */
-function refuseUnreleasable(entry: QuarantineEntry, consumer: string): void {
+/**
+ * The edited body of an entry and the key it goes out as: the next free version of the key (no inbox row, no quarantine
+ * entry, no earlier edited release uses it).
+ */
+async function planEdit(
+  tx: postgres.TransactionSql,
+  entry: QuarantineEntry,
+  edit: EditedBodyInput,
+  forceEdit: boolean | undefined,
+): Promise<EditedRelease> {
+  const key = await nextVersionedKey(editedKeyBase(entry.idempotencyKey, edit), async (candidate) => {
+    const [used] = await tx`
+      select 1 from worker_inbox where consumer = ${entry.consumer} and idempotency_key = ${candidate}
+      union all
+      select 1 from worker_quarantine
+      where consumer = ${entry.consumer} and (idempotency_key = ${candidate} or released_as_key = ${candidate})
+      limit 1
+    `;
+    return used !== undefined;
+  });
+  return editedRelease(entry, edit, key, { forceEdit });
+}
+
+/**
+ * The refusals that need nothing but the entry: released already, another consumer's, a hash mismatch (unless edited:
+ * the edit goes out under a key of its own), a cancelled key (unless edited).
+ */
+function refuseUnreleasable(entry: QuarantineEntry, consumer: string, edited: boolean): void {
   if (entry.releasedAt) {
     throw new OperationError(
       `Quarantine entry ${entry.quarantineId} was already released at ${entry.releasedAt.toISOString()} as message ` +
@@ -130,7 +184,14 @@ function refuseUnreleasable(entry: QuarantineEntry, consumer: string): void {
         'Pass --consumer / WORKER_CONSUMER and --queue-url of that worker.',
     );
   }
-  if (entry.reasonCode === 'IDEMPOTENCY_HASH_MISMATCH') {
+  if (entry.reasonCode === 'CANCELLED' && !edited) {
+    throw new OperationError(
+      `Quarantine entry ${entry.quarantineId} is a copy of cancelled key "${entry.idempotencyKey}"; re-sending it ` +
+        'would be quarantined again. To apply a corrected message, release it under a new key: ' +
+        `"sqs-worker quarantine release ${entry.quarantineId} --edit <file.json>".`,
+    );
+  }
+  if (entry.reasonCode === 'IDEMPOTENCY_HASH_MISMATCH' && !edited) {
     throw new OperationError(
       `Quarantine entry ${entry.quarantineId} reused idempotency key "${entry.idempotencyKey}" for a different request; ` +
         'releasing it would be rejected again. Have the producer publish it with its own idempotency key.',
@@ -142,9 +203,13 @@ function renderRelease(result: QuarantineReleaseResult): string {
   return [
     `Released quarantine entry ${result.quarantineId} (${result.messageType ?? 'unknown type'}, key ${result.idempotencyKey ?? '-'}) ` +
       `to ${result.queueUrl} as message ${result.releasedMessageId}.`,
-    result.inboxRearmed
-      ? `Inbox row re-armed (was ${result.inboxStatusBefore}): the worker will process it again.`
-      : `Inbox row: ${result.inboxStatusBefore ?? 'none'} (unchanged).`,
+    ...(result.edit
+      ? []
+      : [
+          result.inboxRearmed
+            ? `Inbox row re-armed (was ${result.inboxStatusBefore}): the worker will process it again.`
+            : `Inbox row: ${result.inboxStatusBefore ?? 'none'} (unchanged).`,
+        ]),
     ...(result.newerCompletedEvents > 0
       ? [
           `Forced: ${result.newerCompletedEvents} newer event(s) of ${result.aggregate?.type} "${result.aggregate?.id}" ` +
@@ -154,7 +219,13 @@ function renderRelease(result: QuarantineReleaseResult): string {
     ...(result.aggregate === null
       ? ['Not checked for newer events: neither an inbox row nor the body names its aggregate.']
       : []),
-    `Follow it with "sqs-worker inbox show ${result.idempotencyKey ?? '<key>'}".`,
+    ...(result.edit
+      ? [
+          `Edited: sent under the new key ${result.edit.releasedAsKey} (body sha256 ${result.edit.editedBodyHash.slice(0, 12)}…, ` +
+            `original ${result.edit.originalBodyHash.slice(0, 12)}…); the original key's inbox row is unchanged.`,
+        ]
+      : []),
+    `Follow it with "sqs-worker inbox show ${result.edit?.releasedAsKey ?? result.idempotencyKey ?? '<key>'}".`,
   ].join('\n');
 }
 

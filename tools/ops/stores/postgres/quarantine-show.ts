@@ -27,7 +27,7 @@ export async function loadQuarantineEntry(
       reason_code as "reasonCode", reason_message as "reasonMessage", sqs_attributes as "sqsAttributes",
       message_attributes as "messageAttributes", event_source_arn as "eventSourceArn", occurrences,
       first_quarantined_at as "firstQuarantinedAt", last_quarantined_at as "lastQuarantinedAt",
-      released_at as "releasedAt", released_message_id as "releasedMessageId"
+      released_at as "releasedAt", released_message_id as "releasedMessageId", released_as_key as "releasedAsKey"
     from worker_quarantine
     where quarantine_id = ${quarantineId}
     ${options.forUpdate ? sql`for update` : sql``}
