@@ -6,13 +6,12 @@ import {
   ReceiveMessageCommand,
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
-import type { SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { holdCaseLock } from '../../tools/local/hold-case-lock.ts';
 import { freePort } from '../../tools/local/local-postgres.ts';
 import { sqsClientFor } from '../../tools/local/local-sqs.ts';
 import { createTestDatabase } from '../support/database.ts';
-import { envelopeFactory, lambdaContext, sqsEvent } from '../support/sqs-event.ts';
+import { envelopeFactory, lambdaContext, receivedRecord, sqsEvent } from '../support/sqs-event.ts';
 import { exampleWorker } from '../support/test-worker.ts';
 import { localQueueFixture } from './local-queue-fixture.ts';
 
@@ -20,19 +19,6 @@ const db = await createTestDatabase();
 const fixture = await localQueueFixture();
 /** The operator's client: queues, sending, and the receives that stand in for the event source mapping. */
 const client = fixture.sqs;
-
-/** The Lambda shape of a received message (the local event source mapping does the same, fully). */
-const toRecord = (message: Message, arn: string): SQSRecord => ({
-  messageId: message.MessageId as string,
-  receiptHandle: message.ReceiptHandle as string,
-  body: message.Body as string,
-  attributes: message.Attributes as unknown as SQSRecord['attributes'],
-  messageAttributes: {},
-  md5OfBody: message.MD5OfBody as string,
-  eventSource: 'aws:sqs',
-  eventSourceARN: arn,
-  awsRegion: 'us-east-1',
-});
 
 async function createQueue(name: string) {
   const { QueueUrl } = await client.send(
@@ -89,19 +75,19 @@ describe('Backoff through ChangeMessageVisibilityBatch (local SQS, real SDK)', (
 
     // Act 1: first delivery while locked.
     const first = (await receiveOne(queue.url)) as Message;
-    const firstResponse = await worker(sqsEvent([toRecord(first, queue.arn)]), lambdaContext());
+    const firstResponse = await worker(sqsEvent([receivedRecord(first, queue.arn)]), lambdaContext());
     const firstVisibleIn = visibleInMs(queue.name, first.MessageId as string);
     const immediately = await receiveOne(queue.url, 0);
 
     // Act 2: second delivery (receive count 2), still locked.
     const second = (await receiveOne(queue.url, 5)) as Message;
-    const secondResponse = await worker(sqsEvent([toRecord(second, queue.arn)]), lambdaContext());
+    const secondResponse = await worker(sqsEvent([receivedRecord(second, queue.arn)]), lambdaContext());
     const secondVisibleIn = visibleInMs(queue.name, second.MessageId as string);
 
     // Act 3: release the lock; the next delivery completes.
     await release();
     const third = (await receiveOne(queue.url, 10)) as Message;
-    const thirdResponse = await worker(sqsEvent([toRecord(third, queue.arn)]), lambdaContext());
+    const thirdResponse = await worker(sqsEvent([receivedRecord(third, queue.arn)]), lambdaContext());
 
     // Assess
     expect(firstResponse).toEqual({ batchItemFailures: [{ itemIdentifier: first.MessageId }] });
@@ -135,7 +121,7 @@ describe('Backoff through ChangeMessageVisibilityBatch (local SQS, real SDK)', (
       });
 
       // Act
-      const response = await worker(sqsEvent([toRecord(message, queue.arn)]), lambdaContext());
+      const response = await worker(sqsEvent([receivedRecord(message, queue.arn)]), lambdaContext());
 
       // Assess: reported as decided (terminal, policy dlq), and the emulator's visibility was not touched.
       expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: message.MessageId }] });

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import type { Message } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Envelope } from '../../lambda/worker/envelope.ts';
 import { lambdaContext as localLambdaContext } from '../../tools/local/lambda-context.ts';
@@ -86,4 +87,19 @@ export function sqsEvent(records: SQSRecord[]): SQSEvent {
  */
 export function lambdaContext(remainingMs = 30_000): Context {
   return localLambdaContext({ functionName: 'case-worker', timeoutMs: remainingMs });
+}
+
+/** The Lambda shape of a message received from a queue of `arn` (the local event source mapping does the same, fully). */
+export function receivedRecord(message: Message, arn: string): SQSRecord {
+  return {
+    messageId: message.MessageId as string,
+    receiptHandle: message.ReceiptHandle as string,
+    body: message.Body as string,
+    attributes: message.Attributes as unknown as SQSRecord['attributes'],
+    messageAttributes: {},
+    md5OfBody: message.MD5OfBody as string,
+    eventSource: 'aws:sqs',
+    eventSourceARN: arn,
+    awsRegion: 'us-east-1',
+  };
 }

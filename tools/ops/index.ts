@@ -30,6 +30,12 @@ export {
   OutOfOrderReleaseError,
   UsageError,
 } from './errors.ts';
+export {
+  type LogsResult,
+  logsCommand,
+  pickLogQuery,
+  resolveLogsSource,
+} from './logs-command.ts';
 export { createMemoryOutput, type MemoryOutput } from './memory-output.ts';
 export type {
   AuditEntry,
