@@ -15,7 +15,9 @@ import { LOCAL_ACCESS_KEY_IDS } from '../tools/local/iam/local-identities.ts';
 import { keepConsuming } from '../tools/local/keep-consuming.ts';
 import { resolveHandlersPath } from '../tools/local/load-handlers.ts';
 import { LocalDynamoDbError } from '../tools/local/local-dynamodb.ts';
+import { LOG_FILE_VARIABLE, openLocalLogFile } from '../tools/local/local-log-file.ts';
 import { startLocalStack } from '../tools/local/local-stack.ts';
+import { localWorkerVersion } from '../tools/local/local-worker-version.ts';
 import { renderDemoSummary } from '../tools/local/render-demo-summary.ts';
 import { serveHandlers } from '../tools/local/serve-handlers.ts';
 import { localPollerTask, localWorkerFunction } from '../tools/local/stack-compute.ts';
@@ -169,6 +171,9 @@ const stack = await startLocalStack({
   log(`${COMMAND}: ${error.message}`);
   process.exit(2);
 });
+// The worker's JSON log lines, as its log group would hold them: `sqs-worker logs` reads them from here.
+const logFile = await openLocalLogFile(process.env[LOG_FILE_VARIABLE] || undefined);
+log(`Worker log lines: ${logFile.path} (sqs-worker logs reads them: export ${LOG_FILE_VARIABLE})`);
 let exitCode = 1;
 try {
   log(
@@ -188,6 +193,7 @@ try {
   exitCode = iamSummary(exitCode);
 } finally {
   await Promise.race([stack.stop(), sleep(15_000)]);
+  await logFile.close();
 }
 process.exit(exitCode);
 
@@ -250,6 +256,11 @@ async function runOwnHandlers(handlersPath: string): Promise<number> {
       concurrency: options.concurrency,
       memorySizeMb: options.memoryMb,
       onKill: log,
+      // Your worker's lines on the terminal, as before, and in the run's log file.
+      onOutput: (line, source) => {
+        (source.stream === 'stdout' ? process.stdout : process.stderr).write(`${line}\n`);
+        logFile.write(line);
+      },
     });
   } catch (error) {
     if (!(error instanceof HandlersModuleError)) throw error;
@@ -292,6 +303,8 @@ function settingsLines(): string[] {
     ['AWS_REGION', stack.region],
     ['WORKER_QUEUE_URL', stack.queues.queueUrl],
     ['WORKER_DLQ_URL', stack.queues.dlqUrl],
+    [LOG_FILE_VARIABLE, logFile.path],
+    ['SQS_WORKER_LOCAL_VERSION', localWorkerVersion()],
     ...(stack.iam
       ? ([
           ['AWS_ACCESS_KEY_ID', LOCAL_ACCESS_KEY_IDS.admin],
@@ -349,6 +362,7 @@ async function runScenario(): Promise<number> {
         concurrency: options.concurrency,
         ...payloadMemory,
         onProgress,
+        onLogLine: logFile.write,
       })
     : await runDemoScenario({
         databaseUrl: stack.databaseUrl,
@@ -365,6 +379,7 @@ async function runScenario(): Promise<number> {
         poller: pollerTask,
         ...payloadMemory,
         onProgress,
+        onLogLine: logFile.write,
       });
   if (barStarted) bar.stop();
   process.stdout.write(renderDemoSummary(summary));
@@ -376,6 +391,7 @@ async function runScenario(): Promise<number> {
       runtime: options.runtime,
       memoryMb: options.memoryMb,
       onKill: log,
+      onLogLine: logFile.write,
     });
     process.stdout.write(
       [

@@ -191,16 +191,34 @@ const queue = program.command('queue').description('the source queue');
 queue
   .command('status')
   .description(
-    'depth, in flight, delayed, DLQ depth, retention, oldest unfinished message (needs --queue-url)',
+    'depth, in flight, delayed, DLQ depth, retention, oldest unfinished message, deployed worker version (needs --queue-url)',
   )
   .option(
     '--store <store>',
     'the store of the worker (env WORKER_STORE, default postgres); the oldest unfinished message is read from PostgreSQL only',
   )
+  .option(
+    '--function-name <name>',
+    'the worker function whose WORKER_VERSION is shown (env WORKER_FUNCTION_NAME, stack output WorkerFunctionName; default: the function of --mapping-uuid)',
+  )
   .action(
-    act('queue status', (s) =>
+    act('queue status', (s, opts) =>
       ops.queueStatus(
-        { sqs: s.sqs(), out: s.out, clock: s.clock, store: s.store, cloudWatch: s.cloudWatch() },
+        {
+          sqs: s.sqs(),
+          out: s.out,
+          clock: s.clock,
+          store: s.store,
+          cloudWatch: s.cloudWatch(),
+          version: s.settings.sqsEndpoint
+            ? { kind: 'local', version: process.env.SQS_WORKER_LOCAL_VERSION || undefined }
+            : {
+                kind: 'lambda',
+                lambda: s.lambda(),
+                functionName: str(opts.functionName) ?? (process.env.WORKER_FUNCTION_NAME || undefined),
+                mappingUuid: s.settings.mappingUuid,
+              },
+        },
         { queueUrl: s.require('queueUrl'), dlqUrl: s.settings.dlqUrl, consumer: s.settings.consumer },
       ),
     ),
@@ -245,6 +263,63 @@ queue
         },
       ),
     ),
+  );
+
+program
+  .command('logs')
+  .description(
+    "one runbook question over the worker's logs (the Logs Insights queries the stack saves): in AWS with Logs Insights, locally on the local run's log file",
+  )
+  .option('--key <idempotencyKey>', 'every line of one idempotency key, oldest first')
+  .option('--message-id <id>', 'every line of one SQS message id, oldest first')
+  .option('--code <failureCode>', 'the records that failed with this code, newest first')
+  .option('--slowest [n]', 'the N slowest records (processingMs), default 20')
+  .option('--retries-by-aggregate', 'retryable failures counted by aggregateId')
+  .option('--by-type', 'per messageType: records, rate per minute, failures, p99 and average processingMs')
+  .option('--since <duration>', 'the time range: the last 15m, 1h, 2d, …', '1h')
+  .option('--stage <stage>', 'AWS: read the log group from the outputs of stack SqsInboxWorker-<stage>')
+  .option(
+    '--log-group <name>',
+    'AWS: the log group(s) to query (repeatable), instead of --stage',
+    collect,
+    [],
+  )
+  .option(
+    '--log-file <file>',
+    "a local run's log file (env SQS_WORKER_LOG_FILE, printed by npm start -- --keep)",
+  )
+  .option('--timeout <duration>', 'AWS: the longest wait for the query to complete', '60s')
+  .action(
+    act('logs', (s, opts) => {
+      const picked = ops.pickLogQuery({
+        key: str(opts.key),
+        messageId: str(opts.messageId),
+        code: str(opts.code),
+        slowest: opts.slowest as string | boolean | undefined,
+        retriesByAggregate: opts.retriesByAggregate === true,
+        byType: opts.byType === true,
+      });
+      const source = ops.resolveLogsSource({
+        logFile: str(opts.logFile),
+        logGroups: opts.logGroup as string[] | undefined,
+        stage: str(opts.stage),
+        local: s.settings.sqsEndpoint !== undefined,
+      });
+      return ops.logsCommand(
+        {
+          out: s.out,
+          clock: s.clock,
+          logs: () => s.cloudWatchLogs(),
+          cloudFormation: () => s.cloudFormation(),
+        },
+        {
+          ...picked,
+          source,
+          sinceSeconds: parseDuration(str(opts.since) ?? '1h', '--since'),
+          timeoutMs: parseDuration(str(opts.timeout) ?? '60s', '--timeout') * 1000,
+        },
+      );
+    }),
   );
 
 const dlq = program.command('dlq').description('the dead-letter queue (an incident queue, not a bin)');

@@ -4,14 +4,17 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as triggers from 'aws-cdk-lib/triggers';
 import { Construct } from 'constructs';
+import type { LogQueryName } from '../lambda/worker/log-queries.ts';
 import { annotateCapacity } from './annotate-capacity.ts';
 import { checkQueueIdentity } from './check-queue-identity.ts';
 import { ScheduledJobs } from './jobs/scheduled-jobs.ts';
+import { createWorkerLogQueries } from './observability/worker-log-queries.ts';
 import { WORKER_METRICS } from './observability/worker-metrics.ts';
 import { createWorkerObservability } from './observability/worker-observability.ts';
 import { createPayloadBucket } from './payload-bucket.ts';
@@ -76,6 +79,13 @@ export class SqsDatabaseWorker extends Construct {
   readonly deadLetterQueue: sqs.Queue;
   /** The worker function (runtime `lambda`). */
   readonly workerFunction: lambda.Function | undefined;
+  /** The log group of the worker's lines: the worker function's, or the poller's (runtime `fargate`). */
+  readonly workerLogGroup: logs.ILogGroup;
+  /**
+   * The runbook's Logs Insights queries saved on {@link SqsDatabaseWorker.workerLogGroup}, by name (by idempotency
+   * key, by message id, by failure code, slowest, retries by aggregate, by messageType): docs/operations.md.
+   */
+  readonly logQueries: Readonly<Record<LogQueryName, logs.CfnQueryDefinition>>;
   /** The SQS event source of the worker (runtime `lambda`). */
   readonly eventSource: SqsEventSource | undefined;
   /** The poller's ECS Fargate service, its task role and scaling (runtime `fargate`). */
@@ -160,6 +170,8 @@ export class SqsDatabaseWorker extends Construct {
       this.workerFunction = runtime.workerFunction;
       this.eventSource = runtime.eventSource;
     }
+    this.workerLogGroup = this.pollerService?.logGroup ?? (this.workerFunction as lambda.Function).logGroup;
+    this.logQueries = createWorkerLogQueries(this, [this.workerLogGroup]);
 
     this.migrationTrigger = this.createMigrationTrigger(store);
 

@@ -62,6 +62,11 @@ export class SqsInboxWorkerStack extends Stack {
     const { workerFunction, eventSource, pollerService } = this.worker;
     if (workerFunction && eventSource) {
       new CfnOutput(this, 'WorkerFunctionName', { value: workerFunction.functionName });
+      new CfnOutput(this, 'WorkerLogGroupName', {
+        value: this.worker.workerLogGroup.logGroupName,
+        description:
+          "The worker function's log group (sqs-worker logs --stage …, the saved Logs Insights queries)",
+      });
       new CfnOutput(this, 'EventSourceMappingUuid', {
         value: eventSource.eventSourceMappingId,
         description:

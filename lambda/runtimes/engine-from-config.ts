@@ -37,7 +37,10 @@ export interface EngineFromConfigOptions<Part> {
   readonly newTracer: (serviceName: string) => Promise<RecordTracer>;
   /** The runtime's SQS client, or a function that makes it on first use (the engine's backoff visibility changes). */
   readonly sqs?: SqsClientSource;
-  /** @default a Powertools Logger of POWERTOOLS_SERVICE_NAME (or the consumer) */
+  /**
+   * @default a Powertools Logger of POWERTOOLS_SERVICE_NAME (or the consumer), with `workerVersion` (the
+   * configuration's) as a persistent key of every line
+   */
   readonly logger?: Logger;
   /** A probe of the store without an answer after this long failed ({@link ConfiguredEngine.probe}). @default 5000 */
   readonly probeTimeoutMs?: number;
@@ -56,7 +59,7 @@ export interface ConfiguredEngine<Part> extends Omit<WiredStore<Part>, 'part'> {
  * (a postgres.js pool of `DB_POOL_SIZE`, or the DynamoDB store of `DYNAMODB_*`), its handlers, the S3 client of
  * `payloadRef` reads (made on first use: `S3_ENDPOINT`), the record tracer when `POWERTOOLS_TRACE_ENABLED=true`
  * (its loading started now, during a cold start's init), Powertools `Logger` and `Metrics` of
- * `POWERTOOLS_SERVICE_NAME` / `POWERTOOLS_METRICS_NAMESPACE`, and every `WORKER_*` setting. The Lambda adapters add
+ * `POWERTOOLS_SERVICE_NAME` / `POWERTOOLS_METRICS_NAMESPACE` (the logger's lines carry `workerVersion`), and every `WORKER_*` setting. The Lambda adapters add
  * their invocation rules, the poller its receive loop.
  *
  * The store and the tracer are parameters, so that this module names neither store: a Lambda bundle holds the code
@@ -68,7 +71,10 @@ export interface ConfiguredEngine<Part> extends Omit<WiredStore<Part>, 'part'> {
 export function engineFromConfig<Part>(options: EngineFromConfigOptions<Part>): ConfiguredEngine<Part> {
   const { config } = options;
   const serviceName = process.env.POWERTOOLS_SERVICE_NAME ?? config.consumer;
-  const logger = options.logger ?? new Logger({ serviceName });
+  // Every line names the code that wrote it (WORKER_VERSION: the deployed asset's hash), so a change of behaviour
+  // can be put next to a deploy (docs/operations.md, "Deploy correlation").
+  const logger =
+    options.logger ?? new Logger({ serviceName, persistentKeys: { workerVersion: config.workerVersion } });
   const metrics = new Metrics({
     namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? DEFAULT_METRICS_NAMESPACE,
     serviceName,

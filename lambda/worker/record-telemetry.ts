@@ -33,8 +33,13 @@ export const LOAD_METRICS: Readonly<Record<Exclude<LoadSignal, 'ok' | 'ignored'>
   slow: METRIC_NAMES.loadSlow,
 };
 
-/** The outcome's fields in the record's log line, in this order (after `queue`). */
-const LOGGED_FIELDS = [
+/**
+ * The outcome's fields in the record's log line, in this order (after `queue`); the saved Logs Insights queries
+ * (`log-queries.ts`) read them by these names.
+ *
+ * @internal
+ */
+export const LOGGED_FIELDS = [
   'messageId',
   'messageType',
   'idempotencyKey',

@@ -1,9 +1,7 @@
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
-import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
 import { createTestDatabase } from '../support/database.ts';
-import { startKept } from '../support/local-start-run.ts';
+import { sendPaymentWithPrintedSettings, startKeptScenario } from '../support/local-start-run.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 const db = await createTestDatabase();
@@ -11,12 +9,7 @@ const db = await createTestDatabase();
 describe('npm start -- --keep (no AWS_* variable in its environment)', () => {
   it('consumes a message sent with the printed settings after the summary, and SIGTERM stops it with exit 0', async () => {
     // Prepare
-    const kept = startKept(['--keep', '--messages', '20', '--concurrency', '2'], {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      DATABASE_URL: db.url,
-    });
+    const kept = startKeptScenario(db.url);
     const key = 'kept:payment:1';
     let status: string | undefined;
     let settings: Record<string, string> = {};
@@ -24,26 +17,7 @@ describe('npm start -- --keep (no AWS_* variable in its environment)', () => {
       settings = await kept.settingsPrintedBefore('npx sqs-worker smoke', 120_000);
 
       // Act: the real SDK with exactly the printed endpoint, region, key and queue.
-      const sqs = new SQSClient({
-        endpoint: settings.SQS_ENDPOINT,
-        region: settings.AWS_REGION,
-        credentials: {
-          accessKeyId: settings.AWS_ACCESS_KEY_ID as string,
-          secretAccessKey: settings.AWS_SECRET_ACCESS_KEY as string,
-        },
-        useQueueUrlAsEndpoint: false,
-      });
-      const body = exampleEnvelope({
-        messageType: 'PaymentCaptured',
-        idempotencyKey: key,
-        aggregateType: 'Payment',
-        aggregateId: key,
-        payload: { paymentId: key, accountId: 'acct-1', amount: 10, currency: 'EUR' },
-      });
-      await sqs.send(
-        new SendMessageCommand({ QueueUrl: settings.WORKER_QUEUE_URL, MessageBody: JSON.stringify(body) }),
-      );
-      sqs.destroy();
+      await sendPaymentWithPrintedSettings(settings, key);
       // The printed DATABASE_URL (the ops role) reads the inbox, as `sqs-worker inbox show` does.
       const ops = postgres(settings.DATABASE_URL as string, { max: 1, onnotice: () => {} });
       try {
@@ -74,6 +48,8 @@ describe('npm start -- --keep (no AWS_* variable in its environment)', () => {
       'AWS_REGION',
       'WORKER_QUEUE_URL',
       'WORKER_DLQ_URL',
+      'SQS_WORKER_LOG_FILE',
+      'SQS_WORKER_LOCAL_VERSION',
       'AWS_ACCESS_KEY_ID',
       'AWS_SECRET_ACCESS_KEY',
     ]);

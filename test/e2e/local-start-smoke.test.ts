@@ -49,6 +49,8 @@ describe('npm start -- --keep, then sqs-worker smoke with the settings it prints
       'AWS_REGION',
       'WORKER_QUEUE_URL',
       'WORKER_DLQ_URL',
+      'SQS_WORKER_LOG_FILE',
+      'SQS_WORKER_LOCAL_VERSION',
       'AWS_ACCESS_KEY_ID',
       'AWS_SECRET_ACCESS_KEY',
     ]);

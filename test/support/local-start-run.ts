@@ -2,6 +2,8 @@ import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { exampleEnvelope } from '../../tools/local/example-envelope.ts';
 import { waitFor } from './wait-for.ts';
 
 /**
@@ -112,4 +114,50 @@ export function startKept(args: readonly string[], env: NodeJS.ProcessEnv): Kept
       child.kill(signal);
     },
   };
+}
+
+/**
+ * Sends one example `PaymentCaptured` of idempotency key (and aggregate) `key` to the kept stack's queue with the real
+ * SDK and exactly the printed endpoint, region, key and queue URL, as an operator pasting the settings would.
+ */
+export async function sendPaymentWithPrintedSettings(
+  settings: Record<string, string>,
+  key: string,
+): Promise<void> {
+  const sqs = new SQSClient({
+    endpoint: settings.SQS_ENDPOINT,
+    region: settings.AWS_REGION,
+    credentials: {
+      accessKeyId: settings.AWS_ACCESS_KEY_ID as string,
+      secretAccessKey: settings.AWS_SECRET_ACCESS_KEY as string,
+    },
+    useQueueUrlAsEndpoint: false,
+  });
+  const body = exampleEnvelope({
+    messageType: 'PaymentCaptured',
+    idempotencyKey: key,
+    aggregateType: 'Payment',
+    aggregateId: key,
+    payload: { paymentId: key, accountId: 'acct-1', amount: 10, currency: 'EUR' },
+  });
+  try {
+    await sqs.send(
+      new SendMessageCommand({ QueueUrl: settings.WORKER_QUEUE_URL, MessageBody: JSON.stringify(body) }),
+    );
+  } finally {
+    sqs.destroy();
+  }
+}
+
+/**
+ * `npm start -- --keep --messages 20 --concurrency 2` on `databaseUrl`, with no AWS variable in its environment (the
+ * smallest scenario, then the kept worker): {@link startKept}.
+ */
+export function startKeptScenario(databaseUrl: string): KeptLocalStart {
+  return startKept(['--keep', '--messages', '20', '--concurrency', '2'], {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    DATABASE_URL: databaseUrl,
+  });
 }

@@ -99,6 +99,8 @@ export interface DynamoDbDemoScenarioOptions {
   /** @default 90,000 */
   readonly timeoutMs?: number;
   readonly onProgress?: (settled: number, total: number) => void;
+  /** Every line the worker writes (its JSON log lines among them): `npm start` writes them to the run's log file. */
+  readonly onLogLine?: (line: string) => void;
 }
 
 /**
@@ -306,6 +308,7 @@ function startDynamoConsumer(run: DynamoRun): Promise<ScenarioConsumer> {
     queueUrl: options.queues.queueUrl,
     concurrency: options.concurrency ?? 4,
     recorder: run.recorder,
+    ...(options.onLogLine ? { onLogLine: options.onLogLine } : {}),
     dropDelete: (message) => message.receiveCount === 1 && scenario.crashBodies.has(message.body),
     ...killRecorder(run.kills, run.bigCase),
   });

@@ -48,6 +48,7 @@ export async function startPostgresConsumer(run: PostgresRun): Promise<PostgresC
     queueUrl: options.queues.queueUrl,
     concurrency: run.concurrency,
     recorder: run.recorder,
+    ...(options.onLogLine ? { onLogLine: options.onLogLine } : {}),
     dropDelete: (message) => message.receiveCount === 1 && scenario.crashBodies.has(message.body),
     functionTimeoutMs: options.functionTimeoutMs,
     ...killRecorder(kills, bigCase),

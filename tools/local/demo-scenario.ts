@@ -82,6 +82,8 @@ export interface DemoScenarioOptions {
   readonly timeoutMs?: number;
   /** Called about ten times a second with the messages settled (deleted or moved to the DLQ) so far. */
   readonly onProgress?: (settled: number, total: number) => void;
+  /** Every line the worker writes (its JSON log lines among them): `npm start` writes them to the run's log file. */
+  readonly onLogLine?: (line: string) => void;
 }
 
 /** One summary check: what must hold after the run, whether it held, and the figures. */

@@ -18,6 +18,8 @@ export interface KeepConsumingOptions {
   readonly memoryMb?: number;
   /** Each kill for memory or time (and each poller task that exited by itself), as AWS reports it. */
   readonly onKill?: (line: string) => void;
+  /** Every line the worker writes, at INFO (the run's log file); without it the worker logs nothing. */
+  readonly onLogLine?: (line: string) => void;
 }
 
 /** A worker consuming the local stack's queue until {@link KeptWorker.stop}. */
@@ -31,7 +33,8 @@ export interface KeptWorker {
  * domain's handlers, and the toolkit's canary, which every worker registers) on the stack's store, as the stage runs
  * it — the worker function behind the local event source mapping in a local function host, or the poller's task
  * (`bin/poller.ts`) — within its memory and timeout, with its role's key, so that what is sent to the queue while the
- * stack stays up — `sqs-worker smoke`, your own messages — is consumed. Logs are quiet (the summary stays readable);
+ * stack stays up — `sqs-worker smoke`, your own messages — is consumed. Its logs go to `onLogLine` (the run's log
+ * file), never to the terminal (the summary stays readable);
  * the backoff is the scenario's short one (1 to 4 s), so a never-recovering message reaches the DLQ in seconds.
  */
 export async function keepConsuming(options: KeepConsumingOptions): Promise<KeptWorker> {
@@ -46,8 +49,10 @@ export async function keepConsuming(options: KeepConsumingOptions): Promise<Kept
       poller ? 'poller' : 'event-source-mapping',
       concurrency,
     ),
-    POWERTOOLS_LOG_LEVEL: 'SILENT',
+    // Its lines go to the run's log file (onLogLine), not to the terminal.
+    POWERTOOLS_LOG_LEVEL: options.onLogLine ? 'INFO' : 'SILENT',
   };
+  const onOutput = options.onLogLine ? (line: string) => options.onLogLine?.(line) : undefined;
   if (poller) {
     const task = await localPollerTask(stack, {
       stage: stack.dynamodb ? 'fargate-dynamodb' : 'fargate',
@@ -56,6 +61,7 @@ export async function keepConsuming(options: KeepConsumingOptions): Promise<Kept
     const tasks = await startPollerTasks({
       ...task,
       environment: { ...task.environment, ...variables },
+      ...(onOutput ? { onOutput } : {}),
       onExit: (exit) => {
         if (exit.outOfMemory)
           options.onKill?.(
@@ -80,6 +86,7 @@ export async function keepConsuming(options: KeepConsumingOptions): Promise<Kept
   const host = await startFunctionHost({
     ...settings,
     environment: { ...settings.environment, ...variables },
+    ...(onOutput ? { onOutput } : {}),
   });
   const esm = await startStackFunctionMapping({
     stack,

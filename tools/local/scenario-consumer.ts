@@ -59,6 +59,8 @@ export interface ScenarioConsumerOptions {
   readonly concurrency: number;
   /** Outcomes, read from the worker's log lines. */
   readonly recorder: OutcomeRecorder;
+  /** Every line the worker writes (the run's log file). */
+  readonly onLogLine?: (line: string) => void;
   /** The crash between commit and delete: true skips the delete of a message received so. */
   readonly dropDelete: (message: { body: string; receiveCount: number }) => boolean;
   /** Overrides the function's timeout. */
@@ -126,6 +128,7 @@ async function startPollerConsumer(options: ScenarioConsumerOptions): Promise<Sc
     environment,
     onOutput: (line) => {
       recorder.recordLogLine(line);
+      options.onLogLine?.(line);
       limit.onLine(line);
     },
     onExit: (exit) => {
@@ -190,6 +193,7 @@ async function startMappingConsumer(options: ScenarioConsumerOptions): Promise<S
     environment,
     onOutput: (line) => {
       options.recorder.recordLogLine(line);
+      options.onLogLine?.(line);
       metricLines?.(line);
     },
   });

@@ -3,6 +3,7 @@ import type { FunctionSettings } from './function-host.ts';
 import { localCredentials } from './iam/local-identities.ts';
 import { type SynthesizedCompute, synthesizeStage } from './iam/stack-policies.ts';
 import type { LocalStack } from './local-stack.ts';
+import { localWorkerVersion } from './local-worker-version.ts';
 import type { PollerTaskSettings } from './poller-process.ts';
 
 /**
@@ -34,7 +35,8 @@ const PROXY_CONNECTION = ['DB_HOST', 'DB_PORT', 'DB_NAME', 'DB_USER', 'DB_AUTH',
  * The variables of a synthesized component pointed at `stack`: the database, SQS and S3 endpoints of the local stack
  * (`DATABASE_URL` as the worker's database role, `SQS_ENDPOINT`, `S3_ENDPOINT`, or `DYNAMODB_ENDPOINT` and the table), the component's local key
  * (as Lambda and ECS hand a component its role's credentials, so the local IAM layer evaluates its calls against that
- * role), and the region; the proxy's connection variables are left out. `overrides` come last.
+ * role), the region, and the local code's `WORKER_VERSION` (`localWorkerVersion`); the proxy's connection variables
+ * are left out. `overrides` come last.
  *
  * @internal
  */
@@ -63,6 +65,8 @@ export function localEnvironment(
     AWS_ACCESS_KEY_ID: key.accessKeyId,
     AWS_SECRET_ACCESS_KEY: key.secretAccessKey,
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    // The synthesized one is the hash of an asset a local synth does not bundle: the local code's instead.
+    WORKER_VERSION: localWorkerVersion(),
     ...overrides,
   };
 }

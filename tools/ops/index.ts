@@ -34,6 +34,12 @@ export {
   UsageError,
 } from './errors.ts';
 export type { InboxCancelResult } from './inbox-cancel-result.ts';
+export {
+  type LogsResult,
+  logsCommand,
+  pickLogQuery,
+  resolveLogsSource,
+} from './logs-command.ts';
 export { createMemoryOutput, type MemoryOutput } from './memory-output.ts';
 export type {
   AuditEntry,

@@ -1,5 +1,6 @@
 import type { Clock } from './clock.ts';
 import type { SqsSender } from './collaborators.ts';
+import { type DeployedVersion, type DeployedVersionSource, readDeployedVersion } from './deployed-version.ts';
 import { type CloudWatchReader, oldestMessageAgeSeconds } from './oldest-message-age.ts';
 import type { OpsStore } from './ops-store.ts';
 import type { OpsOutput } from './output.ts';
@@ -23,6 +24,11 @@ export interface QueueStatusResult {
    * (`ApproximateAgeOfOldestMessage`); null without a CloudWatch client (local emulator) or datapoint.
    */
   readonly oldestMessageAgeSeconds: number | null;
+  /**
+   * The version of the deployed worker code (the `workerVersion` of its log lines): the function's `WORKER_VERSION`,
+   * or the local stack's; null when no source was given or it names no function.
+   */
+  readonly workerVersion: DeployedVersion | null;
 }
 
 /**
@@ -31,7 +37,9 @@ export interface QueueStatusResult {
  * status read must not raise receive counts). SQS has no API for the age of the oldest queued message: it is
  * read from the CloudWatch metric `ApproximateAgeOfOldestMessage` (the one the stack alarms on) when a
  * CloudWatch client is given (AWS); the oldest unfinished inbox row covers every message the worker has
- * picked up at least once, locally too, when the store reads it ({@link OpsStore.unfinishedInbox}).
+ * picked up at least once, locally too, when the store reads it ({@link OpsStore.unfinishedInbox}). The deployed
+ * worker version (`version`) tells whether what is seen started with a deploy: it is the `workerVersion` of every
+ * log line (`sqs-worker logs`).
  */
 export async function queueStatus(
   deps: {
@@ -40,16 +48,19 @@ export async function queueStatus(
     clock: Clock;
     store?: OpsStore | undefined;
     cloudWatch?: CloudWatchReader | undefined;
+    /** Where the deployed worker version is read ({@link readDeployedVersion}); none: not shown. */
+    version?: DeployedVersionSource | undefined;
   },
   options: { queueUrl: string; dlqUrl?: string | undefined; consumer: string },
 ): Promise<QueueStatusResult> {
   const { sqs, out, clock } = deps;
   const unfinished = deps.store?.unfinishedInbox();
   const now = clock.now();
-  const [source, dlq, oldestAge] = await Promise.all([
+  const [source, dlq, oldestAge, version] = await Promise.all([
     readQueueAttributes(sqs, options.queueUrl),
     options.dlqUrl ? readQueueAttributes(sqs, options.dlqUrl) : Promise.resolve(null),
     deps.cloudWatch ? oldestMessageAgeSeconds(deps.cloudWatch, options.queueUrl, now) : Promise.resolve(null),
+    deps.version ? readDeployedVersion(deps.version) : Promise.resolve(undefined),
   ]);
   let oldestUnfinishedAgeSeconds: number | null = null;
   let oldestUnfinishedKey: string | null = null;
@@ -70,6 +81,7 @@ export async function queueStatus(
     oldestUnfinishedAgeSeconds,
     oldestUnfinishedKey,
     oldestMessageAgeSeconds: oldestAge,
+    workerVersion: version ?? null,
   };
   emit(out, result, () => {
     const row = (name: string, q: QueueFacts) => [
@@ -98,6 +110,7 @@ export async function queueStatus(
           }`
         : 'Age of the oldest queued message: CloudWatch ApproximateAgeOfOldestMessage (not read against a local endpoint).',
     ];
+    lines.push(describeVersion(deps.version, version));
     if (dlq && dlq.visible + dlq.inFlight > 0) {
       lines.push(
         `The DLQ holds ${dlq.visible + dlq.inFlight} message(s): run "sqs-worker dlq peek" (runbook: the DLQ has messages).`,
@@ -106,4 +119,19 @@ export async function queueStatus(
     return lines.join('\n');
   });
   return result;
+}
+
+/** The line of the worker version: the version and where it was read, or what to pass to read it. */
+function describeVersion(
+  source: DeployedVersionSource | undefined,
+  version: DeployedVersion | undefined,
+): string {
+  if (version) {
+    const modified = version.lastModified ? `, last modified ${version.lastModified}` : '';
+    return `Worker version: ${version.version} (${version.from}${modified})`;
+  }
+  if (source?.kind === 'local') {
+    return 'Worker version: export SQS_WORKER_LOCAL_VERSION (npm start -- --keep prints it) to show it.';
+  }
+  return 'Worker version: pass --function-name (env WORKER_FUNCTION_NAME) or --mapping-uuid to read it from Lambda.';
 }

@@ -1,4 +1,6 @@
+import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { describeMissingAwsSetup } from '../../lambda/aws/describe-missing-aws-setup.ts';
@@ -36,6 +38,10 @@ export interface OpsSession {
   cloudWatch(): CloudWatchClient | undefined;
   /** A Lambda client against AWS (the event source mapping's control plane), opened on first use. */
   lambda(): LambdaClient;
+  /** A CloudWatch Logs client against AWS (Logs Insights queries), its SDK loaded and opened on first use. */
+  cloudWatchLogs(): Promise<CloudWatchLogsClient>;
+  /** A CloudFormation client against AWS (stack outputs), its SDK loaded and opened on first use. */
+  cloudFormation(): Promise<CloudFormationClient>;
 }
 
 /** Where {@link runOpsCommand} reports (the real process by default). */
@@ -99,6 +105,9 @@ function openSession(
   let sqs: SQSClient | undefined;
   let cloudWatch: CloudWatchClient | undefined;
   let lambda: LambdaClient | undefined;
+  let cloudWatchLogs: CloudWatchLogsClient | undefined;
+  let cloudFormation: CloudFormationClient | undefined;
+  const region = settings.region ? { region: settings.region } : {};
   const openStore = (choice: Pick<OpsSettings, 'store' | 'dynamodbTable'>) => {
     const store = openOpsStore({ ...settings, ...choice }, name);
     stores.push(store);
@@ -121,14 +130,26 @@ function openSession(
       return cloudWatch;
     },
     lambda() {
-      lambda ??= new LambdaClient(settings.region ? { region: settings.region } : {});
+      lambda ??= new LambdaClient(region);
       return lambda;
+    },
+    async cloudWatchLogs() {
+      const { CloudWatchLogsClient } = await import('@aws-sdk/client-cloudwatch-logs');
+      cloudWatchLogs ??= new CloudWatchLogsClient(region);
+      return cloudWatchLogs;
+    },
+    async cloudFormation() {
+      const { CloudFormationClient } = await import('@aws-sdk/client-cloudformation');
+      cloudFormation ??= new CloudFormationClient(region);
+      return cloudFormation;
     },
   };
   const close = async () => {
     sqs?.destroy();
     cloudWatch?.destroy();
     lambda?.destroy();
+    cloudWatchLogs?.destroy();
+    cloudFormation?.destroy();
     await Promise.all(stores.map((store) => store.close()));
   };
   return { session, stores, close };

@@ -3,13 +3,14 @@ import { Duration, IgnoreMode, RemovalPolicy, Stack, Validations } from 'aws-cdk
 import * as appscaling from 'aws-cdk-lib/aws-applicationautoscaling';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
-import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
+import { DockerImageAsset, Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { PROJECT_ROOT } from '../../bundled-function.ts';
+import { imageCodeVersion } from '../../worker-code-version.ts';
 import { type PollerSettings, XRAY_DAEMON_MEMORY_MIB } from './resolve-poller-settings.ts';
 
 /**
@@ -78,6 +79,8 @@ export class PollerService extends Construct {
   readonly cluster: ecs.Cluster;
   readonly taskDefinition: ecs.FargateTaskDefinition;
   readonly container: ecs.ContainerDefinition;
+  /** The poller's image; its hash (the tag it is pushed with) is the container's `WORKER_VERSION`. */
+  readonly image: DockerImageAsset;
   readonly service: ecs.FargateService;
   /** The role the poller's code runs as. */
   readonly taskRole: iam.Role;
@@ -106,17 +109,21 @@ export class PollerService extends Construct {
       retention: logs.RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });
+    // Fingerprinted at synth (the .dockerignore keeps node_modules, cdk.out, .git and tests out), built at
+    // deploy. The build stage runs on the builder's platform and only the last stage is arm64, so an x86
+    // machine builds it without emulation (see the Dockerfile).
+    this.image = new DockerImageAsset(this, 'Image', {
+      directory: props.imageDirectory,
+      platform: Platform.LINUX_ARM64,
+      ignoreMode: IgnoreMode.DOCKER,
+    });
     this.container = this.taskDefinition.addContainer('Poller', {
-      // Fingerprinted at synth (the .dockerignore keeps node_modules, cdk.out, .git and tests out), built at
-      // deploy. The build stage runs on the builder's platform and only the last stage is arm64, so an x86
-      // machine builds it without emulation (see the Dockerfile).
-      image: ecs.ContainerImage.fromAsset(props.imageDirectory, {
-        platform: Platform.LINUX_ARM64,
-        ignoreMode: IgnoreMode.DOCKER,
-      }),
+      image: ecs.ContainerImage.fromDockerImageAsset(this.image),
       essential: true,
       readonlyRootFilesystem: true,
       environment: {
+        // Deploy correlation: the image's tag (its asset hash) on every log line, unless the environment names one.
+        WORKER_VERSION: imageCodeVersion(this.image),
         ...props.environment,
         ...(props.tracing
           ? { POWERTOOLS_TRACE_ENABLED: 'true', AWS_XRAY_DAEMON_ADDRESS: XRAY_DAEMON_ADDRESS }

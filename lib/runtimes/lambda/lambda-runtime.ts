@@ -12,6 +12,7 @@ import { grantPayloadRead } from '../../payload-bucket.ts';
 import type { ResolvedWorkerSettings } from '../../resolve-worker-settings.ts';
 import { shippedWorkerEntry } from '../../shipped-worker-entry.ts';
 import type { WorkerStoreParts } from '../../stores/worker-store-parts.ts';
+import { functionCodeVersion } from '../../worker-code-version.ts';
 import type { WorkerSettings } from '../../worker-settings.ts';
 
 /** What the Lambda runtime is built from: the worker's settings, its queue, its store and its payload bucket. */
@@ -34,8 +35,8 @@ export interface LambdaRuntime {
 }
 
 /**
- * The Lambda runtime: the worker function (in the store's subnets for PostgreSQL, outside any VPC for DynamoDB),
- * its grants on the store and the payload bucket, and the SQS event source that reports partial batch failures and
+ * The Lambda runtime: the worker function (in the store's subnets for PostgreSQL, outside any VPC for DynamoDB;
+ * `WORKER_VERSION` the hash of its code asset, unless `workerEnvironment` sets it), its grants on the store and the payload bucket, and the SQS event source that reports partial batch failures and
  * scales within the capacity formula (maximum concurrency, or provisioned pollers).
  *
  * @internal
@@ -56,6 +57,10 @@ export function createLambdaRuntime(scope: Construct, inputs: LambdaRuntimeInput
     profile: { store: store.kind, tracing: props.tracing ?? false },
     environment: workerFunctionEnvironment(inputs),
   });
+  // Deploy correlation: every log line and failed attempt names the code asset that wrote it (unless you name it).
+  if (props.workerEnvironment?.WORKER_VERSION === undefined) {
+    workerFunction.addEnvironment('WORKER_VERSION', functionCodeVersion(workerFunction));
+  }
   store.grantWorker(workerFunction);
   if (props.tracing) acknowledgeTracingWildcard(workerFunction.role);
   if (inputs.payloadBucket) {
