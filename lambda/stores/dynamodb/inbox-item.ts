@@ -45,4 +45,10 @@ export interface DynamoInboxItem {
   readonly failedAt?: string;
   readonly failureCode?: string;
   readonly failureMessage?: string;
+  /** Duplicates that were the same SQS message again (`count-dynamo-duplicate.ts`); absent until the first. */
+  readonly redeliveryCount?: number;
+  /** Duplicates with a new SQS messageId (the producer sent again); absent until the first. */
+  readonly resendCount?: number;
+  /** ISO time of the latest counted duplicate. */
+  readonly lastSeenAt?: string;
 }

@@ -3,6 +3,7 @@ import { dynamoAuditTrail } from './dynamo-audit-trail.ts';
 import { dynamoCanaryStore } from './dynamo-canary-store.ts';
 import { dynamoDlqInbox } from './dynamo-dlq-inbox.ts';
 import { dynamoHealth } from './dynamo-health.ts';
+import { dynamoInboxHot } from './dynamo-inbox-hot.ts';
 import { dynamoInboxShow } from './dynamo-inbox-show.ts';
 import { dynamoInboxStats } from './dynamo-inbox-stats.ts';
 import type { DynamoOpsTable } from './dynamo-ops-table.ts';
@@ -32,6 +33,7 @@ export function dynamoOpsStore(table: DynamoOpsTable): OpsStore {
     refusal: (command) => (UNSUPPORTED_COMMANDS.includes(command) ? unsupportedCommand(command) : undefined),
     inboxShow: async (deps, options) => dynamoInboxShow({ dynamo: dynamo(), ...deps }, options),
     inboxStats: async (deps, options) => dynamoInboxStats({ dynamo: dynamo(), ...deps }, options),
+    inboxHot: async (deps, options) => dynamoInboxHot({ dynamo: dynamo(), ...deps }, options),
     inboxPurge: async () => {
       throw unsupportedCommand('inbox purge');
     },
