@@ -124,7 +124,9 @@ inbox
     '--store <store>',
     'postgres or dynamodb: the store of the inbox (env WORKER_STORE, default postgres)',
   )
-  .description('counts by status and failure code, oldest FAILED_RETRYABLE, completions in the last hour')
+  .description(
+    'counts by status and failure code, oldest FAILED_RETRYABLE, completions in the last hour, duplicates, deliveries',
+  )
   .action(
     act('inbox stats', (s) =>
       s.store.inboxStats({ out: s.out, clock: s.clock }, { consumer: s.settings.consumer }),
@@ -147,6 +149,29 @@ inbox
       s.store.inboxCancel(
         { out: s.out, clock: s.clock },
         { consumer: s.settings.consumer, idempotencyKey: key as string, reason: str(opts.reason) },
+      ),
+    ),
+  );
+inbox
+  .command('hot')
+  .option(
+    '--store <store>',
+    'postgres or dynamodb: the store of the inbox (env WORKER_STORE, default postgres)',
+  )
+  .option('--limit <n>', 'at most N aggregates and N keys', '10')
+  .option('--since <duration>', 'keys last seen within this window', '1h')
+  .option('--scan-limit <n>', 'DynamoDB: items the Scan reads at most (a partial answer past it)', '100000')
+  .description('the aggregates and keys holding the most retries, claims in flight and lock waits')
+  .action(
+    act('inbox hot', (s, opts) =>
+      s.store.inboxHot(
+        { out: s.out, clock: s.clock },
+        {
+          consumer: s.settings.consumer,
+          limit: parseCount(str(opts.limit) ?? '10', '--limit', 1, 1000),
+          sinceSeconds: parseDuration(str(opts.since) ?? '1h', '--since'),
+          scanLimit: parseCount(str(opts.scanLimit) ?? '100000', '--scan-limit', 1, 10_000_000),
+        },
       ),
     ),
   );

@@ -198,6 +198,11 @@ export interface OutboxRelayConfig {
   readonly leaseMs: number;
   /** `OUTBOX_RUN_GUARD_MS`: no new round starts with less than this left of the Lambda timeout. @default 5000 */
   readonly runGuardMs: number;
+  /**
+   * `OUTBOX_FAIR_QUEUE_GROUPS`: on a standard queue, send each event with MessageGroupId = its aggregateId, so SQS
+   * fair queues keep one noisy aggregate from delaying the others (a FIFO queue gets it anyway). @default false
+   */
+  readonly fairQueueGroups: boolean;
 }
 
 /**
@@ -383,6 +388,7 @@ function workerConfig(
       batchSize: e.OUTBOX_BATCH_SIZE,
       leaseMs: e.OUTBOX_LEASE_MS,
       runGuardMs: e.OUTBOX_RUN_GUARD_MS,
+      fairQueueGroups: e.OUTBOX_FAIR_QUEUE_GROUPS === 'true',
     },
     retention: {
       sourceRetentionSeconds: e.RETENTION_SOURCE_SECONDS,

@@ -47,6 +47,13 @@ export const METRIC_NAMES = {
   // One count per record, by outcome (unit Count).
   completed: 'Completed',
   duplicate: 'Duplicate',
+  /**
+   * A duplicate that is the same SQS message again (its messageId is the key's last one): a visibility timeout that
+   * ran out or a crash between commit and delete. A red flag when it grows (unit Count, counted besides Duplicate).
+   */
+  duplicateRedelivery: 'DuplicateRedelivery',
+  /** A duplicate with a new SQS messageId and the same idempotency key: the producer sent again (unit Count). */
+  duplicateResend: 'DuplicateResend',
   staleVersionSkipped: 'StaleVersionSkipped',
   retryableFailure: 'RetryableFailure',
   terminalFailure: 'TerminalFailure',
@@ -65,6 +72,8 @@ export const METRIC_NAMES = {
   processingMs: 'ProcessingMs',
   dbTransactionMs: 'DbTransactionMs',
   messageAgeMs: 'MessageAgeMs',
+  /** SQS ApproximateReceiveCount of each record (unit Count, one value per record: read its Maximum and Average). */
+  receiveCount: 'ReceiveCount',
   // Signals of load, one count per retryable record (lambda/concurrency/load-signal.ts; unit Count): what the
   // adaptive limit of records in flight reads, in the poller from its own records, on Lambda from the fleet's.
   loadContention: 'LoadContention',

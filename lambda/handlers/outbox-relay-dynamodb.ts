@@ -42,6 +42,7 @@ export const handler = async (
       store,
       sqs,
       queueUrl,
+      fairQueueGroups: config.outbox.fairQueueGroups,
       logger,
       metrics,
     });

@@ -37,6 +37,7 @@ export const handler = async (_event: unknown, context: Context): Promise<RelayO
       sql,
       sqs,
       queueUrl,
+      fairQueueGroups: config.outbox.fairQueueGroups,
       deadline,
       logger,
       metrics,

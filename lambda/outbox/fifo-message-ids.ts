@@ -24,6 +24,16 @@ function fifoSafe(value: string): string {
 }
 
 /**
+ * MessageGroupId = aggregateId for a standard queue (SQS fair queues: the group is the tenant whose backlog is kept
+ * from delaying the others; a standard queue takes no MessageDeduplicationId), made safe as for FIFO.
+ *
+ * @internal
+ */
+export function fairQueueGroup(envelope: { aggregateId: string }): Pick<FifoMessageIds, 'MessageGroupId'> {
+  return { MessageGroupId: fifoSafe(envelope.aggregateId) };
+}
+
+/**
  * MessageGroupId = aggregateId and MessageDeduplicationId = idempotencyKey for a FIFO queue, each replaced by
  * a stable digest when SQS would reject it (envelope keys may be 200 characters; SQS FIFO ids at most 128).
  *

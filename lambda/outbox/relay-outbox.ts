@@ -36,6 +36,8 @@ export interface RelayOutboxOptions {
   readonly sqs: OutboxSqsSender;
   /** Target queue. A URL ending in `.fifo` gets MessageGroupId = aggregateId, MessageDeduplicationId = key. */
   readonly queueUrl: string;
+  /** A standard queue's messages get MessageGroupId = aggregateId (SQS fair queues). @default false */
+  readonly fairQueueGroups?: boolean;
   /**
    * Epoch milliseconds (by `clock`) after which no new round starts; the current round finishes. The Lambda
    * entry derives it from `context.getRemainingTimeInMillis()` minus a guard.
@@ -208,6 +210,7 @@ async function relayRound(
   const outcomes = await sendOutboxRows(options.sqs, rows, {
     queueUrl: options.queueUrl,
     maxBatchBytes: settings.maxBatchBytes,
+    fairQueueGroups: options.fairQueueGroups === true,
   });
   const sent = outcomes.filter((outcome) => outcome.messageId !== undefined);
   const failures = outcomes.filter((outcome) => outcome.messageId === undefined);

@@ -10,7 +10,7 @@ import {
   TRACEPARENT_ATTRIBUTE_BYTES,
   withParentId,
 } from '../tracing/trace-context.ts';
-import { fifoMessageIds } from './fifo-message-ids.ts';
+import { fairQueueGroup, fifoMessageIds } from './fifo-message-ids.ts';
 import type { ClaimedRow } from './outbox-sql.ts';
 import { planSendBatches } from './plan-send-batches.ts';
 
@@ -49,21 +49,23 @@ const truncate = (text: string) => (text.length > MAX_ERROR ? `${text.slice(0, M
  * Sends a round's rows with SendMessageBatch, ≤ 10 entries and ≤ `maxBatchBytes` per call. A round holds at most one
  * row per aggregate, so its batches are independent and are sent concurrently. Each message carries the row's trace
  * (`AWSTraceHeader` and a `traceparent` message attribute, see docs/tracing.md); a FIFO queue gets
- * MessageGroupId = aggregateId and MessageDeduplicationId = the idempotency key.
+ * MessageGroupId = aggregateId and MessageDeduplicationId = the idempotency key; a standard queue gets MessageGroupId =
+ * aggregateId only with `fairQueueGroups` (SQS fair queues).
  *
  * @internal
  */
 export async function sendOutboxRows<R extends OutboxSendRow>(
   sqs: OutboxSqsSender,
   rows: readonly R[],
-  target: { readonly queueUrl: string; readonly maxBatchBytes: number },
+  target: { readonly queueUrl: string; readonly maxBatchBytes: number; readonly fairQueueGroups?: boolean },
 ): Promise<SendOutcome<R>[]> {
   const fifo = target.queueUrl.endsWith('.fifo');
+  const groups = fifo ? fifoMessageIds : target.fairQueueGroups ? fairQueueGroup : () => ({});
   const entries = rows.map((row, index) => {
     const entry: SendMessageBatchRequestEntry = {
       Id: `m${index}`,
       MessageBody: JSON.stringify(row.envelope),
-      ...(fifo ? fifoMessageIds(row.envelope) : {}),
+      ...groups(row.envelope),
       ...traceAttributes(row.trace_header),
     };
     return { row, entry };

@@ -1,5 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
 import { recordTrace } from '../tracing/record-trace.ts';
+import type { DuplicateCopy } from './record-store.ts';
 import type { VisibilitySource } from './retry-visibility.ts';
 
 /** How one record ended. Each result has one EMF metric of the same name (see `record-telemetry.ts`). */
@@ -39,6 +40,8 @@ export interface RecordOutcome {
    */
   readonly quarantineFailed?: boolean;
   readonly hashMismatch?: boolean;
+  /** A duplicate's kind, when the store told it: the same SQS message again, or a resend (`DuplicateCopy`). */
+  readonly duplicateCopy?: DuplicateCopy;
   /** Business attempts recorded in the inbox, when known. */
   readonly attempts?: number;
   readonly messageType?: string;
@@ -101,8 +104,8 @@ export const verdicts = {
     return { result: stale ? 'STALE_VERSION_SKIPPED' : 'COMPLETED', acknowledged: true, attempts };
   },
   /** The key was already COMPLETED with this request: acknowledged, nothing applied. */
-  duplicate(attempts: number | undefined): Verdict {
-    return { result: 'DUPLICATE', acknowledged: true, attempts };
+  duplicate(attempts: number | undefined, copy?: DuplicateCopy): Verdict {
+    return { result: 'DUPLICATE', acknowledged: true, attempts, ...(copy ? { duplicateCopy: copy } : {}) };
   },
   /** Reported, visible again after `visibilitySeconds` (the backoff; `source`: where it came from). */
   retryable(

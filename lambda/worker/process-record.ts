@@ -125,7 +125,7 @@ async function attemptRecord<Unit, Claim>(r: RecordContext<Unit, Claim>, ready: 
         gateTerminal = { code: 'CANCELLED', message: CANCELLED_MESSAGE };
         return terminalAtGate(r, unit, gateTerminal, gate.attempts);
       }
-      if (gate.kind === 'duplicate') return verdicts.duplicate(gate.attempts);
+      if (gate.kind === 'duplicate') return verdicts.duplicate(gate.attempts, gate.copy);
       if (message.pendingRef) {
         // Its payload was left unread because the key looked completed, and it is not (purged since).
         throw new RetryableError(

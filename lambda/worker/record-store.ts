@@ -62,10 +62,19 @@ export interface GateCount {
 }
 
 /**
+ * What a duplicate is, where the store can tell: the same SQS message again (`REDELIVERY`: its messageId is the
+ * key's last one) or a new message with the same key (`RESEND`: the producer sent again).
+ *
+ * @internal
+ */
+export type DuplicateCopy = 'REDELIVERY' | 'RESEND';
+
+/**
  * The one answer of a claim (the gate), which the template decides on:
  * - `new` / `retry`: this delivery holds the key (its first delivery, or one after a failed attempt): run the
  *   handler, then complete with `claim`, the store's own token (a row lock, a lease);
- * - `duplicate`: the key is COMPLETED with this request: acknowledged, nothing applied;
+ * - `duplicate`: the key is COMPLETED with this request: acknowledged, nothing applied (`copy`: what kind of copy,
+ *   when the store tells);
  * - `terminal`: the key failed terminally before (`failureCode`): it stays terminal;
  * - `cancelled`: an operator cancelled the key (`sqs-worker inbox cancel`): terminal `CANCELLED`, never applied;
  * - `hashMismatch`: the key belongs to another request (`status`: the key's status): terminal
@@ -76,7 +85,7 @@ export interface GateCount {
  */
 export type Gate<Claim> =
   | (GateCount & { readonly kind: 'new' | 'retry'; readonly attempts: number; readonly claim: Claim })
-  | (GateCount & { readonly kind: 'duplicate' })
+  | (GateCount & { readonly kind: 'duplicate'; readonly copy?: DuplicateCopy })
   | (GateCount & { readonly kind: 'terminal'; readonly failureCode: string | undefined })
   | (GateCount & { readonly kind: 'cancelled' })
   | (GateCount & { readonly kind: 'hashMismatch'; readonly status: string })

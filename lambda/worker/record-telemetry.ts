@@ -3,6 +3,7 @@ import { type Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { type LoadSignal, loadSignalOf } from '../concurrency/load-signal.ts';
 import { METRIC_NAMES } from '../constants.ts';
 import type { OutcomeResult, RecordOutcome } from './outcome.ts';
+import type { DuplicateCopy } from './record-store.ts';
 
 /**
  * EMF metric counted once per record, by result.
@@ -34,6 +35,16 @@ export const LOAD_METRICS: Readonly<Record<Exclude<LoadSignal, 'ok' | 'ignored'>
 };
 
 /**
+ * EMF metric counted once per duplicate whose kind the store told, besides `Duplicate`.
+ *
+ * @internal
+ */
+export const DUPLICATE_METRICS: Readonly<Record<DuplicateCopy, string>> = {
+  REDELIVERY: METRIC_NAMES.duplicateRedelivery,
+  RESEND: METRIC_NAMES.duplicateResend,
+};
+
+/**
  * The outcome's fields in the record's log line, in this order (after `queue`); the saved Logs Insights queries
  * (`log-queries.ts`) read them by these names.
  *
@@ -57,15 +68,16 @@ export const LOGGED_FIELDS = [
   'failureMessage',
   'quarantined',
   'quarantineFailed',
+  'duplicateCopy',
   'visibilitySeconds',
   'visibilitySource',
 ] as const satisfies readonly (keyof RecordOutcome)[];
 
 /**
  * Writes the one structured log line of a record (the pattern document's fields, §23) and its EMF metrics:
- * one count for its result, plus HashMismatch, Quarantined, QuarantineFailed and PayloadAccessDenied when they apply,
+ * one count for its result, plus DuplicateRedelivery or DuplicateResend for a duplicate whose kind the store told, HashMismatch, Quarantined, QuarantineFailed and PayloadAccessDenied when they apply,
  * one count of its signal of load (LoadContention, LoadThrottle, LoadUnavailable, LoadSlow) when it is one, and ProcessingMs,
- * DbTransactionMs and MessageAgeMs. Never logs a payload value: only identifiers from the envelope, and the
+ * DbTransactionMs, MessageAgeMs and ReceiveCount (the delivery's ApproximateReceiveCount). Never logs a payload value: only identifiers from the envelope, and the
  * producer's trace id (`traceId`) when the message carries one. The fields come from the record's own outcome, so
  * records processed at once never lend each other theirs.
  *
@@ -88,6 +100,8 @@ export function recordTelemetry(
   else sinks.logger.info(message, fields);
 
   sinks.metrics.addMetric(OUTCOME_METRICS[outcome.result], MetricUnit.Count, 1);
+  if (outcome.duplicateCopy)
+    sinks.metrics.addMetric(DUPLICATE_METRICS[outcome.duplicateCopy], MetricUnit.Count, 1);
   if (outcome.hashMismatch) sinks.metrics.addMetric(METRIC_NAMES.hashMismatch, MetricUnit.Count, 1);
   if (outcome.quarantined) sinks.metrics.addMetric(METRIC_NAMES.quarantined, MetricUnit.Count, 1);
   if (outcome.quarantineFailed) sinks.metrics.addMetric(METRIC_NAMES.quarantineFailed, MetricUnit.Count, 1);
@@ -101,4 +115,5 @@ export function recordTelemetry(
   sinks.metrics.addMetric(METRIC_NAMES.processingMs, MetricUnit.Milliseconds, outcome.processingMs);
   sinks.metrics.addMetric(METRIC_NAMES.dbTransactionMs, MetricUnit.Milliseconds, outcome.dbTransactionMs);
   sinks.metrics.addMetric(METRIC_NAMES.messageAgeMs, MetricUnit.Milliseconds, outcome.messageAgeMs);
+  sinks.metrics.addMetric(METRIC_NAMES.receiveCount, MetricUnit.Count, outcome.receiveCount);
 }

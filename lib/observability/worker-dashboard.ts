@@ -50,7 +50,8 @@ export interface WorkerDashboardProps {
  * desired tasks, CPU and memory (runtime `fargate`), the worker's EMF outcomes and timings, database
  * transaction time, RDS CPU and connections and proxy connections (PostgreSQL store) or the table's consumed
  * write units, throttles, errors, conflicts and latency (DynamoDB store), the adaptive concurrency limit and the
- * signals of load, the alarm states and the breaker's transitions.
+ * signals of load, duplicates told apart (redelivery or resend) with the receive-count trend, the alarm states and
+ * the breaker's transitions.
  *
  * @internal
  */
@@ -73,7 +74,7 @@ export function createWorkerDashboard(scope: Construct, props: WorkerDashboardPr
           }),
         ]
       : []),
-    [rateWidget(kit), concurrencyWidget(kit)],
+    [rateWidget(kit), concurrencyWidget(kit), duplicateCopiesWidget(kit)],
     ...(props.healthFunction
       ? healthRows(props.healthFunction, kit, props.table ? 'dynamodb' : 'postgres')
       : []),
@@ -310,6 +311,21 @@ function rateWidget({ graph, emf }: DashboardKit): cloudwatch.IWidget {
     rate('RetryableFailure', 'RetryableFailure %'),
     rate('Duplicate', 'Duplicate %'),
   ]);
+}
+
+/**
+ * Duplicates told apart (a redelivery of the same SQS message is the red flag: visibility shorter than processing,
+ * or deletes lost after commit; a resend is the producer's) against the receive-count trend of all records.
+ */
+function duplicateCopiesWidget({ graph, emf }: DashboardKit): cloudwatch.IWidget {
+  return graph(
+    'Duplicates: redelivery or resend; receive count (max, avg)',
+    WORKER_METRICS.duplicateCopies.map((name) => emf(name)),
+    [
+      emf(WORKER_METRICS.receiveCount, cloudwatch.Stats.MAXIMUM),
+      emf(WORKER_METRICS.receiveCount, cloudwatch.Stats.AVERAGE),
+    ],
+  );
 }
 
 /**

@@ -57,6 +57,13 @@ export const WORKER_METRICS = {
     METRIC_NAMES.loadUnavailable,
     METRIC_NAMES.loadSlow,
   ],
+  /**
+   * Duplicates told apart, one count per duplicate besides `Duplicate` (`record-telemetry.ts` `DUPLICATE_METRICS`):
+   * the same SQS message again (redelivery) or a new message with the same key (resend).
+   */
+  duplicateCopies: [METRIC_NAMES.duplicateRedelivery, METRIC_NAMES.duplicateResend],
+  /** Each record's SQS ApproximateReceiveCount (unit Count): its Maximum and Average are the receive-count trend. */
+  receiveCount: METRIC_NAMES.receiveCount,
   /** The limit of records in flight: the mapping's `MaximumConcurrency`, published by the breaker each tick. */
   concurrencyLimit: METRIC_NAMES.concurrencyLimit,
 } as const;

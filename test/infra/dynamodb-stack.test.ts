@@ -391,6 +391,7 @@ describe('Class: SqsInboxWorkerStack (store dynamodb, production)', () => {
     expect(body).toContain('ConsumedWriteCapacityUnits');
     expect(body).toContain('write budget (maxWriteUnitsPerSecond)');
     expect(body).toContain('TransactionConflict');
+    expect(body).toContain('Duplicates: redelivery or resend; receive count (max, avg)');
     expect(body).not.toContain('RDS');
   });
 

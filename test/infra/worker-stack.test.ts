@@ -845,6 +845,9 @@ describe('Class: SqsInboxWorkerStack (default, production)', () => {
       WORKER_METRICS.concurrencyLimit,
       ...WORKER_METRICS.load,
       ...WORKER_METRICS.outcomes,
+      'Duplicates: redelivery or resend; receive count (max, avg)',
+      ...WORKER_METRICS.duplicateCopies,
+      WORKER_METRICS.receiveCount,
       // The DynamoDB store's own health figure is on its dashboard (dynamodb-stack.test.ts).
       ...Object.values(WORKER_METRICS.health).filter(
         (name) => name !== WORKER_METRICS.health.inboxLeasesExpired,
@@ -886,6 +889,29 @@ describe('Class: SqsInboxWorkerStack (scalingMode provisioned)', () => {
         'provisioned pollers 2–39 \\(derived\\) \\(2 always on\\), reservedConcurrency 390',
       ),
     );
+  });
+
+  it('draws the duplicates told apart against the receive count (Maximum and Average) on one dashboard graph', () => {
+    // Act: the widgets of the dashboard body (an Fn::Join of strings and tokens)
+    const dashboards = Object.values(template.findResources('AWS::CloudWatch::Dashboard'));
+    expect(dashboards).toHaveLength(1);
+    const parts = dashboards[0]?.Properties.DashboardBody['Fn::Join'][1] as unknown[];
+    const body = parts.map((part) => (typeof part === 'string' ? part : 'token')).join('');
+    const widget = (
+      JSON.parse(body).widgets as { properties: { title: string; metrics: unknown[][] } }[]
+    ).find((w) => w.properties.title === 'Duplicates: redelivery or resend; receive count (max, avg)');
+
+    // Assess: CDK leaves CloudWatch's defaults out (stat Average, the left axis)
+    const metrics = (widget?.properties.metrics ?? []).map((m) => {
+      const options = m.at(-1) as { stat?: string; yAxis?: string };
+      return [m[1], options.stat ?? 'Average', options.yAxis ?? 'left'];
+    });
+    expect(metrics).toEqual([
+      [WORKER_METRICS.duplicateCopies[0], 'Sum', 'left'],
+      [WORKER_METRICS.duplicateCopies[1], 'Sum', 'left'],
+      [WORKER_METRICS.receiveCount, 'Maximum', 'right'],
+      [WORKER_METRICS.receiveCount, 'Average', 'right'],
+    ]);
   });
 
   it("draws the mapping's EventCount metrics on the dashboard, by its UUID", () => {

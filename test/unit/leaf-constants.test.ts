@@ -9,7 +9,7 @@ import { loadConfig } from '../../lambda/config.ts';
 import { DEFAULT_METRICS_NAMESPACE, METRIC_NAMES, WORKER_DEFAULTS } from '../../lambda/constants.ts';
 import { DYNAMODB_FAILURE_CODES, FAILURE_CODES } from '../../lambda/failure-codes.ts';
 import { HEALTH_METRICS } from '../../lambda/health/health-metrics.ts';
-import { LOAD_METRICS, OUTCOME_METRICS } from '../../lambda/worker/record-telemetry.ts';
+import { DUPLICATE_METRICS, LOAD_METRICS, OUTCOME_METRICS } from '../../lambda/worker/record-telemetry.ts';
 import { SqsInboxWorkerStack } from '../../lib/sqs-inbox-worker-stack.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -49,6 +49,7 @@ describe('Leaf module: METRIC_NAMES — the names the code emits are the names t
       if (name.startsWith('OUTCOME_METRICS[')) return Object.values(OUTCOME_METRICS);
       if (name.startsWith('BREAKER_METRICS[')) return Object.values(BREAKER_METRICS);
       if (name.startsWith('LOAD_METRICS[')) return Object.values(LOAD_METRICS);
+      if (name.startsWith('DUPLICATE_METRICS[')) return Object.values(DUPLICATE_METRICS);
       return [];
     }),
   );
@@ -67,7 +68,10 @@ describe('Leaf module: METRIC_NAMES — the names the code emits are the names t
     expect(calls.length).toBeGreaterThan(10);
     expect(
       calls.filter(
-        ({ name }) => !/^(METRIC_NAMES\.\w+|OUTCOME_METRICS\[|BREAKER_METRICS\[|LOAD_METRICS\[)/.test(name),
+        ({ name }) =>
+          !/^(METRIC_NAMES\.\w+|OUTCOME_METRICS\[|BREAKER_METRICS\[|LOAD_METRICS\[|DUPLICATE_METRICS\[)/.test(
+            name,
+          ),
       ),
     ).toEqual([]);
     expect(

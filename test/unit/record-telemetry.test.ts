@@ -89,3 +89,24 @@ describe('Function: recordTelemetry() — one count per retryable record of its 
     expect(lines.some((line) => LOAD.some((name) => name in line))).toBe(false);
   });
 });
+
+describe('Function: recordTelemetry() — duplicates told apart and the receive count', () => {
+  it('counts a redelivery and a resend besides Duplicate, and one ReceiveCount value per record', async () => {
+    // Prepare
+    const outcomes: RecordOutcome[] = [
+      { ...outcome('DUPLICATE'), duplicateCopy: 'REDELIVERY', receiveCount: 3 },
+      { ...outcome('DUPLICATE'), duplicateCopy: 'RESEND' },
+      outcome('DUPLICATE'), // a store that did not tell the kind
+      outcome('COMPLETED'),
+    ];
+
+    // Act
+    const { lines } = await emitted(outcomes);
+
+    // Assess
+    expect(emfSum(lines, 'Duplicate')).toBe(3);
+    expect(emfSum(lines, 'DuplicateRedelivery')).toBe(1);
+    expect(emfSum(lines, 'DuplicateResend')).toBe(1);
+    expect(emfSum(lines, 'ReceiveCount')).toBe(3 + 1 + 1 + 1);
+  });
+});

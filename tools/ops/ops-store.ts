@@ -15,6 +15,7 @@ import type { InboxCancelResult } from './inbox-cancel-result.ts';
 import type { OpsOutput } from './output.ts';
 import type { QuarantineFilter } from './quarantine-filter.ts';
 import type { QuarantineReleaseResult } from './quarantine-release-result.ts';
+import type { InboxHotResult } from './render-inbox-hot.ts';
 import type { InboxStatsResult } from './render-inbox-stats.ts';
 import type { QuarantineShowResult } from './render-quarantine-entry.ts';
 import type { QuarantineListResult } from './render-quarantine-list.ts';
@@ -78,6 +79,14 @@ export interface OpsStore {
     deps: { readonly out: OpsOutput; readonly clock: Clock },
     options: { readonly consumer: string },
   ): Promise<InboxStatsResult>;
+  /**
+   * `inbox hot`: the aggregates and keys holding the most retries, claims in flight and lock waits among the keys
+   * seen in the window (DynamoDB: from a Scan bounded by `scanLimit` items, said partial when it stops early).
+   */
+  inboxHot(
+    deps: { readonly out: OpsOutput; readonly clock: Clock },
+    options: InboxHotOptions,
+  ): Promise<InboxHotResult>;
   /**
    * `inbox purge`: deletes COMPLETED inbox entries older than a window no shorter than source + DLQ retention.
    *
@@ -191,6 +200,17 @@ export interface QuarantineListOptions extends QuarantineFilter {
   readonly oldestFirst?: boolean;
   /** Also count every matching entry by reason code and the first-seen version of its key. */
   readonly group?: boolean;
+}
+
+/** Options of {@link OpsStore.inboxHot}. */
+export interface InboxHotOptions {
+  readonly consumer: string;
+  /** Aggregates (and keys) listed at most. */
+  readonly limit: number;
+  /** Keys last seen in this many seconds. */
+  readonly sinceSeconds: number;
+  /** DynamoDB: items the Scan reads at most (ignored by PostgreSQL, which reads by query). */
+  readonly scanLimit: number;
 }
 
 /** Options of {@link OpsStore.inboxPurge}. */

@@ -21,6 +21,33 @@ export interface InboxStatsResult {
   readonly completedLastHour: number;
   /** Quarantine entries not released yet. */
   readonly openQuarantine: number;
+  /** Duplicates counted on the inbox rows still kept (cumulative per row; retention or TTL removes them with it). */
+  readonly duplicates: DuplicateCounts;
+  /** Deliveries per key among the keys seen in the hour before `at`. */
+  readonly deliveriesLastHour: DeliveryCounts;
+}
+
+/** Duplicates told apart, summed over a consumer's inbox (`redelivery_count`, `resend_count`). */
+export interface DuplicateCounts {
+  /** Copies of a completed key that were the same SQS message again (visibility ran out, crash before delete). */
+  readonly redeliveries: number;
+  /** Copies of a completed key with a new SQS messageId (the producer sent again). */
+  readonly resends: number;
+  /** Keys with at least one redelivery. */
+  readonly keysRedelivered: number;
+}
+
+/**
+ * Deliveries the worker counted per key (PostgreSQL `receive_count`: every claim, duplicates included; DynamoDB
+ * `attempts` plus the counted duplicates), over the keys seen in a window. Copies answered IN_PROGRESS_ELSEWHERE write
+ * nothing and are not counted: SQS's ApproximateReceiveCount (the `ReceiveCount` metric) sees them.
+ */
+export interface DeliveryCounts {
+  readonly keys: number;
+  readonly maxPerKey: number;
+  readonly avgPerKey: number;
+  /** Keys delivered more than once. */
+  readonly keysSeenAgain: number;
 }
 
 /**
@@ -46,5 +73,10 @@ export function renderInboxStats(result: InboxStatsResult): string {
       : 'Oldest FAILED_RETRYABLE: none',
     `Completed in the last hour: ${result.completedLastHour}`,
     `Open quarantine entries: ${result.openQuarantine}`,
+    `Duplicates kept on the inbox: ${result.duplicates.redeliveries} redeliveries (the same SQS message again, on ` +
+      `${result.duplicates.keysRedelivered} keys), ${result.duplicates.resends} resends (a new message, same key)`,
+    `Deliveries per key seen in the last hour: ${result.deliveriesLastHour.keys} keys, ` +
+      `max ${result.deliveriesLastHour.maxPerKey}, avg ${result.deliveriesLastHour.avgPerKey.toFixed(2)}, ` +
+      `${result.deliveriesLastHour.keysSeenAgain} delivered more than once`,
   ].join('\n');
 }

@@ -40,8 +40,8 @@ export type DynamoGate =
       readonly attempts: number;
       readonly takenOver?: 'FAILED_RETRYABLE' | 'PROCESSING';
     }
-  /** COMPLETED with the same request: acknowledge. */
-  | { readonly kind: 'duplicate'; readonly attempts: number }
+  /** COMPLETED with the same request: acknowledge (`lastMessageId`: the item's, before this delivery). */
+  | { readonly kind: 'duplicate'; readonly attempts: number; readonly lastMessageId: string | undefined }
   /** The key belongs to another request: terminal `IDEMPOTENCY_HASH_MISMATCH` (the record store freezes the item). */
   | { readonly kind: 'hashMismatch'; readonly status: string }
   /** Another delivery holds a live lease (or won the takeover): retryable `IN_PROGRESS_ELSEWHERE`. */
@@ -138,7 +138,8 @@ export async function claimDynamoInbox(
   if (existing.status === 'PROCESSING' && !leaseAbandoned(existing, entry, input.nowMs))
     return { kind: 'inProgress' };
   if (existing.requestHash !== entry.requestHash) return { kind: 'hashMismatch', status: existing.status };
-  if (existing.status === 'COMPLETED') return { kind: 'duplicate', attempts: existing.attempts };
+  if (existing.status === 'COMPLETED')
+    return { kind: 'duplicate', attempts: existing.attempts, lastMessageId: existing.lastMessageId };
   if (existing.status === 'FAILED_TERMINAL')
     return { kind: 'terminal', failureCode: existing.failureCode, attempts: existing.attempts };
   // FAILED_RETRYABLE, or PROCESSING under an abandoned lease: take it, once.

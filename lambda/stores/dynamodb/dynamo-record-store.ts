@@ -5,10 +5,17 @@ import { truncate } from '../../worker/classify-error.ts';
 import type { EngineSettings } from '../../worker/commit-strategy.ts';
 import { receiveCountOf } from '../../worker/outcome.ts';
 import { readReferencedPayload } from '../../worker/read-referenced-payload.ts';
-import type { FailedDelivery, FailureBook, RecordStore, StoreCalls } from '../../worker/record-store.ts';
-import { claimDynamoInbox, dynamoCompletedAlready } from './claim-dynamo-inbox.ts';
+import type {
+  FailedDelivery,
+  FailureBook,
+  Gate,
+  RecordStore,
+  StoreCalls,
+} from '../../worker/record-store.ts';
+import { claimDynamoInbox, type DynamoGate, dynamoCompletedAlready } from './claim-dynamo-inbox.ts';
 import { classifyDynamoError } from './classify-dynamo-error.ts';
 import { completeDynamoRecord } from './complete-dynamo-record.ts';
+import { countDynamoDuplicate } from './count-dynamo-duplicate.ts';
 import { documentClient } from './document-client.ts';
 import type { DynamoHandlerResult } from './dynamo-handler.ts';
 import type { DynamoStore } from './dynamo-store.ts';
@@ -69,8 +76,6 @@ export function dynamoRecordStore(
       }),
     attempt: (calls, work) => work(calls),
     async claim(calls, request) {
-      // The read that found the key COMPLETED with this request answers: the item is not written again.
-      if (request.knownCompleted) return { kind: 'duplicate' };
       const { decoded } = request;
       const entry = {
         consumer,
@@ -80,6 +85,16 @@ export function dynamoRecordStore(
         traceId: request.traceId,
         workerVersion,
       };
+      const countCopy = (known: boolean, lastMessageId?: string) =>
+        calls.timed((signal) =>
+          countDynamoDuplicate(
+            store,
+            { ...entry, idempotencyKey: decoded.envelope.idempotencyKey },
+            { known, lastMessageId, nowMs: now(), signal },
+          ),
+        );
+      // The read that found the key COMPLETED with this request answers (no gate put): only the copy is counted.
+      if (request.knownCompleted) return { kind: 'duplicate', copy: await countCopy(false) };
       const gate = await calls.timed((signal) =>
         claimDynamoInbox(store, entry, {
           nowMs: now(),
@@ -87,31 +102,10 @@ export function dynamoRecordStore(
           signal,
         }),
       );
-      switch (gate.kind) {
-        case 'claimed': {
-          const { attempts, leaseToken } = gate;
-          const attempt = leaseAttempt(request.record, attempts, workerVersion);
-          return {
-            kind: gate.takenOver ? 'retry' : 'new',
-            attempts,
-            durable: true,
-            claim: { leaseToken, attempt },
-          };
-        }
-        case 'duplicate':
-          return { kind: 'duplicate', attempts: gate.attempts };
-        case 'inProgress':
-          return {
-            kind: 'inProgress',
-            message: 'another delivery of this idempotency key holds its inbox lease right now',
-          };
-        case 'hashMismatch':
-          return { kind: 'hashMismatch', status: gate.status };
-        case 'cancelled':
-          return { kind: 'cancelled', attempts: gate.attempts };
-        default:
-          return { kind: 'terminal', failureCode: gate.failureCode };
+      if (gate.kind !== 'duplicate') {
+        return recordGate(gate, (attempts) => leaseAttempt(request.record, attempts, workerVersion));
       }
+      return { kind: 'duplicate', attempts: gate.attempts, copy: await countCopy(true, gate.lastMessageId) };
     },
     // The item belongs to the other request: it is left as it is.
     async markMismatch(calls, request, failure) {
@@ -219,4 +213,33 @@ async function settleDynamoFailure<T>(
     throw leaseGone ? new LeaseLostError({ cause: error }) : error;
   }
   return verdict;
+}
+
+/** The engine's gate of a DynamoDB gate other than a duplicate (which counts its copy first). */
+function recordGate(
+  gate: Exclude<DynamoGate, { kind: 'duplicate' }>,
+  attemptOf: (attempts: number) => DynamoClaim['attempt'],
+): Gate<DynamoClaim> {
+  switch (gate.kind) {
+    case 'claimed': {
+      const { attempts, leaseToken } = gate;
+      return {
+        kind: gate.takenOver ? 'retry' : 'new',
+        attempts,
+        durable: true,
+        claim: { leaseToken, attempt: attemptOf(attempts) },
+      };
+    }
+    case 'inProgress':
+      return {
+        kind: 'inProgress',
+        message: 'another delivery of this idempotency key holds its inbox lease right now',
+      };
+    case 'hashMismatch':
+      return { kind: 'hashMismatch', status: gate.status };
+    case 'cancelled':
+      return { kind: 'cancelled', attempts: gate.attempts };
+    default:
+      return { kind: 'terminal', failureCode: gate.failureCode };
+  }
 }

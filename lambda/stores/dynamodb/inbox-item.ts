@@ -65,4 +65,10 @@ export interface DynamoInboxItem {
   readonly cancelledBy?: string;
   readonly cancelledAt?: string;
   readonly cancelReason?: string;
+  /** Duplicates that were the same SQS message again (`count-dynamo-duplicate.ts`); absent until the first. */
+  readonly redeliveryCount?: number;
+  /** Duplicates with a new SQS messageId (the producer sent again); absent until the first. */
+  readonly resendCount?: number;
+  /** ISO time of the latest counted duplicate. */
+  readonly lastSeenAt?: string;
 }

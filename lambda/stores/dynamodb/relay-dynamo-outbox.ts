@@ -47,6 +47,8 @@ export interface DynamoOutboxRelayOptions {
   readonly sqs: OutboxSqsSender;
   /** The queue the events go to (the worker's). */
   readonly queueUrl: string;
+  /** A standard queue's messages get MessageGroupId = aggregateId (SQS fair queues). @default false */
+  readonly fairQueueGroups?: boolean;
   readonly logger: Logger;
   readonly metrics: Metrics;
   /** SendMessageBatch bytes per call. @default 262144 */
@@ -98,6 +100,7 @@ export async function relayDynamoOutbox(
     const outcomes = await sendOutboxRows(options.sqs, ready, {
       queueUrl: options.queueUrl,
       maxBatchBytes: options.maxBatchBytes ?? SQS_MAX_BATCH_BYTES,
+      fairQueueGroups: options.fairQueueGroups === true,
     });
     for (const event of await markPublished(options, outcomes)) {
       failed.push(event);

@@ -1,6 +1,7 @@
 import type postgres from 'postgres';
 import { RetryableError } from '../../errors.ts';
 import { appendedAttemptHistory, attemptEntry } from './attempt-history-sql.ts';
+import { duplicateCopyOf, duplicateCountsSet } from './duplicate-counts.ts';
 import {
   CANCELLED_UNLESS_COMPLETED_SQL,
   INBOX_LOCK_SEED,
@@ -51,6 +52,7 @@ interface ClaimedRow {
   receive_count: number;
   inserted: boolean;
   failure_code: string | null;
+  last_duplicate_kind: string | null;
 }
 
 /**
@@ -179,11 +181,13 @@ async function claimBatchRows(
     on conflict (consumer, idempotency_key) do update
       set last_seen_at = now(),
           receive_count = worker_inbox.receive_count + 1,
+          ${duplicateCountsSet(sql)},
           last_message_id = excluded.last_message_id,
           status = ${sql.unsafe(CANCELLED_UNLESS_COMPLETED_SQL)},
           trace_id = case when worker_inbox.status = 'COMPLETED' then worker_inbox.trace_id
             else coalesce(excluded.trace_id, worker_inbox.trace_id) end
-    returning idempotency_key, status, request_hash, receive_count, (xmax = 0) as inserted, failure_code
+    returning idempotency_key, status, request_hash, receive_count, (xmax = 0) as inserted, failure_code,
+      last_duplicate_kind
   `;
   if (claimed.length !== entries.length) {
     throw new RetryableError(
@@ -224,6 +228,7 @@ function claimsByMessage(
         failureCode: row.failure_code,
         completed: done,
         resultRef,
+        duplicateCopy: row.inserted ? undefined : duplicateCopyOf(row.last_duplicate_kind),
       },
     });
   }
@@ -273,8 +278,14 @@ async function finishBatch(
     await tx`delete from worker_inbox where consumer = ${consumer} and idempotency_key = any(${inserted}::text[])`;
   }
   if (existing.length > 0) {
+    // A duplicate that never ran comes back: its copy is counted then, not twice.
+    const copies = (copy: string) =>
+      untaken.filter((u) => !u.claim.inserted && u.claim.duplicateCopy === copy).map((u) => u.key);
     await tx`
-      update worker_inbox set receive_count = receive_count - 1
+      update worker_inbox
+      set receive_count = receive_count - 1,
+          redelivery_count = redelivery_count - (idempotency_key = any(${copies('REDELIVERY')}::text[]))::int,
+          resend_count = resend_count - (idempotency_key = any(${copies('RESEND')}::text[]))::int
       where consumer = ${consumer} and idempotency_key = any(${existing}::text[])
     `;
   }

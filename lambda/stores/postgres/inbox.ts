@@ -1,12 +1,14 @@
 import type postgres from 'postgres';
 import { RetryableError } from '../../errors.ts';
 import type { Envelope } from '../../worker/envelope.ts';
+import type { DuplicateCopy } from '../../worker/record-store.ts';
 import {
   type AttemptDelivery,
   appendedAttemptHistory,
   attemptEntry,
   deliveryAttempt,
 } from './attempt-history-sql.ts';
+import { duplicateCopyOf, duplicateCountsSet } from './duplicate-counts.ts';
 
 type Sql = postgres.Sql | postgres.TransactionSql;
 
@@ -49,6 +51,8 @@ export interface InboxClaim {
   readonly completed: boolean;
   /** The result reference the claim stored (the handler's `resultRef` known before it ran), if `completed`. */
   readonly resultRef: string | null;
+  /** For a row found COMPLETED with this request: the kind of copy this delivery is (`duplicate-counts.ts`). */
+  readonly duplicateCopy?: DuplicateCopy | undefined;
 }
 
 /**
@@ -125,6 +129,7 @@ export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry
       receive_count: number;
       inserted: boolean;
       failure_code: string | null;
+      last_duplicate_kind: string | null;
     }[]
   >`
     insert into worker_inbox (
@@ -147,11 +152,12 @@ export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry
     on conflict (consumer, idempotency_key) do update
       set last_seen_at = now(),
           receive_count = worker_inbox.receive_count + 1,
+          ${duplicateCountsSet(sql)},
           last_message_id = excluded.last_message_id,
           status = ${sql.unsafe(CANCELLED_UNLESS_COMPLETED_SQL)},
           trace_id = case when worker_inbox.status = 'COMPLETED' then worker_inbox.trace_id
             else coalesce(excluded.trace_id, worker_inbox.trace_id) end
-    returning status, request_hash, receive_count, (xmax = 0) as inserted, failure_code
+    returning status, request_hash, receive_count, (xmax = 0) as inserted, failure_code, last_duplicate_kind
   `.catch((error: unknown) => {
     if ((error as { code?: string }).code !== '55P03') throw error;
     throw new RetryableError('IN_PROGRESS_ELSEWHERE', 'another transaction holds the inbox row of this key', {
@@ -174,6 +180,7 @@ export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry
     failureCode: row.failure_code,
     completed,
     resultRef: completed ? (entry.resultRef ?? null) : null,
+    duplicateCopy: row.inserted ? undefined : duplicateCopyOf(row.last_duplicate_kind),
   };
 }
 

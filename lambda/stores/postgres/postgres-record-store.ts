@@ -68,7 +68,7 @@ export function postgresRecordStore(
       if (claim.requestHash !== request.message.requestHash) {
         return { kind: 'hashMismatch', status: claim.status, ...count };
       }
-      if (claim.status === 'COMPLETED') return { kind: 'duplicate', ...count };
+      if (claim.status === 'COMPLETED') return { kind: 'duplicate', copy: claim.duplicateCopy, ...count };
       if (claim.status === 'FAILED_TERMINAL') {
         return { kind: 'terminal', failureCode: claim.failureCode ?? undefined, ...count };
       }

@@ -8,13 +8,15 @@ import type { Clock } from '../../clock.ts';
 import type { OpsOutput } from '../../output.ts';
 import { emit } from '../../output.ts';
 import { type InboxStatsResult, renderInboxStats } from '../../render-inbox-stats.ts';
+import { dynamoDeliveryTally } from './dynamo-delivery-tally.ts';
 import type { DynamoOpsTarget } from './dynamo-ops-table.ts';
 
 const STATUSES = ['PROCESSING', 'COMPLETED', 'FAILED_RETRYABLE', 'FAILED_TERMINAL'] as const;
 
 /**
  * `inbox stats` on the DynamoDB store: the same report as on PostgreSQL (counts by status and failure code, the oldest
- * FAILED_RETRYABLE item, completions in the last hour, open quarantine items) for one consumer. It scans the table
+ * FAILED_RETRYABLE item, completions in the last hour, open quarantine items, duplicates told apart and deliveries
+ * per key: `dynamo-delivery-tally.ts`) for one consumer. It scans the table
  * (consistent reads, only the items of the consumer kept): its cost grows with the table.
  */
 export async function dynamoInboxStats(
@@ -30,6 +32,7 @@ export async function dynamoInboxStats(
   let oldest: InboxStatsResult['oldestRetryable'] = null;
   let completedLastHour = 0;
   let openQuarantine = 0;
+  const tally = dynamoDeliveryTally({ fromMs: hourAgo, toMs: now.getTime() });
   const pages = paginateScan(
     { client: dynamo.doc },
     {
@@ -49,6 +52,7 @@ export async function dynamoInboxStats(
       if (!pk.startsWith(INBOX_PK_PREFIX)) continue; // an operator's audit item (quarantine release)
       const status = String(item.status);
       byStatus[status] = (byStatus[status] ?? 0) + 1;
+      tally.add(item);
       if (status === 'COMPLETED') {
         const completedAt = Date.parse(String(item.completedAt));
         if (completedAt > hourAgo && completedAt <= now.getTime()) completedLastHour += 1;
@@ -87,6 +91,8 @@ export async function dynamoInboxStats(
     oldestRetryable: oldest,
     completedLastHour,
     openQuarantine,
+    duplicates: tally.duplicates(),
+    deliveriesLastHour: tally.deliveries(),
   };
   emit(out, result, () => renderInboxStats(result));
   return result;

@@ -4,6 +4,7 @@ import { dynamoCanaryStore } from './dynamo-canary-store.ts';
 import { dynamoDlqInbox } from './dynamo-dlq-inbox.ts';
 import { dynamoHealth } from './dynamo-health.ts';
 import { dynamoInboxCancel } from './dynamo-inbox-cancel.ts';
+import { dynamoInboxHot } from './dynamo-inbox-hot.ts';
 import { dynamoInboxShow } from './dynamo-inbox-show.ts';
 import { dynamoInboxStats } from './dynamo-inbox-stats.ts';
 import { dynamoInboxTrend } from './dynamo-inbox-trend.ts';
@@ -35,6 +36,7 @@ export function dynamoOpsStore(table: DynamoOpsTable): OpsStore {
     inboxShow: async (deps, options) => dynamoInboxShow({ dynamo: dynamo(), ...deps }, options),
     inboxStats: async (deps, options) => dynamoInboxStats({ dynamo: dynamo(), ...deps }, options),
     inboxCancel: async (deps, options) => dynamoInboxCancel({ dynamo: dynamo(), ...deps }, options),
+    inboxHot: async (deps, options) => dynamoInboxHot({ dynamo: dynamo(), ...deps }, options),
     inboxPurge: async () => {
       throw unsupportedCommand('inbox purge');
     },

@@ -2,13 +2,19 @@ import type postgres from 'postgres';
 import type { Clock } from '../../clock.ts';
 import type { OpsOutput } from '../../output.ts';
 import { emit } from '../../output.ts';
-import { type InboxStatsResult, renderInboxStats } from '../../render-inbox-stats.ts';
+import {
+  type DeliveryCounts,
+  type DuplicateCounts,
+  type InboxStatsResult,
+  renderInboxStats,
+} from '../../render-inbox-stats.ts';
 
 const STATUSES = ['RECEIVED', 'PROCESSING', 'COMPLETED', 'FAILED_RETRYABLE', 'FAILED_TERMINAL'] as const;
 
 /**
  * `inbox stats`: counts by status and failure code, the oldest FAILED_RETRYABLE row, completions in the
- * last hour and open quarantine entries, for one consumer.
+ * last hour, open quarantine entries, the duplicates counted on the rows (redeliveries and resends) and the
+ * deliveries per key seen in the last hour (`receive_count`), for one consumer.
  */
 export async function inboxStats(
   deps: { sql: postgres.Sql; out: OpsOutput; clock: Clock },
@@ -51,6 +57,17 @@ export async function inboxStats(
   const [quarantined] = await sql<{ count: number }[]>`
     select count(*)::int as count from worker_quarantine where consumer = ${consumer} and released_at is null
   `;
+  const [duplicates] = await sql<DuplicateCounts[]>`
+    select coalesce(sum(redelivery_count), 0)::int as redeliveries, coalesce(sum(resend_count), 0)::int as resends,
+      (count(*) filter (where redelivery_count > 0))::int as "keysRedelivered"
+    from worker_inbox where consumer = ${consumer}
+  `;
+  const [deliveries] = await sql<DeliveryCounts[]>`
+    select count(*)::int as keys, coalesce(max(receive_count), 0)::int as "maxPerKey",
+      coalesce(avg(receive_count), 0)::float8 as "avgPerKey", (count(*) filter (where receive_count > 1))::int as "keysSeenAgain"
+    from worker_inbox
+    where consumer = ${consumer} and last_seen_at > ${hourAgo} and last_seen_at <= ${now}
+  `;
   const byStatus: Record<string, number> = Object.fromEntries(STATUSES.map((status) => [status, 0]));
   for (const row of statusRows) byStatus[row.status] = row.count;
   const result: InboxStatsResult = {
@@ -66,6 +83,8 @@ export async function inboxStats(
       : null,
     completedLastHour: completed?.count ?? 0,
     openQuarantine: quarantined?.count ?? 0,
+    duplicates: duplicates ?? { redeliveries: 0, resends: 0, keysRedelivered: 0 },
+    deliveriesLastHour: deliveries ?? { keys: 0, maxPerKey: 0, avgPerKey: 0, keysSeenAgain: 0 },
   };
   emit(out, result, () => renderInboxStats(result));
   return result;

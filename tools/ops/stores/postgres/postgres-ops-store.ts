@@ -2,6 +2,7 @@ import type { OpsStore } from '../../ops-store.ts';
 import { capacityFromFlags } from './capacity.ts';
 import { health } from './health.ts';
 import { inboxCancel } from './inbox-cancel.ts';
+import { inboxHot } from './inbox-hot.ts';
 import { inboxPurge } from './inbox-purge.ts';
 import { inboxShow } from './inbox-show.ts';
 import { inboxStats } from './inbox-stats.ts';
@@ -35,6 +36,7 @@ export function postgresOpsStore(database: OpsDatabase): OpsStore {
     inboxShow: async (deps, options) => inboxShow({ sql: sql(), ...deps }, options),
     inboxStats: async (deps, options) => inboxStats({ sql: sql(), ...deps }, options),
     inboxCancel: async (deps, options) => inboxCancel({ sql: sql(), out: deps.out }, options),
+    inboxHot: async (deps, options) => inboxHot({ sql: sql(), ...deps }, options),
     inboxPurge: async (deps, options) => inboxPurge({ sql: sql(), ...deps }, options),
     health: async (deps, options) => health({ sql: sql(), ...deps }, options),
     quarantineList: async (deps, options) => quarantineList({ sql: sql(), ...deps }, options),
