@@ -69,12 +69,17 @@ export function attemptEntry(sql: Sql, values: AttemptEntryValues): postgres.Fra
  * The row's `attempt_history` with `entry` appended, cut to the last {@link ATTEMPT_HISTORY_LIMIT} attempts in the
  * same expression (a lax jsonpath slice `$[last - (limit - 1) to last]`, which keeps a shorter array whole): the
  * statement that records an outcome keeps the history bounded, with no extra round trip and no session state.
+ * `history` names the column where a bare name is ambiguous (`worker_inbox.attempt_history` in an `on conflict`).
  *
  * @internal
  */
-export function appendedAttemptHistory(sql: Sql, entry: postgres.Fragment): postgres.Fragment {
+export function appendedAttemptHistory(
+  sql: Sql,
+  entry: postgres.Fragment,
+  history: postgres.Fragment = sql`attempt_history`,
+): postgres.Fragment {
   return sql`jsonb_path_query_array(
-    attempt_history || jsonb_build_array(${entry}), '$[last - $keep to last]',
+    ${history} || jsonb_build_array(${entry}), '$[last - $keep to last]',
     jsonb_build_object('keep', ${ATTEMPT_HISTORY_LIMIT - 1}::int)
   )`;
 }

@@ -147,6 +147,23 @@ async function claimBatchRows(
         receiveCount: sql`nullif(r.rc, 0)`,
       })})`
     : sql`'[]'::jsonb`;
+  // A copy of a key an operator cancelled: its attempt, refused (on a new row, or added to the row's history).
+  const refusedAttempt = attemptEntry(sql, {
+    outcome: 'CANCELLED',
+    code: 'CANCELLED',
+    version,
+    messageId: sql`excluded.last_message_id`,
+    attempt: sql`worker_inbox.receive_count + 1`,
+    receiveCount: null,
+  });
+  const cancelledHistory = sql`jsonb_build_array(${attemptEntry(sql, {
+    outcome: 'CANCELLED',
+    code: 'CANCELLED',
+    version,
+    messageId: sql`r.m`,
+    attempt: 1,
+    receiveCount: sql`nullif(r.rc, 0)`,
+  })})`;
   const claimed = await sql<ClaimedRow[]>`
     insert into worker_inbox (
       consumer, idempotency_key, message_type, schema_version, aggregate_type, aggregate_id,
@@ -157,7 +174,7 @@ async function claimBatchRows(
            case when x.idempotency_key is not null then 'CANCELLED' else ${completed ? 'COMPLETED' : 'PROCESSING'} end, r.h, now(),
            case when ${completed}::boolean and x.idempotency_key is null then now() end, nullif(r.rr, ''), 1, r.m, nullif(r.c, ''),
            nullif(r.tr, ''), ${version}::text,
-           case when x.idempotency_key is not null then '[]'::jsonb else ${history} end,
+           case when x.idempotency_key is not null then ${cancelledHistory} else ${history} end,
            case when x.idempotency_key is not null then 'CANCELLED' end
     from unnest(
       ${keys}::text[],
@@ -184,6 +201,9 @@ async function claimBatchRows(
           ${duplicateCountsSet(sql)},
           last_message_id = excluded.last_message_id,
           status = ${sql.unsafe(CANCELLED_UNLESS_COMPLETED_SQL)},
+          attempt_history = case when excluded.status = 'CANCELLED' and worker_inbox.status <> 'COMPLETED'
+            then ${appendedAttemptHistory(sql, refusedAttempt, sql`worker_inbox.attempt_history`)}
+            else worker_inbox.attempt_history end,
           trace_id = case when worker_inbox.status = 'COMPLETED' then worker_inbox.trace_id
             else coalesce(excluded.trace_id, worker_inbox.trace_id) end
     returning idempotency_key, status, request_hash, receive_count, (xmax = 0) as inserted, failure_code,

@@ -143,8 +143,9 @@ export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry
       case when c.cancelled then null else now() end, case when c.cancelled then null else ${entry.resultRef ?? null} end,
       1, ${entry.sqsMessageId}, ${e.correlationId ?? null}, ${entry.traceId ?? null},
       case when c.cancelled then now() end, case when c.cancelled then 'CANCELLED' end, ${entry.workerVersion ?? null},
-      case when c.cancelled then '[]'::jsonb
-        else jsonb_build_array(${attemptEntry(sql, { ...deliveryAttempt(entry, 'COMPLETED'), attempt: 1 })}) end
+      jsonb_build_array(case when c.cancelled
+        then ${attemptEntry(sql, { ...deliveryAttempt(entry, 'CANCELLED', 'CANCELLED'), attempt: 1 })}
+        else ${attemptEntry(sql, { ...deliveryAttempt(entry, 'COMPLETED'), attempt: 1 })} end)
     from (${cancelledKey(sql, entry.consumer, e.idempotencyKey)}) as c
     where pg_try_advisory_xact_lock(
       hashtextextended(${entry.consumer}::text || chr(31) || ${e.idempotencyKey}::text, ${INBOX_LOCK_SEED})
@@ -155,6 +156,9 @@ export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry
           ${duplicateCountsSet(sql)},
           last_message_id = excluded.last_message_id,
           status = ${sql.unsafe(CANCELLED_UNLESS_COMPLETED_SQL)},
+          attempt_history = case when excluded.status = 'CANCELLED' and worker_inbox.status <> 'COMPLETED'
+            then ${appendedAttemptHistory(sql, attemptEntry(sql, { ...deliveryAttempt(entry, 'CANCELLED', 'CANCELLED'), attempt: sql`worker_inbox.receive_count + 1` }), sql`worker_inbox.attempt_history`)}
+            else worker_inbox.attempt_history end,
           trace_id = case when worker_inbox.status = 'COMPLETED' then worker_inbox.trace_id
             else coalesce(excluded.trace_id, worker_inbox.trace_id) end
     returning status, request_hash, receive_count, (xmax = 0) as inserted, failure_code, last_duplicate_kind

@@ -161,6 +161,12 @@ describe('Command: inbox cancel (PostgreSQL)', () => {
       expect(await quarantineRows(envelope.idempotencyKey)).toEqual([
         { reason_code: 'CANCELLED', occurrences: 1 },
       ]);
+      // The refused copy is an attempt of the key's history, on a new row and on the row that failed before.
+      const [history] = await db.sql<{ attempts: { outcome: string; code: string }[] }[]>`
+        select attempt_history as attempts from worker_inbox
+        where consumer = ${consumer} and idempotency_key = ${envelope.idempotencyKey}
+      `;
+      expect(history?.attempts.at(-1)).toMatchObject({ outcome: 'CANCELLED', code: 'CANCELLED' });
     }
   });
 
