@@ -48,7 +48,8 @@ export const DERIVED_WORKER_VARIABLES: Readonly<Record<string, string>> = {
 
 /**
  * The variables the construct sets that `workerEnvironment` may replace: the local endpoints (declared empty on the
- * function so `sam local invoke` can point it at a local database, SQS and S3) and `NODE_OPTIONS`.
+ * function so `sam local invoke` can point it at a local database, SQS and S3), `NODE_OPTIONS`, and `WORKER_VERSION`
+ * (the code asset's hash unless the team names its own release).
  *
  * @internal
  */
@@ -57,6 +58,7 @@ export const OVERRIDABLE_WORKER_VARIABLES: readonly string[] = [
   'SQS_ENDPOINT',
   'S3_ENDPOINT',
   'NODE_OPTIONS',
+  'WORKER_VERSION',
 ];
 
 /**
