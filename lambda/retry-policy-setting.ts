@@ -1,4 +1,4 @@
-import { FAILURE_CODES } from './failure-codes.ts';
+import { TOOLKIT_FAILURE_CODES } from './toolkit-failure-codes.ts';
 import { ENVELOPE_LIMITS } from './worker/envelope.ts';
 import { type CodeRetryPolicy, type RetryPolicy, retryPolicyProblems } from './worker/retry-policy.ts';
 
@@ -7,7 +7,7 @@ import { type CodeRetryPolicy, type RetryPolicy, retryPolicyProblems } from './w
 // written (and checked at synth) by the construct's `retryPolicy`.
 
 /** The toolkit's own codes, and `POSTGRES_<sqlstate>` for an SQLSTATE the PostgreSQL store does not name. */
-const TOOLKIT_CODES: ReadonlySet<string> = new Set(FAILURE_CODES);
+const TOOLKIT_CODES: ReadonlySet<string> = new Set(TOOLKIT_FAILURE_CODES);
 const POSTGRES_CODE = /^POSTGRES_[0-9A-Z]{5}$/;
 /** What a code may be written as in the text form: no separator of it, no space. */
 const CODE_TEXT = /^[^\s,=:]+$/;
@@ -55,7 +55,7 @@ function parseEntry(
   }
   if (!knownCode(code, context.ownCodes)) {
     return {
-      problem: `${where} names an unknown failure code "${code}" (entry "${entry}"): use a code of FAILURE_CODES (docs/semantics.md lists them), POSTGRES_<sqlstate>, or, for your handlers' own code, list it in ${context.ownList}`,
+      problem: `${where} names an unknown failure code "${code}" (entry "${entry}"): use a toolkit code (docs/semantics.md lists them), POSTGRES_<sqlstate>, or, for your handlers' own code (the example domain's too), list it in ${context.ownList}`,
     };
   }
   const bad = numbers.find((part) => !NUMBER.test(part));

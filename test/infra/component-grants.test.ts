@@ -81,6 +81,7 @@ const RUN_BY: Readonly<
   'lambda/stores/dynamodb/claim-dynamo-inbox.ts': { by: ['dynamodb worker', 'dynamodb poller'] },
   'lambda/stores/dynamodb/commit-dynamo-transaction.ts': { by: ['dynamodb worker', 'dynamodb poller'] },
   'lambda/stores/dynamodb/complete-dynamo-record.ts': { by: ['dynamodb worker', 'dynamodb poller'] },
+  'lambda/stores/dynamodb/count-dynamo-duplicate.ts': { by: ['dynamodb worker', 'dynamodb poller'] },
   'lambda/stores/dynamodb/dynamo-record-store.ts': { by: ['dynamodb worker', 'dynamodb poller'] },
   // A handler's external effects (performDynamoExternalEffect), on EFFECT# items: dynamodb-grant.test.ts.
   'lambda/stores/dynamodb/dynamo-external-effect.ts': { by: ['dynamodb worker', 'dynamodb poller'] },

@@ -42,7 +42,7 @@ describe('Function: parseRetryPolicy()', () => {
 
     // Assess
     expect(problems).toEqual([
-      'WORKER_RETRY_POLICY names an unknown failure code "THROTTELD" (entry "THROTTELD=5:300"): use a code of FAILURE_CODES (docs/semantics.md lists them), POSTGRES_<sqlstate>, or, for your handlers\' own code, list it in WORKER_HANDLER_FAILURE_CODES',
+      'WORKER_RETRY_POLICY names an unknown failure code "THROTTELD" (entry "THROTTELD=5:300"): use a toolkit code (docs/semantics.md lists them), POSTGRES_<sqlstate>, or, for your handlers\' own code (the example domain\'s too), list it in WORKER_HANDLER_FAILURE_CODES',
       "WORKER_RETRY_POLICY THROTTLED: baseSeconds must be a whole number of seconds from 0 to 42300 (given -1): 42300 s is SQS's 12-hour visibility maximum less the 15 minutes a Lambda run may have held the message; write one in that range",
       'WORKER_RETRY_POLICY LOCK_TIMEOUT: maxSeconds (60) must not be below baseSeconds (600); raise the maximum or lower the base',
       "WORKER_RETRY_POLICY DEADLOCK_DETECTED: maxSeconds must be a whole number of seconds from 0 to 42300 (given 50000): 42300 s is SQS's 12-hour visibility maximum less the 15 minutes a Lambda run may have held the message; write one in that range",
