@@ -11,9 +11,12 @@ import { LOCAL_ACCESS_KEY_IDS } from '../../tools/local/iam/local-identities.ts'
 import { sqsClientFor } from '../../tools/local/local-sqs.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { CONSUMER_ENV, type InstalledProject, installPackedPackage } from '../support/packed-package.ts';
+import { projectMigrations } from '../support/project-migrations.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
+/** The README's table, numbered after the package's migrations as the guide says. */
+const INVOICES_MIGRATION = `${projectMigrations().next}_invoices.sql`;
 
 /** The text of `page`'s `## heading` section, up to the next `## ` heading. */
 function section(page: string, heading: string): string {
@@ -115,7 +118,7 @@ describe('A project that installed the package (docs/installed-package.md)', () 
     const copy = GUIDE_COMMANDS.find((line) => line.startsWith('mkdir -p migrations'));
     execFileSync('sh', ['-c', String(copy)], { cwd: consumer });
     writeFileSync(
-      join(consumer, 'migrations/00011_invoices.sql'),
+      join(consumer, `migrations/${INVOICES_MIGRATION}`),
       `${block(section(read('README.md'), 'A first handler'), 'sql')}\n`,
     );
   }, 300_000);
@@ -136,7 +139,7 @@ describe('A project that installed the package (docs/installed-package.md)', () 
     expect(readdirSync(join(project.consumer, 'migrations')).sort()).toEqual(
       [
         ...readdirSync(join(ROOT, 'migrations')).filter((name) => name.endsWith('.sql')),
-        '00011_invoices.sql',
+        INVOICES_MIGRATION,
       ].sort(),
     );
   });
@@ -270,7 +273,7 @@ describe('A project that installed the package (docs/installed-package.md)', () 
     expect(pgLambda.migrations).toEqual(readdirSync(join(consumer, 'migrations')).sort());
     const pgFargate = assets('PostgresFargate');
     expect(pgFargate.imageSources).toContainEqual(INVOICE_WORKER);
-    expect(pgFargate.migrations).toContain('00011_invoices.sql');
+    expect(pgFargate.migrations).toContain(INVOICES_MIGRATION);
     const dynamoLambda = assets('DynamoLambda');
     expect(dynamoLambda.bundleSources).toContainEqual(CASE_WORKER);
     expect(dynamoLambda.migrations).toEqual([]);

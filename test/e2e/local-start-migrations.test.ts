@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type CheckoutCopy, copyCheckout } from '../support/checkout-copy.ts';
 import { createTestDatabase } from '../support/database.ts';
+import { projectMigrations } from '../support/project-migrations.ts';
 import { runEntry } from '../support/run-entry.ts';
 
 const db = await createTestDatabase();
@@ -59,10 +60,11 @@ describe('npm start (bin/local.ts) — a migrations folder that breaks the namin
   });
 
   it('exits 2 with one line naming the missing number between its neighbours for a gap', async () => {
-    // Prepare: 00011 skipped
+    // Prepare: the next number skipped
+    const { last, lastNumber, next } = projectMigrations();
+    const after = `${String(lastNumber + 2).padStart(5, '0')}_invoices.sql`;
     const copy = await checkoutWithMigrations({
-      '00012_invoices.sql':
-        'create table invoices (invoice_id text primary key, total numeric(12, 2) not null);',
+      [after]: 'create table invoices (invoice_id text primary key, total numeric(12, 2) not null);',
     });
 
     // Act
@@ -71,10 +73,10 @@ describe('npm start (bin/local.ts) — a migrations folder that breaks the namin
     // Assess
     expect(result.code).toBe(2);
     expect(lastLine(result.stderr)).toBe(
-      `npm start: migration 00011 is missing between 00010_trace-context.sql and 00012_invoices.sql in ${join(copy.root, 'migrations')}: restore it, or renumber 00012_invoices.sql to 00011 if it has not landed yet (never renumber one that has)`,
+      `npm start: migration ${next} is missing between ${last} and ${after} in ${join(copy.root, 'migrations')}: restore it, or renumber ${after} to ${next} if it has not landed yet (never renumber one that has)`,
     );
     const [current] = await db.sql`select max(migration_id)::int as id from schema_migrations`;
-    expect(current?.id).toBe(10);
+    expect(current?.id).toBe(lastNumber);
     expect(await invoicesTables()).toBe(0);
   });
 });
