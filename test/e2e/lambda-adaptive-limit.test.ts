@@ -75,20 +75,29 @@ describe('Lambda adaptive concurrency: the breaker’s control loop over the loc
       backoff: { baseSeconds: 1, maxSeconds: 2 },
       maxBusinessAttempts: 100,
     });
-    /** At each invocation's start: the invocations in flight (itself included) and the mapping's limit then. */
+    /**
+     * At each invocation's start: the invocations in flight (itself included) and the mapping's limit then. An
+     * invocation the mapping ended at its timeout has freed its slot, as Lambda's would; in process its handler cannot
+     * be killed and may still run (on a busy host), so it is not counted.
+     */
     const starts: { inFlight: number; limit: number }[] = [];
-    let inFlight = 0;
+    const running = new Set<string>();
+    const timedOut = new Set<string>();
     const esm = await startEventSourceMapping({
       sqs: fixture.as('worker').sqs,
       queueUrl,
       handler: async (event: SQSEvent, context: Context) => {
-        inFlight += 1;
+        running.add(context.awsRequestId);
+        const inFlight = [...running].filter((id) => !timedOut.has(id)).length;
         starts.push({ inFlight, limit: esm.maxConcurrency });
         try {
           return await worker(event, context);
         } finally {
-          inFlight -= 1;
+          running.delete(context.awsRequestId);
         }
+      },
+      onInvocation: (report) => {
+        if (report.reason === 'timeout') timedOut.add(report.awsRequestId);
       },
       batchSize: 4,
       maxConcurrency: CEILING,
