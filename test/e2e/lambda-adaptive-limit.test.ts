@@ -39,10 +39,15 @@ const stageChange = (caseId: string, version: number) =>
 
 /** Log lines the loop wrote, captured. */
 function captured() {
-  const lines: { level: string; message: string; extra: Record<string, unknown> }[] = [];
+  const lines: { level: string; message: string; extra: Record<string, unknown>; at: number }[] = [];
   const published: { name: string; value: number }[] = [];
   const line = (level: string) => (message: unknown, extra?: unknown) => {
-    lines.push({ level, message: String(message), extra: (extra ?? {}) as Record<string, unknown> });
+    lines.push({
+      level,
+      message: String(message),
+      extra: (extra ?? {}) as Record<string, unknown>,
+      at: Date.now(),
+    });
   };
   return {
     lines,
@@ -76,35 +81,52 @@ describe('Lambda adaptive concurrency: the breaker’s control loop over the loc
       maxBusinessAttempts: 100,
     });
     /**
-     * At each invocation's start: the invocations in flight (itself included) and the mapping's limit then. An
-     * invocation the mapping ended at its timeout has freed its slot, as Lambda's would; in process its handler cannot
-     * be killed and may still run (on a busy host), so it is not counted.
+     * At each invocation's start: the invocations in flight (itself included) and the highest limit in effect since
+     * the receive that brought its records began. A poller takes its slot before it receives (as Lambda's do), so a
+     * limit cut during that receive does not stop the batch it brings.
      */
     const starts: { inFlight: number; limit: number }[] = [];
-    const running = new Set<string>();
-    const timedOut = new Set<string>();
+    const seen = captured();
+    let inFlight = 0;
+    const sqs = fixture.as('worker').sqs;
+    const receivedAt = new Map<string, number>();
+    sqs.middlewareStack.add(
+      (next, context) => async (args) => {
+        const started = Date.now();
+        const result = await next(args);
+        if (context.commandName === 'ReceiveMessageCommand') {
+          const { Messages } = result.output as { Messages?: { MessageId?: string }[] };
+          for (const m of Messages ?? []) receivedAt.set(String(m.MessageId), started);
+        }
+        return result;
+      },
+      { step: 'initialize', name: 'receiveTimes' },
+    );
+    const limitSince = (since: number) =>
+      Math.max(
+        esm.maxConcurrency,
+        ...seen.lines
+          .filter((l) => l.at >= since && l.extra.from !== undefined)
+          .map((l) => Number(l.extra.from)),
+      );
     const esm = await startEventSourceMapping({
-      sqs: fixture.as('worker').sqs,
+      sqs,
       queueUrl,
       handler: async (event: SQSEvent, context: Context) => {
-        running.add(context.awsRequestId);
-        const inFlight = [...running].filter((id) => !timedOut.has(id)).length;
-        starts.push({ inFlight, limit: esm.maxConcurrency });
+        inFlight += 1;
+        const since = Math.min(...event.Records.map((r) => receivedAt.get(r.messageId) ?? Date.now()));
+        starts.push({ inFlight, limit: limitSince(since) });
         try {
           return await worker(event, context);
         } finally {
-          running.delete(context.awsRequestId);
+          inFlight -= 1;
         }
-      },
-      onInvocation: (report) => {
-        if (report.reason === 'timeout') timedOut.add(report.awsRequestId);
       },
       batchSize: 4,
       maxConcurrency: CEILING,
       waitTimeSeconds: 1,
       functionTimeoutMs: 20_000,
     });
-    const seen = captured();
     const loop = startLocalConcurrencyLoop({
       esm,
       probe: createDatabaseProbe(() => db.as('worker', { max: 1 }), 1000),
@@ -183,7 +205,7 @@ describe('Lambda adaptive concurrency: the breaker’s control loop over the loc
       expect(limits).toContain(FLOOR);
       expect(limits).toContain(CEILING);
       expect(limits.indexOf(FLOOR)).toBeLessThan(limits.lastIndexOf(CEILING));
-      // The mapping honoured each limit: no invocation started above it.
+      // The mapping honoured each limit: no invocation started above the limit its slot was taken under.
       for (const start of starts) expect(start.inFlight).toBeLessThanOrEqual(start.limit);
       // Every message applied once, nothing in the DLQ.
       const [hotCase] = await db.sql<
