@@ -121,7 +121,11 @@ export const INBOX_LOCK_SEED = 7_316_204_582;
 export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry): Promise<InboxClaim> {
   const e = entry.envelope;
   // trace_id: the delivery that claims the row brings its trace, but a COMPLETED row keeps the trace of the delivery
-  // that made its effect (a duplicate never replaces it).
+  // that made its effect (a duplicate never replaces it). A copy of a cancelled key is an attempt, refused.
+  const refusedAgain = attemptEntry(sql, {
+    ...deliveryAttempt(entry, 'CANCELLED', 'CANCELLED'),
+    attempt: sql`worker_inbox.receive_count + 1`,
+  });
   const rows = await sql<
     {
       status: InboxStatus;
@@ -157,7 +161,7 @@ export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry
           last_message_id = excluded.last_message_id,
           status = ${sql.unsafe(CANCELLED_UNLESS_COMPLETED_SQL)},
           attempt_history = case when excluded.status = 'CANCELLED' and worker_inbox.status <> 'COMPLETED'
-            then ${appendedAttemptHistory(sql, attemptEntry(sql, { ...deliveryAttempt(entry, 'CANCELLED', 'CANCELLED'), attempt: sql`worker_inbox.receive_count + 1` }), sql`worker_inbox.attempt_history`)}
+            then ${appendedAttemptHistory(sql, refusedAgain, sql`worker_inbox.attempt_history`)}
             else worker_inbox.attempt_history end,
           trace_id = case when worker_inbox.status = 'COMPLETED' then worker_inbox.trace_id
             else coalesce(excluded.trace_id, worker_inbox.trace_id) end
