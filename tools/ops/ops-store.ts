@@ -122,19 +122,7 @@ export interface OpsStore {
    */
   quarantineRelease(
     deps: { readonly sqs: SqsSender; readonly out: OpsOutput; readonly clock: Clock },
-    options: {
-      readonly quarantineId: string;
-      readonly queueUrl: string;
-      readonly consumer: string;
-      readonly actor?: string;
-      readonly force?: boolean;
-      /**
-       * `--edit <file>`: send this corrected body instead, under the next version of the key (`<key>:v2`, …), leaving
-       * the original key's inbox entry as it is; `forceEdit` lets it change the messageType or aggregate.
-       */
-      readonly edit?: EditedBodyInput | undefined;
-      readonly forceEdit?: boolean;
-    },
+    options: QuarantineReleaseOptions,
   ): Promise<QuarantineReleaseResult>;
 
   /**
@@ -211,6 +199,21 @@ export interface InboxHotOptions {
   readonly sinceSeconds: number;
   /** DynamoDB: items the Scan reads at most (ignored by PostgreSQL, which reads by query). */
   readonly scanLimit: number;
+}
+
+/** Options of {@link OpsStore.quarantineRelease}. */
+export interface QuarantineReleaseOptions {
+  readonly quarantineId: string;
+  readonly queueUrl: string;
+  readonly consumer: string;
+  readonly actor?: string;
+  readonly force?: boolean;
+  /**
+   * `--edit <file>`: send this corrected body instead, under the next version of the key (`<key>:v2`, …), leaving
+   * the original key's inbox entry as it is; `forceEdit` lets it change the messageType or aggregate.
+   */
+  readonly edit?: EditedBodyInput | undefined;
+  readonly forceEdit?: boolean;
 }
 
 /** Options of {@link OpsStore.inboxPurge}. */

@@ -15,6 +15,7 @@ import {
 } from '../../edited-release.ts';
 import { OperationError, OutOfOrderReleaseError } from '../../errors.ts';
 import type { NewerCompletedEvents } from '../../newer-completed-events.ts';
+import type { QuarantineReleaseOptions } from '../../ops-store.ts';
 import type { OpsOutput } from '../../output.ts';
 import { emit } from '../../output.ts';
 import type { QuarantineReleaseResult } from '../../quarantine-release-result.ts';
@@ -79,16 +80,7 @@ import {
  */
 export async function dynamoQuarantineRelease(
   deps: { dynamo: DynamoOpsTarget; sqs: SqsSender; out: OpsOutput; clock?: Clock },
-  options: {
-    quarantineId: string;
-    queueUrl: string;
-    consumer: string;
-    actor?: string;
-    force?: boolean;
-    /** The corrected body (`--edit`), and whether it may change the messageType or aggregate (`--force-edit`). */
-    edit?: EditedBodyInput | undefined;
-    forceEdit?: boolean;
-  },
+  options: QuarantineReleaseOptions,
 ): Promise<QuarantineReleaseResult> {
   const { dynamo, sqs, out } = deps;
   const clock = deps.clock ?? systemClock;

@@ -13,6 +13,7 @@ import {
 } from '../../edited-release.ts';
 import { OperationError, OutOfOrderReleaseError } from '../../errors.ts';
 import type { NewerCompletedEvents } from '../../newer-completed-events.ts';
+import type { QuarantineReleaseOptions } from '../../ops-store.ts';
 import type { OpsOutput } from '../../output.ts';
 import { emit } from '../../output.ts';
 import type { QuarantineReleaseResult } from '../../quarantine-release-result.ts';
@@ -55,16 +56,7 @@ import { recordAudit } from './record-audit.ts';
  */
 export async function quarantineRelease(
   deps: { sql: postgres.Sql; sqs: SqsSender; out: OpsOutput },
-  options: {
-    quarantineId: string;
-    queueUrl: string;
-    consumer: string;
-    actor?: string;
-    force?: boolean;
-    /** The corrected body (`--edit`), and whether it may change the messageType or aggregate (`--force-edit`). */
-    edit?: EditedBodyInput | undefined;
-    forceEdit?: boolean;
-  },
+  options: QuarantineReleaseOptions,
 ): Promise<QuarantineReleaseResult> {
   const { sql, sqs, out } = deps;
   const actor = options.actor ?? currentActor();
