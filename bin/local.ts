@@ -14,6 +14,7 @@ import { describeRefusal, describeRefusals } from '../tools/local/iam/local-iam.
 import { LOCAL_ACCESS_KEY_IDS } from '../tools/local/iam/local-identities.ts';
 import { keepConsuming } from '../tools/local/keep-consuming.ts';
 import { resolveHandlersPath } from '../tools/local/load-handlers.ts';
+import { startLocalConsole } from '../tools/local/local-console.ts';
 import { LocalDynamoDbError } from '../tools/local/local-dynamodb.ts';
 import { LOG_FILE_VARIABLE, openLocalLogFile } from '../tools/local/local-log-file.ts';
 import { startLocalStack } from '../tools/local/local-stack.ts';
@@ -62,7 +63,16 @@ const options = new Command(COMMAND)
       .choices(['event-source-mapping', 'poller'])
       .default('event-source-mapping'),
   )
-  .option('-k, --keep', 'stay up after the summary and print the endpoints (Ctrl-C to stop)', false)
+  .option(
+    '-k, --keep',
+    'stay up after the summary and print the endpoints and the operator console (Ctrl-C to stop)',
+    false,
+  )
+  .option(
+    '--console-actions',
+    "let the kept run's operator console act (release, canary redrive, cancel), as sqs-worker console --allow-actions",
+    false,
+  )
   .option(
     '--store <store>',
     'postgres, or dynamodb: the same scenario on DynamoDB Local (needs java) with the DynamoDB example handlers',
@@ -97,6 +107,7 @@ const options = new Command(COMMAND)
     concurrency: number;
     runtime: 'event-source-mapping' | 'poller';
     keep: boolean;
+    consoleActions: boolean;
     handlers?: string;
     store: string;
     iam: boolean;
@@ -268,6 +279,7 @@ async function runOwnHandlers(handlersPath: string): Promise<number> {
     return 2;
   }
   const types = served.handlers.map((h) => `${h.messageType} v${h.schemaVersion}`).join(', ');
+  const opsConsole = await openConsole();
   process.stdout.write(
     [
       `Worker "${served.consumer}" running ${types} from ${served.file} (Ctrl-C to stop)`,
@@ -275,12 +287,15 @@ async function runOwnHandlers(handlersPath: string): Promise<number> {
       'The ops CLI (npx sqs-worker …) reads these settings:',
       ...settingsLines(),
       '',
+      opsConsole.line,
+      '',
       'Send a message (put your payload in "payload"):',
       `  ${served.exampleCommand}`,
       '',
     ].join('\n'),
   );
   await untilStopped();
+  await opsConsole.stop();
   await served.stop();
   return 0;
 }
@@ -291,6 +306,11 @@ async function runOwnHandlers(handlersPath: string): Promise<number> {
  * commands' database role when the components run as their roles.
  */
 function settingsLines(): string[] {
+  return settingsPairs().map(([name, value]) => `  export ${name}='${value.replaceAll("'", `'\\''`)}'`);
+}
+
+/** The settings of {@link settingsLines} as name and value. */
+function settingsPairs(): [string, string][] {
   const settings: [string, string][] = [
     ...(stack.dynamodb
       ? ([
@@ -312,7 +332,22 @@ function settingsLines(): string[] {
         ] as [string, string][])
       : []),
   ];
-  return settings.map(([name, value]) => `  export ${name}='${value.replaceAll("'", `'\\''`)}'`);
+  return settings;
+}
+
+/**
+ * The operator console on the printed settings (tools/local/local-console.ts), and the line that names its URL; a
+ * console that cannot start is told and the run goes on without it.
+ */
+async function openConsole(): Promise<{ line: string; stop: () => Promise<void> }> {
+  try {
+    const started = await startLocalConsole(Object.fromEntries(settingsPairs()), options.consoleActions);
+    const mode = options.consoleActions ? 'actions allowed' : 'read-only; --console-actions to act from it';
+    return { line: `Operator console (${mode}): ${started.url}`, stop: started.stop };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return { line: `The operator console did not start: ${message}`, stop: async () => {} };
+  }
 }
 
 /** The scenario covering every failure case, its summary and checks; with `--keep`, stays up after them. */
@@ -393,11 +428,14 @@ async function runScenario(): Promise<number> {
       onKill: log,
       onLogLine: logFile.write,
     });
+    const opsConsole = await openConsole();
     process.stdout.write(
       [
         '',
         'Still running, the worker consuming the queue (Ctrl-C to stop). The ops CLI (npx sqs-worker …) reads these settings:',
         ...settingsLines(),
+        '',
+        opsConsole.line,
         '',
         // The stage whose roles the local IAM layer enforces for this run (docs/local.md, "IAM, locally").
         `Check it with the canaries, as after every deploy: npx sqs-worker smoke --stage ${stage}`,
@@ -405,6 +443,7 @@ async function runScenario(): Promise<number> {
       ].join('\n'),
     );
     await untilStopped();
+    await opsConsole.stop();
     await kept.stop();
   }
   return summary.checks.every((check) => check.ok) ? 0 : 1;

@@ -699,6 +699,45 @@ program
   );
 
 program
+  .command('console')
+  .description(
+    'the operator console in a browser: overview, failure groups, one message, quarantine and DLQ lists, and (with --allow-actions) release, canary redrive and cancel with their dry runs; on 127.0.0.1 with a per-run token',
+  )
+  .option(
+    '--allow-actions',
+    'offer and accept the actions (release, canary redrive, cancel); without it the console only reads',
+  )
+  .option('--port <port>', 'the port to listen on (default: any free port)')
+  .option(
+    '--host <address>',
+    'the address to bind; anything but loopback is reachable from other machines',
+    '127.0.0.1',
+  )
+  .option(
+    '--store <store>',
+    'postgres or dynamodb: the store of the worker (env WORKER_STORE, default postgres)',
+  )
+  .option('--stage <stage>', 'AWS: the log page reads the log groups of stack SqsInboxWorker-<stage>')
+  .option(
+    '--log-group <name>',
+    'AWS: the log group(s) of the log page (repeatable), instead of --stage',
+    collect,
+    [],
+  )
+  .option('--log-file <file>', "a local run's log file (env SQS_WORKER_LOG_FILE)")
+  .option(
+    '--alarm-prefix <prefix>',
+    "AWS: the prefix of the stack's alarm names on the overview",
+    'SqsInboxWorker',
+  )
+  .action(
+    act('console', async (s, opts) => {
+      const { consoleCommand } = await import('../tools/console/console-command.ts');
+      return consoleCommand(s, opts);
+    }),
+  );
+
+program
   .command('start')
   .description(
     'runs the worker locally (npm start of the repository, from an installed package too): your --handlers on embedded PostgreSQL or DynamoDB Local, the SQS emulator and the Lambda or Fargate runtime; its own options: sqs-worker start --help',
