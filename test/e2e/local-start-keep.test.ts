@@ -1,18 +1,22 @@
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
+import { useBrowser } from '../support/browser.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { sendPaymentWithPrintedSettings, startKeptScenario } from '../support/local-start-run.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 const db = await createTestDatabase();
+const browser = await useBrowser();
 
 describe('npm start -- --keep (no AWS_* variable in its environment)', () => {
-  it('consumes a message sent with the printed settings after the summary, and SIGTERM stops it with exit 0', async () => {
+  it('consumes a message sent with the printed settings after the summary, shows it in the printed console, and SIGTERM stops it with exit 0', async () => {
     // Prepare
     const kept = startKeptScenario(db.url);
     const key = 'kept:payment:1';
     let status: string | undefined;
     let settings: Record<string, string> = {};
+    let consoleUrl: string | undefined;
+    let shown: Record<string, string> = {};
     try {
       settings = await kept.settingsPrintedBefore('npx sqs-worker smoke', 120_000);
 
@@ -36,6 +40,24 @@ describe('npm start -- --keep (no AWS_* variable in its environment)', () => {
       } finally {
         await ops.end({ timeout: 5 });
       }
+      // The printed console shows this run's message, as the inbox holds it.
+      consoleUrl = kept.stdout.match(
+        /^Operator console \(read-only[^)]*\): (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)$/m,
+      )?.[1];
+      const page = await browser.newPage();
+      try {
+        await page.goto(consoleUrl as string);
+        await page.goto(`${new URL(consoleUrl as string).origin}/message?key=${encodeURIComponent(key)}`);
+        shown = Object.fromEntries(
+          (await page
+            .locator('section:has(h2:text-is("Inbox entry")) tr')
+            .evaluateAll((rows) =>
+              rows.map((r) => [r.querySelector('th')?.textContent, r.querySelector('td')?.textContent]),
+            )) as [string, string][],
+        );
+      } finally {
+        await page.close();
+      }
     } finally {
       kept.stop('SIGTERM');
     }
@@ -54,6 +76,8 @@ describe('npm start -- --keep (no AWS_* variable in its environment)', () => {
       'AWS_SECRET_ACCESS_KEY',
     ]);
     expect(status).toBe('COMPLETED');
+    expect(consoleUrl).toBeDefined();
+    expect(shown).toMatchObject({ idempotencyKey: key, status: 'COMPLETED' });
     const ledger = await db.sql`select 1 from ledger_entries where source_event_id = ${key}`;
     expect(ledger).toHaveLength(1);
     expect(kept.stderr).not.toMatch(/CredentialsProviderError|Region is missing/);

@@ -30,10 +30,14 @@ function installChromium(): void {
       `The browser tests need Chromium at ${CHROMIUM}: install it with "sudo apt-get install -y chromium" (Debian), or set CHROMIUM_PATH to a Chromium binary.`,
     );
   }
-  execFileSync('apt-get', ['install', '-y', '-q', 'chromium'], {
-    stdio: 'ignore',
-    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-  });
+  const apt = (...args: string[]) =>
+    execFileSync('apt-get', args, { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  try {
+    apt('install', '-y', '-q', 'chromium');
+  } catch {
+    apt('update', '-q');
+    apt('install', '-y', '-q', 'chromium');
+  }
 }
 
 /** Where a test's screenshots go: docs/images/console with `UPDATE_SCREENSHOTS=1` (for the docs), else a temp folder. */

@@ -12,7 +12,6 @@ export type ConsoleFlags = Readonly<Record<string, unknown>>;
 
 /** The console's options from its flags and the environment (the local run's log file and version). */
 export function consoleOptions(
-  session: OpsSession,
   flags: ConsoleFlags,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): ConsoleOptions {
@@ -24,7 +23,6 @@ export function consoleOptions(
     logGroups: (flags.logGroup as string[] | undefined) ?? [],
     alarmPrefix: str(flags.alarmPrefix) ?? 'SqsInboxWorker',
     localVersion: env.SQS_WORKER_LOCAL_VERSION || undefined,
-    region: session.settings.region ?? env.AWS_REGION ?? 'us-east-1',
   };
 }
 
@@ -50,7 +48,7 @@ export async function consoleCommand(
   stopped: Promise<unknown> = Promise.race([once(process, 'SIGINT'), once(process, 'SIGTERM')]),
 ): Promise<RunningConsole> {
   const host = str(flags.host) ?? '127.0.0.1';
-  const options = consoleOptions(session, flags);
+  const options = consoleOptions(flags);
   const running = await startConsole(session, options, { host, port: parsePort(str(flags.port)) });
   const { out } = session;
   if (!isLoopback(host)) {

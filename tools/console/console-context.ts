@@ -16,8 +16,6 @@ export interface ConsoleOptions {
   readonly alarmPrefix: string;
   /** The worker's version against a local endpoint (`SQS_WORKER_LOCAL_VERSION`), shown on the overview. */
   readonly localVersion?: string | undefined;
-  /** The AWS region of the CloudWatch console links (the session's, else us-east-1). */
-  readonly region: string;
 }
 
 /**
