@@ -31,7 +31,10 @@ function installChromium(): void {
     );
   }
   const apt = (...args: string[]) =>
-    execFileSync('apt-get', args, { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    execFileSync('apt-get', args, {
+      stdio: 'ignore',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
   try {
     apt('install', '-y', '-q', 'chromium');
   } catch {

@@ -46,7 +46,9 @@ export async function startLocalConsole(
     const printed = await Promise.race([
       once(lines, 'line').then(([line]) => JSON.parse(String(line)) as { url?: string }),
       exited.then(([code]) => {
-        throw new Error(stderr.trim() || `sqs-worker console exited with ${String(code)} before printing its URL`);
+        throw new Error(
+          stderr.trim() || `sqs-worker console exited with ${String(code)} before printing its URL`,
+        );
       }),
     ]);
     if (!printed.url) throw new Error(`sqs-worker console printed no URL: ${stderr.trim()}`);
