@@ -69,3 +69,13 @@ export async function openWindow(rig: QueueRig): Promise<{ close(): Promise<Wind
     },
   };
 }
+
+/**
+ * The time the database's backends spent running statements, per message: mean active backends × the window's
+ * seconds ÷ its messages, in ms (on a machine with fewer free cores than active backends, waiting for a core counts).
+ */
+export function activeMsPerMessage(
+  figures: WindowFigures & { readonly plan: { readonly messages: number } },
+): number {
+  return (figures.activeBackends * figures.seconds * 1000) / figures.plan.messages;
+}

@@ -24,8 +24,8 @@ function medianOf(runs: readonly QueueRunFigures[]): QueueRunFigures {
 /**
  * The poller's throughput at 1, 2, 4 and 8 records in flight, per message and per batch, each point beside the
  * hand-written minimal transaction with no queue at the same records in flight (`minimal-direct.ts`), the two
- * interleaved over `rounds` rounds (order alternating); `messagesPerRecord` × the records in flight are measured per
- * run, after a warm-up of two batches (at least 10 messages).
+ * interleaved over `rounds` rounds (order alternating); `messagesPerRecord` × the records in flight (at least 50) are
+ * measured per run, after a warm-up of two batches (at least 10 messages).
  */
 export async function benchScaleCurve(
   rig: QueueRig,
@@ -38,7 +38,7 @@ export async function benchScaleCurve(
         concurrency,
         commitMode,
         warmupMessages: Math.max(10, 2 * concurrency),
-        messages: options.messagesPerRecord * concurrency,
+        messages: Math.max(50, options.messagesPerRecord * concurrency),
       };
       const poller: QueueRunFigures[] = [];
       const minimal: QueueRunFigures[] = [];
