@@ -34,7 +34,7 @@ const USAGE = `usage: npm run bench [-- options]
                           SQS and PostgreSQL behind --network-delay-ms, --rounds interleaved rounds
   --only scale            run the scale curve alone: the poller at 1, 2, 4, 8 records in flight, per message and per
                           batch, beside the minimal transaction without a queue (the database's own figure)
-  --peer-messages N       poller-peer: measured messages per run (default 600, at least 10)
+  --peer-messages N       poller-peer: measured messages per run (default 500, at least 10)
   --scale-messages N      scale: measured messages per record in flight per run, at least 50 a run (default 25, at least 5)
   --only MODES            run the throughput lines of these modes alone, comma-separated (e.g. per-message,per-batch;
                           modes: ${ALL_MODES.join(', ')})
@@ -153,7 +153,7 @@ function readValues(): Values {
         concurrency: { type: 'string', default: '1,2,4' },
         'commit-latency-ms': { type: 'string', default: '2' },
         'purge-rows': { type: 'string', default: '100000' },
-        'peer-messages': { type: 'string', default: '600' },
+        'peer-messages': { type: 'string', default: '500' },
         'scale-messages': { type: 'string', default: '25' },
         only: { type: 'string' },
         help: { type: 'boolean', default: false },

@@ -12,6 +12,7 @@ export const PEER_SIDES: readonly ConsumerSide[] = [
   pollerSide,
   sqsConsumerSide('handleMessageBatch'),
   sqsConsumerSide('handleMessage'),
+  sqsConsumerSide('handleMessageBatch', 'worker-sql'),
 ];
 
 /** One side's median run, and its throughput against the poller's within each round. */

@@ -24,15 +24,17 @@ export function renderPollerPeer(
   const { rig } = context;
   const [poller, ...peers] = rows;
   if (!poller) return 'Poller vs sqs-consumer: no runs.';
-  const head = `${'side'.padEnd(34)} ${'msgs/s'.padStart(7)} ${'poller ×'.padStart(8)}  SQS calls/msg: ${'receive'.padStart(7)} ${'delete'.padStart(6)} ${'visib.'.padStart(6)} ${'other'.padStart(6)} ${'total'.padStart(6)}  ${'DB RT/msg'.padStart(9)} ${'active ms/msg'.padStart(13)} ${'p50'.padStart(8)} ${'p99'.padStart(8)} ${'ELU'.padStart(5)}`;
+  const head = `${'side'.padEnd(46)} ${'msgs/s'.padStart(7)} ${'poller ×'.padStart(8)}  SQS calls/msg: ${'receive'.padStart(7)} ${'delete'.padStart(6)} ${'visib.'.padStart(6)} ${'other'.padStart(6)} ${'total'.padStart(6)}  ${'DB RT/msg'.padStart(9)} ${'active ms/msg'.padStart(13)} ${'p50'.padStart(8)} ${'p99'.padStart(8)} ${'ELU'.padStart(5)}`;
   const line = (row: PeerRow) => {
     const figures = row.median;
     const calls = sqsCallKinds(figures.sqsCalls, figures.plan.messages);
     const n = (value: number) => value.toFixed(3).padStart(6);
-    return `${figures.side.padEnd(34)} ${figures.messagesPerSecond.toFixed(0).padStart(7)} ${`${row.pollerRatio.toFixed(2)}×`.padStart(8)}                 ${n(calls.receive).padStart(7)} ${n(calls.delete)} ${n(calls.visibility)} ${n(calls.other)} ${n(calls.total)}  ${(figures.dbRoundTrips / figures.plan.messages).toFixed(2).padStart(9)} ${formatMs(activeMsPerMessage(figures)).padStart(13)} ${formatMs(figures.p50Ms).padStart(8)} ${formatMs(figures.p99Ms).padStart(8)} ${figures.eventLoopUtilization.toFixed(2).padStart(5)}`;
+    return `${figures.side.padEnd(46)} ${figures.messagesPerSecond.toFixed(0).padStart(7)} ${`${row.pollerRatio.toFixed(2)}×`.padStart(8)}                 ${n(calls.receive).padStart(7)} ${n(calls.delete)} ${n(calls.visibility)} ${n(calls.other)} ${n(calls.total)}  ${(figures.dbRoundTrips / figures.plan.messages).toFixed(2).padStart(9)} ${formatMs(activeMsPerMessage(figures)).padStart(13)} ${formatMs(figures.p50Ms).padStart(8)} ${formatMs(figures.p99Ms).padStart(8)} ${figures.eventLoopUtilization.toFixed(2).padStart(5)}`;
   };
   const perMessage = (row: PeerRow) => sqsCallKinds(row.median.sqsCalls, row.median.plan.messages).total;
-  const fewest = [...peers].sort((a, b) => perMessage(a) - perMessage(b))[0];
+  // The target's peer runs the minimal transaction: the worker-SQL row is a diagnosis, not a peer.
+  const minimalPeers = peers.filter((row) => !row.median.side.includes("worker's SQL"));
+  const fewest = [...minimalPeers].sort((a, b) => perMessage(a) - perMessage(b))[0];
   const lines = [
     `Poller vs sqs-consumer (per message, ${PEER_CONCURRENCY} records in flight, batches of 10, 30 s lease): SQS (fauxqs, in this process) and ` +
       `PostgreSQL each behind a ${rig.delayMs} ms/direction proxy (a database round trip measured ${formatMs(rig.dbRoundTripMs)}); ` +

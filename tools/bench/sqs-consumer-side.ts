@@ -2,12 +2,22 @@ import type { Message } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import postgres from 'postgres';
 import { Consumer } from 'sqs-consumer';
+import { sqsEventRecord } from '../../lambda/sqs/sqs-event-record.ts';
 import { sqsClientFor } from '../local/local-sqs.ts';
+import { BENCH_QUEUE_ARN } from './bench-messages.ts';
 import { minimalBaseline } from './minimal-baseline.ts';
 import type { ConsumerSide } from './queue-run.ts';
+import { rawBaseline } from './raw-baseline.ts';
 
 /** How the peer hands messages to its code: one at a time, or the received batch at once. */
 export type SqsConsumerStyle = 'handleMessage' | 'handleMessageBatch';
+
+/**
+ * The transaction the peer runs per message: the hand-written minimal (`minimal-baseline.ts`), or the worker's own
+ * SQL by hand (`raw-baseline.ts`: the store's claim statement, text for text) — the latter separates what the
+ * poller's statements cost the database from what its runtime costs.
+ */
+export type PeerTransaction = 'minimal' | 'worker-sql';
 
 /**
  * The peer a user would write with `sqs-consumer` (bbc/sqs-consumer, 14.x): a `Consumer` receiving `batchSize`
@@ -20,17 +30,25 @@ export type SqsConsumerStyle = 'handleMessage' | 'handleMessageBatch';
  * - `handleMessageBatch`: the batch's messages run at once (`Promise.allSettled`), the committed ones are returned
  *   and deleted together (one DeleteMessageBatch).
  */
-export function sqsConsumerSide(style: SqsConsumerStyle): ConsumerSide {
+export function sqsConsumerSide(
+  style: SqsConsumerStyle,
+  transaction: PeerTransaction = 'minimal',
+): ConsumerSide {
   return {
-    name: `sqs-consumer ${style}`,
+    name: `sqs-consumer ${style}${transaction === 'minimal' ? '' : ", worker's SQL"}`,
     async start({ rig, queueUrl, consumer, concurrency, onReceived, onDeleted }) {
       const sql = postgres(rig.dbUrl, { max: concurrency, prepare: false, onnotice: () => {} });
       const sqs = sqsClientFor(rig.sqsProxy.endpoint, rig.sqs.region);
-      // The minimal transaction reads a record's body and message id, nothing else of it.
+      const region = rig.sqs.region;
       const transact = (message: Message) =>
-        minimalBaseline(sql, consumer, [
-          { messageId: message.MessageId, body: message.Body } as unknown as SQSRecord,
-        ]);
+        transaction === 'minimal'
+          ? // The minimal transaction reads a record's body and message id, nothing else of it.
+            minimalBaseline(sql, consumer, [
+              { messageId: message.MessageId, body: message.Body } as unknown as SQSRecord,
+            ])
+          : rawBaseline(sql, consumer, [
+              sqsEventRecord(message, { eventSourceArn: BENCH_QUEUE_ARN, awsRegion: region }),
+            ]);
       let stopping = false;
       // A stop aborts the pending long poll on purpose: that failure is not reported.
       const fail = (error: Error) => {
@@ -44,6 +62,8 @@ export function sqsConsumerSide(style: SqsConsumerStyle): ConsumerSide {
         visibilityTimeout: 30,
         heartbeatInterval: 15,
         strictReturn: true,
+        // The worker's claim stores the receive count: the system attributes are asked for, as the poller does.
+        ...(transaction === 'minimal' ? {} : { messageSystemAttributeNames: ['All' as const] }),
       };
       const peer =
         style === 'handleMessage'
