@@ -30,6 +30,12 @@ const USAGE = `usage: npm run bench [-- options]
   --only payload-memory   run the payload-memory line alone (peak RSS per payloadRef size)
   --only contention       run the contention line alone: a hot aggregate and a slow database, the poller and
                           the Lambda worker, each fixed vs adaptive
+  --only poller-peer     run the poller-vs-sqs-consumer line alone: this poller and a minimal poller on sqs-consumer,
+                          SQS and PostgreSQL behind --network-delay-ms, --rounds interleaved rounds
+  --only scale            run the scale curve alone: the poller at 1, 2, 4, 8 records in flight, per message and per
+                          batch, beside the minimal transaction without a queue (the database's own figure)
+  --peer-messages N       poller-peer: measured messages per run (default 500, at least 10)
+  --scale-messages N      scale: measured messages per record in flight per run, at least 50 a run (default 25, at least 5)
   --only MODES            run the throughput lines of these modes alone, comma-separated (e.g. per-message,per-batch;
                           modes: ${ALL_MODES.join(', ')})
   --help                  this text`;
@@ -45,6 +51,10 @@ export interface BenchOptions {
   readonly networkRounds: number;
   readonly commitLatencyMs: number;
   readonly purgeRows: number;
+  /** `--only poller-peer`: measured messages per run. */
+  readonly peerMessages: number;
+  /** `--only scale`: measured messages per record in flight per run. */
+  readonly scaleMessages: number;
   /** `--only` as given. */
   readonly only: string | undefined;
   /** `--only MODES`: the throughput lines of these modes, in both passes, and nothing else. */
@@ -98,7 +108,32 @@ export function parseBenchOptions(): BenchOptions {
   const onlyModes = listed?.every((mode) => ALL_MODES.includes(mode as BenchMode))
     ? (listed as BenchMode[])
     : undefined;
-  return { messages, warmupMessages, concurrencies, rounds, ...network, purgeRows, only, onlyModes };
+  const peerMessages = Number(values['peer-messages']);
+  const scaleMessages = Number(values['scale-messages']);
+  if (
+    !(
+      Number.isInteger(peerMessages) &&
+      peerMessages >= 10 &&
+      Number.isInteger(scaleMessages) &&
+      scaleMessages >= 5
+    )
+  ) {
+    usageError(
+      `--peer-messages must be a whole number ≥ 10 and --scale-messages ≥ 5 (given ${values['peer-messages']}, ${values['scale-messages']})`,
+    );
+  }
+  return {
+    messages,
+    warmupMessages,
+    concurrencies,
+    rounds,
+    ...network,
+    purgeRows,
+    peerMessages,
+    scaleMessages,
+    only,
+    onlyModes,
+  };
 }
 
 type Values = Record<string, string | boolean | undefined>;
@@ -118,6 +153,8 @@ function readValues(): Values {
         concurrency: { type: 'string', default: '1,2,4' },
         'commit-latency-ms': { type: 'string', default: '2' },
         'purge-rows': { type: 'string', default: '100000' },
+        'peer-messages': { type: 'string', default: '500' },
+        'scale-messages': { type: 'string', default: '25' },
         only: { type: 'string' },
         help: { type: 'boolean', default: false },
       },

@@ -8,7 +8,9 @@
  * retention purge's effect on worker_inbox's size and on the worker's throughput (`retention-purge.ts`;
  * `-- --only purge` runs that line alone; `-- --only bundle` the bundle line); then the worker's peak memory per
  * `payloadRef` size (`payload-memory.ts`; `-- --only payload-memory` runs that line alone); `-- --only per-message,per-batch`
- * runs the throughput lines of those modes alone. Prints figures and its targets beside them; always exits 0 unless the
+ * runs the throughput lines of those modes alone; `-- --only poller-peer` (this poller against sqs-consumer) and
+ * `-- --only scale` (the poller's scale curve) run on SQS and PostgreSQL behind the delaying proxies
+ * (`queue-lines-alone.ts`). Prints figures and its targets beside them; always exits 0 unless the
  * bench itself fails.
  *
  * Database: DATABASE_URL when set (migrated first; the bench adds rows under consumer `bench-worker`),
@@ -33,6 +35,7 @@ import { startLaneThreads } from './lane-threads.ts';
 import { type BenchPass, type BenchRun, measurePass } from './measure-pass.ts';
 import { benchPayloadMemory } from './payload-memory.ts';
 import { runPayloadMemoryAlone } from './payload-memory-alone.ts';
+import { runQueueLineAlone } from './queue-lines-alone.ts';
 import { renderPayloadMemory } from './render-payload-memory.ts';
 import {
   type BenchReport,
@@ -45,7 +48,8 @@ import { renderRetentionPurge } from './render-retention-purge.ts';
 import { benchRetentionPurge } from './retention-purge.ts';
 import { runRetentionPurgeAlone } from './retention-purge-alone.ts';
 import { startRoundTripProxy } from './round-trip-proxy.ts';
-import { formatMs, median } from './statistics.ts';
+import { roundTripTime } from './round-trip-time.ts';
+import { formatMs } from './statistics.ts';
 
 /** The modes of the loopback pass. */
 const LOOPBACK_MODES: readonly BenchMode[] = [
@@ -66,6 +70,8 @@ const {
   networkRounds,
   commitLatencyMs,
   purgeRows,
+  peerMessages,
+  scaleMessages,
   only,
   onlyModes,
 } = parseBenchOptions();
@@ -74,9 +80,16 @@ if (only !== undefined && !onlyModes) {
   else if (only === 'bundle') await runBundleAlone();
   else if (only === 'payload-memory') await runPayloadMemoryAlone();
   else if (only === 'contention') await runContentionAlone();
-  else {
+  else if (only === 'poller-peer' || only === 'scale') {
+    await runQueueLineAlone(only, {
+      delayMs: networkDelayMs,
+      rounds,
+      peerMessages,
+      scaleMessagesPerRecord: scaleMessages,
+    });
+  } else {
     usageError(
-      `--only takes purge, bundle, payload-memory or contention, the lines that run alone, or a comma-separated list of modes (${ALL_MODES.join(', ')}) (given ${only})`,
+      `--only takes purge, bundle, payload-memory, contention, poller-peer or scale, the lines that run alone, or a comma-separated list of modes (${ALL_MODES.join(', ')}) (given ${only})`,
     );
   }
   process.exit(0);
@@ -247,21 +260,4 @@ try {
   await proxy.close();
   await networkProxy?.close();
   await local?.stop();
-}
-
-/** Median time of a parameterless statement through the proxy at `proxiedUrl` (one round trip), in ms. */
-async function roundTripTime(proxiedUrl: string): Promise<number> {
-  const client = postgres(proxiedUrl, { max: 1, prepare: false, onnotice: () => {} });
-  try {
-    await client`select 1`;
-    const times: number[] = [];
-    for (let run = 0; run < 30; run += 1) {
-      const t = performance.now();
-      await client`select 1`;
-      times.push(performance.now() - t);
-    }
-    return median(times);
-  } finally {
-    await client.end({ timeout: 5 });
-  }
 }
