@@ -17,6 +17,8 @@ describe('npm start -- --keep (no AWS_* variable in its environment)', () => {
     let settings: Record<string, string> = {};
     let consoleUrl: string | undefined;
     let shown: Record<string, string> = {};
+    let logRows = 0;
+    let logText = '';
     try {
       settings = await kept.settingsPrintedBefore('npx sqs-worker smoke', 120_000);
 
@@ -55,6 +57,10 @@ describe('npm start -- --keep (no AWS_* variable in its environment)', () => {
               rows.map((r) => [r.querySelector('th')?.textContent, r.querySelector('td')?.textContent]),
             )) as [string, string][],
         );
+        // Its log lines, by the saved query, from the run's log file.
+        await page.goto(`${new URL(consoleUrl as string).origin}/logs?key=${encodeURIComponent(key)}`);
+        logRows = await page.locator('main table tbody tr').count();
+        logText = (await page.locator('main table').textContent()) ?? '';
       } finally {
         await page.close();
       }
@@ -78,6 +84,8 @@ describe('npm start -- --keep (no AWS_* variable in its environment)', () => {
     expect(status).toBe('COMPLETED');
     expect(consoleUrl).toBeDefined();
     expect(shown).toMatchObject({ idempotencyKey: key, status: 'COMPLETED' });
+    expect(logRows).toBeGreaterThan(0);
+    expect(logText).toContain(key);
     const ledger = await db.sql`select 1 from ledger_entries where source_event_id = ${key}`;
     expect(ledger).toHaveLength(1);
     expect(kept.stderr).not.toMatch(/CredentialsProviderError|Region is missing/);
