@@ -33,6 +33,15 @@ export interface FloorResult {
    */
   readonly cpuOverFloor: PairedMs;
   readonly cpuOverFloorWithSourceMaps: PairedMs;
+  /**
+   * The floor with the worker's libraries made too (`cold-floor-libraries-*.ts`: Powertools Logger, Metrics, the batch
+   * processor, a zod schema), over the floor, and the entry over it (the engine's own share), CPU time, source maps off.
+   */
+  readonly libraries: {
+    readonly bundle: WorkerBundle;
+    readonly cpuOverFloor: PairedMs;
+    readonly entryCpuOver: PairedMs;
+  };
 }
 
 /** The cold start of each store's worker entry over the floor any handler on the same client pays. */
@@ -41,12 +50,11 @@ export interface ColdStartFloors {
   readonly stores: readonly FloorResult[];
 }
 
-/** The floor of each store: an empty handler that makes the store's client (`cold-floor-<store>.ts`). */
-const FLOORS: Readonly<Record<WorkerBundleProfile['store'], { file: string; env: Record<string, string> }>> =
-  {
-    postgres: { file: 'tools/bench/cold-floor-postgres.ts', env: LOAD_ENV },
-    dynamodb: { file: 'tools/bench/cold-floor-dynamodb.ts', env: DYNAMODB_ENV },
-  };
+/** The environment each store's entry and floors load with (the floors ignore it). */
+const LOAD_ENVS: Readonly<Record<WorkerBundleProfile['store'], Record<string, string>>> = {
+  postgres: LOAD_ENV,
+  dynamodb: DYNAMODB_ENV,
+};
 
 const paired = (values: readonly number[]): PairedMs => ({
   medianMs: median(values),
@@ -64,24 +72,28 @@ const paired = (values: readonly number[]): PairedMs => ({
  * interquartile range shows the noise.
  */
 export async function coldStartFloors(runs = 25): Promise<ColdStartFloors> {
-  const stores = (['postgres', 'dynamodb'] as const).map((store) => ({ store, ...FLOORS[store] }));
   const built = [];
-  for (const { store, file, env } of stores) {
+  for (const store of ['postgres', 'dynamodb'] as const) {
     const profile = { store, tracing: false };
     built.push({
       store,
-      env,
+      env: LOAD_ENVS[store],
       entry: await bundleWorker(profile),
-      floor: await bundleWorker(profile, join(PROJECT_ROOT, file)),
+      floor: await bundleWorker(profile, join(PROJECT_ROOT, `tools/bench/cold-floor-${store}.ts`)),
+      libraries: await bundleWorker(
+        profile,
+        join(PROJECT_ROOT, `tools/bench/cold-floor-libraries-${store}.ts`),
+      ),
     });
   }
   const bare = join(PROJECT_ROOT, 'tools/bench/cold-floor-empty.mjs');
   const maps = (env: Record<string, string>) => ({ ...env, NODE_OPTIONS: '--enable-source-maps' });
   type Kind = { key: string; run: () => Promise<Timed> };
   const kinds: Kind[] = [{ key: 'bare', run: () => timeImport(bare, {}) }];
-  for (const { store, env, entry, floor } of built) {
+  for (const { store, env, entry, floor, libraries } of built) {
     kinds.push(
       { key: `${store}:floor`, run: () => timeImport(floor.file, env) },
+      { key: `${store}:libraries`, run: () => timeImport(libraries.file, env) },
       { key: `${store}:entry`, run: () => timeImport(entry.file, env) },
       { key: `${store}:floor+maps`, run: () => timeImport(floor.file, maps(env)) },
       { key: `${store}:entry+maps`, run: () => timeImport(entry.file, maps(env)) },
@@ -100,7 +112,7 @@ export async function coldStartFloors(runs = 25): Promise<ColdStartFloors> {
     of(a).map((timed, run) => timed[clock] - (of(b)[run] as Timed)[clock]);
   return {
     runs,
-    stores: built.map(({ store, entry, floor }) => ({
+    stores: built.map(({ store, entry, floor, libraries }) => ({
       store,
       entry,
       floor,
@@ -109,6 +121,11 @@ export async function coldStartFloors(runs = 25): Promise<ColdStartFloors> {
       overFloorWithSourceMaps: paired(minus(`${store}:entry+maps`, `${store}:floor+maps`)),
       cpuOverFloor: paired(minus(`${store}:entry`, `${store}:floor`, 'cpuMs')),
       cpuOverFloorWithSourceMaps: paired(minus(`${store}:entry+maps`, `${store}:floor+maps`, 'cpuMs')),
+      libraries: {
+        bundle: libraries,
+        cpuOverFloor: paired(minus(`${store}:libraries`, `${store}:floor`, 'cpuMs')),
+        entryCpuOver: paired(minus(`${store}:entry`, `${store}:libraries`, 'cpuMs')),
+      },
     })),
   };
 }

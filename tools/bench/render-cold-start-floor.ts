@@ -35,6 +35,10 @@ export function renderColdStartFloors({ runs, stores }: ColdStartFloors): string
         `${withRange(result.overFloorWithSourceMaps)} with --enable-source-maps on both`,
       `    entry over floor, CPU (every thread): ${withRange(result.cpuOverFloor)} source maps off, ` +
         `${withRange(result.cpuOverFloorWithSourceMaps)} on`,
+      `    of which, CPU: the libraries every worker makes before its first record (Powertools Logger, Metrics, ` +
+        `batch processor, zod; ${formatKiB(result.libraries.bundle.coldBytes - result.floor.coldBytes)}) ` +
+        `${withRange(result.libraries.cpuOverFloor)}, the engine, its configuration and the example handlers ` +
+        `${withRange(result.libraries.entryCpuOver)}`,
       `    loaded at cold start beyond the floor: ${beyondFloor(result)}`,
     ]),
   ].join('\n');
