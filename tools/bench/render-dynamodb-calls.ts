@@ -18,7 +18,9 @@ export const DYNAMO_STORE_EXTRAS: readonly string[] = [
   'a duplicate (a copy of a COMPLETED key) costs one UpdateItem more (1 write unit): the copy counted on its inbox item ' +
     '(redeliveryCount or resendCount, lastMessageId), which `inbox stats` and the duplicate metrics read; a failed conditional put cannot also write, so it is a call of its own, paid by duplicates only',
   'the same two calls carry more attributes than the minimal writes (the lease expiry, attempts, attempt history, ' +
-    'first version, aggregate, correlation and trace ids, timestamps): bytes, not calls; a unit more only once an item passes 1 KiB',
+    'first version, aggregate, correlation and trace ids, timestamps), which the lease takeover, the attempt policy and the ops ' +
+    'commands need: bytes, not calls; a unit more only once an item passes 1 KiB (an attempt history entry is ~140 B: a key ' +
+    'retried two or three more times crosses it, on retried keys only)',
 ];
 
 function row(result: DynamoSideResult): string {
