@@ -28,6 +28,8 @@ const USAGE = `usage: npm run bench [-- options]
   --only purge            run the retention purge line alone
   --only bundle           run the bundle and cold-load line alone (no database)
   --only payload-memory   run the payload-memory line alone (peak RSS per payloadRef size)
+  --only dynamodb         run the DynamoDB line alone: the store's calls and write units per message vs a
+                          hand-written minimal, DynamoDB Local behind a 1 ms/direction delay
   --only contention       run the contention line alone: a hot aggregate and a slow database, the poller and
                           the Lambda worker, each fixed vs adaptive
   --only poller-peer     run the poller-vs-sqs-consumer line alone: this poller and a minimal poller on sqs-consumer,

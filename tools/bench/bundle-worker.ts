@@ -23,6 +23,8 @@ export interface LazyChunk {
 export interface WorkerBundle {
   /** The store and tracing setting it was bundled for. */
   readonly profile: WorkerBundleProfile;
+  /** Files a cold start loads (`index.mjs` and its static chunks): each is a module Node reads, compiles and links. */
+  readonly coldFiles: number;
   /** Absolute path of `index.mjs`, the entry. */
   readonly file: string;
   /** Bytes of every `.mjs` file: what is deployed. */
@@ -35,6 +37,8 @@ export interface WorkerBundle {
   readonly lazyChunks: readonly LazyChunk[];
   /** Bytes in the output per npm package (or `(project)` for our own code), largest first. */
   readonly byPackage: { name: string; bytes: number }[];
+  /** The same for what a cold start loads ({@link WorkerBundle.coldBytes}): where the cold start goes. */
+  readonly coldByPackage: { name: string; bytes: number }[];
 }
 
 /** The npm package a bundled input belongs to (its innermost `node_modules` folder), or `(project)`. */
@@ -93,14 +97,16 @@ function lazyPartName(packages: readonly { name: string }[], fallback: string): 
  * Bundles the shipped worker entry of the profile's store (`lambda/handlers/worker.ts`, `worker-dynamodb.ts`) exactly
  * as the stack does for a worker of `profile` (`bundleOptions` of lib/bundled-function.ts: ESM, minified, code
  * splitting, linked source maps, everything bundled including the AWS SDK, the parts the profile cannot reach left out) into a temp folder, and measures it: deployed bytes, bytes a
- * cold start loads, and the chunks loaded later on first use.
+ * cold start loads, and the chunks loaded later on first use. `entryFile` bundles another entry the same way (the
+ * bench's cold-start floors, `cold-floor-*.ts`).
  */
 export async function bundleWorker(
   profile: WorkerBundleProfile = DEFAULT_WORKER_BUNDLE_PROFILE,
+  entryFile: string = shippedWorkerEntry(profile.store),
 ): Promise<WorkerBundle> {
   const outdir = await mkdtemp(join(tmpdir(), 'sqs-inbox-worker-bench-bundle-'));
   const result = await build({
-    ...bundleOptions(shippedWorkerEntry(profile.store), outdir, profile),
+    ...bundleOptions(entryFile, outdir, profile),
     metafile: true,
     absWorkingDir: outdir,
     logLevel: 'silent',
@@ -125,6 +131,7 @@ export async function bundleWorker(
     file: join(outdir, basename(entry)),
     bytes: bytesOf(scripts.map(([path]) => path)),
     coldBytes: bytesOf(cold),
+    coldFiles: cold.size,
     mapBytes: bytesOf(Object.keys(metafile.outputs).filter((path) => path.endsWith('.map'))),
     lazyChunks: [...lazy]
       .map((path) => ({
@@ -138,5 +145,6 @@ export async function bundleWorker(
       }))
       .sort((a, b) => b.bytes - a.bytes),
     byPackage: packagesOf(scripts.map(([, output]) => output)),
+    coldByPackage: packagesOf([...cold].flatMap((path) => metafile.outputs[path] ?? [])),
   };
 }

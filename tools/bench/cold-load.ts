@@ -58,7 +58,7 @@ const POSTGRES_BUILTINS = ['net', 'tls', 'crypto', 'stream', 'perf_hooks', 'os',
  * The environment the bundle needs to load, and nothing more: loading reads the configuration and builds
  * the clients but must not connect (the URL points at a closed port; a connection attempt would hang or fail).
  */
-const LOAD_ENV = {
+export const LOAD_ENV = {
   DATABASE_URL: 'postgres://bench:bench@127.0.0.1:9/bench',
   AWS_REGION: 'us-east-1',
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
@@ -73,7 +73,7 @@ const TRACING_ENV = {
 };
 
 /** {@link LOAD_ENV} of a DynamoDB worker, as the stack sets it (no database URL: the store is the table). */
-const DYNAMODB_ENV = {
+export const DYNAMODB_ENV = {
   AWS_REGION: 'us-east-1',
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   POWERTOOLS_SERVICE_NAME: 'case-worker',
@@ -82,7 +82,7 @@ const DYNAMODB_ENV = {
 };
 
 /** Wall time of one fresh `node` process from spawn to exit; rejects when it exits non-zero. */
-function timeNode(args: string[], env: Record<string, string>): Promise<number> {
+export function timeNode(args: string[], env: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     let stderr = '';
@@ -103,7 +103,7 @@ function timeNode(args: string[], env: Record<string, string>): Promise<number> 
 }
 
 /** A module script that imports the bundle's entry (checking that it exports `handler`), then `chunks`. */
-function loader(entry: string, chunks: readonly string[] = []): string[] {
+export function loader(entry: string, chunks: readonly string[] = []): string[] {
   const href = (file: string) => JSON.stringify(pathToFileURL(file).href);
   const imports = chunks.map((chunk) => `await import(${href(chunk)});`).join(' ');
   return [

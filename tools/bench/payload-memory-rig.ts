@@ -39,14 +39,30 @@ export interface PayloadMemoryRow {
   readonly factor: number;
   /** Records the worker completed (all of them, or the row is not valid). */
   readonly completed: number;
+  /** Where the payload travelled: in the message (`inline`) or in S3 (`payloadRef`). */
+  readonly carrier: PayloadCarrier;
+  readonly commitMode: 'per-message' | 'per-batch';
+  /** (peak − baseline) ÷ `atOnce`: what one record in flight costs at the peak, MiB. */
+  readonly perRecordMiB: number;
 }
 
-/** One configuration to run: `atOnce` objects of `bytes` of `shape`, under the V8 flags of `memorySizeMb`. */
+/** How a case's payloads travel: in the message body, or as S3 objects the worker reads. */
+export type PayloadCarrier = 'inline' | 'payloadRef';
+
+/**
+ * One configuration to run: `atOnce` payloads of `bytes` of `shape`, under the V8 flags of `memorySizeMb`. Per
+ * message (the default) they run at once (`recordConcurrency` = `atOnce`); per batch, as one batch of `atOnce`
+ * records (one transaction, its payloads read before it opens and kept until it commits).
+ */
 export interface PayloadMemoryCase {
   readonly shape: BenchPayloadShape;
   readonly bytes: number;
   readonly atOnce: number;
   readonly memorySizeMb: number;
+  /** @default 'payloadRef' */
+  readonly carrier?: PayloadCarrier;
+  /** @default 'per-message' */
+  readonly commitMode?: 'per-message' | 'per-batch';
 }
 
 /** Options of {@link startPayloadMemoryRig}. */
@@ -105,22 +121,33 @@ async function measure(
   c: PayloadMemoryCase,
   context: PayloadMemoryRigOptions & { workdir: string; s3: S3Client; warmup: PayloadRef; endpoint: string },
 ): Promise<PayloadMemoryRow> {
+  const carrier = c.carrier ?? 'payloadRef';
+  const commitMode = c.commitMode ?? 'per-message';
   const refs: PayloadRef[] = [];
+  const carried: Carried[] = [];
   for (let n = 0; n < c.atOnce; n += 1) {
-    refs.push(await upload(context.s3, benchPayloadJson(c.shape, c.bytes, n), `${c.shape}-${n}`));
+    const json = benchPayloadJson(c.shape, c.bytes, n);
+    if (carrier === 'inline') carried.push({ payload: JSON.parse(json.toString('utf8')) as unknown });
+    else {
+      const payloadRef = await upload(context.s3, json, `${c.shape}-${n}`);
+      refs.push(payloadRef);
+      carried.push({ payloadRef });
+    }
   }
-  const keys = refs.map(() => `bench-payload:${randomUUID()}`);
+  const keys = carried.map(() => `bench-payload:${randomUUID()}`);
+  const concurrency = commitMode === 'per-batch' ? 1 : c.atOnce;
   try {
     const figures = await runChild(context.workdir, {
-      warmup: eventOf('records', [[`bench-payload:${randomUUID()}`, context.warmup]]),
+      warmup: eventOf('records', [[`bench-payload:${randomUUID()}`, { payloadRef: context.warmup }]]),
       measured: eventOf(
         c.shape,
-        keys.map((key, n) => [key, refs[n] as PayloadRef]),
+        keys.map((key, n) => [key, carried[n] as Carried]),
       ),
       env: {
         DATABASE_URL: context.url,
-        DB_POOL_SIZE: String(c.atOnce),
-        WORKER_RECORD_CONCURRENCY: String(c.atOnce),
+        DB_POOL_SIZE: String(concurrency),
+        WORKER_RECORD_CONCURRENCY: String(concurrency),
+        WORKER_COMMIT_MODE: commitMode,
         WORKER_CONSUMER: CONSUMER,
         S3_ENDPOINT: context.endpoint,
         PAYLOAD_MAX_BYTES: String(Math.max(c.bytes, 1024)),
@@ -143,9 +170,12 @@ async function measure(
       coldMiB: figures.coldMiB,
       factor: (figures.peakMiB - figures.baselineMiB) / (c.atOnce * sizeMiB),
       completed,
+      carrier,
+      commitMode,
+      perRecordMiB: (figures.peakMiB - figures.baselineMiB) / c.atOnce,
     };
     context.log?.(
-      `payload memory: ${c.atOnce} × ${sizeMiB.toFixed(1)} MiB ${c.shape} (${c.memorySizeMb} MB flags): peak ${row.peakMiB.toFixed(0)} MiB, baseline ${row.baselineMiB.toFixed(0)} MiB, ${completed}/${c.atOnce} completed`,
+      `payload memory: ${c.atOnce} × ${sizeMiB.toFixed(1)} MiB ${c.shape} ${carrier} ${commitMode} (${c.memorySizeMb} MB flags): peak ${row.peakMiB.toFixed(0)} MiB, baseline ${row.baselineMiB.toFixed(0)} MiB, ${completed}/${c.atOnce} completed`,
     );
     return row;
   } finally {
@@ -161,11 +191,14 @@ async function upload(s3: S3Client, body: Buffer, name: string): Promise<Payload
   return { bucket: BUCKET, key, sha256, size: body.length };
 }
 
-/** An SQS event of messages of `shape`'s type, one per idempotency key and reference. */
-function eventOf(shape: BenchPayloadShape, records: readonly (readonly [string, PayloadRef])[]): SQSEvent {
+/** A message's payload: in its body, or a reference to the S3 object. */
+type Carried = { readonly payload: unknown } | { readonly payloadRef: PayloadRef };
+
+/** An SQS event of messages of `shape`'s type, one per idempotency key and payload. */
+function eventOf(shape: BenchPayloadShape, records: readonly (readonly [string, Carried])[]): SQSEvent {
   const sentAt = String(Date.now());
   return {
-    Records: records.map(([idempotencyKey, payloadRef]) => {
+    Records: records.map(([idempotencyKey, carried]) => {
       const id = randomUUID();
       const body = JSON.stringify({
         messageId: `msg_${id}`,
@@ -176,7 +209,7 @@ function eventOf(shape: BenchPayloadShape, records: readonly (readonly [string, 
         idempotencyKey,
         aggregateType: 'import',
         aggregateId: `import-${id}`,
-        payloadRef,
+        ...carried,
       });
       return sqsEventRecord(
         {

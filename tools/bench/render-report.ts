@@ -4,6 +4,7 @@ import type { BundleBench } from './bench-bundle.ts';
 import type { ConfigResult } from './bench-config.ts';
 import type { BenchMode } from './bench-lanes.ts';
 import { pinningReasons } from './pinning-conditions.ts';
+import { coldStartFloorTargetRows, renderColdStartFloors } from './render-cold-start-floor.ts';
 import type { SeenStatement } from './statement-counter.ts';
 import { formatKiB, formatMs, formatRatio, verdict } from './statistics.ts';
 
@@ -169,7 +170,7 @@ export function renderPinningAudit(results: readonly ConfigResult[]): string {
 }
 
 /** The bundle targets' rows: the default worker's deployed bytes, and its cold load over a bare `node` start. */
-function bundleTargetRows({ bundle, coldLoad }: BundleBench): string[][] {
+function bundleTargetRows({ bundle, coldLoad, floors }: BundleBench): string[][] {
   const { medianMs, p25Ms, p75Ms } = coldLoad.overBareNode;
   return [
     [
@@ -182,6 +183,7 @@ function bundleTargetRows({ bundle, coldLoad }: BundleBench): string[][] {
       `+${formatMs(medianMs)} (interquartile ${formatMs(p25Ms)}–${formatMs(p75Ms)})`,
       verdict(medianMs <= TARGETS.coldLoadOverBareNodeMs),
     ],
+    ...coldStartFloorTargetRows(floors),
   ];
 }
 
@@ -197,7 +199,7 @@ export function renderBundleTargets(bench: BundleBench): string {
  * handler with postgres.js pays before its own code runs, to read the rest against — and what the lazy parts add
  * on first use.
  */
-export function renderBundle({ bundle, variants, coldLoad }: BundleBench): string {
+export function renderBundle({ bundle, variants, coldLoad, floors }: BundleBench): string {
   const top = bundle.byPackage
     .slice(0, 6)
     .map((entry) => `${entry.name} ${formatKiB(entry.bytes)}`)
@@ -237,5 +239,6 @@ export function renderBundle({ bundle, variants, coldLoad }: BundleBench): strin
         `  loaded on first use: ${part.loads} ${formatKiB(part.bytes)}, +${formatMs(part.extraMs)} ` +
         `(${firstUse[part.loads] ?? 'on demand'})`,
     ),
+    renderColdStartFloors(floors),
   ].join('\n');
 }

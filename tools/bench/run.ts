@@ -7,10 +7,11 @@
  * mode checked against RDS Proxy's pinning conditions; then the worker bundle's size and cold load; then the
  * retention purge's effect on worker_inbox's size and on the worker's throughput (`retention-purge.ts`;
  * `-- --only purge` runs that line alone; `-- --only bundle` the bundle line); then the worker's peak memory per
- * `payloadRef` size (`payload-memory.ts`; `-- --only payload-memory` runs that line alone); `-- --only per-message,per-batch`
- * runs the throughput lines of those modes alone; `-- --only poller-peer` (this poller against sqs-consumer) and
- * `-- --only scale` (the poller's scale curve) run on SQS and PostgreSQL behind the delaying proxies
- * (`queue-lines-alone.ts`). Prints figures and its targets beside them; always exits 0 unless the
+ * `payloadRef` size (`payload-memory.ts`; `-- --only payload-memory` runs that line alone); then the DynamoDB store's
+ * calls and write units per message against a hand-written minimal (`dynamodb-calls.ts`; `-- --only dynamodb`);
+ * `-- --only per-message,per-batch` runs the throughput lines of those modes alone; `-- --only poller-peer` (this
+ * poller against sqs-consumer) and `-- --only scale` (the poller's scale curve) run on SQS and PostgreSQL behind the
+ * delaying proxies (`queue-lines-alone.ts`). Prints figures and its targets beside them; always exits 0 unless the
  * bench itself fails.
  *
  * Database: DATABASE_URL when set (migrated first; the bench adds rows under consumer `bench-worker`),
@@ -31,11 +32,13 @@ import { type ConfigResult, since } from './bench-config.ts';
 import type { BenchMode } from './bench-lanes.ts';
 import { ALL_MODES, NETWORK_MODES, parseBenchOptions, usageError } from './bench-options.ts';
 import { runContentionAlone } from './contention-alone.ts';
+import { benchDynamoCalls, runDynamoCallsAlone } from './dynamodb-calls.ts';
 import { startLaneThreads } from './lane-threads.ts';
 import { type BenchPass, type BenchRun, measurePass } from './measure-pass.ts';
 import { benchPayloadMemory } from './payload-memory.ts';
 import { runPayloadMemoryAlone } from './payload-memory-alone.ts';
 import { runQueueLineAlone } from './queue-lines-alone.ts';
+import { renderDynamoCalls, renderDynamoTargets } from './render-dynamodb-calls.ts';
 import { renderPayloadMemory } from './render-payload-memory.ts';
 import {
   type BenchReport,
@@ -80,6 +83,7 @@ if (only !== undefined && !onlyModes) {
   else if (only === 'bundle') await runBundleAlone();
   else if (only === 'payload-memory') await runPayloadMemoryAlone();
   else if (only === 'contention') await runContentionAlone();
+  else if (only === 'dynamodb') await runDynamoCallsAlone();
   else if (only === 'poller-peer' || only === 'scale') {
     await runQueueLineAlone(only, {
       delayMs: networkDelayMs,
@@ -89,7 +93,7 @@ if (only !== undefined && !onlyModes) {
     });
   } else {
     usageError(
-      `--only takes purge, bundle, payload-memory, contention, poller-peer or scale, the lines that run alone, or a comma-separated list of modes (${ALL_MODES.join(', ')}) (given ${only})`,
+      `--only takes purge, bundle, payload-memory, contention, dynamodb, poller-peer or scale, the lines that run alone, or a comma-separated list of modes (${ALL_MODES.join(', ')}) (given ${only})`,
     );
   }
   process.exit(0);
@@ -213,6 +217,9 @@ try {
     log(`[${since(started)}] the worker's peak memory per payloadRef size`);
     const payloadMemory = await benchPayloadMemory({ admin, url, log });
 
+    log(`[${since(started)}] DynamoDB calls per message: the store vs the hand-written minimal`);
+    const dynamodb = await benchDynamoCalls({ log });
+
     const report: BenchReport = { results, network, bundle };
     console.log(
       [
@@ -248,8 +255,11 @@ try {
         '',
         renderPayloadMemory(payloadMemory),
         '',
+        renderDynamoCalls(dynamodb),
+        '',
         'Targets (figures only: a missed target does not fail the bench)',
         renderTargets(report),
+        renderDynamoTargets(dynamodb),
         `total ${since(started)}`,
       ].join('\n'),
     );
