@@ -142,17 +142,18 @@ export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry
       trace_id, failed_at, failure_code, first_version, attempt_history
     )
     select
-      ${entry.consumer}, ${e.idempotencyKey}, ${e.messageType}, ${e.schemaVersion}::int, ${e.aggregateType},
-      ${e.aggregateId}, case when c.cancelled then 'CANCELLED' else 'COMPLETED' end, ${entry.requestHash}, now(),
-      case when c.cancelled then null else now() end, case when c.cancelled then null else ${entry.resultRef ?? null} end,
-      1, ${entry.sqsMessageId}, ${e.correlationId ?? null}, ${entry.traceId ?? null},
-      case when c.cancelled then now() end, case when c.cancelled then 'CANCELLED' end, ${entry.workerVersion ?? null},
+      ${entry.consumer}::varchar, ${e.idempotencyKey}::varchar, ${e.messageType}::varchar, ${e.schemaVersion}::int,
+      ${e.aggregateType}::varchar, ${e.aggregateId}::varchar, case when c.cancelled then 'CANCELLED' else 'COMPLETED' end,
+      ${entry.requestHash}::text, now(), case when c.cancelled then null else now() end,
+      case when c.cancelled then null else ${entry.resultRef ?? null}::text end, 1, ${entry.sqsMessageId}::varchar,
+      ${e.correlationId ?? null}::varchar, ${entry.traceId ?? null}::varchar, case when c.cancelled then now() end,
+      case when c.cancelled then 'CANCELLED' end, ${entry.workerVersion ?? null}::varchar,
       jsonb_build_array(case when c.cancelled
         then ${attemptEntry(sql, { ...deliveryAttempt(entry, 'CANCELLED', 'CANCELLED'), attempt: 1 })}
         else ${attemptEntry(sql, { ...deliveryAttempt(entry, 'COMPLETED'), attempt: 1 })} end)
     from (${cancelledKey(sql, entry.consumer, e.idempotencyKey)}) as c
     where pg_try_advisory_xact_lock(
-      hashtextextended(${entry.consumer}::text || chr(31) || ${e.idempotencyKey}::text, ${INBOX_LOCK_SEED})
+      hashtextextended(${entry.consumer}::text || chr(31) || ${e.idempotencyKey}::text, ${INBOX_LOCK_SEED}::int8)
     )
     on conflict (consumer, idempotency_key) do update
       set last_seen_at = now(),
@@ -211,7 +212,7 @@ export function cancelledKey(sql: Sql, consumer: string, idempotencyKey: string)
   return sql`
     select exists (
       select 1 from worker_cancelled_keys
-      where consumer = ${consumer} and idempotency_key = ${idempotencyKey}
+      where consumer = ${consumer}::varchar and idempotency_key = ${idempotencyKey}::varchar
     ) as cancelled
   `;
 }
@@ -315,7 +316,7 @@ export async function countFailedAttempt(
       ${e.aggregateId}, ${status}, ${entry.requestHash}, 1, now(), ${entry.sqsMessageId}, ${e.correlationId ?? null},
       ${entry.traceId ?? null}, ${entry.workerVersion ?? null}
     where pg_try_advisory_xact_lock(
-      hashtextextended(${entry.consumer}::text || chr(31) || ${e.idempotencyKey}::text, ${INBOX_LOCK_SEED})
+      hashtextextended(${entry.consumer}::text || chr(31) || ${e.idempotencyKey}::text, ${INBOX_LOCK_SEED}::int8)
     )
     on conflict (consumer, idempotency_key) do update
       set last_seen_at = now(),
