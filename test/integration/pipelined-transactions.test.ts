@@ -150,6 +150,18 @@ describe('postgres.js as patched: pipeline_begin (BEGIN goes out with the first 
     expect(await rowsWith('rt-')).toEqual(['rt-1']);
   });
 
+  it('a transaction on the first connection of a client with fetch_types off gets its connection', async () => {
+    // Prepare: no catalog query on connect, so the connection opened for the transaction is handed to it at once.
+    const sql = postgres(proxiedUrl, { ...(ROUND_TRIP_OPTIONS as object), max: 1, fetch_types: false });
+    onTestFinished(() => sql.end({ timeout: 0 }));
+
+    // Act
+    const result = await sql.begin((tx) => tx`select ${'ok'}::text as v`);
+
+    // Assess
+    expect(result).toEqual([{ v: 'ok' }]);
+  });
+
   it('a BEGIN that fails skips its statement (it never runs outside a transaction), fails the transaction with its error and sends nothing more', async () => {
     // Prepare: an isolation level the server refuses makes BEGIN itself fail.
     const sql = client();
