@@ -30,7 +30,8 @@ const USAGE = `usage: npm run bench [-- options]
   --only payload-memory   run the payload-memory line alone (peak RSS per payloadRef size)
   --only contention       run the contention line alone: a hot aggregate and a slow database, the poller and
                           the Lambda worker, each fixed vs adaptive
-  --only MODES            run the throughput lines of these modes alone, comma-separated (e.g. per-message,per-batch;
+  --only MODES            run the throughput lines of these modes alone, with their statement audit and targets,
+                          comma-separated (e.g. minimal,per-message,minimal-batch,per-batch;
                           modes: ${ALL_MODES.join(', ')})
   --help                  this text`;
 

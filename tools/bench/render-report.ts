@@ -48,7 +48,8 @@ export interface BenchReport {
   readonly results: readonly ConfigResult[];
   /** Under the RDS-like network (concurrency 1; empty when skipped). */
   readonly network: readonly ConfigResult[];
-  readonly bundle: BundleBench;
+  /** The bundle line (absent from `--only MODES` runs). */
+  readonly bundle?: BundleBench;
 }
 
 const plain = { style: { head: [], border: [] } };
@@ -131,7 +132,7 @@ export function renderTargets(report: BenchReport): string {
       verdict(perBatchRow.roundTripsPerMessage <= TARGETS.perBatchRoundTrips + 1e-9),
     ]);
   }
-  table.push(...bundleTargetRows(report.bundle));
+  if (report.bundle) table.push(...bundleTargetRows(report.bundle));
   return table.toString();
 }
 

@@ -94,7 +94,7 @@ export const INBOX_LOCK_SEED = 7_316_204_582;
  * Claims AND row-locks the inbox row of a delivery in one statement (DESIGN.md, engine notes), and completes a
  * new key in the same statement: a new key is inserted already COMPLETED, with the result reference known before
  * the handler runs — the transaction's rollback (a failed handler, a timeout) removes the row again, so the
- * common path needs no completion statement (6 round trips per message with `prepare: false`, not 8). An
+ * common path needs no completion statement (3 round trips per message on the worker's client, not 4). An
  * existing key gets `last_seen_at` and `receive_count` bumped, its status untouched, and is returned as it was:
  * COMPLETED (a duplicate), FAILED_TERMINAL, another hash, or a failed earlier attempt that the caller completes
  * with {@link completeInbox} after its handler. Run it inside the transaction (or the record's savepoint) that
