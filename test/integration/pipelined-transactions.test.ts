@@ -217,6 +217,25 @@ describe('postgres.js as patched: pipeline_begin (BEGIN goes out with the first 
     expect(await sql`select 1 as one`).toEqual([{ one: 1 }]);
   });
 
+  it('a COMMIT pipelined behind a statement that fails answers ROLLBACK: the transaction fails with that error, nothing committed', async () => {
+    // Prepare: the callback returns without awaiting its second statement, which conflicts.
+    const sql = client();
+    await db.sql`insert into pipelined_rows (id) values ('commit-dup')`;
+
+    // Act
+    const result = await codeOf(
+      sql.begin(async (tx) => {
+        await tx`insert into pipelined_rows (id) values (${'commit-1'}::text)`;
+        tx`insert into pipelined_rows (id) values (${'commit-dup'}::text)`.execute();
+      }),
+    );
+
+    // Assess: reported as the unique violation, never as committed; the first insert rolled back with it.
+    expect(result).toBe('23505');
+    expect(await rowsWith('commit-')).toEqual(['commit-dup']);
+    expect(await sql`select 1 as one`).toEqual([{ one: 1 }]);
+  });
+
   it('a connection lost while BEGIN and its statement are in flight fails the transaction and writes nothing', async () => {
     // Prepare: the statement waits on a lock held by another session.
     const sql = client();
