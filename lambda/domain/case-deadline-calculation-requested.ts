@@ -64,18 +64,18 @@ export const caseDeadlineCalculationRequested = defineHandler({
         update cases
         set deadline_at = ${deadlineAt}, deadline_effective_at = ${effectiveAt},
             deadline_version = deadline_version + 1
-        where case_id = ${payload.caseId}
+        where case_id = ${payload.caseId}::text
           and (deadline_effective_at is null or deadline_effective_at <= ${effectiveAt})
         returning case_id
       ),
       upserted as (
         insert into case_deadlines (case_id, deadline_type, deadline_at, source_event_id)
-        select case_id, ${deadlineType}, ${deadlineAt}, ${envelope.messageId} from updated_case
+        select case_id, ${deadlineType}::text, ${deadlineAt}, ${envelope.messageId}::text from updated_case
         on conflict (case_id, deadline_type) do update
           set deadline_at = excluded.deadline_at, source_event_id = excluded.source_event_id, updated_at = now()
         returning case_id
       )
-      select exists (select 1 from cases where case_id = ${payload.caseId}) as found,
+      select exists (select 1 from cases where case_id = ${payload.caseId}::text) as found,
              exists (select 1 from upserted) as applied
     `;
     if (!outcome?.found) {

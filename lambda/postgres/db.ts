@@ -3,6 +3,7 @@ import postgres from 'postgres';
 import type { DatabaseConfig } from '../config.ts';
 import { ConfigError } from '../errors.ts';
 import { connectOptions } from './connect-options.ts';
+import { ROUND_TRIP_OPTIONS } from './round-trip-options.ts';
 import { verifiedTls } from './verified-tls.ts';
 
 /**
@@ -11,6 +12,8 @@ import { verifiedTls } from './verified-tls.ts';
  * - `prepare: false`: RDS Proxy pins a client that uses named prepared statements. `config.prepare`
  *   (`DB_PREPARE=true`, refused by `loadConfig` for an RDS Proxy endpoint) turns them on for direct connections:
  *   a parameterized statement is then described once per connection and costs one round trip instead of two.
+ * - {@link ROUND_TRIP_OPTIONS}: with this project's postgres.js patch, a statement whose parameters are all cast
+ *   to built-in types costs one round trip, and a transaction's BEGIN goes out with its first statement.
  * - `max` = the configured pool size (default 1): a Lambda environment handles one invocation at a time,
  *   and the database's connection budget is shared by every concurrent environment.
  * - `idle_timeout` closes connections of a frozen environment.
@@ -51,6 +54,8 @@ export function createSql(
     onnotice: () => {},
     connection: { application_name: options.applicationName ?? 'sqs-inbox-worker' },
   } satisfies postgres.Options<Record<string, postgres.PostgresType>>;
+  // Options of the patched driver, unknown to its type declarations.
+  Object.assign(common, ROUND_TRIP_OPTIONS);
   if (config.kind === 'url') return postgres(config.url, common);
 
   let signer: Promise<Signer> | undefined;

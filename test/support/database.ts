@@ -8,6 +8,7 @@ import {
   type RoleFunction,
   setRoleTimeouts,
 } from '../../lambda/postgres/provision-roles.ts';
+import { ROUND_TRIP_OPTIONS } from '../../lambda/postgres/round-trip-options.ts';
 import {
   type LocalRoleNames,
   roleDatabaseUrl,
@@ -80,7 +81,8 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
   }
   const clients: postgres.Sql[] = [];
   const connect = (target: string, clientOptions: ClientOptions = {}) => {
-    const sql = postgres(target, { max: 4, onnotice: () => {}, ...clientOptions });
+    // The worker's driver options (createSql), so that every test runs on what is deployed.
+    const sql = postgres(target, { max: 4, onnotice: () => {}, ...ROUND_TRIP_OPTIONS, ...clientOptions });
     clients.push(sql);
     return sql;
   };

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
 import { exampleHandlers } from '../../lambda/domain/index.ts';
+import { ROUND_TRIP_OPTIONS } from '../../lambda/postgres/round-trip-options.ts';
 import { createWorker } from '../../lambda/runtimes/lambda/create-worker.ts';
 import { lambdaContext } from '../local/lambda-context.ts';
 import { minimalBaseline } from './minimal-baseline.ts';
@@ -40,8 +41,11 @@ export const BENCH_CONSUMER = 'bench-worker';
  * `DB_PREPARE=true`). No `debug` hook: it records a stack trace per query, a client cost production does not have
  * (the proxy counts statements).
  */
-function laneClient(url: string, prepare: boolean): postgres.Sql {
+function laneClient(url: string, prepare: boolean, roundTrips: boolean): postgres.Sql {
   return postgres(url, {
+    // The worker's driver options (createSql), unknown to postgres.js's type declarations; the minimal baselines
+    // keep postgres.js's defaults, as a hand-written consumer would.
+    ...(roundTrips ? (ROUND_TRIP_OPTIONS as object) : {}),
     prepare,
     max: 1,
     idle_timeout: 30,
@@ -57,7 +61,7 @@ function laneClient(url: string, prepare: boolean): postgres.Sql {
  * failure aborts the bench, so every figure is of fully processed messages.
  */
 export function benchLane(mode: BenchMode, url: string): Lane {
-  const sql = laneClient(url, mode.endsWith('-prepared'));
+  const sql = laneClient(url, mode.endsWith('-prepared'), mode !== 'minimal' && mode !== 'minimal-batch');
   const commitMode = commitModeOf(mode);
   if (!commitMode) {
     const baseline =

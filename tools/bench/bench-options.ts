@@ -38,7 +38,8 @@ const USAGE = `usage: npm run bench [-- options]
                           batch, beside the minimal transaction without a queue (the database's own figure)
   --peer-messages N       poller-peer: measured messages per run (default 500, at least 10)
   --scale-messages N      scale: measured messages per record in flight per run, at least 50 a run (default 25, at least 5)
-  --only MODES            run the throughput lines of these modes alone, comma-separated (e.g. per-message,per-batch;
+  --only MODES            run the throughput lines of these modes alone, with their statement audit and targets,
+                          comma-separated (e.g. minimal,per-message,minimal-batch,per-batch;
                           modes: ${ALL_MODES.join(', ')})
   --help                  this text`;
 

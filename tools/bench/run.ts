@@ -204,6 +204,8 @@ try {
           ? `RDS-like network (${networkDelayMs} ms per direction, ${commitNote}), ${networkMessages} messages, median of ${networkRounds} rounds:\n${renderThroughput(network)}`
           : 'RDS-like network pass skipped (--network-delay-ms 0).',
         `Loopback, ${messages} messages, median of ${rounds} rounds:\n${renderThroughput(results)}`,
+        `Statement audit (RDS Proxy pinning conditions, every statement the modes sent):\n${renderPinningAudit([...network, ...results])}`,
+        `Targets (figures only: a missed target does not fail the bench)\n${renderTargets({ results, network })}`,
         `total ${since(started)}`,
       ].join('\n'),
     );

@@ -170,8 +170,8 @@ async function claimBatchRows(
       status, request_hash, started_at, completed_at, result_ref, receive_count, last_message_id, correlation_id,
       trace_id, first_version, attempt_history, failure_code
     )
-    select ${consumer}, r.k, r.t, r.v, r.at, r.ai,
-           case when x.idempotency_key is not null then 'CANCELLED' else ${completed ? 'COMPLETED' : 'PROCESSING'} end, r.h, now(),
+    select ${consumer}::varchar, r.k, r.t, r.v, r.at, r.ai,
+           case when x.idempotency_key is not null then 'CANCELLED' else ${completed ? 'COMPLETED' : 'PROCESSING'}::text end, r.h, now(),
            case when ${completed}::boolean and x.idempotency_key is null then now() end, nullif(r.rr, ''), 1, r.m, nullif(r.c, ''),
            nullif(r.tr, ''), ${version}::text,
            case when x.idempotency_key is not null then ${cancelledHistory} else ${history} end,
@@ -189,9 +189,9 @@ async function claimBatchRows(
       ${column((e) => e.traceId ?? '')}::text[],
       ${column((e) => e.receiveCount ?? 0)}::int[]
     ) as r(k, t, v, at, ai, h, m, c, rr, tr, rc)
-    left join worker_cancelled_keys as x on x.consumer = ${consumer} and x.idempotency_key = r.k
+    left join worker_cancelled_keys as x on x.consumer = ${consumer}::varchar and x.idempotency_key = r.k
     where (
-      select bool_and(pg_try_advisory_xact_lock(hashtextextended(${consumer}::text || chr(31) || l.k, ${INBOX_LOCK_SEED})))
+      select bool_and(pg_try_advisory_xact_lock(hashtextextended(${consumer}::text || chr(31) || l.k, ${INBOX_LOCK_SEED}::int8)))
       from unnest(${keys}::text[]) as l(k)
     )
     order by r.k

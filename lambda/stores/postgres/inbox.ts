@@ -94,7 +94,7 @@ export const INBOX_LOCK_SEED = 7_316_204_582;
  * Claims AND row-locks the inbox row of a delivery in one statement (DESIGN.md, engine notes), and completes a
  * new key in the same statement: a new key is inserted already COMPLETED, with the result reference known before
  * the handler runs — the transaction's rollback (a failed handler, a timeout) removes the row again, so the
- * common path needs no completion statement (6 round trips per message with `prepare: false`, not 8). An
+ * common path needs no completion statement (3 round trips per message on the worker's client, not 4). An
  * existing key gets `last_seen_at` and `receive_count` bumped, its status untouched, and is returned as it was:
  * COMPLETED (a duplicate), FAILED_TERMINAL, another hash, or a failed earlier attempt that the caller completes
  * with {@link completeInbox} after its handler. Run it inside the transaction (or the record's savepoint) that
@@ -142,17 +142,18 @@ export async function claimInbox(sql: postgres.TransactionSql, entry: InboxEntry
       trace_id, failed_at, failure_code, first_version, attempt_history
     )
     select
-      ${entry.consumer}, ${e.idempotencyKey}, ${e.messageType}, ${e.schemaVersion}::int, ${e.aggregateType},
-      ${e.aggregateId}, case when c.cancelled then 'CANCELLED' else 'COMPLETED' end, ${entry.requestHash}, now(),
-      case when c.cancelled then null else now() end, case when c.cancelled then null else ${entry.resultRef ?? null} end,
-      1, ${entry.sqsMessageId}, ${e.correlationId ?? null}, ${entry.traceId ?? null},
-      case when c.cancelled then now() end, case when c.cancelled then 'CANCELLED' end, ${entry.workerVersion ?? null},
+      ${entry.consumer}::varchar, ${e.idempotencyKey}::varchar, ${e.messageType}::varchar, ${e.schemaVersion}::int,
+      ${e.aggregateType}::varchar, ${e.aggregateId}::varchar, case when c.cancelled then 'CANCELLED' else 'COMPLETED' end,
+      ${entry.requestHash}::text, now(), case when c.cancelled then null else now() end,
+      case when c.cancelled then null else ${entry.resultRef ?? null}::text end, 1, ${entry.sqsMessageId}::varchar,
+      ${e.correlationId ?? null}::varchar, ${entry.traceId ?? null}::varchar, case when c.cancelled then now() end,
+      case when c.cancelled then 'CANCELLED' end, ${entry.workerVersion ?? null}::varchar,
       jsonb_build_array(case when c.cancelled
         then ${attemptEntry(sql, { ...deliveryAttempt(entry, 'CANCELLED', 'CANCELLED'), attempt: 1 })}
         else ${attemptEntry(sql, { ...deliveryAttempt(entry, 'COMPLETED'), attempt: 1 })} end)
     from (${cancelledKey(sql, entry.consumer, e.idempotencyKey)}) as c
     where pg_try_advisory_xact_lock(
-      hashtextextended(${entry.consumer}::text || chr(31) || ${e.idempotencyKey}::text, ${INBOX_LOCK_SEED})
+      hashtextextended(${entry.consumer}::text || chr(31) || ${e.idempotencyKey}::text, ${INBOX_LOCK_SEED}::int8)
     )
     on conflict (consumer, idempotency_key) do update
       set last_seen_at = now(),
@@ -211,7 +212,7 @@ export function cancelledKey(sql: Sql, consumer: string, idempotencyKey: string)
   return sql`
     select exists (
       select 1 from worker_cancelled_keys
-      where consumer = ${consumer} and idempotency_key = ${idempotencyKey}
+      where consumer = ${consumer}::varchar and idempotency_key = ${idempotencyKey}::varchar
     ) as cancelled
   `;
 }
@@ -315,7 +316,7 @@ export async function countFailedAttempt(
       ${e.aggregateId}, ${status}, ${entry.requestHash}, 1, now(), ${entry.sqsMessageId}, ${e.correlationId ?? null},
       ${entry.traceId ?? null}, ${entry.workerVersion ?? null}
     where pg_try_advisory_xact_lock(
-      hashtextextended(${entry.consumer}::text || chr(31) || ${e.idempotencyKey}::text, ${INBOX_LOCK_SEED})
+      hashtextextended(${entry.consumer}::text || chr(31) || ${e.idempotencyKey}::text, ${INBOX_LOCK_SEED}::int8)
     )
     on conflict (consumer, idempotency_key) do update
       set last_seen_at = now(),

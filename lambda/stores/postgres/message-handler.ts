@@ -45,7 +45,7 @@ export interface MessageHandler<S extends z.core.$ZodType = z.core.$ZodType> ext
   /**
    * The result reference, when the payload alone determines it (`worker_inbox.result_ref`, at most 300
    * characters). Known before the handler runs, it is stored by the claim that inserts the inbox row, so the path
-   * needs no statement after the handler: 2 round trips less per message with `prepare: false`. A reference
+   * needs no statement after the handler: a round trip less per message. A reference
    * that `handle` returns is still stored, with one more statement when it differs from this one. Must not
    * throw (a throw stores no reference up front).
    */
