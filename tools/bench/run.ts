@@ -9,9 +9,9 @@
  * `-- --only purge` runs that line alone; `-- --only bundle` the bundle line); then the worker's peak memory per
  * `payloadRef` size (`payload-memory.ts`; `-- --only payload-memory` runs that line alone); then the DynamoDB store's
  * calls and write units per message against a hand-written minimal (`dynamodb-calls.ts`; `-- --only dynamodb`);
- * `-- --only per-message,per-batch` runs the throughput lines of those modes alone; `-- --only poller-peer` (this
- * poller against sqs-consumer) and `-- --only scale` (the poller's scale curve) run on SQS and PostgreSQL behind the
- * delaying proxies (`queue-lines-alone.ts`). Prints figures and its targets beside them; always exits 0 unless the
+ * then this poller against sqs-consumer and the poller's scale curve, on SQS and PostgreSQL behind the delaying
+ * proxies (`queue-lines-alone.ts`; `-- --only poller-peer`, `-- --only scale`); `-- --only per-message,per-batch`
+ * runs the throughput lines of those modes alone. Prints figures and its targets beside them; always exits 0 unless the
  * bench itself fails.
  *
  * Database: DATABASE_URL when set (migrated first; the bench adds rows under consumer `bench-worker`),
@@ -262,9 +262,20 @@ try {
         'Targets (figures only: a missed target does not fail the bench)',
         renderTargets(report),
         renderDynamoTargets(dynamodb),
-        `total ${since(started)}`,
       ].join('\n'),
     );
+    // The queue lines, each on its rig (SQS and PostgreSQL behind the delaying proxies), printed as they finish.
+    const queueLines = {
+      delayMs: networkDelayMs,
+      rounds,
+      peerMessages,
+      scaleMessagesPerRecord: scaleMessages,
+    };
+    log(`[${since(started)}] the poller against sqs-consumer`);
+    await runQueueLineAlone('poller-peer', queueLines);
+    log(`[${since(started)}] the poller's scale curve`);
+    await runQueueLineAlone('scale', queueLines);
+    console.log(`total ${since(started)}`);
   }
 } finally {
   await admin.end({ timeout: 5 });
