@@ -153,7 +153,7 @@ describe('sqs-worker console on PostgreSQL, in Chromium', () => {
     const head = await page.locator('section:has(h2:text-is("Inbox")) thead th').allTextContents();
     for (const { status: s, n } of counts) expect(inbox?.[head.indexOf(s)]).toBe(String(n));
     expect(await page.locator('svg[aria-label="Inbox per minute"] polyline').count()).toBe(3);
-    await screenshot(page, 'overview');
+    await screenshot(page, 'overview-fresh');
   });
 
   it('failure groups: the quarantine and the DLQ counted by code, as the tables hold them', async () => {

@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
-import { useBrowser } from '../support/browser.ts';
+import { screenshot, useBrowser } from '../support/browser.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { sendPaymentWithPrintedSettings, startKeptScenario } from '../support/local-start-run.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -18,6 +18,7 @@ describe('npm start -- --keep (no AWS_* variable in its environment)', () => {
     let consoleUrl: string | undefined;
     let shown: Record<string, string> = {};
     let logRows = 0;
+    let overviewInbox: string[] = [];
     let logText = '';
     try {
       settings = await kept.settingsPrintedBefore('npx sqs-worker smoke', 120_000);
@@ -49,6 +50,9 @@ describe('npm start -- --keep (no AWS_* variable in its environment)', () => {
       const page = await browser.newPage();
       try {
         await page.goto(consoleUrl as string);
+        // The overview of a whole run (its charts hold the scenario's minutes): the picture docs/operations.md shows.
+        overviewInbox = await page.locator('section:has(h2:text-is("Inbox")) tbody td').allTextContents();
+        await screenshot(page, 'overview');
         await page.goto(`${new URL(consoleUrl as string).origin}/message?key=${encodeURIComponent(key)}`);
         shown = Object.fromEntries(
           (await page
@@ -85,6 +89,7 @@ describe('npm start -- --keep (no AWS_* variable in its environment)', () => {
     expect(consoleUrl).toBeDefined();
     expect(shown).toMatchObject({ idempotencyKey: key, status: 'COMPLETED' });
     expect(logRows).toBeGreaterThan(0);
+    expect(overviewInbox.length).toBeGreaterThan(0);
     expect(logText).toContain(key);
     const ledger = await db.sql`select 1 from ledger_entries where source_event_id = ${key}`;
     expect(ledger).toHaveLength(1);

@@ -1,6 +1,8 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import { readFileSync, statSync, utimesSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../support/database.ts';
@@ -313,6 +315,31 @@ describe('CLI: bin/sqs-worker.js', () => {
     expect(JSON.parse(forced.stdout)).toMatchObject({ forced: true, newerCompletedEvents: 1 });
     expect(await depth(sqs, queueUrl)).toEqual({ visible: 1, inFlight: 0 });
     expect(help.stdout).toContain('--force');
+  });
+
+  it('console: exits 2 naming a bad --port, and serves its URL until SIGTERM, then exits 0', async () => {
+    // Act
+    const badPort = await runCli(['console', '--port', '70000', '--database-url', db.url]);
+    const child = spawn(process.execPath, [CLI, 'console', '--json', '--database-url', db.url], {
+      env: { ...process.env, SQS_ENDPOINT: endpoint, WORKER_QUEUE_URL: `${endpoint}/000000000000/none` },
+    });
+    const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
+    const { url } = JSON.parse(line) as { url: string };
+    const first = await fetch(url, { redirect: 'manual' });
+    const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0] as string;
+    const page = await fetch(`${new URL(url).origin}/`, { headers: { cookie } });
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit');
+
+    // Assess
+    expect(badPort.code).toBe(2);
+    expect(badPort.stderr).toContain(
+      '--port takes a port number from 0 (any free port) to 65535 (given "70000")',
+    );
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{43}$/);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<h2>Queue now</h2>');
+    expect(code).toBe(0);
   });
 
   it('computes capacity without a database or queue', async () => {
